@@ -1,0 +1,3 @@
+from evolving_agent.cli import main
+
+main()

@@ -1,0 +1,93 @@
+"""Named errors and exit codes, in one place.
+
+Every subsystem raises one of the exceptions below; each builds its own message
+from the facts it was given (actor, layer, path, file, line).  The CLI maps them
+to exit codes in exactly one place (``evolving_agent.cli.main``) and prints the
+message on one line.  Set ``EVOLVING_AGENT_RAISE=1`` to see the traceback instead.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_DENIED = 3
+EXIT_INVALID = 4
+EXIT_TAMPERED = 5
+
+
+class EvolvingAgentError(Exception):
+    """Base class: a failure the user should read about, not a bug."""
+
+    exit_code = EXIT_FAILURE
+
+
+class UsageError(EvolvingAgentError):
+    """The command was called wrongly (bad option value, missing argument)."""
+
+    exit_code = EXIT_USAGE
+
+
+class WriteDenied(EvolvingAgentError):
+    """The authority policy refuses this actor a write to this layer."""
+
+    exit_code = EXIT_DENIED
+
+    def __init__(self, actor: str, layer: str, relpath: str, reason: str = "") -> None:
+        self.actor = actor
+        self.layer = layer
+        self.relpath = relpath
+        self.reason = reason
+        why = f": {reason}" if reason else ""
+        super().__init__(f"write denied: actor '{actor}' may not write {layer}/{relpath}{why}")
+
+
+class ReadOutOfScope(EvolvingAgentError):
+    """A job tried to read outside its read scope (the slow clock)."""
+
+    exit_code = EXIT_DENIED
+
+    def __init__(self, actor: str, layer: str, detail: str = "") -> None:
+        self.actor = actor
+        self.layer = layer
+        extra = f" ({detail})" if detail else ""
+        super().__init__(f"read denied: actor '{actor}' may not read layer '{layer}'{extra}")
+
+
+class InvalidInput(EvolvingAgentError):
+    """Malformed file, failed validation, bad id or bad path.  Names where it is."""
+
+    exit_code = EXIT_INVALID
+
+    def __init__(self, message: str, *, file: Path | str | None = None, line: int | None = None):
+        self.file = str(file) if file is not None else None
+        self.line = line
+        where = ""
+        if self.file is not None:
+            where = self.file + (f":{line}" if line is not None else "") + ": "
+        super().__init__(where + message)
+
+
+class InvalidPath(InvalidInput):
+    """A relative path that would leave its layer (``..``, absolute, escaping symlink)."""
+
+    def __init__(self, layer: str, relpath: str, reason: str) -> None:
+        self.layer = layer
+        self.relpath = relpath
+        super().__init__(f"invalid path {relpath!r} for layer '{layer}': {reason}")
+
+
+class NotFound(InvalidInput):
+    """An id or name that does not exist (unknown review, hypothesis, run)."""
+
+
+class TamperingFound(EvolvingAgentError):
+    """``verify`` found evidence of edits made behind the writer's back."""
+
+    exit_code = EXIT_TAMPERED
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__(f"verify found {len(problems)} problem(s):\n" + "\n".join(problems))

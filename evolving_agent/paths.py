@@ -1,0 +1,93 @@
+"""Where things live.  One place resolves the memory root and every path hangs off it.
+
+Precedence for the root: ``--root`` flag > ``$EVOLVING_AGENT_ROOT`` > ``./memory``.
+
+Layout of a root::
+
+    canon/        identity (YAML + Markdown) and the authority policy override
+    live/         the Live Bus (keyed entries)
+    today/        bias, carry-forward, hypothesis register cache
+    evidence/     append-only JSON lines, one file per day (YYYY-MM-DD.jsonl)
+    reviews/      proposals/ (weekly), pending/ (monthly), decisions/ (human)
+    schedule.yaml cron lines for the jobs
+    .ea/          private state: locks, scheduler job store
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT_ENV = "EVOLVING_AGENT_ROOT"
+DEFAULT_ROOT = "memory"
+
+LAYERS = ("canon", "live", "today", "evidence")
+# Review areas live beside the layers and are guarded by the same writer.
+REVIEW_AREAS = ("proposals", "pending", "decisions")
+AREAS = LAYERS + REVIEW_AREAS
+
+
+def resolve_root(flag: str | os.PathLike[str] | None = None) -> Path:
+    """Return the memory root path by precedence flag > environment > ./memory."""
+    if flag:
+        return Path(flag).expanduser().absolute()
+    env = os.environ.get(ROOT_ENV)
+    if env:
+        return Path(env).expanduser().absolute()
+    return (Path.cwd() / DEFAULT_ROOT).absolute()
+
+
+@dataclass(frozen=True)
+class MemoryRoot:
+    """A memory root on disk.  Cheap to build; nothing is read until asked."""
+
+    path: Path
+
+    @classmethod
+    def resolve(cls, flag: str | os.PathLike[str] | None = None) -> MemoryRoot:
+        return cls(resolve_root(flag))
+
+    def area_dir(self, area: str) -> Path:
+        """Directory of a layer (``canon`` …) or review area (``proposals`` …)."""
+        if area in LAYERS:
+            return self.path / area
+        if area in REVIEW_AREAS:
+            return self.path / "reviews" / area
+        raise ValueError(f"unknown area {area!r}")
+
+    @property
+    def canon(self) -> Path:
+        return self.path / "canon"
+
+    @property
+    def live(self) -> Path:
+        return self.path / "live"
+
+    @property
+    def today(self) -> Path:
+        return self.path / "today"
+
+    @property
+    def evidence(self) -> Path:
+        return self.path / "evidence"
+
+    @property
+    def reviews(self) -> Path:
+        return self.path / "reviews"
+
+    @property
+    def state(self) -> Path:
+        """Private state (locks, scheduler job store); never a layer."""
+        return self.path / ".ea"
+
+    @property
+    def schedule_file(self) -> Path:
+        return self.path / "schedule.yaml"
+
+    @property
+    def lock_dir(self) -> Path:
+        return self.state / "locks"
+
+    def exists(self) -> bool:
+        return (self.path / "canon").is_dir() and (self.path / "evidence").is_dir()
