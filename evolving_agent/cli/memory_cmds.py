@@ -1,9 +1,275 @@
-"""Commands: placeholder until its issue lands."""
+"""Memory-root commands: init, boot, friction, live, evidence, write, verify."""
 
 from __future__ import annotations
 
+import sys
+from datetime import date
+from pathlib import Path
+
 import click
+
+from evolving_agent.cli._common import echo_json, root_from
+from evolving_agent.errors import TamperingFound
+from evolving_agent.memory import events, live
+from evolving_agent.memory.authority import Writer
+from evolving_agent.memory.boot import build_boot
+from evolving_agent.memory.evidence import EvidenceRecord
+from evolving_agent.memory.policy import ACTORS
+from evolving_agent.memory.root import init_root, require_root
+from evolving_agent.memory.verify import verify_root
+from evolving_agent.paths import LAYERS, MemoryRoot
+
+actor_option = click.option(
+    "--as",
+    "actor",
+    type=click.Choice(ACTORS),
+    default="session",
+    show_default=True,
+    help="Who is acting (the assistant is 'session').",
+)
+
+
+@click.command("init")
+@click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.pass_context
+def init_cmd(ctx: click.Context, path: Path | None) -> None:
+    """Create a memory root: layers, git repo, Canon template, schedule.
+
+    \b
+    Example:
+      evolving-agent init ./memory
+    """
+    root = init_root(path if path is not None else root_from(ctx).path)
+    click.echo(f"created memory root at {root.path}")
+    click.echo(f"next: edit {root.canon / 'identity.yaml'}, then run 'evolving-agent boot'")
+
+
+@click.command("boot")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["markdown", "json", "claude-hook"]),
+    default="markdown",
+    show_default=True,
+)
+@click.pass_context
+def boot_cmd(ctx: click.Context, fmt: str) -> None:
+    """Print today's boot context (Canon, Today, Live Bus) for a system prompt.
+
+    Never reads the Evidence history, so it costs the same on day 1 and day 1,000.
+
+    \b
+    Example (Claude Code SessionStart hook):
+      evolving-agent boot --format claude-hook
+    """
+    boot = build_boot(root_from(ctx))
+    if fmt == "json":
+        echo_json(boot.model_dump())
+    elif fmt == "claude-hook":
+        click.echo(boot.claude_hook())
+    else:
+        click.echo(boot.markdown(), nl=False)
+
+
+@click.command("friction")
+@click.argument("text")
+@click.option("--session", default=None, help="Session id the event came from.")
+@click.option("--supports", metavar="HID", default=None, help="Hypothesis this supports.")
+@click.option("--contradicts", metavar="HID", default=None, help="Hypothesis this contradicts.")
+@actor_option
+@click.pass_context
+def friction_cmd(
+    ctx: click.Context,
+    text: str,
+    session: str | None,
+    supports: str | None,
+    contradicts: str | None,
+    actor: str,
+) -> None:
+    """Append a friction event: something really felt off.  Zero a day is fine.
+
+    \b
+    Example:
+      evolving-agent friction "started writing 'or you could also…' unasked; stopped"
+    """
+    rec = events.record_friction(
+        root_from(ctx), actor, text, session=session, supports=supports, contradicts=contradicts
+    )
+    click.echo(rec.id)
+
+
+@click.group("live")
+def live_group() -> None:
+    """The Live Bus: what is going on now (keyed entries)."""
+
+
+@live_group.command("set")
+@click.argument("key")
+@click.argument("text")
+@actor_option
+@click.pass_context
+def live_set(ctx: click.Context, key: str, text: str, actor: str) -> None:
+    """Set KEY to TEXT (replaces any earlier value).
+
+    \b
+    Example:
+      evolving-agent live set thread "refactoring the parser; stopped at tests"
+    """
+    root = require_root(root_from(ctx))
+    live.set_entry(root, actor, key, text)
+    click.echo(f"{key} set")
+
+
+@live_group.command("show")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def live_show(ctx: click.Context, as_json: bool) -> None:
+    """Show every Live Bus entry."""
+    entries = live.entries(require_root(root_from(ctx)))
+    if as_json:
+        echo_json([e.model_dump() for e in entries])
+        return
+    if not entries:
+        click.echo("(the Live Bus is empty)")
+    for e in entries:
+        click.echo(f"{e.key}: {e.text}  [{e.actor}, {e.updated}]")
+
+
+@live_group.command("clear")
+@click.argument("key")
+@actor_option
+@click.pass_context
+def live_clear(ctx: click.Context, key: str, actor: str) -> None:
+    """Remove KEY from the Live Bus."""
+    root = require_root(root_from(ctx))
+    existed = live.clear_entry(root, actor, key)
+    click.echo(f"{key} cleared" if existed else f"{key} was not set")
+
+
+@click.group("evidence")
+def evidence_group() -> None:
+    """Evidence: the append-only record (friction, raw events, journal, job records)."""
+
+
+@evidence_group.command("append")
+@click.option("--kind", type=click.Choice(["raw", "journal"]), required=True)
+@click.argument("text")
+@click.option("--session", default=None)
+@actor_option
+@click.pass_context
+def evidence_append(
+    ctx: click.Context, kind: str, text: str, session: str | None, actor: str
+) -> None:
+    """Append a raw event or a journal entry.
+
+    \b
+    Example:
+      evolving-agent evidence append --kind journal "long pairing session on the parser"
+    """
+    rec = events.append_event(root_from(ctx), actor, kind, text, session=session)
+    click.echo(rec.id)
+
+
+def _print_records(records: list[EvidenceRecord]) -> None:
+    if not records:
+        click.echo("(no evidence that day)")
+    for r in records:
+        links = (("supports", r.supports), ("contradicts", r.contradicts))
+        tags = "".join(f" [{k} {v}]" for k, v in links if v)
+        click.echo(f"{r.ts.strftime('%H:%M:%S')} {r.id} {r.kind:<12} {r.actor:<8} {r.text}{tags}")
+
+
+@evidence_group.command("show")
+@click.option(
+    "--date",
+    "day",
+    type=click.DateTime(["%Y-%m-%d"]),
+    default=None,
+    help="Day to show (default: today).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON lines' records as a list.")
+@click.pass_context
+def evidence_show(ctx: click.Context, day: object, as_json: bool) -> None:
+    """Show one day's Evidence (default today)."""
+    from datetime import datetime
+
+    the_day = day.date() if isinstance(day, datetime) else date.today()
+    records = events.show(root_from(ctx), the_day)
+    if as_json:
+        echo_json([r.model_dump(mode="json") for r in records])
+    else:
+        _print_records(records)
+
+
+@evidence_group.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--as", "actor", type=click.Choice(ACTORS), default="human", show_default=True)
+@click.pass_context
+def evidence_import(ctx: click.Context, file: Path, actor: str) -> None:
+    """Bulk-append events from JSON lines (ts, kind, text, session?, supports?, contradicts?).
+
+    Every line is validated first; one malformed line aborts with its line number and
+    nothing is appended.  Past timestamps land in their own day.
+    """
+    records = events.import_events(root_from(ctx), actor, file)
+    click.echo(f"imported {len(records)} event(s)")
+
+
+@click.command("write")
+@click.option("--as", "actor", type=click.Choice(ACTORS), required=True, help="Acting as.")
+@click.argument("layer", type=click.Choice(LAYERS))
+@click.argument("relpath")
+@click.pass_context
+def write_cmd(ctx: click.Context, actor: str, layer: str, relpath: str) -> None:
+    """Write stdin to LAYER/RELPATH through the permission-checked writer.
+
+    A denied write changes nothing, is recorded in Evidence, and exits 3.
+
+    \b
+    Example:
+      echo "Lead with the answer." | evolving-agent write --as human today bias.md
+    """
+    root: MemoryRoot = require_root(root_from(ctx))
+    data = sys.stdin.buffer.read()
+    path = Writer(root, actor).write(layer, relpath, data, message=f"{actor} wrote {relpath}")
+    click.echo(f"wrote {path}")
+
+
+@click.command("verify")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def verify_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Check the Evidence hash chain and that every Canon change came through the writer.
+
+    Exit 5 when anything was changed behind the writer's back.
+    """
+    report = verify_root(root_from(ctx))
+    if as_json:
+        echo_json(
+            {
+                "ok": report.ok,
+                "evidence_records": report.evidence_records,
+                "canon_commits": report.canon_commits,
+                "problems": report.problems,
+            }
+        )
+    if not report.ok:
+        raise TamperingFound(report.problems)
+    if not as_json:
+        click.echo(
+            f"ok: {report.evidence_records} evidence record(s) chained, "
+            f"{report.canon_commits} Canon change(s) with provenance"
+        )
 
 
 def register(group: click.Group) -> None:
-    """Add this module's commands to the top-level group."""
+    for cmd in (
+        init_cmd,
+        boot_cmd,
+        friction_cmd,
+        live_group,
+        evidence_group,
+        write_cmd,
+        verify_cmd,
+    ):
+        group.add_command(cmd)

@@ -1,0 +1,295 @@
+"""The one permission-checked writer, and the read-scoped job context.
+
+Every write in the product goes through :class:`Writer`.  It knows its actor, checks
+the policy before touching disk, confines paths to their layer, writes atomically
+under a file lock, and on refusal changes nothing, appends a ``write-denied`` record
+to Evidence and raises :class:`WriteDenied`.  Canon writes are committed to git with
+an ``Evidence-Id`` trailer pointing at a ``canon-write`` provenance record.
+
+:class:`ScopedReader` is the read side: a job gets one for its actor (and, for
+Evidence, a date window) and any read outside that scope raises ``ReadOutOfScope``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from filelock import FileLock
+
+from evolving_agent.errors import InvalidInput, InvalidPath, ReadOutOfScope, WriteDenied
+from evolving_agent.memory import gitrepo
+from evolving_agent.memory.atomic import atomic_write
+from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
+from evolving_agent.memory.policy import Policy, check_actor
+from evolving_agent.paths import AREAS, MemoryRoot
+
+
+@dataclass(frozen=True)
+class Approval:
+    """What the monthly job holds when it applies a human-approved diff to Canon."""
+
+    review_id: str
+    approver: str
+    evidence_ids: tuple[str, ...] = ()
+
+
+def confine(root: MemoryRoot, area: str, relpath: str) -> Path:
+    """Resolve ``relpath`` inside ``area``; refuse anything that would leave it."""
+    if area not in AREAS:
+        raise InvalidInput(f"unknown layer {area!r} (valid: {', '.join(AREAS)})")
+    if not relpath or relpath.strip() in {"", "."}:
+        raise InvalidPath(area, relpath, "empty path")
+    if "\0" in relpath:
+        raise InvalidPath(area, relpath, "NUL byte in path")
+    pure = PurePosixPath(relpath)
+    if pure.is_absolute() or os.path.isabs(relpath):
+        raise InvalidPath(area, relpath, "absolute paths are not allowed")
+    if any(part == ".." for part in pure.parts):
+        raise InvalidPath(area, relpath, "'..' is not allowed")
+    if any(part.startswith(".") for part in pure.parts):
+        raise InvalidPath(area, relpath, "hidden files are reserved")
+    base = root.area_dir(area).resolve()
+    target = (base / pure).resolve()  # follows symlinks, so escaping links are caught here
+    if target != base and base not in target.parents:
+        raise InvalidPath(area, relpath, "resolves outside the layer (symlink?)")
+    if target == base:
+        raise InvalidPath(area, relpath, "names the layer itself")
+    return target
+
+
+def _area_rel(root: MemoryRoot, target: Path) -> str:
+    return target.relative_to(root.path.resolve()).as_posix()
+
+
+@dataclass
+class Writer:
+    """Writes on behalf of one actor.  Build one per actor; it is cheap."""
+
+    root: MemoryRoot
+    actor: str
+    approval: Approval | None = None
+    policy: Policy = field(init=False)
+
+    def __post_init__(self) -> None:
+        check_actor(self.actor)
+        self.policy = Policy.load(self.root)
+        self.evidence = EvidenceLog(self.root)
+
+    # -- public API --------------------------------------------------------------
+
+    def write(self, area: str, relpath: str, content: str | bytes, *, message: str = "") -> Path:
+        """Replace ``area/relpath`` with ``content`` atomically.  Returns the path."""
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        target = confine(self.root, area, relpath)
+        self._authorise(area, relpath)
+        with self._lock(area):
+            if area == "canon":
+                self._write_canon({target: data}, message)
+            else:
+                atomic_write(target, data)
+        return target
+
+    def write_many(self, area: str, files: dict[str, str | bytes], *, message: str = "") -> None:
+        """Replace several files of one layer; Canon gets them in a single commit."""
+        targets: dict[Path, bytes] = {}
+        for rel, content in files.items():
+            targets[confine(self.root, area, rel)] = (
+                content.encode("utf-8") if isinstance(content, str) else content
+            )
+            self._authorise(area, rel)
+        with self._lock(area):
+            if area == "canon":
+                self._write_canon(targets, message)
+            else:
+                for target, data in targets.items():
+                    atomic_write(target, data)
+
+    def update(self, area: str, relpath: str, fn: Callable[[bytes | None], bytes | None]) -> Path:
+        """Read-modify-write under the layer lock; ``fn`` returns None to delete."""
+        target = confine(self.root, area, relpath)
+        self._authorise(area, relpath)
+        with self._lock(area):
+            old = target.read_bytes() if target.exists() else None
+            new = fn(old)
+            if area == "canon":
+                self._write_canon({target: new}, "")
+            elif new is None:
+                if target.exists():
+                    target.unlink()
+            else:
+                atomic_write(target, new)
+        return target
+
+    def delete(self, area: str, relpath: str) -> bool:
+        """Remove ``area/relpath``; True if it existed."""
+        existed = confine(self.root, area, relpath).exists()
+        self.update(area, relpath, lambda _old: None)
+        return existed
+
+    def append(
+        self,
+        kind: str,
+        text: str = "",
+        *,
+        session: str | None = None,
+        supports: str | None = None,
+        contradicts: str | None = None,
+        data: dict[str, Any] | None = None,
+        ts: Any = None,
+    ) -> EvidenceRecord:
+        """Append one Evidence record as this actor (anyone may append)."""
+        self._authorise("evidence", kind, replace=False)
+        draft = EvidenceDraft.model_validate(
+            {
+                "ts": ts or now(),
+                "kind": kind,
+                "actor": self.actor,
+                "text": text,
+                "session": session,
+                "supports": supports,
+                "contradicts": contradicts,
+                "data": data or {},
+            }
+        )
+        return self.evidence.append(draft)
+
+    def append_drafts(self, drafts: list[EvidenceDraft]) -> list[EvidenceRecord]:
+        """Append prepared drafts (bulk import); each must name this writer's actor."""
+        self._authorise("evidence", "import", replace=False)
+        for d in drafts:
+            if d.actor != self.actor:
+                self._deny("evidence", "import", f"a record claims actor '{d.actor}'")
+        return self.evidence.append_many(drafts)
+
+    # -- internals -----------------------------------------------------------------
+
+    def _authorise(self, area: str, relpath: str, *, replace: bool = True) -> None:
+        if not self.policy.may_write(self.actor, area):
+            self._deny(area, relpath, "")
+        if area == "evidence" and replace:
+            self._deny(area, relpath, "Evidence is append-only; use 'evidence append'")
+        if area == "canon" and self.actor == "monthly":
+            reason = self._approval_problem()
+            if reason:
+                self._deny(area, relpath, reason)
+
+    def _approval_problem(self) -> str:
+        if self.approval is None:
+            return "the monthly job needs an approved review to write canon"
+        from evolving_agent.memory.reviews import approved_review
+
+        if not approved_review(self.root, self.approval.review_id):
+            return f"review {self.approval.review_id} is not approved"
+        return ""
+
+    def _deny(self, area: str, relpath: str, reason: str) -> None:
+        self.evidence.append(
+            EvidenceDraft(
+                ts=now(),
+                kind="write-denied",
+                actor=self.actor,
+                text=f"{self.actor} tried to write {area}/{relpath}",
+                data={"layer": area, "path": relpath, "reason": reason},
+            )
+        )
+        raise WriteDenied(self.actor, area, relpath, reason)
+
+    def _lock(self, area: str) -> FileLock:
+        self.root.lock_dir.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(self.root.lock_dir / f"{area}.lock"))
+
+    def _write_canon(self, targets: Mapping[Path, bytes | None], message: str) -> None:
+        rels = {t: _area_rel(self.root, t) for t in targets}
+        blobs = {rels[t]: (gitrepo.blob_sha(d) if d is not None else None) for t, d in targets.items()}
+        data: dict[str, Any] = {"blobs": blobs}
+        if self.approval is not None:
+            data.update(
+                review_id=self.approval.review_id,
+                approver=self.approval.approver,
+                evidence_ids=list(self.approval.evidence_ids),
+            )
+        record = self.append(
+            "canon-write", message or f"{self.actor} changed {', '.join(blobs)}", data=data
+        )
+        for target, payload in targets.items():
+            if payload is None:
+                if target.exists():
+                    target.unlink()
+            else:
+                atomic_write(target, payload)
+        trailers = {"Actor": self.actor, "Evidence-Id": record.id}
+        if self.approval is not None:
+            trailers.update(
+                {
+                    "Review-Id": self.approval.review_id,
+                    "Approved-By": self.approval.approver,
+                    "Evidence-Ids": ", ".join(self.approval.evidence_ids) or "-",
+                }
+            )
+        gitrepo.commit_paths(
+            self.root,
+            list(blobs),
+            message or f"canon: {self.actor} changed {', '.join(blobs)}",
+            trailers,
+        )
+
+
+@dataclass
+class ScopedReader:
+    """Reads on behalf of one actor, refusing anything outside its scope.
+
+    ``evidence_window`` (inclusive first/last day) narrows Evidence further: the
+    nightly job gets one day, the weekly job one week.
+    """
+
+    root: MemoryRoot
+    actor: str
+    evidence_window: tuple[date, date] | None = None
+
+    def __post_init__(self) -> None:
+        check_actor(self.actor)
+
+    def _check(self, area: str, detail: str = "") -> None:
+        if not Policy.may_read(self.actor, area):
+            raise ReadOutOfScope(self.actor, area, detail)
+
+    def path(self, area: str, relpath: str) -> Path:
+        self._check(area, relpath)
+        return confine(self.root, area, relpath)
+
+    def read_text(self, area: str, relpath: str) -> str | None:
+        """Text of ``area/relpath``, or None when it does not exist."""
+        p = self.path(area, relpath)
+        return p.read_text(encoding="utf-8") if p.exists() else None
+
+    def read_json(self, area: str, relpath: str) -> Any:
+        text = self.read_text(area, relpath)
+        if text is None:
+            return None
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            raise InvalidInput(f"malformed JSON: {exc}", file=self.path(area, relpath)) from None
+
+    def list(self, area: str, pattern: str = "*") -> list[Path]:
+        self._check(area)
+        base = self.root.area_dir(area)
+        return sorted(p for p in base.glob(pattern) if p.is_file()) if base.exists() else []
+
+    def evidence(self, start: date, end: date | None = None) -> Iterator[EvidenceRecord]:
+        """Evidence records of days start..end, inside this reader's window."""
+        end = end or start
+        self._check("evidence", f"{start}..{end}")
+        if self.evidence_window is not None:
+            lo, hi = self.evidence_window
+            if start < lo or end > hi:
+                raise ReadOutOfScope(
+                    self.actor, "evidence", f"{start}..{end} is outside {lo}..{hi}"
+                )
+        return EvidenceLog(self.root).iter_range(start, end)

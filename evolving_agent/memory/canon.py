@@ -1,0 +1,101 @@
+"""Canon: the assistant's identity, written by the human (or an approved review).
+
+``canon/identity.yaml`` is the structured part (validated, comments preserved);
+``canon/*.md`` are free Markdown notes the human keeps; ``canon/policy.yaml`` is the
+authority override (see :mod:`policy`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from evolving_agent.memory.yamlio import load_yaml, validate
+from evolving_agent.paths import MemoryRoot
+
+IDENTITY_FILE = "identity.yaml"
+
+IDENTITY_TEMPLATE = """\
+# Canon: who this assistant is.  Only you (the human) edit this file, or a monthly
+# review you approved.  Keep entries short; each list item is one entry.
+schema_version: 1
+
+# What the assistant is called.
+name: Assistant
+
+# One or two sentences the assistant should never lose.
+description: A careful, direct assistant that grows into its user's habits slowly.
+
+# Values, most important first.
+values:
+  - Say what I know and what I don't.
+  - Answer the question that was asked.
+
+# How the assistant understands itself (stable, slow to change).
+self_understanding:
+  - I tend to offer options the user did not ask for.
+
+# Habits the user wants kept.  Approved weekly proposals usually land here.
+habits:
+  - Lead with the answer, then the reasoning.
+"""
+
+POLICY_TEMPLATE = """\
+# Authority policy override.  Only the human can change this file (it is in Canon).
+# The defaults live in code (evolving_agent/memory/policy.py); list a layer here to
+# replace who may write it.  Canon is always human, or monthly with an approved review.
+schema_version: 1
+# write:
+#   live: [human, session, nightly, weekly, monthly]
+#   today: [human, nightly]
+review:
+  # At most this many identity diffs reach Canon per calendar month.
+  monthly_limit: 3
+  # A diff removing more than this share of Canon's entries needs an extra confirmation.
+  removal_confirm_fraction: 0.25
+"""
+
+
+class Identity(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = Field(1, le=1)
+    name: str = "Assistant"
+    description: str = ""
+    values: list[str] = Field(default_factory=list)
+    self_understanding: list[str] = Field(default_factory=list)
+    habits: list[str] = Field(default_factory=list)
+
+    def entries(self) -> int:
+        return len(self.values) + len(self.self_understanding) + len(self.habits)
+
+
+def load_identity_data(root: MemoryRoot) -> Any:
+    """The round-trip YAML tree of identity.yaml (comments kept), validated."""
+    path = root.canon / IDENTITY_FILE
+    if not path.exists():
+        return None
+    data = load_yaml(path)
+    validate(Identity, data, file=path)
+    return data
+
+
+def load_identity(root: MemoryRoot) -> Identity:
+    path = root.canon / IDENTITY_FILE
+    if not path.exists():
+        return Identity()
+    return validate(Identity, load_yaml(path), file=path)
+
+
+def canon_notes(root: MemoryRoot) -> dict[str, str]:
+    """Free Markdown notes in Canon, by file name."""
+    out: dict[str, str] = {}
+    for p in sorted(root.canon.glob("*.md")):
+        out[p.name] = p.read_text(encoding="utf-8")
+    return out
+
+
+def canon_files(root: MemoryRoot) -> list[Path]:
+    return sorted(p for p in root.canon.rglob("*") if p.is_file())

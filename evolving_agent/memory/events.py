@@ -1,0 +1,86 @@
+"""Appending to Evidence from the outside world: friction, raw/journal events, imports."""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from evolving_agent.errors import InvalidInput
+from evolving_agent.memory.authority import Writer
+from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord
+from evolving_agent.memory.root import require_root
+from evolving_agent.paths import MemoryRoot
+
+
+def record_friction(
+    root: MemoryRoot,
+    actor: str,
+    text: str,
+    *,
+    session: str | None = None,
+    supports: str | None = None,
+    contradicts: str | None = None,
+) -> EvidenceRecord:
+    """Append one friction event: something that really felt off.  No quota, ever."""
+    require_root(root)
+    if not text.strip():
+        raise InvalidInput("friction text is empty: describe what felt off")
+    return Writer(root, actor).append(
+        "friction", text, session=session, supports=supports, contradicts=contradicts
+    )
+
+
+def append_event(
+    root: MemoryRoot, actor: str, kind: str, text: str, *, session: str | None = None
+) -> EvidenceRecord:
+    require_root(root)
+    if kind not in {"raw", "journal"}:
+        raise InvalidInput(f"unknown kind {kind!r} (valid: raw, journal)")
+    return Writer(root, actor).append(kind, text, session=session)
+
+
+class ImportLine(BaseModel):
+    """One line of an import file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ts: datetime
+    kind: Literal["friction", "raw", "journal"]
+    text: str
+    session: str | None = None
+    supports: str | None = None
+    contradicts: str | None = None
+
+
+def import_events(root: MemoryRoot, actor: str, file: Path) -> list[EvidenceRecord]:
+    """Bulk append from JSON lines.  Validates every line first: one bad line, nothing lands."""
+    require_root(root)
+    if not file.is_file():
+        raise InvalidInput("no such file", file=file)
+    drafts: list[EvidenceDraft] = []
+    with file.open(encoding="utf-8") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            try:
+                line = ImportLine.model_validate(json.loads(raw))
+            except ValueError as exc:
+                msg = (
+                    f"{'.'.join(map(str, exc.errors()[0]['loc']))}: {exc.errors()[0]['msg']}"
+                    if isinstance(exc, ValidationError)
+                    else f"not a JSON object ({exc})"
+                )
+                raise InvalidInput(msg, file=file, line=lineno) from None
+            drafts.append(
+                EvidenceDraft(actor=actor, **line.model_dump())
+            )
+    return Writer(root, actor).append_drafts(drafts)
+
+
+def show(root: MemoryRoot, day: date) -> list[EvidenceRecord]:
+    require_root(root)
+    return EvidenceLog(root).read_day(day)

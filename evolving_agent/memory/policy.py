@@ -1,0 +1,119 @@
+"""Who may write and read what: the authority table.
+
+The default table lives here, in code.  ``canon/policy.yaml`` may override the write
+table and the review settings; since only the human can write Canon, only the human
+can change who may write what.  Two rules cannot be overridden: Canon is written by
+the human or by the monthly job holding an approved review (the nightly job has no
+authority over Canon, ever), and Evidence is append-only for everyone.
+
+Read scopes are the slow clock: the nightly job sees Today and Evidence, the weekly
+job one week of Evidence (and its own proposals), the monthly job the proposals and
+the queue.  Boot (the session) sees Canon, Today and the Live Bus.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from evolving_agent.errors import InvalidInput
+from evolving_agent.memory.yamlio import load_model
+from evolving_agent.paths import AREAS, MemoryRoot
+
+Actor = Literal["human", "session", "nightly", "weekly", "monthly"]
+ACTORS: tuple[str, ...] = get_args(Actor)
+JOB_ACTORS = ("nightly", "weekly", "monthly")
+
+POLICY_FILE = "policy.yaml"
+
+DEFAULT_WRITE: dict[str, frozenset[str]] = {
+    "canon": frozenset({"human", "monthly"}),  # monthly only with an approved review
+    "live": frozenset(ACTORS),
+    "today": frozenset({"human", "nightly"}),
+    "evidence": frozenset(ACTORS),  # append only, never replace
+    "proposals": frozenset({"weekly"}),
+    "pending": frozenset({"monthly"}),
+    "decisions": frozenset({"human"}),
+}
+
+READ_SCOPES: dict[str, frozenset[str]] = {
+    "human": frozenset(AREAS),
+    "session": frozenset({"canon", "live", "today"}),
+    "nightly": frozenset({"today", "evidence"}),
+    "weekly": frozenset({"evidence", "proposals"}),
+    "monthly": frozenset({"proposals", "pending", "decisions"}),
+}
+
+# Grants that no override may add: they are the product's reason to exist.
+_CANON_WRITERS_ALLOWED = frozenset({"human", "monthly"})
+
+
+class ReviewSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    monthly_limit: int = Field(3, ge=0, le=50, description="Approved identity diffs per month")
+    removal_confirm_fraction: float = Field(
+        0.25, gt=0, le=1, description="Diffs removing more than this share of entries ask twice"
+    )
+
+
+class PolicyFile(BaseModel):
+    """``canon/policy.yaml``: the human's override of the default authority table."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = 1
+    write: dict[str, list[Actor]] = Field(default_factory=dict)
+    review: ReviewSettings = Field(default_factory=ReviewSettings)
+
+    @field_validator("schema_version")
+    @classmethod
+    def _known_version(cls, v: int) -> int:
+        if v > 1:
+            raise ValueError(f"schema version {v} is newer than this evolving-agent understands")
+        return v
+
+    @field_validator("write")
+    @classmethod
+    def _sane_grants(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
+        for area, actors in v.items():
+            if area not in AREAS:
+                raise ValueError(f"unknown layer {area!r} (valid: {', '.join(AREAS)})")
+            if area == "canon" and not set(actors) <= _CANON_WRITERS_ALLOWED:
+                raise ValueError("only 'human' and 'monthly' (with an approved review) may write canon")
+        return v
+
+
+class Policy:
+    """The effective policy: defaults overlaid with the Canon override."""
+
+    def __init__(self, file: PolicyFile | None = None) -> None:
+        self.file = file or PolicyFile()
+        self.write_table = dict(DEFAULT_WRITE)
+        for area, actors in self.file.write.items():
+            self.write_table[area] = frozenset(actors)
+
+    @classmethod
+    def load(cls, root: MemoryRoot) -> Policy:
+        path = root.canon / POLICY_FILE
+        if not path.exists():
+            return cls()
+        return cls(load_model(PolicyFile, path))
+
+    @property
+    def review(self) -> ReviewSettings:
+        return self.file.review
+
+    def may_write(self, actor: str, area: str) -> bool:
+        return actor in self.write_table.get(area, frozenset())
+
+    @staticmethod
+    def may_read(actor: str, area: str) -> bool:
+        return area in READ_SCOPES.get(actor, frozenset())
+
+
+def check_actor(actor: str) -> str:
+    if actor not in ACTORS:
+        raise InvalidInput(f"unknown actor {actor!r} (valid: {', '.join(ACTORS)})")
+    return actor

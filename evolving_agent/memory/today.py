@@ -1,0 +1,41 @@
+"""Today: the bias (2-3 executable lines) and one typed carry-forward.
+
+Written whole by the nightly job (or the human); read by boot.  The carry type is
+meaningful: each says what tomorrow does with the hypothesis.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field
+
+CarryType = Literal[
+    "vow",  # keep it tomorrow
+    "experiment",  # try it tomorrow
+    "watchpoint",  # watch for it tomorrow
+    "refusal",  # refuse it tomorrow
+    "rule-for-tomorrow",  # enforce it tomorrow
+    "question",  # ask the user tomorrow
+    "release",  # stop doing it tomorrow
+    "repair",  # make one specific slip right tomorrow
+    "practice",  # deliberately rehearse it tomorrow
+]
+CARRY_TYPES: tuple[str, ...] = get_args(CarryType)
+
+BIAS_FILE = "bias.md"
+CARRY_FILE = "carry.json"
+
+EMPTY_BIAS = "(no bias yet: the nightly job writes one after the first day with evidence)"
+EMPTY_CARRY = "(no carry-forward yet)"
+
+
+class Carry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = Field(1, le=1)
+    type: CarryType
+    text: str = Field(min_length=1)
+    hypothesis: str | None = None
+    date: dt.date | None = None

@@ -1,0 +1,102 @@
+"""verify: is every byte of the self where the writer put it?
+
+Checks (1) the Evidence hash chain, line by line; (2) that every git commit touching
+Canon is the root's first commit, or carries an ``Evidence-Id`` trailer naming a
+``canon-write`` record whose blob hashes match the commit's files, and for the
+monthly actor an approved review; (3) that Canon on disk matches the last commit —
+a file edited behind the writer's back is found, not trusted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import git
+
+from evolving_agent.memory import gitrepo
+from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
+from evolving_agent.memory.reviews import approved_review
+from evolving_agent.memory.root import require_root
+from evolving_agent.paths import MemoryRoot
+
+TRACKED_PREFIXES = ("canon/",)
+
+
+@dataclass
+class VerifyReport:
+    evidence_records: int = 0
+    canon_commits: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _touches_tracked(paths: list[str]) -> list[str]:
+    return [p for p in paths if p.startswith(TRACKED_PREFIXES)]
+
+
+def verify_root(root: MemoryRoot) -> VerifyReport:
+    require_root(root)
+    report = VerifyReport()
+    log = EvidenceLog(root)
+    report.problems += log.verify_chain()
+    canon_writes: dict[str, EvidenceRecord] = {}
+    for rec in log.iter_all():
+        report.evidence_records += 1
+        if rec.kind == "canon-write":
+            canon_writes[rec.id] = rec
+    report.problems += _check_history(root, canon_writes, report)
+    report.problems += _check_worktree(root)
+    return report
+
+
+def _check_history(
+    root: MemoryRoot, canon_writes: dict[str, EvidenceRecord], report: VerifyReport
+) -> list[str]:
+    problems: list[str] = []
+    repo = gitrepo.open_repo(root)
+    try:
+        commits = list(repo.iter_commits("HEAD", reverse=True))
+    except (git.GitCommandError, ValueError):
+        return [f"{root.path}: git history is missing or unreadable"]
+    for commit in commits:
+        if not commit.parents:
+            continue  # the root's first commit (created by init)
+        changed = [str(p) for p in commit.stats.files]
+        tracked = _touches_tracked(changed)
+        if not tracked:
+            continue
+        report.canon_commits += 1
+        where = f"commit {commit.hexsha[:10]} ({commit.summary!s})"
+        trailers = gitrepo.parse_trailers(str(commit.message))
+        record = canon_writes.get(trailers.get("Evidence-Id", ""))
+        if record is None:
+            problems.append(f"{where}: changes {', '.join(tracked)} without going through the writer")
+            continue
+        blobs = record.data.get("blobs", {})
+        for path in tracked:
+            try:
+                actual: str | None = commit.tree[path].hexsha
+            except KeyError:
+                actual = None
+            if path not in blobs or blobs[path] != actual:
+                problems.append(f"{where}: {path} differs from what the writer recorded")
+        if record.actor == "monthly":
+            review_id = str(record.data.get("review_id", ""))
+            if not approved_review(root, review_id):
+                problems.append(f"{where}: monthly Canon change without an approved review")
+        elif record.actor != "human":
+            problems.append(f"{where}: actor '{record.actor}' has no authority over Canon")
+    return problems
+
+
+def _check_worktree(root: MemoryRoot) -> list[str]:
+    repo = gitrepo.open_repo(root)
+    problems = []
+    dirty = repo.git.status("--porcelain", "--untracked-files=all", "--", "canon")
+    for line in dirty.splitlines():
+        path = line[3:].strip()
+        problems.append(f"{root.path / path}:1: changed behind the writer's back (not committed)")
+    return problems

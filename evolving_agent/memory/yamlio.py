@@ -1,0 +1,89 @@
+"""YAML files that people edit: round-trip loading with errors that name file and line.
+
+ruamel.yaml in round-trip mode keeps the human's comments, key order and layout, so a
+file the product rewrites (Canon on an approved review) still reads like theirs.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from evolving_agent.errors import InvalidInput
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def round_trip_yaml() -> YAML:
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.width = 4096
+    return yaml
+
+
+def parse_yaml(text: str, *, file: Path | str) -> Any:
+    """Parse YAML text; a syntax error becomes InvalidInput naming file and line."""
+    try:
+        return round_trip_yaml().load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        problem = exc.problem or exc.context or "malformed YAML"
+        raise InvalidInput(f"malformed YAML: {problem}", file=file, line=line) from None
+    except YAMLError as exc:
+        raise InvalidInput(f"malformed YAML: {exc}", file=file) from None
+
+
+def load_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput("not UTF-8 text", file=path) from None
+    return parse_yaml(text, file=path)
+
+
+def dump_yaml(data: Any) -> str:
+    buf = io.StringIO()
+    round_trip_yaml().dump(data, buf)
+    return buf.getvalue()
+
+
+def _line_of(data: Any, loc: tuple[int | str, ...]) -> int | None:
+    """Best-effort line number of a validation error's field, from ruamel's marks."""
+    node = data
+    line: int | None = None
+    for key in loc:
+        lc = getattr(node, "lc", None)
+        try:
+            if lc is not None:
+                if isinstance(key, int):
+                    line = lc.item(key)[0] + 1
+                else:
+                    line = lc.key(key)[0] + 1
+            node = node[key]
+        except (KeyError, IndexError, TypeError, AttributeError):
+            break
+    return line
+
+
+def validate(model: type[M], data: Any, *, file: Path | str) -> M:
+    """Validate parsed YAML against a model; errors name file, line and field."""
+    try:
+        return model.model_validate(data if data is not None else {})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = tuple(first["loc"])
+        field = ".".join(str(p) for p in loc) or "(top level)"
+        raise InvalidInput(
+            f"{field}: {first['msg']}", file=file, line=_line_of(data, loc)
+        ) from None
+
+
+def load_model(model: type[M], path: Path) -> M:
+    return validate(model, load_yaml(path), file=path)
