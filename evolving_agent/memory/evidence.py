@@ -97,15 +97,39 @@ class EvidenceRecord(EvidenceDraft):
     def expected_hash(self) -> str:
         return hashlib.sha256(canonical(self.body())).hexdigest()
 
+    def expected_id(self) -> str:
+        return "ev-" + hashlib.sha256(canonical({**self.body(), "id": ""})).hexdigest()[:12]
 
-def _seal(draft: EvidenceDraft, prev: str) -> EvidenceRecord:
+
+def _seal(draft: EvidenceDraft, prev: str) -> tuple[EvidenceRecord, bytes]:
+    """Chain a validated draft after ``prev``; returns the record and its JSON line."""
     body = draft.model_dump(mode="json")
-    body.update(schema_version=SCHEMA_VERSION, prev=prev)
-    # The id is derived from the content and its place in the chain, so it is unique.
+    body.update(schema_version=SCHEMA_VERSION, prev=prev, id="")
     digest = hashlib.sha256(canonical(body)).hexdigest()
+    # The id is derived from the content and its place in the chain, so it is unique;
+    # the hash then seals the id too.
     body["id"] = "ev-" + digest[:12]
     body["hash"] = hashlib.sha256(canonical(body)).hexdigest()
-    return EvidenceRecord.model_validate(body)
+    # The draft was validated and the added fields are ours: no second validation pass
+    # (this is the hot path of every friction event).
+    record = EvidenceRecord.model_construct(
+        **dict(draft), schema_version=SCHEMA_VERSION, prev=prev, id=body["id"], hash=body["hash"]
+    )
+    return record, canonical(body) + b"\n"
+
+
+_HASH_KEY = b'"hash":"'
+
+
+def _hash_of_line(line: bytes) -> str:
+    """The ``hash`` field of a canonical line, without parsing the whole record."""
+    at = line.find(_HASH_KEY)
+    if at < 0:
+        raise ValueError("no hash field")
+    value = line[at + len(_HASH_KEY) : at + len(_HASH_KEY) + 64].decode("ascii")
+    if len(value) != 64:
+        raise ValueError("short hash")
+    return value
 
 
 def _last_line(fd: int, size: int) -> bytes:
@@ -127,6 +151,9 @@ class EvidenceLog:
     def __init__(self, root: MemoryRoot) -> None:
         self.root = root
         self.dir = root.evidence
+        # (size, last hash) per day file after our own last append: skips re-reading
+        # the tail when no other process appended in between.
+        self._tail: dict[Path, tuple[int, str]] = {}
 
     def day_file(self, day: date) -> Path:
         return self.dir / f"{day.isoformat()}.jsonl"
@@ -158,28 +185,38 @@ class EvidenceLog:
 
     def _append_day(self, day: date, drafts: list[EvidenceDraft]) -> list[EvidenceRecord]:
         path = self.day_file(day)
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        except FileNotFoundError:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             size = os.fstat(fd).st_size
             prev = genesis(day)
             if size:
-                last = _last_line(fd, size)
-                try:
-                    prev = json.loads(last)["hash"]
-                except (ValueError, KeyError, TypeError):
-                    raise InvalidInput(
-                        "last Evidence line is damaged; run 'evolving-agent verify'", file=path
-                    ) from None
+                cached = self._tail.get(path)
+                if cached is not None and cached[0] == size:
+                    prev = cached[1]  # nobody appended since our last write
+                else:
+                    try:
+                        prev = _hash_of_line(_last_line(fd, size))
+                    except ValueError:
+                        raise InvalidInput(
+                            "last Evidence line is damaged; run 'evolving-agent verify'",
+                            file=path,
+                        ) from None
             records = []
             lines = []
             for d in drafts:
-                rec = _seal(d, prev)
+                rec, line = _seal(d, prev)
                 prev = rec.hash
                 records.append(rec)
-                lines.append(canonical(rec.model_dump(mode="json")) + b"\n")
-            os.write(fd, b"".join(lines))
+                lines.append(line)
+            data = b"".join(lines)
+            os.write(fd, data)
             os.fsync(fd)
+            self._tail[path] = (size + len(data), prev)
             return records
         finally:
             os.close(fd)  # also releases the flock
@@ -229,7 +266,7 @@ class EvidenceLog:
                         problems.append(f"{where}: unreadable record ({exc})")
                         prev = ""
                         continue
-                    if rec.expected_hash() != rec.hash:
+                    if rec.expected_hash() != rec.hash or rec.expected_id() != rec.id:
                         problems.append(f"{where}: record {rec.id} was edited (hash mismatch)")
                     elif rec.prev != prev:
                         problems.append(f"{where}: chain broken before record {rec.id}")

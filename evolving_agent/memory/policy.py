@@ -13,6 +13,7 @@ the queue.  Boot (the session) sees Canon, Today and the Live Bus.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -96,10 +97,19 @@ class Policy:
 
     @classmethod
     def load(cls, root: MemoryRoot) -> Policy:
+        """The effective policy of ``root``; parsed once per file version (hot path)."""
         path = root.canon / POLICY_FILE
-        if not path.exists():
+        try:
+            st = path.stat()
+        except FileNotFoundError:
             return cls()
-        return cls(load_model(PolicyFile, path))
+        key = (st.st_mtime_ns, st.st_size, st.st_ino)
+        cached = _CACHE.get(path)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        policy = cls(load_model(PolicyFile, path))
+        _CACHE[path] = (key, policy)
+        return policy
 
     @property
     def review(self) -> ReviewSettings:
@@ -111,6 +121,10 @@ class Policy:
     @staticmethod
     def may_read(actor: str, area: str) -> bool:
         return area in READ_SCOPES.get(actor, frozenset())
+
+
+# Round-trip YAML parsing costs ~20 ms; every Evidence append consults the policy.
+_CACHE: dict[Path, tuple[tuple[int, int, int], Policy]] = {}
 
 
 def check_actor(actor: str) -> str:
