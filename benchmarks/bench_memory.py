@@ -18,7 +18,7 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from evolving_agent.memory.boot import build_boot
@@ -30,7 +30,7 @@ from evolving_agent.paths import MemoryRoot
 
 def fill_year(root: MemoryRoot, days: int, per_day: int) -> None:
     log = EvidenceLog(root)
-    start = datetime(2025, 11, 30, 9, 0, tzinfo=timezone.utc)
+    start = datetime(2025, 11, 30, 9, 0, tzinfo=UTC)
     for d in range(days):
         base = start + timedelta(days=d)
         log.append_many(

@@ -26,10 +26,11 @@ def root(tmp_path: Path) -> MemoryRoot:
 APPENDER = textwrap.dedent(
     """
     import sys
+    from pathlib import Path
     from evolving_agent.memory.events import record_friction
     from evolving_agent.paths import MemoryRoot
 
-    root, worker, n = MemoryRoot(__import__("pathlib").Path(sys.argv[1])), sys.argv[2], int(sys.argv[3])
+    root, worker, n = MemoryRoot(Path(sys.argv[1])), sys.argv[2], int(sys.argv[3])
     sys.stdin.read()  # start line: all workers begin together
     for i in range(n):
         record_friction(root, "session", f"worker {worker} event {i} " + "x" * 300, session=worker)
