@@ -11,8 +11,10 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import git
+if TYPE_CHECKING:  # GitPython costs ~100 ms to import; friction appends never need it.
+    import git
 
 from evolving_agent.paths import MemoryRoot
 
@@ -35,12 +37,16 @@ def blob_sha(data: bytes) -> str:
 
 
 def open_repo(root: MemoryRoot) -> git.Repo:
+    import git
+
     repo = git.Repo(root.path)
     _ensure_identity(repo)
     return repo
 
 
 def init_repo(root: MemoryRoot) -> git.Repo:
+    import git
+
     repo = git.Repo.init(root.path)
     _ensure_identity(repo)
     return repo

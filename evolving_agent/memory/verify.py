@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import git
-
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
 from evolving_agent.memory.reviews import approved_review
@@ -56,6 +54,8 @@ def _check_history(
     root: MemoryRoot, canon_writes: dict[str, EvidenceRecord], report: VerifyReport
 ) -> list[str]:
     problems: list[str] = []
+    import git
+
     repo = gitrepo.open_repo(root)
     try:
         commits = list(repo.iter_commits("HEAD", reverse=True))
