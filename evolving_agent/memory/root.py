@@ -29,7 +29,8 @@ def init_root(path: Path) -> MemoryRoot:
     root = MemoryRoot(path.absolute())
     if root.exists():
         raise InvalidInput(f"a memory root already exists at {root.path}")
-    if root.path.exists() and any(root.path.iterdir()):
+    # A placeholder such as the repository's memory/.gitkeep does not count as content.
+    if root.path.exists() and any(p.name != ".gitkeep" for p in root.path.iterdir()):
         raise InvalidInput(f"{root.path} exists and is not empty; choose an empty directory")
     for layer in LAYERS:
         (root.path / layer).mkdir(parents=True, exist_ok=True)
