@@ -1,0 +1,123 @@
+"""The configuration of one search run, and the checks made before any work starts.
+
+``SearchConfig`` is what the CLI builds from its flags and what ``run.json`` stores,
+so a run can be resumed from its directory alone.  Meaning of the counts:
+
+* ``turns`` is the **total agent-turn budget of the whole run**: it is split evenly
+  over the agents, and each agent's share evenly over the rounds (earlier ones get
+  the remainder).  Every policy is therefore compared at the same total budget.
+* ``rounds`` only matters for the forgetting policies (``forget``, ``forget-team``,
+  ``fork-and-flush``); the others always run one round.  ``single`` and ``forget``
+  always run one agent, whatever ``agents`` says.
+* ``budget_usd`` / ``budget_tokens`` (input + output tokens, as the agent reports
+  them) cap spending; the budget is split evenly over the remaining rounds, and the
+  turn budget still applies.
+* ``seed`` seeds the builtin agent's randomness (two runs with different seeds make
+  different edits; the same seed repeats a run).  Other agents see it as ``EA_SEED``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pydantic
+
+from evolving_agent.errors import NotFound, UsageError
+from evolving_agent.search.agents import AGENT_NAMES
+from evolving_agent.search.presets import PRESETS, Preset, preset_for
+
+
+class SearchConfig(pydantic.BaseModel, extra="forbid"):
+    """Everything a search run needs; stored as ``run.json`` in the run directory."""
+
+    candidate: Path
+    task: Path
+    score_cmd: str
+    minimize: bool = False
+    agent: str = "builtin"
+    agent_cmd: str | None = None
+    agent_args: str | None = None
+    policy: str = "forget-team"
+    agents: int = 1
+    rounds: int = 1
+    turns: int = 12
+    budget_usd: float | None = None
+    budget_tokens: int | None = None
+    forget_on_plateau: int | None = None
+    score_timeout: float = 60
+    turn_timeout: float = 600
+    score_repeats: int = 1
+    seed: int = 0
+    out: Path | None = None
+    # Added beyond the shared shape: where the score command runs (the directory the
+    # run was started from, so relative paths in it keep working on resume), and the
+    # token price table for agents that report no dollars (USD per million tokens).
+    workdir: Path | None = None
+    token_prices: dict[str, float] | None = None
+
+    @property
+    def preset(self) -> Preset:
+        return preset_for(self.policy)
+
+    @property
+    def effective_agents(self) -> int:
+        return 1 if self.preset.single_agent else self.agents
+
+    @property
+    def effective_rounds(self) -> int:
+        return self.rounds if self.preset.forgets else 1
+
+
+def validate_config(config: SearchConfig) -> None:
+    """Raise ``UsageError`` / ``NotFound`` for a config that cannot run.
+
+    Pure checks only (no scoring); the seed is scored later, still before any turn.
+    """
+    if config.policy not in PRESETS:
+        raise UsageError(
+            f"unknown policy {config.policy!r}; choose one of: {', '.join(PRESETS)}"
+        )
+    if config.agent not in AGENT_NAMES:
+        raise UsageError(
+            f"unknown agent {config.agent!r}; choose one of: {', '.join(AGENT_NAMES)}"
+        )
+    if config.agent == "command" and not config.agent_cmd:
+        raise UsageError("--agent command needs --agent-cmd CMD")
+    positive: dict[str, float | None] = {
+        "--agents": config.agents,
+        "--rounds": config.rounds,
+        "--turns": config.turns,
+        "--score-repeats": config.score_repeats,
+        "--score-timeout": config.score_timeout,
+        "--turn-timeout": config.turn_timeout,
+        "--budget-usd": config.budget_usd,
+        "--budget-tokens": config.budget_tokens,
+        "--forget-on-plateau": config.forget_on_plateau,
+    }
+    for flag, value in positive.items():
+        if value is not None and value <= 0:
+            raise UsageError(f"{flag} must be positive, got {value:g}")
+    if config.forget_on_plateau is not None and not config.preset.forgets:
+        raise UsageError(
+            f"--forget-on-plateau needs a forgetting policy (forget, forget-team, "
+            f"fork-and-flush), not {config.policy!r}"
+        )
+    needed = config.effective_agents * config.effective_rounds
+    if config.turns < needed:
+        raise UsageError(
+            f"--turns {config.turns} is fewer than agents x rounds ({needed}); "
+            "every agent needs at least one turn per round"
+        )
+    if not config.candidate.is_dir():
+        raise NotFound(f"candidate directory not found: {config.candidate}")
+    if not config.task.is_file():
+        raise NotFound(f"task file not found: {config.task}")
+    if not config.score_cmd.strip():
+        raise UsageError("--score must be a non-empty command")
+
+
+def agent_turn_shares(config: SearchConfig) -> list[int]:
+    """Each agent's share of the total turn budget (earlier agents get the remainder)."""
+    n = config.effective_agents
+    base, extra = divmod(config.turns, n)
+    return [base + (1 if i < extra else 0) for i in range(n)]

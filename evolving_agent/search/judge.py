@@ -1,0 +1,124 @@
+"""The judge: scores a commit on a clean export, from outside every workspace.
+
+The commit is exported with ``git archive`` (committed, non-ignored files only) into
+a fresh temporary directory outside the run directory.  The score command runs with
+its working directory set to where the run was started (so ``python score.py``
+keeps meaning the trusted scorer, not a copy an agent edited), gets the export's
+path as ``$EA_CANDIDATE`` (and in place of ``{candidate}`` in the command), runs in
+its own process group and is killed as a group on timeout.  Its last stdout line must
+be a number; the lines before it are feedback.  A crash (non-zero exit), timeout or
+unparsable output is a failed candidate, never an exception.
+
+With ``repeats`` > 1 the command runs that many times and the median counts.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evolving_agent.search.workspace import export_commit
+
+FEEDBACK_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class Verdict:
+    score: float | None  # None: failed
+    scores: list[float] = field(default_factory=list)
+    feedback: str = ""
+    export_s: float = 0.0
+    score_s: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return self.score is None
+
+
+@dataclass(frozen=True)
+class Judge:
+    score_cmd: str
+    workdir: Path
+    timeout: float
+    repeats: int = 1
+
+    def judge(self, repo_dir: Path, commit: str) -> Verdict:
+        """Export ``commit`` from ``repo_dir`` and score it ``repeats`` times."""
+        started = time.perf_counter()
+        tmp = Path(tempfile.mkdtemp(prefix="ea-judge-"))
+        try:
+            candidate = tmp / "candidate"
+            export_commit(repo_dir, commit, candidate)
+            exported = time.perf_counter()
+            scores: list[float] = []
+            feedback = ""
+            for _ in range(self.repeats):
+                score, feedback = self.score_once(candidate)
+                if score is None:
+                    return Verdict(None, scores, feedback, exported - started,
+                                   time.perf_counter() - exported)
+                scores.append(score)
+            return Verdict(statistics.median(scores), scores, feedback, exported - started,
+                           time.perf_counter() - exported)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def score_once(self, candidate: Path) -> tuple[float | None, str]:
+        """Run the score command once on an exported candidate: (score or None, feedback)."""
+        cmd = self.score_cmd.replace("{candidate}", shlex.quote(str(candidate)))
+        env = {**os.environ, "EA_CANDIDATE": str(candidate)}
+        proc = subprocess.Popen(
+            cmd,
+            shell=True,
+            cwd=self.workdir,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        try:
+            out, err = proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            kill_group(proc)
+            out, err = proc.communicate()
+            return None, _tail(f"score command timed out after {self.timeout:g}s\n" + _text(err))
+        lines = [line for line in _text(out).splitlines() if line.strip()]
+        before = "\n".join(lines[:-1])
+        if proc.returncode != 0:
+            msg = f"score command failed (exit {proc.returncode})\n{before}\n{_text(err)}"
+            return None, _tail(msg.strip())
+        if not lines:
+            return None, _tail("score command printed nothing\n" + _text(err))
+        try:
+            value = float(lines[-1].strip())
+        except ValueError:
+            return None, _tail(f"last line is not a number: {lines[-1].strip()!r}\n{before}")
+        if value != value or value in (float("inf"), float("-inf")):
+            return None, _tail(f"score is not finite: {lines[-1].strip()}\n{before}")
+        return value, _tail(before)
+
+
+def kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the process and everything it started (it leads its own session)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _text(data: bytes | None) -> str:
+    return (data or b"").decode("utf-8", errors="replace")
+
+
+def _tail(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= FEEDBACK_CHARS else "..." + text[-FEEDBACK_CHARS:]

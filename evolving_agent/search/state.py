@@ -1,0 +1,259 @@
+"""The run directory: the single source of truth of a search run.
+
+Layout::
+
+    run.json        the SearchConfig (+ schema version); ``search resume`` reads only this
+    seed.json       the seed commit, its repeated scores and the noise floor
+    log.jsonl       one TurnRecord per finished turn, appended and fsynced
+    best/           the files of the best candidate so far (replaced atomically)
+    summary.json    written at the end of the run (and again by resume)
+    rounds/rNN/     the round's repository and one git worktree per agent;
+                    ``ready`` once set up, ``closed.json`` once the round is over
+    agent-state/    private state of agent backends (the builtin agent's sessions)
+
+A turn exists once its record is in ``log.jsonl`` and not before: a crash mid-turn
+loses that turn's work, and resume runs it again.  A torn last line (SIGKILL during
+a write) is cut off on load.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pydantic
+
+from evolving_agent.errors import InvalidInput, NotFound
+from evolving_agent.search.config import SearchConfig
+
+SCHEMA_VERSION = 1
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class TurnRecord(pydantic.BaseModel, extra="forbid"):
+    """One line of ``log.jsonl``: what one agent turn produced and cost."""
+
+    schema_version: int = SCHEMA_VERSION
+    seq: int  # global order of completion, 1-based
+    round: int
+    agent: int  # 1-based agent number
+    turn: int  # the agent's own turn number over the whole run, 1-based
+    round_turn: int  # the agent's turn number within this round, 1-based
+    session: str | None
+    new_session: bool
+    base_commit: str
+    commit: str
+    score: float | None  # None: failed candidate (crash, timeout, no number)
+    scores: list[float] = []
+    feedback: str = ""
+    empty: bool
+    lines_changed: int
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cost_usd: float | None = None
+    wall_s: float
+    agent_s: float = 0.0
+    judge_s: float = 0.0
+    ts: str
+    improved: bool = False
+    # On the first record of a round: why the previous round ended
+    # ("rounds" = fixed boundary, "plateau", "shrinking", "budget").
+    forget: str | None = None
+    visible: int = 0  # how many candidates the reducer let this turn see
+    error: str | None = None  # the agent failed (its changes are still judged)
+
+    @property
+    def tokens(self) -> int:
+        return (self.input_tokens or 0) + (self.output_tokens or 0)
+
+
+class SeedInfo(pydantic.BaseModel, extra="forbid"):
+    schema_version: int = SCHEMA_VERSION
+    commit: str
+    scores: list[float]
+    score: float
+    noise_floor: float
+    feedback: str = ""
+
+
+class SearchSummary(pydantic.BaseModel, extra="forbid"):
+    """Mirrors ``summary.json``."""
+
+    schema_version: int = SCHEMA_VERSION
+    run_dir: Path
+    policy: str
+    agent: str
+    direction: str
+    best_score: float
+    best_commit: str
+    best_round: int | None
+    best_agent: int | None
+    seed_score: float
+    noise_floor: float
+    turns: int
+    planned_turns: int
+    rounds: int
+    agents: int
+    cost_usd: float
+    input_tokens: int
+    output_tokens: int
+    reasoning_tokens: int
+    empty_turns: int
+    failed_turns: int
+    complete: bool
+    stopped: str  # "turns" | "budget"
+
+
+def _check_version(data: dict[str, Any], file: Path) -> None:
+    version = data.get("schema_version", SCHEMA_VERSION)
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise InvalidInput(
+            f"schema_version {version!r} is newer than this tool understands "
+            f"({SCHEMA_VERSION}); upgrade evolving-agent",
+            file=file,
+        )
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON via a temp file + rename, so readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2, ensure_ascii=False, default=str)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class RunDir:
+    """Paths and persistence of one run directory."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    run_json = property(lambda self: self.path / "run.json")
+    seed_json = property(lambda self: self.path / "seed.json")
+    log = property(lambda self: self.path / "log.jsonl")
+    best = property(lambda self: self.path / "best")
+    summary_json = property(lambda self: self.path / "summary.json")
+    agent_state = property(lambda self: self.path / "agent-state")
+
+    def round_dir(self, number: int) -> Path:
+        return self.path / "rounds" / f"r{number:02d}"
+
+    # -- config and seed ---------------------------------------------------------
+
+    def write_config(self, config: SearchConfig) -> None:
+        data = {"schema_version": SCHEMA_VERSION, **config.model_dump(mode="json")}
+        write_json_atomic(self.run_json, data)
+
+    def read_config(self) -> SearchConfig:
+        if not self.run_json.is_file():
+            raise NotFound(f"not a search run directory (no run.json): {self.path}")
+        data = self._read_json(self.run_json)
+        data.pop("schema_version", None)
+        try:
+            return SearchConfig.model_validate(data)
+        except pydantic.ValidationError as exc:
+            raise InvalidInput(_one_line(exc), file=self.run_json) from None
+
+    def write_seed(self, seed: SeedInfo) -> None:
+        write_json_atomic(self.seed_json, seed.model_dump(mode="json"))
+
+    def read_seed(self) -> SeedInfo | None:
+        if not self.seed_json.is_file():
+            return None
+        try:
+            return SeedInfo.model_validate(self._read_json(self.seed_json))
+        except pydantic.ValidationError as exc:
+            raise InvalidInput(_one_line(exc), file=self.seed_json) from None
+
+    def _read_json(self, path: Path) -> dict[str, Any]:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"not JSON: {exc.msg}", file=path, line=exc.lineno) from None
+        if not isinstance(data, dict):
+            raise InvalidInput("expected a JSON object", file=path)
+        _check_version(data, path)
+        return data
+
+    # -- the log -----------------------------------------------------------------
+
+    def append(self, record: TurnRecord) -> None:
+        line = record.model_dump_json() + "\n"
+        with self.log.open("a", encoding="utf-8") as fh:
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def read_log(self, *, repair: bool = False) -> list[TurnRecord]:
+        """All records.  A torn final line is dropped (and cut from the file if ``repair``)."""
+        if not self.log.is_file():
+            return []
+        raw = self.log.read_bytes()
+        records: list[TurnRecord] = []
+        good_end = 0
+        lines = raw.split(b"\n")
+        for number, line in enumerate(lines, start=1):
+            is_last = number == len(lines)
+            if not line.strip():
+                if not is_last:
+                    good_end += len(line) + 1
+                continue
+            try:
+                data = json.loads(line)
+                if not isinstance(data, dict):
+                    raise ValueError("not an object")
+                _check_version(data, self.log)
+                record = TurnRecord.model_validate(data)
+            except (ValueError, pydantic.ValidationError) as exc:
+                if is_last:  # torn write: the turn never finished
+                    break
+                raise InvalidInput(f"bad record: {exc}", file=self.log, line=number) from None
+            if is_last:  # valid JSON but no newline: also torn
+                break
+            records.append(record)
+            good_end += len(line) + 1
+        if repair and good_end < len(raw):
+            with self.log.open("r+b") as fh:
+                fh.truncate(good_end)
+                fh.flush()
+                os.fsync(fh.fileno())
+        return records
+
+    # -- best/ and summary -------------------------------------------------------
+
+    def replace_best(self, files_dir: Path) -> None:
+        """Make ``best/`` hold exactly the files in ``files_dir`` (which is consumed)."""
+        old = self.path / ".best.old"
+        shutil.rmtree(old, ignore_errors=True)
+        if self.best.exists():
+            self.best.rename(old)
+        files_dir.rename(self.best)
+        shutil.rmtree(old, ignore_errors=True)
+
+    def write_summary(self, summary: SearchSummary) -> None:
+        write_json_atomic(self.summary_json, summary.model_dump(mode="json"))
+
+
+def _one_line(exc: pydantic.ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(top)"
+        parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts)
