@@ -9,7 +9,8 @@ Before each turn of each agent, ``decide`` answers:
 * may this agent take a turn now (its quota for the round, the round's budget)?
 * does the round end now, and why (``plateau``, ``shrinking``, ``budget``)?
 * does the agent's session continue, or start fresh?
-* which candidates may it see (round start, own history, peers' best)?
+* which candidates may it see (round start, own history, peers' best)?  A round's
+  first turn sees only the round start, so every agent starts identically.
 
 ``plan_round`` splits what is left of the turn and money budgets evenly over the
 rounds still to come, so a round that ended early hands its turns to the next.
@@ -192,7 +193,13 @@ def decide(
     # Sessions live within a round: the first turn of a round is always a new one.
     session = next((r.session for r in reversed(mine) if r.session), None)
     new_session = not mine or session is None
-    visible = visible_for(state, preset=preset, agent=agent, minimize=minimize)
+    if not mine:
+        # Identical first instructions: a round's first turn sees only its start.
+        visible: tuple[Visible, ...] = (
+            Visible("start", rnd.start_commit, rnd.start_score, rnd.number),
+        )
+    else:
+        visible = visible_for(state, preset=preset, agent=agent, minimize=minimize)
     return Decision(
         run_turn=True,
         new_session=new_session,

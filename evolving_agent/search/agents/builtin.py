@@ -112,13 +112,16 @@ class BuiltinAgent(Agent):
 
 
 def bold_move(genome: Genome, rng: random.Random) -> Genome:
-    """A fresh session's rewrite: new construction and start, new pass counts."""
-    constructions = [c for c in CONSTRUCTIONS if c != "index"]
+    """A fresh session's rewrite: several knobs at once, often a new construction."""
+    others = [c for c in CONSTRUCTIONS if c not in ("index", genome.construction)]
+    construction = genome.construction
+    if construction == "index" or rng.random() < 0.4:
+        construction = rng.choice(others)
     return Genome(
-        construction=rng.choice(constructions),
+        construction=construction,
         start=rng.randrange(200),
-        two_opt=rng.randint(max(1, genome.two_opt), MAX_TWO_OPT),
-        or_opt=rng.randint(0, MAX_OR_OPT),
+        two_opt=rng.randint(max(2, genome.two_opt), MAX_TWO_OPT),
+        or_opt=rng.randint(genome.or_opt, MAX_OR_OPT),
     )
 
 

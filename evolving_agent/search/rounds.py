@@ -1,0 +1,142 @@
+"""Opening, reopening and closing rounds on disk.
+
+A round is ready once ``rounds/rNN/round.json`` exists (written last, after the
+repository and every worktree are in place) and over once ``closed.json`` exists.
+A round directory without ``round.json`` was interrupted while being built and is
+rebuilt from scratch; a ready round that is not closed is reopened by resetting each
+agent's worktree to its last recorded candidate.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from evolving_agent.search.presets import Preset
+from evolving_agent.search.reducer import RoundPlan
+from evolving_agent.search.state import RunDir, TurnRecord, write_json_atomic
+from evolving_agent.search.workspace import (
+    add_worktree,
+    export_commit,
+    init_round_repo,
+    reset_worktree,
+)
+
+
+@dataclass(frozen=True)
+class OpenRound:
+    plan: RoundPlan
+    repo: Path
+    workspaces: tuple[Path, ...]  # index 0 = agent 1
+    forget_reason: str | None  # why the previous round ended (None for round 1)
+
+
+def seed_repo(run: RunDir) -> Path:
+    """Round 1's repository: it holds the seed candidate as its only commit."""
+    return run.round_dir(1) / "repo"
+
+
+def latest_ready(run: RunDir) -> int | None:
+    """The highest round number that was fully set up."""
+    rounds = run.path / "rounds"
+    numbers = [
+        int(p.name[1:])
+        for p in rounds.glob("r[0-9]*")
+        if (p / "round.json").is_file()
+    ] if rounds.is_dir() else []
+    return max(numbers) if numbers else None
+
+
+def closed_reason(run: RunDir, number: int) -> str | None:
+    path = run.round_dir(number) / "closed.json"
+    if not path.is_file():
+        return None
+    return str(json.loads(path.read_text()).get("reason", "rounds"))
+
+
+def close_round(run: RunDir, number: int, reason: str) -> None:
+    write_json_atomic(run.round_dir(number) / "closed.json", {"reason": reason})
+
+
+def open_round(
+    run: RunDir,
+    *,
+    plan: RoundPlan,
+    preset: Preset,
+    agents: int,
+    best_repo: Path,
+    forget_reason: str | None,
+) -> OpenRound:
+    """Build round ``plan.number``: its repository (if fresh) and one worktree per agent."""
+    rdir = run.round_dir(plan.number)
+    if rdir.exists():  # a half-built round from an interrupted run
+        for child in rdir.iterdir():
+            if child.name != "repo" or plan.number > 1:
+                shutil.rmtree(child) if child.is_dir() else child.unlink()
+    rdir.mkdir(parents=True, exist_ok=True)
+    start = plan.start_commit
+    if plan.number == 1:
+        repo = seed_repo(run)
+    elif preset.fresh_repo:
+        # Forgetting: a new repository holding only the best candidate, one commit.
+        repo = rdir / "repo"
+        with tempfile.TemporaryDirectory(prefix="ea-round-") as tmp:
+            files = Path(tmp) / "files"
+            export_commit(best_repo, plan.start_commit, files)
+            start = init_round_repo(
+                repo, files, f"round {plan.number}: start from the best candidate"
+            )
+    else:
+        repo = seed_repo(run)  # fork-and-flush: same repository, history kept
+    plan = RoundPlan(
+        plan.number, start, plan.start_score, plan.quotas, plan.budget_usd, plan.budget_tokens
+    )
+    workspaces = []
+    for agent in range(1, agents + 1):
+        path = rdir / f"agent-{agent}"
+        add_worktree(repo, path, f"r{plan.number:02d}-agent-{agent}", start)
+        workspaces.append(path)
+    write_json_atomic(
+        rdir / "round.json",
+        {
+            "number": plan.number,
+            "repo": str(repo),
+            "start_commit": start,
+            "start_score": plan.start_score,
+            "quotas": list(plan.quotas),
+            "budget_usd": plan.budget_usd,
+            "budget_tokens": plan.budget_tokens,
+            "forget_reason": forget_reason,
+        },
+    )
+    return OpenRound(plan, repo, tuple(workspaces), forget_reason)
+
+
+def reopen_round(run: RunDir, number: int, records: list[TurnRecord]) -> OpenRound:
+    """A ready round after a crash: every worktree back at its last recorded candidate."""
+    rdir = run.round_dir(number)
+    data = json.loads((rdir / "round.json").read_text())
+    plan = RoundPlan(
+        number=number,
+        start_commit=data["start_commit"],
+        start_score=float(data["start_score"]),
+        quotas=tuple(int(q) for q in data["quotas"]),
+        budget_usd=data.get("budget_usd"),
+        budget_tokens=data.get("budget_tokens"),
+    )
+    workspaces = []
+    for agent in range(1, len(plan.quotas) + 1):
+        path = rdir / f"agent-{agent}"
+        mine = [r for r in records if r.round == number and r.agent == agent]
+        last = max(mine, key=lambda r: r.seq).commit if mine else plan.start_commit
+        reset_worktree(path, last)
+        workspaces.append(path)
+    return OpenRound(plan, Path(data["repo"]), tuple(workspaces), data.get("forget_reason"))
+
+
+def round_repo(run: RunDir, number: int) -> Path:
+    data = json.loads((run.round_dir(number) / "round.json").read_text())
+    return Path(data["repo"])
