@@ -1,0 +1,178 @@
+"""The ``search run`` / ``search resume`` commands: SIGKILL and resume, bad input, help."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from test_search_helpers import (
+    PY,
+    REPO,
+    TSP,
+    agent_log,
+    make_candidate,
+    make_task,
+    records,
+    write_agent,
+    write_scorer,
+)
+
+from evolving_agent.cli import cli
+
+
+def _wait_for_records(log: Path, count: int, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 120  # a guard against hanging, not an assertion on speed
+    while time.monotonic() < deadline:
+        if log.exists() and log.read_text().count("\n") >= count:
+            return
+        if proc.poll() is not None:
+            raise AssertionError(f"run ended early: {proc.stderr.read() if proc.stderr else ''}")
+        time.sleep(0.05)
+    raise AssertionError("no progress")
+
+
+def test_sigkill_then_resume_finishes_every_planned_turn_exactly_once(tmp_path: Path) -> None:
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    agent = write_agent(tmp_path, """
+        log(pid=os.getpid())
+        write(value() + 1)
+        time.sleep(0.3)
+    """)
+    out = tmp_path / "run"
+    argv = [
+        PY, "-m", "evolving_agent", "search", "run", "--candidate", "candidate",
+        "--task", "task.md", "--score", write_scorer(tmp_path), "--agent", "command",
+        "--agent-cmd", agent, "--policy", "forget-team", "--agents", "2", "--rounds", "2",
+        "--turns", "10", "--out", str(out), "--quiet",
+    ]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    _wait_for_records(out / "log.jsonl", 3, proc)
+    os.killpg(proc.pid, signal.SIGKILL)  # the harness and its agents die mid-run
+    proc.communicate()
+    before = records(out)
+    assert 3 <= len(before) < 10
+    assert not (out / "summary.json").exists()
+
+    result = CliRunner().invoke(cli, ["search", "resume", str(out), "--json", "--quiet"])
+    assert result.exit_code == 0, result.output
+    rows = records(out)
+    assert len(rows) == 10
+    keys = [(r["round"], r["agent"], r["turn"]) for r in rows]
+    assert len(set(keys)) == 10
+    assert sorted(r["seq"] for r in rows) == list(range(1, 11))
+    assert rows[: len(before)] == before  # nothing recorded before the kill was redone
+    assert sorted((r["agent"], r["turn"]) for r in rows) == \
+        [(a, t) for a in (1, 2) for t in range(1, 6)]
+    summary = json.loads(result.output)
+    assert (summary["turns"], summary["complete"], summary["rounds"]) == (10, True, 2)
+    # The resumed agents continued from the recorded candidates: every turn added one.
+    assert summary["best_score"] == max(r["score"] for r in rows)
+    assert len(agent_log(tmp_path)) >= 10
+
+
+def test_resume_of_a_finished_run_does_nothing_more(tmp_path: Path) -> None:
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    agent = write_agent(tmp_path, "write(value() + 1)\n")
+    runner = CliRunner()
+    args = ["search", "run", "--candidate", str(tmp_path / "candidate"), "--task",
+            str(tmp_path / "task.md"), "--score", write_scorer(tmp_path), "--agent", "command",
+            "--agent-cmd", agent, "--policy", "forget", "--rounds", "2", "--turns", "2",
+            "--out", str(tmp_path / "run"), "--quiet"]
+    first = runner.invoke(cli, args)
+    assert first.exit_code == 0, first.output
+    assert first.output.startswith("best 2 (seed 0, +2) after 2/2 turns, 2 round(s)")
+    again = runner.invoke(cli, ["search", "resume", str(tmp_path / "run"), "--quiet"])
+    assert again.exit_code == 0 and len(records(tmp_path / "run")) == 2
+    rerun = runner.invoke(cli, args)
+    assert rerun.exit_code == 2 and "use `search resume" in rerun.output
+
+
+def _base_args(tmp: Path, **swap: str) -> list[str]:
+    opts = {
+        "--candidate": str(tmp / "candidate"), "--task": str(tmp / "task.md"),
+        "--score": f"{PY} {TSP / 'score.py'}", "--agent": "builtin",
+        "--policy": "forget-team", "--out": str(tmp / "run"),
+    }
+    opts.update(swap)
+    args = ["search", "run", "--minimize"]
+    for key, value in opts.items():
+        args += [key, value]
+    return args
+
+
+@pytest.mark.parametrize(
+    ("swap", "code", "message"),
+    [
+        ({"--candidate": "missing"}, 4, "error: candidate directory not found: missing"),
+        ({"--task": "nope.md"}, 4, "error: task file not found: nope.md"),
+        ({"--score": "echo no number here"}, 4,
+         "error: score command gave no number on the seed candidate "
+         "(last line is not a number: 'no number here'): echo no number here"),
+        ({"--agent": "gpt"}, 2,
+         "error: unknown agent 'gpt'; choose one of: builtin, claude, codex, command"),
+        ({"--policy": "swarm"}, 2, "error: unknown policy 'swarm'; choose one of: single, "
+         "parallel, team, forget, forget-team, fork-and-flush"),
+        ({"--turns": "0"}, 2, "error: --turns must be positive, got 0"),
+        ({"--agents": "-1"}, 2, "error: --agents must be positive, got -1"),
+        ({"--score-repeats": "0"}, 2, "error: --score-repeats must be positive, got 0"),
+        ({"--agents": "3", "--rounds": "2", "--turns": "5"}, 2,
+         "error: --turns 5 is fewer than agents x rounds (6); every agent needs at least "
+         "one turn per round"),
+        ({"--policy": "team", "--forget-on-plateau": "3"}, 2,
+         "error: --forget-on-plateau needs a forgetting policy (forget, forget-team, "
+         "fork-and-flush), not 'team'"),
+        ({"--agent": "command"}, 2, "error: --agent command needs --agent-cmd CMD"),
+    ],
+)
+def test_bad_input_is_one_line_and_starts_no_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, swap: dict[str, str], code: int,
+    message: str,
+) -> None:
+    (tmp_path / "candidate").mkdir()
+    (tmp_path / "candidate" / "solve.py").write_text("print('0 1')\n")
+    make_task(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, _base_args(tmp_path, **swap))
+    assert (result.exit_code, result.output) == (code, message + "\n")
+    assert not (tmp_path / "run").exists()
+
+
+def test_resume_of_something_that_is_not_a_run(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["search", "resume", str(tmp_path)])
+    assert result.exit_code == 4
+    assert result.output == f"error: not a search run directory (no run.json): {tmp_path}\n"
+
+
+@pytest.mark.parametrize("command", ["run", "resume"])
+def test_help(command: str) -> None:
+    result = CliRunner().invoke(cli, ["search", command, "--help"])
+    assert result.exit_code == 0 and "Example" in result.output
+
+
+def test_progress_lines_go_to_stderr(tmp_path: Path) -> None:
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    agent = write_agent(tmp_path, "write(value() + 1)\n")
+    proc = subprocess.run(
+        [PY, "-m", "evolving_agent", "search", "run", "--candidate", "candidate", "--task",
+         "task.md", "--score", write_scorer(tmp_path), "--agent", "command", "--agent-cmd",
+         agent, "--policy", "single", "--turns", "2", "--out", "run"],
+        cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdin=subprocess.DEVNULL, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert lines[-2].startswith("[round 1] turns 2/2  best 2  spend $0.0000 / 0 tok  | agent 1")
+    assert "*improved*" in lines[-2]
+    assert proc.stdout.splitlines()[1] == f"run directory: {tmp_path / 'run'}"
