@@ -57,7 +57,6 @@ from evolving_agent.search.workspace import (
     commit_turn,
     copy_candidate,
     export_commit,
-    head,
     init_round_repo,
     tag_candidate,
 )
@@ -278,14 +277,17 @@ class _Runner:
     def _take_turn(self, agent: int, turn: int, round_turn: int, decision: Decision) -> None:
         rnd = self._round()
         workspace = rnd.workspaces[agent - 1]
-        started = time.perf_counter()
-        base = head(workspace)
+        clock = _Clock()
+        # The worktree is at the agent's last recorded candidate (or the round start):
+        # nothing else moves it within a round, and reopening a round resets it there.
+        last = self._last_record(agent, rnd.plan.number)
+        base = last.commit if last is not None else rnd.plan.start_commit
         session = decision.session_id or str(uuid.uuid4())
         request = TurnRequest(
             workspace=workspace,
             prompt=build_prompt(
                 task=self.task, decision=decision, minimize=self.config.minimize,
-                last=self._last_record(agent, rnd.plan.number),
+                last=last,
             ),
             session_id=session,
             new_session=decision.new_session,
@@ -298,11 +300,13 @@ class _Runner:
             seed=self.config.seed,
             minimize=self.config.minimize,
         )
+        clock.lap("setup")
         result = self.agent.run_turn(request=request)
-        agent_done = time.perf_counter()
+        clock.lap("agent")
         change = commit_turn(
             workspace, base, f"round {rnd.plan.number} agent {agent} turn {turn}"
         )
+        clock.lap("commit")
         with self.lock:
             seen = change.empty and change.commit in self.known
             prior = self.known.get(change.commit)
@@ -310,8 +314,12 @@ class _Runner:
             verdict = Verdict(prior, [prior] if prior is not None else [], "no edit")
         else:
             verdict = self.judge.judge(rnd.repo, change.commit)
-        judged = time.perf_counter()
-        tag_candidate(workspace, f"cand/r{rnd.plan.number:02d}-a{agent}-t{turn:03d}", change.commit)
+        clock.lap("judge")
+        clock.laps["export"], clock.laps["score"] = verdict.export_s, verdict.score_s
+        if not change.empty:
+            name = f"cand/r{rnd.plan.number:02d}-a{agent}-t{turn:03d}"
+            tag_candidate(workspace, name, change.commit)
+        clock.lap("tag")
         with self.lock:
             improved = verdict.score is not None and better(
                 verdict.score, self.best_score, minimize=self.config.minimize,
@@ -337,9 +345,10 @@ class _Runner:
                 output_tokens=result.output_tokens,
                 reasoning_tokens=result.reasoning_tokens,
                 cost_usd=result.cost_usd,
-                wall_s=round(time.perf_counter() - started, 4),
-                agent_s=round(agent_done - started, 4),
-                judge_s=round(judged - agent_done, 4),
+                wall_s=clock.total(),
+                agent_s=clock.laps["agent"],
+                judge_s=clock.laps["judge"],
+                timing=clock.rounded(),
                 ts=now_iso(),
                 improved=improved,
                 forget=rnd.forget_reason if first_in_round else None,
@@ -418,3 +427,21 @@ class _Runner:
             stopped="turns" if len(self.records) >= self.planned else self.stopped,
         )
 
+
+class _Clock:
+    """Lap times of one turn, for the record (and the overhead benchmark)."""
+
+    def __init__(self) -> None:
+        self.start = self.last = time.perf_counter()
+        self.laps: dict[str, float] = {}
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps[name] = now - self.last
+        self.last = now
+
+    def total(self) -> float:
+        return round(time.perf_counter() - self.start, 4)
+
+    def rounded(self) -> dict[str, float]:
+        return {k: round(v, 5) for k, v in self.laps.items()}

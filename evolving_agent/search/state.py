@@ -63,6 +63,8 @@ class TurnRecord(pydantic.BaseModel, extra="forbid"):
     wall_s: float
     agent_s: float = 0.0
     judge_s: float = 0.0
+    # Seconds per phase: setup, agent, commit, judge (= export + score), tag.
+    timing: dict[str, float] = {}
     ts: str
     improved: bool = False
     # On the first record of a round: why the previous round ended

@@ -133,13 +133,11 @@ def commit_turn(path: Path, base: str, message: str) -> TurnCommit:
     """Commit whatever the agent left (respecting .gitignore) and measure the change.
 
     The agent may also have committed on its own; the candidate is HEAD either way.
-    An empty turn is one whose tree equals the base's tree.
+    An empty turn is one whose tree equals the base's tree.  Git calls are the bulk
+    of the harness's per-turn cost, so a turn that changed nothing costs two.
     """
-    _git(path, "add", "-A")
-    status = subprocess.run(
-        ["git", "diff", "--cached", "--quiet"], cwd=path, stdin=subprocess.DEVNULL, check=False
-    )
-    if status.returncode == 1:
+    if _git(path, "status", "--porcelain"):
+        _git(path, "add", "-A")
         _git(path, "commit", "-q", "--no-verify", "-m", message)
     commit = head(path)
     if commit == base:
@@ -150,7 +148,7 @@ def commit_turn(path: Path, base: str, message: str) -> TurnCommit:
         added, deleted, _name = row.split("\t", 2)
         # Binary files show "-": count each as one changed line.
         lines += (int(added) if added != "-" else 1) + (int(deleted) if deleted != "-" else 0)
-    return TurnCommit(commit, lines == 0 and not numstat.strip(), lines)
+    return TurnCommit(commit, not numstat.strip(), lines)
 
 
 def tag_candidate(path: Path, name: str, commit: str) -> None:
