@@ -176,3 +176,22 @@ def test_progress_lines_go_to_stderr(tmp_path: Path) -> None:
     assert lines[-2].startswith("[round 1] turns 2/2  best 2  spend $0.0000 / 0 tok  | agent 1")
     assert "*improved*" in lines[-2]
     assert proc.stdout.splitlines()[1] == f"run directory: {tmp_path / 'run'}"
+
+
+def test_a_log_from_a_newer_version_is_refused(tmp_path: Path) -> None:
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    agent = write_agent(tmp_path, "write(value() + 1)\n")
+    args = ["search", "run", "--candidate", str(tmp_path / "candidate"), "--task",
+            str(tmp_path / "task.md"), "--score", write_scorer(tmp_path), "--agent", "command",
+            "--agent-cmd", agent, "--policy", "single", "--turns", "2", "--out",
+            str(tmp_path / "run"), "--quiet"]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    log = tmp_path / "run" / "log.jsonl"
+    rows = log.read_text().splitlines()
+    newer = json.loads(rows[0]) | {"schema_version": 99}
+    log.write_text("\n".join([json.dumps(newer), *rows[1:]]) + "\n")
+    result = CliRunner().invoke(cli, ["search", "resume", str(tmp_path / "run")])
+    assert result.exit_code == 4
+    assert result.output == (f"error: {log}: schema_version 99 is newer than this tool "
+                             "understands (1); upgrade evolving-agent\n")

@@ -159,3 +159,12 @@ def test_better_needs_to_beat_the_noise_floor() -> None:
     assert better(11.0, 10.0, minimize=False, floor=0.8)
     assert better(9.0, 10.0, minimize=True, floor=0.8)
     assert not better(10.0, 10.0, minimize=True)
+
+
+def test_token_budget_ends_the_round() -> None:
+    rs = [rec(1, input_tokens=600, output_tokens=100), rec(2, agent=2, input_tokens=300)]
+    d = decide(state(rs, budget_tokens=1000), preset=PRESETS["forget-team"], agent=1,
+               minimize=False)
+    assert (d.run_turn, d.end_round) == (False, "budget")
+    assert decide(state(rs, budget_tokens=1001), preset=PRESETS["forget-team"], agent=1,
+                  minimize=False).run_turn

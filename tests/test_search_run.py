@@ -222,3 +222,19 @@ def test_agent_timeout_is_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
     rows = records(tmp_path / "run")
     assert "timed out" in rows[0]["error"] and rows[1]["error"] is None
     assert rows[1]["score"] == 2.0  # the edit made before the timeout was still judged
+
+
+def test_runs_without_any_git_identity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
+                "GIT_COMMITTER_EMAIL", "EMAIL"):
+        monkeypatch.delenv(var, raising=False)
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    agent = write_agent(tmp_path, "write(value() + 1)\n")
+    summary = run_search(config(tmp_path, score_cmd=write_scorer(tmp_path), agent_cmd=agent,
+                                policy="forget", rounds=2, turns=2))
+    assert summary.best_score == 2.0
+    author = subprocess.run(["git", "log", "-1", "--format=%an <%ae>"],
+                            cwd=tmp_path / "run" / "rounds" / "r02" / "agent-1",
+                            capture_output=True, text=True, check=True).stdout.strip()
+    assert author == "evolving-agent <evolving-agent@localhost>"

@@ -77,7 +77,8 @@ def _token_prices(value: str | None) -> dict[str, float] | None:
 @click.option("--agent-args", default=None, help="Extra arguments for the agent command.")
 @click.option("--policy", default="forget-team", show_default=True,
               help="single | parallel | team | forget | forget-team | fork-and-flush.")
-@click.option("--agents", default=1, show_default=True, type=int, help="Agents per round.")
+@click.option("--agents", default=1, show_default=True, type=int,
+              help="Agents per round (single and forget always run one).")
 @click.option("--rounds", default=1, show_default=True, type=int,
               help="Fixed rounds (forgetting policies only).")
 @click.option("--turns", default=12, show_default=True, type=int,

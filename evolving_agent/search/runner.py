@@ -212,8 +212,15 @@ class _Runner:
             self._emit("round", rnd.plan.number, message=f"round {rnd.plan.number} starts")
             with ThreadPoolExecutor(max_workers=self.agents) as pool:
                 futures = [pool.submit(self._agent_loop, a) for a in range(1, self.agents + 1)]
-                for future in futures:
-                    future.result()
+                try:
+                    for future in futures:
+                        future.result()
+                except BaseException:
+                    # Ctrl-C or a harness error: let the turns in flight finish and be
+                    # recorded, start no new one, leave the round open for resume.
+                    with self.lock:
+                        self.closing = "interrupted"
+                    raise
             reason = self.closing or "rounds"
             close_round(self.run_dir, rnd.plan.number, reason)
             if not self.preset.forgets:

@@ -41,16 +41,17 @@ def _git(cwd: Path, *args: str) -> str:
 
 
 def ensure_identity(repo_dir: Path) -> None:
-    """Give the repository a local author if git has none configured anywhere."""
-    repo = git.Repo(str(repo_dir))
-    with repo.config_reader() as reader:
-        has_name = reader.has_option("user", "name")
-        has_email = reader.has_option("user", "email")
-    if not (has_name and has_email):
-        with repo.config_writer("repository") as writer:
-            writer.set_value("user", "name", IDENTITY[0])
-            writer.set_value("user", "email", IDENTITY[1])
-    repo.close()
+    """Give the repository a local author if git has none configured anywhere.
+
+    Asks git itself (GitPython's config reader ignores ``GIT_CONFIG_GLOBAL``).
+    """
+    for key, value in zip(("user.name", "user.email"), IDENTITY, strict=True):
+        found = subprocess.run(
+            ["git", "config", "--get", key], cwd=repo_dir, capture_output=True,
+            stdin=subprocess.DEVNULL, check=False,
+        )
+        if found.returncode != 0 or not found.stdout.strip():
+            _git(repo_dir, "config", key, value)
 
 
 def copy_candidate(candidate: Path, dest: Path) -> None:
