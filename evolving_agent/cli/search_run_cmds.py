@@ -8,14 +8,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from evolving_agent.cli._common import echo_json
 from evolving_agent.errors import UsageError
-from evolving_agent.search.config import SearchConfig
-from evolving_agent.search.runner import ProgressEvent, resume_search, run_search
-from evolving_agent.search.state import SearchSummary
+
+if TYPE_CHECKING:
+    from evolving_agent.search.runner import ProgressEvent
+    from evolving_agent.search.state import SearchSummary
+
+# The search core (GitPython, pydantic models) is imported inside the commands:
+# every CLI start pays for module imports, and most commands never search.
 
 
 def _progress(event: ProgressEvent) -> None:
@@ -74,7 +79,9 @@ def _token_prices(value: str | None) -> dict[str, float] | None:
               help="claude | codex | command | builtin.")
 @click.option("--agent-cmd", default=None, help="Command for --agent command (or the "
               "claude/codex executable).")
-@click.option("--agent-args", default=None, help="Extra arguments for the agent command.")
+@click.option("--agent-args", default=None,
+              help="Extra arguments for the agent, e.g. \"--permission-mode acceptEdits\" "
+                   "for claude or \"--full-auto\" for codex.")
 @click.option("--policy", default="forget-team", show_default=True,
               help="single | parallel | team | forget | forget-team | fork-and-flush.")
 @click.option("--agents", default=1, show_default=True, type=int,
@@ -118,6 +125,9 @@ def run_cmd(
         --task examples/tsp/task.md --score "python examples/tsp/score.py" \\
         --minimize --agent builtin --policy forget-team --agents 2 --rounds 3 --turns 12
     """
+    from evolving_agent.search.config import SearchConfig
+    from evolving_agent.search.runner import run_search
+
     config = SearchConfig(
         candidate=candidate, task=task, score_cmd=score_cmd, minimize=minimize, agent=agent,
         agent_cmd=agent_cmd, agent_args=agent_args, policy=policy, agents=agents,
@@ -141,6 +151,8 @@ def resume_cmd(run_dir: Path, as_json: bool, quiet: bool) -> None:
     Example:
       evolving-agent search resume runs/search-20260101-120000-forget-team
     """
+    from evolving_agent.search.runner import resume_search
+
     summary = resume_search(run_dir, progress=None if quiet else _progress)
     _print(summary, as_json)
 
