@@ -195,7 +195,6 @@ class _Runner:
             self.known[record.commit] = record.score
         self.closing: str | None = None
         self.round: OpenRound | None = None
-        self.stopped = "turns"
 
     # -- the loop ----------------------------------------------------------------
 
@@ -245,8 +244,6 @@ class _Runner:
             budget_tokens=self.config.budget_tokens,
         )
         if plan is None:
-            if len(self.records) < self.planned:
-                self.stopped = "budget"
             return None
         reason = closed_reason(self.run_dir, closed_reason_of) if closed_reason_of else None
         rnd = open_round(
@@ -430,8 +427,8 @@ class _Runner:
             reasoning_tokens=sum(r.reasoning_tokens or 0 for r in self.records),
             empty_turns=sum(1 for r in self.records if r.empty),
             failed_turns=sum(1 for r in self.records if r.score is None),
-            complete=len(self.records) >= self.planned or self.stopped == "budget",
-            stopped="turns" if len(self.records) >= self.planned else self.stopped,
+            complete=True,  # written only once the loop has run out of turns or money
+            stopped="turns" if len(self.records) >= self.planned else "budget",
         )
 
 

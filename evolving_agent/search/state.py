@@ -111,8 +111,8 @@ class SearchSummary(pydantic.BaseModel, extra="forbid"):
     reasoning_tokens: int
     empty_turns: int
     failed_turns: int
-    complete: bool
-    stopped: str  # "turns" | "budget"
+    complete: bool  # the run ended by plan (summary.json is written only then)
+    stopped: str  # "turns" (every planned turn ran) | "budget" (money ran out first)
 
 
 def _check_version(data: dict[str, Any], file: Path) -> None:
