@@ -43,8 +43,14 @@ def bench(name: str, agent_cmd: str, turns: int, tmp: Path) -> None:
     started = time.perf_counter()
     summary = run_search(
         SearchConfig(
-            candidate=cand, task=task, score_cmd="echo 1", agent="command",
-            agent_cmd=agent_cmd, policy="single", turns=turns, out=tmp / name / "run",
+            candidate=cand,
+            task=task,
+            score_cmd="echo 1",
+            agent="command",
+            agent_cmd=agent_cmd,
+            policy="single",
+            turns=turns,
+            out=tmp / name / "run",
             workdir=tmp / name,
         ),
         progress=progress,
@@ -62,9 +68,11 @@ def bench(name: str, agent_cmd: str, turns: int, tmp: Path) -> None:
     score = mean_ms("score")
     judge_rest = mean_ms("judge") - export - score
     book = loop_ms - agent - git - export - score - judge_rest
-    print(f"{name}: {loop_ms:.1f} ms per turn over {len(rows)} turns "
-          f"(seed scoring + round 1 setup {(marks['round'] - started) * 1000:.0f} ms, "
-          f"summary {(ended - marks['done']) * 1000:.0f} ms)")
+    print(
+        f"{name}: {loop_ms:.1f} ms per turn over {len(rows)} turns "
+        f"(seed scoring + round 1 setup {(marks['round'] - started) * 1000:.0f} ms, "
+        f"summary {(ended - marks['done']) * 1000:.0f} ms)"
+    )
     for label, value in (
         ("agent subprocess", agent),
         ("git: status, add, commit, rev-parse, diff, tag", git),

@@ -44,7 +44,9 @@ def bump():
 args = sys.argv[1:]
 """
 
-FAKE_CLAUDE = COMMON + """
+FAKE_CLAUDE = (
+    COMMON
+    + """
 prompt = args[args.index("-p") + 1]
 assert args[args.index("--output-format") + 1] == "json"
 if "--session-id" in args:
@@ -61,8 +63,11 @@ print(json.dumps({
               "cache_read_input_tokens": 50, "output_tokens": 20},
 }))
 """
+)
 
-FAKE_CODEX = COMMON + """
+FAKE_CODEX = (
+    COMMON
+    + """
 assert args[0] == "exec" and "--json" in args
 if args[1] == "resume":
     thread = args[-2]
@@ -80,6 +85,7 @@ for event in (
 ):
     print(json.dumps(event))
 """
+)
 
 
 @pytest.fixture()
@@ -114,19 +120,36 @@ def test_backend_contract(name: str, tmp_path: Path, fakes: Path) -> None:
         target = "value.txt"
     workspace = tmp_path / "ws"
     init_round_repo(workspace, src, "seed")
-    command = write_agent(tmp_path, INCREMENT + """
+    command = (
+        write_agent(
+            tmp_path,
+            INCREMENT
+            + """
 closed = os.path.samestat(os.fstat(0), os.stat(os.devnull))
 with pathlib.Path(os.environ["FAKE_AGENT_LOG"]).open("a") as fh:
     fh.write(json.dumps({"stdin_closed": closed}) + "\\n")
 print(json.dumps({"session_id": os.environ["EA_SESSION_ID"], "input_tokens": 3}))
-""") if name == "command" else None
+""",
+        )
+        if name == "command"
+        else None
+    )
     agent = make_agent(name, command=command)
     before = (workspace / target).read_text()
 
     def request(session: str, new: bool, turn: int) -> TurnRequest:
-        return TurnRequest(workspace=workspace, prompt="Improve it.", session_id=session,
-                           new_session=new, round=1, agent=1, turn=turn, timeout=30,
-                           state_dir=tmp_path / "state", minimize=True)
+        return TurnRequest(
+            workspace=workspace,
+            prompt="Improve it.",
+            session_id=session,
+            new_session=new,
+            round=1,
+            agent=1,
+            turn=turn,
+            timeout=30,
+            state_dir=tmp_path / "state",
+            minimize=True,
+        )
 
     first = agent.run_turn(request=request("11111111-1111-4111-8111-111111111111", True, 1))
     assert first.error is None and first.session_id
@@ -146,8 +169,16 @@ def test_unknown_agent_lists_the_valid_ones() -> None:
 def test_claude_run_records_sessions_cost_and_tokens(tmp_path: Path, fakes: Path) -> None:
     make_candidate(tmp_path)
     make_task(tmp_path)
-    run_search(config(tmp_path, score_cmd=write_scorer(tmp_path), agent="claude",
-                      policy="forget", rounds=2, turns=4))
+    run_search(
+        config(
+            tmp_path,
+            score_cmd=write_scorer(tmp_path),
+            agent="claude",
+            policy="forget",
+            rounds=2,
+            turns=4,
+        )
+    )
     rows = sorted(records(tmp_path / "run"), key=lambda r: r["seq"])
     calls = _log(fakes)
     flags = [next(a for a in c["argv"] if a in ("--session-id", "--resume")) for c in calls]
@@ -155,17 +186,30 @@ def test_claude_run_records_sessions_cost_and_tokens(tmp_path: Path, fakes: Path
     assert rows[0]["session"] == rows[1]["session"] != rows[2]["session"] == rows[3]["session"]
     resumed = calls[1]["argv"]
     assert resumed[resumed.index("--resume") + 1] == rows[0]["session"]
-    assert all(r["cost_usd"] == 0.0123 and r["input_tokens"] == 160 and r["output_tokens"] == 20
-               and r["reasoning_tokens"] is None for r in rows)
+    assert all(
+        r["cost_usd"] == 0.0123
+        and r["input_tokens"] == 160
+        and r["output_tokens"] == 20
+        and r["reasoning_tokens"] is None
+        for r in rows
+    )
     assert [r["score"] for r in rows] == [1.0, 2.0, 3.0, 4.0]
 
 
 def test_codex_run_reads_thread_ids_and_prices_tokens(tmp_path: Path, fakes: Path) -> None:
     make_candidate(tmp_path)
     make_task(tmp_path)
-    run_search(config(tmp_path, score_cmd=write_scorer(tmp_path), agent="codex",
-                      policy="forget", rounds=2, turns=4,
-                      token_prices={"input": 2.0, "cached_input": 0.5, "output": 10.0}))
+    run_search(
+        config(
+            tmp_path,
+            score_cmd=write_scorer(tmp_path),
+            agent="codex",
+            policy="forget",
+            rounds=2,
+            turns=4,
+            token_prices={"input": 2.0, "cached_input": 0.5, "output": 10.0},
+        )
+    )
     rows = sorted(records(tmp_path / "run"), key=lambda r: r["seq"])
     assert all(str(r["session"]).startswith("thread-") for r in rows)
     assert rows[0]["session"] == rows[1]["session"] != rows[2]["session"]
@@ -174,5 +218,8 @@ def test_codex_run_reads_thread_ids_and_prices_tokens(tmp_path: Path, fakes: Pat
     assert calls[1]["argv"][-2] == rows[0]["session"]
     # (600 uncached * 2.0 + 400 cached * 0.5 + 200 out * 10.0) per million tokens.
     assert rows[0]["cost_usd"] == pytest.approx(0.0034)
-    assert (rows[0]["input_tokens"], rows[0]["output_tokens"], rows[0]["reasoning_tokens"]) \
-        == (1000, 200, 50)
+    assert (rows[0]["input_tokens"], rows[0]["output_tokens"], rows[0]["reasoning_tokens"]) == (
+        1000,
+        200,
+        50,
+    )

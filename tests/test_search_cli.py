@@ -40,22 +40,53 @@ def _wait_for_records(log: Path, count: int, proc: subprocess.Popen[bytes]) -> N
 def test_sigkill_then_resume_finishes_every_planned_turn_exactly_once(tmp_path: Path) -> None:
     make_candidate(tmp_path)
     make_task(tmp_path)
-    agent = write_agent(tmp_path, """
+    agent = write_agent(
+        tmp_path,
+        """
         log(pid=os.getpid())
         write(value() + 1)
         time.sleep(0.3)
-    """)
+    """,
+    )
     out = tmp_path / "run"
     argv = [
-        PY, "-m", "evolving_agent", "search", "run", "--candidate", "candidate",
-        "--task", "task.md", "--score", write_scorer(tmp_path), "--agent", "command",
-        "--agent-cmd", agent, "--policy", "forget-team", "--agents", "2", "--rounds", "2",
-        "--turns", "10", "--out", str(out), "--quiet",
+        PY,
+        "-m",
+        "evolving_agent",
+        "search",
+        "run",
+        "--candidate",
+        "candidate",
+        "--task",
+        "task.md",
+        "--score",
+        write_scorer(tmp_path),
+        "--agent",
+        "command",
+        "--agent-cmd",
+        agent,
+        "--policy",
+        "forget-team",
+        "--agents",
+        "2",
+        "--rounds",
+        "2",
+        "--turns",
+        "10",
+        "--out",
+        str(out),
+        "--quiet",
     ]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        argv,
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     _wait_for_records(out / "log.jsonl", 3, proc)
     os.killpg(proc.pid, signal.SIGKILL)  # the harness and its agents die mid-run
     proc.communicate()
@@ -71,8 +102,9 @@ def test_sigkill_then_resume_finishes_every_planned_turn_exactly_once(tmp_path: 
     assert len(set(keys)) == 10
     assert sorted(r["seq"] for r in rows) == list(range(1, 11))
     assert rows[: len(before)] == before  # nothing recorded before the kill was redone
-    assert sorted((r["agent"], r["turn"]) for r in rows) == \
-        [(a, t) for a in (1, 2) for t in range(1, 6)]
+    assert sorted((r["agent"], r["turn"]) for r in rows) == [
+        (a, t) for a in (1, 2) for t in range(1, 6)
+    ]
     summary = json.loads(result.output)
     assert (summary["turns"], summary["complete"], summary["rounds"]) == (10, True, 2)
     # The resumed agents continued from the recorded candidates: every turn added one.
@@ -85,10 +117,29 @@ def test_resume_of_a_finished_run_does_nothing_more(tmp_path: Path) -> None:
     make_task(tmp_path)
     agent = write_agent(tmp_path, "write(value() + 1)\n")
     runner = CliRunner()
-    args = ["search", "run", "--candidate", str(tmp_path / "candidate"), "--task",
-            str(tmp_path / "task.md"), "--score", write_scorer(tmp_path), "--agent", "command",
-            "--agent-cmd", agent, "--policy", "forget", "--rounds", "2", "--turns", "2",
-            "--out", str(tmp_path / "run"), "--quiet"]
+    args = [
+        "search",
+        "run",
+        "--candidate",
+        str(tmp_path / "candidate"),
+        "--task",
+        str(tmp_path / "task.md"),
+        "--score",
+        write_scorer(tmp_path),
+        "--agent",
+        "command",
+        "--agent-cmd",
+        agent,
+        "--policy",
+        "forget",
+        "--rounds",
+        "2",
+        "--turns",
+        "2",
+        "--out",
+        str(tmp_path / "run"),
+        "--quiet",
+    ]
     first = runner.invoke(cli, args)
     assert first.exit_code == 0, first.output
     assert first.output.startswith("best 2 (seed 0, +2) after 2/2 turns, 2 round(s)")
@@ -100,9 +151,12 @@ def test_resume_of_a_finished_run_does_nothing_more(tmp_path: Path) -> None:
 
 def _base_args(tmp: Path, **swap: str) -> list[str]:
     opts = {
-        "--candidate": str(tmp / "candidate"), "--task": str(tmp / "task.md"),
-        "--score": f"{PY} {TSP / 'score.py'}", "--agent": "builtin",
-        "--policy": "forget-team", "--out": str(tmp / "run"),
+        "--candidate": str(tmp / "candidate"),
+        "--task": str(tmp / "task.md"),
+        "--score": f"{PY} {TSP / 'score.py'}",
+        "--agent": "builtin",
+        "--policy": "forget-team",
+        "--out": str(tmp / "run"),
     }
     opts.update(swap)
     args = ["search", "run", "--minimize"]
@@ -116,27 +170,46 @@ def _base_args(tmp: Path, **swap: str) -> list[str]:
     [
         ({"--candidate": "missing"}, 4, "error: candidate directory not found: missing"),
         ({"--task": "nope.md"}, 4, "error: task file not found: nope.md"),
-        ({"--score": "echo no number here"}, 4,
-         "error: score command gave no number on the seed candidate "
-         "(last line is not a number: 'no number here'): echo no number here"),
-        ({"--agent": "gpt"}, 2,
-         "error: unknown agent 'gpt'; choose one of: builtin, claude, codex, command"),
-        ({"--policy": "swarm"}, 2, "error: unknown policy 'swarm'; choose one of: single, "
-         "parallel, team, forget, forget-team, fork-and-flush"),
+        (
+            {"--score": "echo no number here"},
+            4,
+            "error: score command gave no number on the seed candidate "
+            "(last line is not a number: 'no number here'): echo no number here",
+        ),
+        (
+            {"--agent": "gpt"},
+            2,
+            "error: unknown agent 'gpt'; choose one of: builtin, claude, codex, command",
+        ),
+        (
+            {"--policy": "swarm"},
+            2,
+            "error: unknown policy 'swarm'; choose one of: single, "
+            "parallel, team, forget, forget-team, fork-and-flush",
+        ),
         ({"--turns": "0"}, 2, "error: --turns must be positive, got 0"),
         ({"--agents": "-1"}, 2, "error: --agents must be positive, got -1"),
         ({"--score-repeats": "0"}, 2, "error: --score-repeats must be positive, got 0"),
-        ({"--agents": "3", "--rounds": "2", "--turns": "5"}, 2,
-         "error: --turns 5 is fewer than agents x rounds (6); every agent needs at least "
-         "one turn per round"),
-        ({"--policy": "team", "--forget-on-plateau": "3"}, 2,
-         "error: --forget-on-plateau needs a forgetting policy (forget, forget-team, "
-         "fork-and-flush), not 'team'"),
+        (
+            {"--agents": "3", "--rounds": "2", "--turns": "5"},
+            2,
+            "error: --turns 5 is fewer than agents x rounds (6); every agent needs at least "
+            "one turn per round",
+        ),
+        (
+            {"--policy": "team", "--forget-on-plateau": "3"},
+            2,
+            "error: --forget-on-plateau needs a forgetting policy (forget, forget-team, "
+            "fork-and-flush), not 'team'",
+        ),
         ({"--agent": "command"}, 2, "error: --agent command needs --agent-cmd CMD"),
     ],
 )
 def test_bad_input_is_one_line_and_starts_no_work(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, swap: dict[str, str], code: int,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    swap: dict[str, str],
+    code: int,
     message: str,
 ) -> None:
     (tmp_path / "candidate").mkdir()
@@ -165,11 +238,35 @@ def test_progress_lines_go_to_stderr(tmp_path: Path) -> None:
     make_task(tmp_path)
     agent = write_agent(tmp_path, "write(value() + 1)\n")
     proc = subprocess.run(
-        [PY, "-m", "evolving_agent", "search", "run", "--candidate", "candidate", "--task",
-         "task.md", "--score", write_scorer(tmp_path), "--agent", "command", "--agent-cmd",
-         agent, "--policy", "single", "--turns", "2", "--out", "run"],
-        cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
-        stdin=subprocess.DEVNULL, check=False,
+        [
+            PY,
+            "-m",
+            "evolving_agent",
+            "search",
+            "run",
+            "--candidate",
+            "candidate",
+            "--task",
+            "task.md",
+            "--score",
+            write_scorer(tmp_path),
+            "--agent",
+            "command",
+            "--agent-cmd",
+            agent,
+            "--policy",
+            "single",
+            "--turns",
+            "2",
+            "--out",
+            "run",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdin=subprocess.DEVNULL,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.splitlines()
@@ -182,10 +279,27 @@ def test_a_log_from_a_newer_version_is_refused(tmp_path: Path) -> None:
     make_candidate(tmp_path)
     make_task(tmp_path)
     agent = write_agent(tmp_path, "write(value() + 1)\n")
-    args = ["search", "run", "--candidate", str(tmp_path / "candidate"), "--task",
-            str(tmp_path / "task.md"), "--score", write_scorer(tmp_path), "--agent", "command",
-            "--agent-cmd", agent, "--policy", "single", "--turns", "2", "--out",
-            str(tmp_path / "run"), "--quiet"]
+    args = [
+        "search",
+        "run",
+        "--candidate",
+        str(tmp_path / "candidate"),
+        "--task",
+        str(tmp_path / "task.md"),
+        "--score",
+        write_scorer(tmp_path),
+        "--agent",
+        "command",
+        "--agent-cmd",
+        agent,
+        "--policy",
+        "single",
+        "--turns",
+        "2",
+        "--out",
+        str(tmp_path / "run"),
+        "--quiet",
+    ]
     assert CliRunner().invoke(cli, args).exit_code == 0
     log = tmp_path / "run" / "log.jsonl"
     rows = log.read_text().splitlines()
@@ -193,5 +307,7 @@ def test_a_log_from_a_newer_version_is_refused(tmp_path: Path) -> None:
     log.write_text("\n".join([json.dumps(newer), *rows[1:]]) + "\n")
     result = CliRunner().invoke(cli, ["search", "resume", str(tmp_path / "run")])
     assert result.exit_code == 4
-    assert result.output == (f"error: {log}: schema_version 99 is newer than this tool "
-                             "understands (1); upgrade evolving-agent\n")
+    assert result.output == (
+        f"error: {log}: schema_version 99 is newer than this tool "
+        "understands (1); upgrade evolving-agent\n"
+    )

@@ -36,7 +36,7 @@ def test_the_scorer_sees_only_committed_non_ignored_files(tmp_path: Path) -> Non
     (repo / "stray.log").write_text("ignored")
     (repo / "untracked.txt").write_text("never committed")
     listing = tmp_path / "seen.txt"
-    cmd = f"ls -A \"$EA_CANDIDATE\" > {listing}; cat {{candidate}}/value.txt"
+    cmd = f'ls -A "$EA_CANDIDATE" > {listing}; cat {{candidate}}/value.txt'
     verdict = Judge(cmd, tmp_path, timeout=30).judge(repo, commit)
     assert verdict.score == 3.0
     assert listing.read_text().split() == [".gitignore", "value.txt"]
@@ -80,8 +80,10 @@ def test_repeats_keep_the_median(tmp_path: Path) -> None:
     repo, commit = repo_with(tmp_path, {"value.txt": "3\n"})
     counter = tmp_path / "n"
     counter.write_text("0")
-    cmd = (f"n=$(cat {counter}); echo $((n+1)) > {counter}; "
-           f"case $n in 0) echo 1;; 1) echo 100;; *) echo 7;; esac")
+    cmd = (
+        f"n=$(cat {counter}); echo $((n+1)) > {counter}; "
+        f"case $n in 0) echo 1;; 1) echo 100;; *) echo 7;; esac"
+    )
     verdict = Judge(cmd, tmp_path, timeout=30, repeats=3).judge(repo, commit)
     assert verdict.scores == [1.0, 100.0, 7.0] and verdict.score == 7.0
 
@@ -95,7 +97,9 @@ def test_an_agent_that_edits_the_scorer_or_leaves_ignored_files_gains_nothing(
     (cand / "score.py").write_text("print(1)\n")
     make_task(tmp_path)
     # The trusted scorer would honour an override file -- if it ever saw one.
-    write_scorer(tmp_path, """
+    write_scorer(
+        tmp_path,
+        """
 import os, pathlib
 cand = pathlib.Path(os.environ["EA_CANDIDATE"])
 override = cand / "score_override.txt"
@@ -103,23 +107,33 @@ if override.exists():
     print(override.read_text().strip())
 else:
     print(float((cand / "value.txt").read_text().split()[0]))
-""")
-    cheat = write_agent(tmp_path, """
+""",
+    )
+    cheat = write_agent(
+        tmp_path,
+        """
         pathlib.Path("score.py").write_text("print(1e9)\\n")
         pathlib.Path("score_override.txt").write_text("1e9\\n")
         pathlib.Path("scorer_trusts_me.py").write_text("SCORE = 1e9\\n")
         log(left=sorted(p.name for p in pathlib.Path(".").iterdir()))
-    """)
+    """,
+    )
     # The score command is "python score.py" from the run's workdir: the trusted one.
     (tmp_path / "score.py").write_text((tmp_path / "judge" / "score.py").read_text())
-    summary = run_search(config(tmp_path, score_cmd=f"{PY} score.py", agent_cmd=cheat,
-                                policy="single", turns=2))
+    summary = run_search(
+        config(tmp_path, score_cmd=f"{PY} score.py", agent_cmd=cheat, policy="single", turns=2)
+    )
     rows = records(tmp_path / "run")
     assert [r["score"] for r in rows] == [1.0, 1.0]
     assert not any(r["improved"] for r in rows) and summary.best_score == 1.0
     assert not rows[0]["empty"]  # the edits were real and committed ...
     ws = tmp_path / "run" / "rounds" / "r01" / "agent-1"
     assert (ws / "score_override.txt").exists()  # ... and the ignored file was left behind
-    shown = subprocess.run(["git", "show", "--stat", "--format=", rows[0]["commit"]], cwd=ws,
-                           capture_output=True, text=True, check=True).stdout
+    shown = subprocess.run(
+        ["git", "show", "--stat", "--format=", rows[0]["commit"]],
+        cwd=ws,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "score_override" not in shown and "score.py" in shown

@@ -23,53 +23,97 @@ from test_search_helpers import (
 from evolving_agent.search.runner import ProgressEvent, run_search
 
 CONTRACT_FIELDS = {
-    "round", "agent", "turn", "session", "commit", "score", "feedback", "empty",
-    "lines_changed", "input_tokens", "output_tokens", "reasoning_tokens", "cost_usd",
-    "wall_s", "ts", "improved", "forget",
+    "round",
+    "agent",
+    "turn",
+    "session",
+    "commit",
+    "score",
+    "feedback",
+    "empty",
+    "lines_changed",
+    "input_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+    "cost_usd",
+    "wall_s",
+    "ts",
+    "improved",
+    "forget",
 }
 
 
 def test_forget_team_run_on_the_bundled_example_writes_every_record(tmp_path: Path) -> None:
     events: list[ProgressEvent] = []
     cfg = config(
-        tmp_path, candidate=TSP / "candidate", task=TSP / "task.md",
-        score_cmd=f"{PY} {TSP / 'score.py'}", minimize=True, agent="builtin",
-        policy="forget-team", agents=2, rounds=2, turns=4, seed=1,
+        tmp_path,
+        candidate=TSP / "candidate",
+        task=TSP / "task.md",
+        score_cmd=f"{PY} {TSP / 'score.py'}",
+        minimize=True,
+        agent="builtin",
+        policy="forget-team",
+        agents=2,
+        rounds=2,
+        turns=4,
+        seed=1,
     )
     summary = run_search(cfg, progress=events.append)
 
     rows = records(tmp_path / "run")
     assert len(rows) == 4 and all(CONTRACT_FIELDS <= set(r) for r in rows)
     assert sorted((r["round"], r["agent"]) for r in rows) == [(1, 1), (1, 2), (2, 1), (2, 2)]
-    assert [r["forget"] for r in sorted(rows, key=lambda r: r["seq"]) if r["round"] == 2][0] == \
-        "rounds"
+    assert [r["forget"] for r in sorted(rows, key=lambda r: r["seq"]) if r["round"] == 2][
+        0
+    ] == "rounds"
     # The builtin agent beats the naive index-order tour on its first (bold) turn.
     assert summary.best_score < summary.seed_score * 0.5
     assert any(r["improved"] for r in rows)
     data = json.loads((tmp_path / "run" / "summary.json").read_text())
-    for key in ("best_score", "policy", "turns", "cost_usd", "seed_score", "direction",
-                "rounds", "agents", "noise_floor"):
+    for key in (
+        "best_score",
+        "policy",
+        "turns",
+        "cost_usd",
+        "seed_score",
+        "direction",
+        "rounds",
+        "agents",
+        "noise_floor",
+    ):
         assert key in data
-    assert (data["policy"], data["turns"], data["direction"], data["rounds"], data["agents"]) \
-        == ("forget-team", 4, "minimize", 2, 2)
+    assert (data["policy"], data["turns"], data["direction"], data["rounds"], data["agents"]) == (
+        "forget-team",
+        4,
+        "minimize",
+        2,
+        2,
+    )
     run_json = json.loads((tmp_path / "run" / "run.json").read_text())
     assert run_json["policy"] == "forget-team" and run_json["turns"] == 4
     # best/ holds the best candidate: scoring it again gives the best score.
-    out = subprocess.run([PY, str(TSP / "score.py"), str(tmp_path / "run" / "best")],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [PY, str(TSP / "score.py"), str(tmp_path / "run" / "best")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert float(out.splitlines()[-1]) == pytest.approx(summary.best_score)
     assert [e.kind for e in events][:2] == ["seed", "round"] and events[-1].kind == "done"
     assert events[-1].turns_done == 4 and events[-1].best_score == summary.best_score
 
 
-@pytest.mark.parametrize(("policy", "one_commit"), [("forget-team", True),
-                                                    ("fork-and-flush", False)])
+@pytest.mark.parametrize(
+    ("policy", "one_commit"), [("forget-team", True), ("fork-and-flush", False)]
+)
 def test_round_start_workspace_holds_only_the_best_candidate(
     tmp_path: Path, policy: str, one_commit: bool
 ) -> None:
     (make_candidate(tmp_path) / ".gitignore").write_text("*.tmp\n")
     make_task(tmp_path)
-    agent = write_agent(tmp_path, """
+    agent = write_agent(
+        tmp_path,
+        """
         files = sorted(p.name for p in pathlib.Path(".").iterdir())
         count = subprocess.run(["git", "rev-list", "--count", "HEAD"], capture_output=True,
                                text=True).stdout.strip()
@@ -77,9 +121,19 @@ def test_round_start_workspace_holds_only_the_best_candidate(
         # Leave an ignored file behind: it must not reach the next round.
         pathlib.Path("junk.tmp").write_text("x")
         write(value() + int(os.environ["EA_AGENT"]))
-    """)
-    run_search(config(tmp_path, score_cmd=write_scorer(tmp_path), agent_cmd=agent,
-                      policy=policy, agents=2, rounds=3, turns=6))
+    """,
+    )
+    run_search(
+        config(
+            tmp_path,
+            score_cmd=write_scorer(tmp_path),
+            agent_cmd=agent,
+            policy=policy,
+            agents=2,
+            rounds=3,
+            turns=6,
+        )
+    )
     rows = agent_log(tmp_path)
     starts = [r for r in rows if r["EA_NEW_SESSION"] == "1" and r["EA_ROUND"] != "1"]
     assert len(starts) == 4
@@ -95,14 +149,25 @@ def test_sessions_are_fresh_per_round_and_continue_within(tmp_path: Path) -> Non
     make_candidate(tmp_path)
     make_task(tmp_path)
     agent = write_agent(tmp_path, INCREMENT)
-    run_search(config(tmp_path, score_cmd=write_scorer(tmp_path), agent_cmd=agent,
-                      policy="forget-team", agents=2, rounds=2, turns=12))
+    run_search(
+        config(
+            tmp_path,
+            score_cmd=write_scorer(tmp_path),
+            agent_cmd=agent,
+            policy="forget-team",
+            agents=2,
+            rounds=2,
+            turns=12,
+        )
+    )
     rows = agent_log(tmp_path)
     assert len(rows) == 12
     sessions: dict[tuple[str, str], set[str]] = {}
-    for (rnd, agent_no) in {(r["EA_ROUND"], r["EA_AGENT"]) for r in rows}:
-        mine = sorted((r for r in rows if (r["EA_ROUND"], r["EA_AGENT"]) == (rnd, agent_no)),
-                      key=lambda r: int(r["EA_TURN"]))
+    for rnd, agent_no in {(r["EA_ROUND"], r["EA_AGENT"]) for r in rows}:
+        mine = sorted(
+            (r for r in rows if (r["EA_ROUND"], r["EA_AGENT"]) == (rnd, agent_no)),
+            key=lambda r: int(r["EA_TURN"]),
+        )
         assert [r["EA_NEW_SESSION"] for r in mine] == ["1", "0", "0"]
         sessions[(rnd, agent_no)] = {r["EA_SESSION_ID"] for r in mine}
         assert len(sessions[(rnd, agent_no)]) == 1  # one session through the round
@@ -110,8 +175,9 @@ def test_sessions_are_fresh_per_round_and_continue_within(tmp_path: Path) -> Non
     assert len(set(all_ids)) == 4  # and a different one per agent and round
     # Every agent starts a round with the identical instructions.
     for rnd in ("1", "2"):
-        firsts = {r["EA_PROMPT"] for r in rows if r["EA_ROUND"] == rnd
-                  and r["EA_NEW_SESSION"] == "1"}
+        firsts = {
+            r["EA_PROMPT"] for r in rows if r["EA_ROUND"] == rnd and r["EA_NEW_SESSION"] == "1"
+        }
         assert len(firsts) == 1
     logged = {(r["round"], r["agent"], r["session"]) for r in records(tmp_path / "run")}
     assert logged == {(int(k[0]), int(k[1]), next(iter(v))) for k, v in sessions.items()}
@@ -120,14 +186,25 @@ def test_sessions_are_fresh_per_round_and_continue_within(tmp_path: Path) -> Non
 def test_agents_in_a_round_run_in_parallel(tmp_path: Path) -> None:
     make_candidate(tmp_path)
     make_task(tmp_path)
-    agent = write_agent(tmp_path, """
+    agent = write_agent(
+        tmp_path,
+        """
         start = time.time()
         time.sleep(0.4)
         write(value() + 1)
         log(start=start, end=time.time())
-    """)
-    run_search(config(tmp_path, score_cmd=write_scorer(tmp_path), agent_cmd=agent,
-                      policy="parallel", agents=2, turns=4))
+    """,
+    )
+    run_search(
+        config(
+            tmp_path,
+            score_cmd=write_scorer(tmp_path),
+            agent_cmd=agent,
+            policy="parallel",
+            agents=2,
+            turns=4,
+        )
+    )
     rows = agent_log(tmp_path)
     one = [r for r in rows if r["EA_AGENT"] == "1"]
     two = [r for r in rows if r["EA_AGENT"] == "2"]
@@ -140,15 +217,21 @@ def test_plateau_forget_fires_exactly_when_the_signal_says(tmp_path: Path) -> No
     make_candidate(tmp_path)
     make_task(tmp_path)
     # Values by the agent's turn: improve, improve, then two non-improving turns.
-    agent = write_agent(tmp_path, """
+    agent = write_agent(
+        tmp_path,
+        """
         plan = [5, 7, 6, 6, 8, 9, 9, 3]
         turn = int(os.environ["EA_TURN"])
         log(value=value())
         write(plan[turn - 1], f"turn {turn}")
-    """)
+    """,
+    )
     cmd = write_scorer(tmp_path)
-    run_search(config(tmp_path, score_cmd=cmd, agent_cmd=agent, policy="forget",
-                      turns=8, forget_on_plateau=2))
+    run_search(
+        config(
+            tmp_path, score_cmd=cmd, agent_cmd=agent, policy="forget", turns=8, forget_on_plateau=2
+        )
+    )
     rows = sorted(records(tmp_path / "run"), key=lambda r: r["seq"])
     assert [r["round"] for r in rows] == [1, 1, 1, 1, 2, 2, 2, 2]
     assert [r["forget"] for r in rows] == [None, None, None, None, "plateau", None, None, None]
@@ -160,8 +243,7 @@ def test_plateau_forget_fires_exactly_when_the_signal_says(tmp_path: Path) -> No
     (tmp_path / "b").mkdir()
     make_candidate(tmp_path / "b")
     make_task(tmp_path / "b")
-    run_search(config(tmp_path / "b", score_cmd=cmd, agent_cmd=agent, policy="forget",
-                      turns=8))
+    run_search(config(tmp_path / "b", score_cmd=cmd, agent_cmd=agent, policy="forget", turns=8))
     assert {r["round"] for r in records(tmp_path / "b" / "run")} == {1}
 
 
@@ -169,7 +251,9 @@ def test_within_noise_improvement_does_not_replace_the_best(tmp_path: Path) -> N
     make_candidate(tmp_path, "10")
     make_task(tmp_path)
     counter = tmp_path / "calls"
-    scorer = write_scorer(tmp_path, f"""
+    scorer = write_scorer(
+        tmp_path,
+        f"""
 import os, pathlib
 cand = pathlib.Path(os.environ["EA_CANDIDATE"])
 counter = pathlib.Path({str(counter)!r})
@@ -177,12 +261,19 @@ n = int(counter.read_text()) if counter.exists() else 0
 counter.write_text(str(n + 1))
 noise = [0.0, 0.4, -0.4][n % 3]
 print(float((cand / "value.txt").read_text().split()[0]) + noise)
-""")
-    agent = write_agent(tmp_path, """
+""",
+    )
+    agent = write_agent(
+        tmp_path,
+        """
         write([10.5, 12.0][int(os.environ["EA_TURN"]) - 1])
-    """)
-    summary = run_search(config(tmp_path, score_cmd=scorer, agent_cmd=agent, policy="single",
-                                turns=2, score_repeats=3))
+    """,
+    )
+    summary = run_search(
+        config(
+            tmp_path, score_cmd=scorer, agent_cmd=agent, policy="single", turns=2, score_repeats=3
+        )
+    )
     rows = records(tmp_path / "run")
     assert summary.noise_floor == pytest.approx(0.8)
     assert summary.seed_score == pytest.approx(10.0)
@@ -196,12 +287,24 @@ print(float((cand / "value.txt").read_text().split()[0]) + noise)
 def test_budget_in_dollars_stops_the_run_early(tmp_path: Path) -> None:
     make_candidate(tmp_path)
     make_task(tmp_path)
-    agent = write_agent(tmp_path, """
+    agent = write_agent(
+        tmp_path,
+        """
         write(value() + 1)
         print(json.dumps({"cost_usd": 0.25, "input_tokens": 10, "output_tokens": 5}))
-    """)
-    summary = run_search(config(tmp_path, score_cmd=write_scorer(tmp_path), agent_cmd=agent,
-                                policy="forget", rounds=2, turns=20, budget_usd=1.0))
+    """,
+    )
+    summary = run_search(
+        config(
+            tmp_path,
+            score_cmd=write_scorer(tmp_path),
+            agent_cmd=agent,
+            policy="forget",
+            rounds=2,
+            turns=20,
+            budget_usd=1.0,
+        )
+    )
     rows = records(tmp_path / "run")
     assert len(rows) == 4 and summary.stopped == "budget"
     assert [r["round"] for r in rows] == [1, 1, 2, 2]  # $0.50 per round
@@ -212,29 +315,57 @@ def test_budget_in_dollars_stops_the_run_early(tmp_path: Path) -> None:
 def test_agent_timeout_is_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
     make_candidate(tmp_path)
     make_task(tmp_path)
-    agent = write_agent(tmp_path, """
+    agent = write_agent(
+        tmp_path,
+        """
         write(value() + 1)
         if os.environ["EA_TURN"] == "1":
             time.sleep(30)
-    """)
-    run_search(config(tmp_path, score_cmd=write_scorer(tmp_path), agent_cmd=agent,
-                      policy="single", turns=2, turn_timeout=1))
+    """,
+    )
+    run_search(
+        config(
+            tmp_path,
+            score_cmd=write_scorer(tmp_path),
+            agent_cmd=agent,
+            policy="single",
+            turns=2,
+            turn_timeout=1,
+        )
+    )
     rows = records(tmp_path / "run")
     assert "timed out" in rows[0]["error"] and rows[1]["error"] is None
     assert rows[1]["score"] == 2.0  # the edit made before the timeout was still judged
 
 
 def test_runs_without_any_git_identity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
-                "GIT_COMMITTER_EMAIL", "EMAIL"):
+    for var in (
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_COMMITTER_NAME",
+        "GIT_COMMITTER_EMAIL",
+        "EMAIL",
+    ):
         monkeypatch.delenv(var, raising=False)
     make_candidate(tmp_path)
     make_task(tmp_path)
     agent = write_agent(tmp_path, "write(value() + 1)\n")
-    summary = run_search(config(tmp_path, score_cmd=write_scorer(tmp_path), agent_cmd=agent,
-                                policy="forget", rounds=2, turns=2))
+    summary = run_search(
+        config(
+            tmp_path,
+            score_cmd=write_scorer(tmp_path),
+            agent_cmd=agent,
+            policy="forget",
+            rounds=2,
+            turns=2,
+        )
+    )
     assert summary.best_score == 2.0
-    author = subprocess.run(["git", "log", "-1", "--format=%an <%ae>"],
-                            cwd=tmp_path / "run" / "rounds" / "r02" / "agent-1",
-                            capture_output=True, text=True, check=True).stdout.strip()
+    author = subprocess.run(
+        ["git", "log", "-1", "--format=%an <%ae>"],
+        cwd=tmp_path / "run" / "rounds" / "r02" / "agent-1",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert author == "evolving-agent <evolving-agent@localhost>"

@@ -67,55 +67,130 @@ def _token_prices(value: str | None) -> dict[str, float] | None:
 
 
 @click.command("run")
-@click.option("--candidate", required=True, type=click.Path(path_type=Path),
-              help="Directory holding the seed candidate.")
-@click.option("--task", required=True, type=click.Path(path_type=Path),
-              help="File with the task instructions every agent gets.")
-@click.option("--score", "score_cmd", required=True,
-              help="Score command; run outside the workspace with $EA_CANDIDATE set to a "
-                   "clean export ({candidate} is replaced too); last stdout line = score.")
+@click.option(
+    "--candidate",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Directory holding the seed candidate.",
+)
+@click.option(
+    "--task",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="File with the task instructions every agent gets.",
+)
+@click.option(
+    "--score",
+    "score_cmd",
+    required=True,
+    help="Score command; run outside the workspace with $EA_CANDIDATE set to a "
+    "clean export ({candidate} is replaced too); last stdout line = score.",
+)
 @click.option("--minimize", is_flag=True, help="Lower scores are better.")
-@click.option("--agent", default="builtin", show_default=True,
-              help="claude | codex | command | builtin.")
-@click.option("--agent-cmd", default=None, help="Command for --agent command (or the "
-              "claude/codex executable).")
-@click.option("--agent-args", default=None,
-              help="Extra arguments for the agent, e.g. \"--permission-mode acceptEdits\" "
-                   "for claude or \"--full-auto\" for codex.")
-@click.option("--policy", default="forget-team", show_default=True,
-              help="single | parallel | team | forget | forget-team | fork-and-flush.")
-@click.option("--agents", default=1, show_default=True, type=int,
-              help="Agents per round (single and forget always run one).")
-@click.option("--rounds", default=1, show_default=True, type=int,
-              help="Fixed rounds (forgetting policies only).")
-@click.option("--turns", default=12, show_default=True, type=int,
-              help="Total agent turns for the whole run, split over agents and rounds.")
+@click.option(
+    "--agent", default="builtin", show_default=True, help="claude | codex | command | builtin."
+)
+@click.option(
+    "--agent-cmd",
+    default=None,
+    help="Command for --agent command (or the claude/codex executable).",
+)
+@click.option(
+    "--agent-args",
+    default=None,
+    help='Extra arguments for the agent, e.g. "--permission-mode acceptEdits" '
+    'for claude or "--full-auto" for codex.',
+)
+@click.option(
+    "--policy",
+    default="forget-team",
+    show_default=True,
+    help="single | parallel | team | forget | forget-team | fork-and-flush.",
+)
+@click.option(
+    "--agents",
+    default=1,
+    show_default=True,
+    type=int,
+    help="Agents per round (single and forget always run one).",
+)
+@click.option(
+    "--rounds",
+    default=1,
+    show_default=True,
+    type=int,
+    help="Fixed rounds (forgetting policies only).",
+)
+@click.option(
+    "--turns",
+    default=12,
+    show_default=True,
+    type=int,
+    help="Total agent turns for the whole run, split over agents and rounds.",
+)
 @click.option("--budget-usd", default=None, type=float, help="Dollar cap, split over rounds.")
 @click.option("--budget-tokens", default=None, type=int, help="Token cap, split over rounds.")
-@click.option("--forget-on-plateau", default=None, type=int, metavar="K",
-              help="Also forget after K turns without team improvement, or when edits "
-                   "shrink to empty turns.")
-@click.option("--out", default=None, type=click.Path(path_type=Path),
-              help="Run directory (default: ./runs/search-TIMESTAMP-POLICY).")
+@click.option(
+    "--forget-on-plateau",
+    default=None,
+    type=int,
+    metavar="K",
+    help="Also forget after K turns without team improvement, or when edits shrink to empty turns.",
+)
+@click.option(
+    "--out",
+    default=None,
+    type=click.Path(path_type=Path),
+    help="Run directory (default: ./runs/search-TIMESTAMP-POLICY).",
+)
 @click.option("--score-timeout", default=60.0, show_default=True, type=float)
 @click.option("--turn-timeout", default=600.0, show_default=True, type=float)
-@click.option("--score-repeats", default=1, show_default=True, type=int,
-              help="Score each candidate N times and keep the median; the seed's spread "
-                   "is the noise floor an improvement must beat.")
-@click.option("--seed", default=0, show_default=True, type=int,
-              help="Seeds the builtin agent (EA_SEED for command agents).")
-@click.option("--token-prices", default=None,
-              help="JSON (or JSON file) of USD per million tokens for codex: "
-                   '{"input": 1.25, "cached_input": 0.125, "output": 10}.')
+@click.option(
+    "--score-repeats",
+    default=1,
+    show_default=True,
+    type=int,
+    help="Score each candidate N times and keep the median; the seed's spread "
+    "is the noise floor an improvement must beat.",
+)
+@click.option(
+    "--seed",
+    default=0,
+    show_default=True,
+    type=int,
+    help="Seeds the builtin agent (EA_SEED for command agents).",
+)
+@click.option(
+    "--token-prices",
+    default=None,
+    help="JSON (or JSON file) of USD per million tokens for codex: "
+    '{"input": 1.25, "cached_input": 0.125, "output": 10}.',
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 def run_cmd(
-    candidate: Path, task: Path, score_cmd: str, minimize: bool, agent: str,
-    agent_cmd: str | None, agent_args: str | None, policy: str, agents: int, rounds: int,
-    turns: int, budget_usd: float | None, budget_tokens: int | None,
-    forget_on_plateau: int | None, out: Path | None, score_timeout: float,
-    turn_timeout: float, score_repeats: int, seed: int, token_prices: str | None,
-    as_json: bool, quiet: bool,
+    candidate: Path,
+    task: Path,
+    score_cmd: str,
+    minimize: bool,
+    agent: str,
+    agent_cmd: str | None,
+    agent_args: str | None,
+    policy: str,
+    agents: int,
+    rounds: int,
+    turns: int,
+    budget_usd: float | None,
+    budget_tokens: int | None,
+    forget_on_plateau: int | None,
+    out: Path | None,
+    score_timeout: float,
+    turn_timeout: float,
+    score_repeats: int,
+    seed: int,
+    token_prices: str | None,
+    as_json: bool,
+    quiet: bool,
 ) -> None:
     """Run a scored improvement search with forgetting rounds.
 
@@ -129,11 +204,25 @@ def run_cmd(
     from evolving_agent.search.runner import run_search
 
     config = SearchConfig(
-        candidate=candidate, task=task, score_cmd=score_cmd, minimize=minimize, agent=agent,
-        agent_cmd=agent_cmd, agent_args=agent_args, policy=policy, agents=agents,
-        rounds=rounds, turns=turns, budget_usd=budget_usd, budget_tokens=budget_tokens,
-        forget_on_plateau=forget_on_plateau, out=out, score_timeout=score_timeout,
-        turn_timeout=turn_timeout, score_repeats=score_repeats, seed=seed,
+        candidate=candidate,
+        task=task,
+        score_cmd=score_cmd,
+        minimize=minimize,
+        agent=agent,
+        agent_cmd=agent_cmd,
+        agent_args=agent_args,
+        policy=policy,
+        agents=agents,
+        rounds=rounds,
+        turns=turns,
+        budget_usd=budget_usd,
+        budget_tokens=budget_tokens,
+        forget_on_plateau=forget_on_plateau,
+        out=out,
+        score_timeout=score_timeout,
+        turn_timeout=turn_timeout,
+        score_repeats=score_repeats,
+        seed=seed,
         token_prices=_token_prices(token_prices),
     )
     summary = run_search(config, progress=None if quiet else _progress)

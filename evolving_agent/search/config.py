@@ -74,13 +74,9 @@ def validate_config(config: SearchConfig) -> None:
     Pure checks only (no scoring); the seed is scored later, still before any turn.
     """
     if config.policy not in PRESETS:
-        raise UsageError(
-            f"unknown policy {config.policy!r}; choose one of: {', '.join(PRESETS)}"
-        )
+        raise UsageError(f"unknown policy {config.policy!r}; choose one of: {', '.join(PRESETS)}")
     if config.agent not in AGENT_NAMES:
-        raise UsageError(
-            f"unknown agent {config.agent!r}; choose one of: {', '.join(AGENT_NAMES)}"
-        )
+        raise UsageError(f"unknown agent {config.agent!r}; choose one of: {', '.join(AGENT_NAMES)}")
     if config.agent == "command" and not config.agent_cmd:
         raise UsageError("--agent command needs --agent-cmd CMD")
     positive: dict[str, float | None] = {

@@ -63,11 +63,17 @@ class Judge:
             for _ in range(self.repeats):
                 score, feedback = self.score_once(candidate)
                 if score is None:
-                    return Verdict(None, scores, feedback, exported - started,
-                                   time.perf_counter() - exported)
+                    return Verdict(
+                        None, scores, feedback, exported - started, time.perf_counter() - exported
+                    )
                 scores.append(score)
-            return Verdict(statistics.median(scores), scores, feedback, exported - started,
-                           time.perf_counter() - exported)
+            return Verdict(
+                statistics.median(scores),
+                scores,
+                feedback,
+                exported - started,
+                time.perf_counter() - exported,
+            )
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 

@@ -13,9 +13,7 @@ from evolving_agent.search.reducer import Decision, Visible
 from evolving_agent.search.state import TurnRecord
 
 
-def build_prompt(
-    *, task: str, decision: Decision, minimize: bool, last: TurnRecord | None
-) -> str:
+def build_prompt(*, task: str, decision: Decision, minimize: bool, last: TurnRecord | None) -> str:
     direction = "lower is better" if minimize else "higher is better"
     seen = "\n".join(_line(v) for v in decision.visible)
     candidates = f"Candidates you may inspect with `git show COMMIT` ({direction}):\n{seen}"

@@ -144,9 +144,7 @@ def visible_for(
     ``fork-and-flush`` and the no-forget policies the whole history stays visible.
     """
     rnd = state.round
-    scope = [
-        r for r in state.records if (r.round == rnd.number or not preset.fresh_repo)
-    ]
+    scope = [r for r in state.records if (r.round == rnd.number or not preset.fresh_repo)]
     seen = [Visible("start", rnd.start_commit, rnd.start_score, rnd.number)]
     for r in sorted(scope, key=lambda r: r.seq):
         if r.agent == agent and not r.empty:

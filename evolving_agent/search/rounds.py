@@ -42,11 +42,11 @@ def seed_repo(run: RunDir) -> Path:
 def latest_ready(run: RunDir) -> int | None:
     """The highest round number that was fully set up."""
     rounds = run.path / "rounds"
-    numbers = [
-        int(p.name[1:])
-        for p in rounds.glob("r[0-9]*")
-        if (p / "round.json").is_file()
-    ] if rounds.is_dir() else []
+    numbers = (
+        [int(p.name[1:]) for p in rounds.glob("r[0-9]*") if (p / "round.json").is_file()]
+        if rounds.is_dir()
+        else []
+    )
     return max(numbers) if numbers else None
 
 

@@ -156,7 +156,10 @@ def _score_seed(config: SearchConfig, run: RunDir) -> SeedInfo:
         )
     floor = max(verdict.scores) - min(verdict.scores)
     seed = SeedInfo(
-        commit=commit, scores=verdict.scores, score=verdict.score, noise_floor=floor,
+        commit=commit,
+        scores=verdict.scores,
+        score=verdict.score,
+        noise_floor=floor,
         feedback=verdict.feedback,
     )
     run.write_seed(seed)
@@ -179,7 +182,9 @@ class _Runner:
         self.seed = seed
         self.judge = _judge(config)
         self.agent: Agent = make_agent(
-            config.agent, command=config.agent_cmd, args=config.agent_args,
+            config.agent,
+            command=config.agent_cmd,
+            args=config.agent_args,
             prices=config.token_prices,
         )
         self.task = config.task.read_text(encoding="utf-8")
@@ -247,8 +252,12 @@ class _Runner:
             return None
         reason = closed_reason(self.run_dir, closed_reason_of) if closed_reason_of else None
         rnd = open_round(
-            self.run_dir, plan=plan, preset=self.preset, agents=self.agents,
-            best_repo=self.best_repo, forget_reason=reason,
+            self.run_dir,
+            plan=plan,
+            preset=self.preset,
+            agents=self.agents,
+            best_repo=self.best_repo,
+            forget_reason=reason,
         )
         self.known.setdefault(rnd.plan.start_commit, rnd.plan.start_score)
         return rnd
@@ -261,7 +270,9 @@ class _Runner:
         while True:
             with self.lock:
                 decision = decide(
-                    self._state(), preset=self.preset, agent=agent,
+                    self._state(),
+                    preset=self.preset,
+                    agent=agent,
                     minimize=self.config.minimize,
                     forget_on_plateau=self.config.forget_on_plateau,
                 )
@@ -290,7 +301,9 @@ class _Runner:
         request = TurnRequest(
             workspace=workspace,
             prompt=build_prompt(
-                task=self.task, decision=decision, minimize=self.config.minimize,
+                task=self.task,
+                decision=decision,
+                minimize=self.config.minimize,
                 last=last,
             ),
             session_id=session,
@@ -307,9 +320,7 @@ class _Runner:
         clock.lap("setup")
         result = self.agent.run_turn(request=request)
         clock.lap("agent")
-        change = commit_turn(
-            workspace, base, f"round {rnd.plan.number} agent {agent} turn {turn}"
-        )
+        change = commit_turn(workspace, base, f"round {rnd.plan.number} agent {agent} turn {turn}")
         clock.lap("commit")
         with self.lock:
             seen = change.empty and change.commit in self.known
@@ -326,7 +337,9 @@ class _Runner:
         clock.lap("tag")
         with self.lock:
             improved = verdict.score is not None and better(
-                verdict.score, self.best_score, minimize=self.config.minimize,
+                verdict.score,
+                self.best_score,
+                minimize=self.config.minimize,
                 floor=self.seed.noise_floor,
             )
             first_in_round = not any(r.round == rnd.plan.number for r in self.records)
@@ -365,7 +378,9 @@ class _Runner:
             if improved:
                 assert verdict.score is not None
                 self.best_score, self.best_commit, self.best_repo = (
-                    verdict.score, change.commit, rnd.repo,
+                    verdict.score,
+                    change.commit,
+                    rnd.repo,
                 )
                 self._export_best()
             self._emit("turn", rnd.plan.number, record=record)
@@ -383,8 +398,9 @@ class _Runner:
         export_commit(self.best_repo, self.best_commit, tmp)
         self.run_dir.replace_best(tmp)
 
-    def _emit(self, kind: str, number: int, *, record: TurnRecord | None = None,
-              message: str = "") -> None:
+    def _emit(
+        self, kind: str, number: int, *, record: TurnRecord | None = None, message: str = ""
+    ) -> None:
         if self.progress is None:
             return
         self.progress(

@@ -47,8 +47,11 @@ def ensure_identity(repo_dir: Path) -> None:
     """
     for key, value in zip(("user.name", "user.email"), IDENTITY, strict=True):
         found = subprocess.run(
-            ["git", "config", "--get", key], cwd=repo_dir, capture_output=True,
-            stdin=subprocess.DEVNULL, check=False,
+            ["git", "config", "--get", key],
+            cwd=repo_dir,
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            check=False,
         )
         if found.returncode != 0 or not found.stdout.strip():
             _git(repo_dir, "config", key, value)

@@ -48,7 +48,11 @@ def main() -> int:
     points = cities()
     proc = subprocess.run(
         [sys.executable, "solve.py", str(cities_file(points))],
-        cwd=candidate, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL,
+        cwd=candidate,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        stdin=subprocess.DEVNULL,
     )
     if proc.returncode != 0:
         print(f"solve.py crashed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}")

@@ -40,8 +40,10 @@ class ClaudeAgent(Agent):
         data = _result_object(done.stdout)
         raw_usage = data.get("usage")
         usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
-        inputs = [as_int(usage.get(k)) for k in
-                  ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")]
+        inputs = [
+            as_int(usage.get(k))
+            for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+        ]
         error = failure(done, "claude", request.timeout)
         if error is None and not data:
             error = "claude printed no JSON result"

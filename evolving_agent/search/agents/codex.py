@@ -45,12 +45,23 @@ class CodexAgent(Agent):
         if request.new_session:
             argv = [*self.argv0, "exec", "--json", *self.args, request.prompt]
         else:
-            argv = [*self.argv0, "exec", "resume", "--json", *self.args,
-                    request.session_id, request.prompt]
+            argv = [
+                *self.argv0,
+                "exec",
+                "resume",
+                "--json",
+                *self.args,
+                request.session_id,
+                request.prompt,
+            ]
         done = run_process(argv, cwd=request.workspace, timeout=request.timeout)
         thread_id: str | None = None
-        totals = {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0,
-                  "reasoning_output_tokens": 0}
+        totals = {
+            "input_tokens": 0,
+            "cached_input_tokens": 0,
+            "output_tokens": 0,
+            "reasoning_output_tokens": 0,
+        }
         seen_usage = False
         message = ""
         failed: str | None = None
@@ -70,8 +81,9 @@ class CodexAgent(Agent):
                     message = str(item.get("text", ""))
         error = failure(done, "codex", request.timeout) or failed
         if not seen_usage:
-            return TurnResult(session_id=thread_id or request.session_id, message=message,
-                              error=error)
+            return TurnResult(
+                session_id=thread_id or request.session_id, message=message, error=error
+            )
         uncached = totals["input_tokens"] - totals["cached_input_tokens"]
         cost = (
             uncached * self.prices["input"]

@@ -46,13 +46,13 @@ def distances(pts):
     return [[math.dist(a, b) for b in pts] for a in pts]
 '''
 
-_INDEX = '''
+_INDEX = """
 
 def construct(pts, d, start):
     return list(range(len(pts)))
-'''
+"""
 
-_NEAREST = '''
+_NEAREST = """
 
 def construct(pts, d, start):
     n = len(pts)
@@ -65,9 +65,9 @@ def construct(pts, d, start):
         left.remove(nxt)
         tour.append(nxt)
     return tour
-'''
+"""
 
-_SWEEP = '''
+_SWEEP = """
 
 def construct(pts, d, start):
     n = len(pts)
@@ -76,9 +76,9 @@ def construct(pts, d, start):
     order = sorted(range(n), key=lambda i: math.atan2(pts[i][1] - cy, pts[i][0] - cx))
     k = start % n
     return order[k:] + order[:k]
-'''
+"""
 
-_TWO_OPT = '''
+_TWO_OPT = """
 
 def two_opt_pass(tour, d):
     n = len(tour)
@@ -94,9 +94,9 @@ def two_opt_pass(tour, d):
                 a, b = tour[i], tour[i + 1]
                 dab = d[a][b]
     return improved
-'''
+"""
 
-_OR_OPT = '''
+_OR_OPT = """
 
 def or_opt_pass(tour, d):
     n = len(tour)
@@ -129,9 +129,9 @@ def or_opt_pass(tour, d):
                 tour[:] = rest[: where + 1] + piece + rest[where + 1 :]
                 improved = True
     return improved
-'''
+"""
 
-_MAIN = '''
+_MAIN = """
 
 def main():
     pts = read_cities(sys.argv[1])
@@ -142,7 +142,7 @@ def main():
 
 if __name__ == "__main__":
     main()
-'''
+"""
 
 
 def render(genome: Genome) -> str:
