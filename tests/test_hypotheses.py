@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from evolving_agent.cli import cli
+from evolving_agent.errors import WriteDenied
 from evolving_agent.jobs.hypotheses import (
     REGISTER_FILE,
     Hypothesis,
@@ -19,9 +20,11 @@ from evolving_agent.jobs.hypotheses import (
     hypothesis_id,
     list_hypotheses,
     meets_floor,
+    rebuild_register,
 )
 from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.memory.authority import Writer
+from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 
@@ -166,3 +169,20 @@ def test_show_history_lists_state_changes(root: MemoryRoot) -> None:
     assert history[1].startswith(
         f"  {D0 + timedelta(days=1)} emerging -> live: supported on more than one day"
     )
+
+
+def test_the_session_cannot_add_hypotheses(root: MemoryRoot) -> None:
+    with pytest.raises(WriteDenied):
+        add_hypothesis(root, "I should be bolder", actor="session")
+    kinds = [r.kind for r in EvidenceLog(root).iter_all()]
+    assert kinds == ["write-denied"]  # refused before anything else landed
+    assert list_hypotheses(root) == [] and check_register(root) == []
+
+
+def test_rebuild_register_repairs_the_cache(root: MemoryRoot) -> None:
+    a = add_hypothesis(root, "answers should be short", ts=at(D0, 8))
+    (root.today / REGISTER_FILE).unlink()  # as if a crash hit between record and cache
+    assert check_register(root) == [f"{a.id}: in Evidence but missing from today/{REGISTER_FILE}"]
+    rebuild_register(root)
+    assert check_register(root) == []
+    assert [h.id for h in list_hypotheses(root)] == [a.id]

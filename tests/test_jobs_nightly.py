@@ -250,3 +250,11 @@ def test_run_nightly_as_a_real_subprocess(root: MemoryRoot) -> None:
     assert data["plan"]["carry"]["type"] == "watchpoint"
     bad = subprocess.run([*cmd, "--date", "2026-13-01"], capture_output=True, text=True)
     assert bad.returncode == 2
+
+
+@pytest.mark.parametrize("job", ["nightly", "weekly", "monthly"])
+def test_a_future_date_is_refused(root: MemoryRoot, job: str) -> None:
+    future = date.today() + timedelta(days=1)
+    res = CliRunner().invoke(cli, ["run", job, "--date", future.isoformat()])
+    assert res.exit_code == 4
+    assert res.output == f"error: {future} is in the future (today is {date.today()})\n"

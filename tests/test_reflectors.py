@@ -295,7 +295,10 @@ def test_openai_weekly_wording_is_used(root: MemoryRoot) -> None:
     with FakeOpenAI(["ok"]) as server:
         use_openai(root, server.base_url)
         result = run_weekly(
-            root, D0 + timedelta(days=6), reflector=resolve_reflector(root), now=at(D0, 23)
+            root,
+            D0 + timedelta(days=6),
+            reflector=resolve_reflector(root),
+            now=at(D0 + timedelta(days=7), 4),
         )
     assert [p.diff.text for p in result.plan.proposals] == ["Habit: give one answer, not a menu"]
     assert result.plan.proposals[0].evidence_ids == [

@@ -234,6 +234,13 @@ def check_register(root: MemoryRoot) -> list[str]:
     return problems
 
 
+def rebuild_register(root: MemoryRoot) -> dict[str, Hypothesis]:
+    """Rewrite Today's cache from the fold (the human's repair after a crash or an edit)."""
+    folded = fold_root(root)
+    Writer(root, "human").write("today", REGISTER_FILE, dump_register(folded))
+    return folded
+
+
 # -- the user-facing operations -----------------------------------------------------------
 
 
@@ -247,6 +254,9 @@ def add_hypothesis(
         raise InvalidInput("hypothesis text is empty: state the belief to test")
     hid = hypothesis_id(text)
     writer = Writer(root, actor)
+    if not writer.policy.may_write(actor, "today"):
+        # Refuse before anything lands in Evidence: the record and the cache go together.
+        writer.write("today", REGISTER_FILE, b"")  # raises WriteDenied and records it
     if hid in read_register(ScopedReader(root, "human")):
         raise InvalidInput(f"hypothesis {hid} already exists: {text}")
     from evolving_agent.memory.evidence import now

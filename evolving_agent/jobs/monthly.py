@@ -19,7 +19,14 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from evolving_agent.jobs.runs import append_once, finish, load_marker, new_marker, save_marker
+from evolving_agent.jobs.runs import (
+    append_once,
+    finish,
+    load_marker,
+    new_marker,
+    refuse_future,
+    save_marker,
+)
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.evidence import now as local_now
 from evolving_agent.memory.policy import Policy
@@ -71,6 +78,7 @@ def run_monthly(
     require_root(root)
     when = now or local_now()
     day = day or when.astimezone().date()
+    refuse_future(day, when)
     marker = load_marker(root, "monthly", day)
     if marker is not None and marker.phase == "done":
         return MonthlyResult(

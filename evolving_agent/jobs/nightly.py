@@ -29,7 +29,14 @@ from evolving_agent.jobs.hypotheses import (
     merge_into_register,
     snapshot_data,
 )
-from evolving_agent.jobs.runs import append_once, finish, load_marker, new_marker, save_marker
+from evolving_agent.jobs.runs import (
+    append_once,
+    finish,
+    load_marker,
+    new_marker,
+    refuse_future,
+    save_marker,
+)
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.evidence import now as local_now
 from evolving_agent.memory.root import require_root
@@ -110,6 +117,7 @@ def run_nightly(
     require_root(root)
     when = now or local_now()
     day = day or default_day(when)
+    refuse_future(day, when)
     reader = ScopedReader(root, "nightly", evidence_window=(day, day))
     state_data = reader.read_json("today", NIGHTLY_STATE_FILE)
     last = NightlyState.model_validate(state_data).last_date if state_data else None

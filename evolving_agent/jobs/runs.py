@@ -40,6 +40,13 @@ class RunMarker(BaseModel):
     record_ids: list[str] = Field(default_factory=list)
 
 
+def refuse_future(day: date, now: datetime) -> None:
+    """A job cannot run for a day that has not begun: it would fence off the real run."""
+    today = now.astimezone().date()
+    if day > today:
+        raise InvalidInput(f"{day} is in the future (today is {today})")
+
+
 def marker_path(root: MemoryRoot, job: str, day: date) -> Path:
     return root.state / "runs" / f"{job}-{day.isoformat()}.json"
 

@@ -19,7 +19,14 @@ from typing import Literal
 from pydantic import BaseModel, ValidationError
 
 from evolving_agent.jobs.hypotheses import Hypothesis, meets_floor, snapshot_of
-from evolving_agent.jobs.runs import append_once, finish, load_marker, new_marker, save_marker
+from evolving_agent.jobs.runs import (
+    append_once,
+    finish,
+    load_marker,
+    new_marker,
+    refuse_future,
+    save_marker,
+)
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.evidence import EvidenceRecord
 from evolving_agent.memory.evidence import now as local_now
@@ -94,6 +101,7 @@ def run_weekly(
     require_root(root)
     when = now or local_now()
     week_end = week_end or default_week_end(when)
+    refuse_future(week_end, when)
     marker = load_marker(root, "weekly", week_end)
     if marker is not None and marker.phase == "done":
         return WeeklyResult(
