@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
-from datetime import date
+import signal
+import subprocess
+import sys
+import threading
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -190,3 +194,39 @@ def test_scheduled_nightly_processes_yesterday(root: MemoryRoot) -> None:
     with freeze_time("2026-11-30 03:00:05"):
         JobScheduler([root]).fire(root, "nightly")
     assert job_records(root, "nightly") == [str(date(2026, 11, 29))]
+
+
+def test_schedule_run_process_catches_up_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+    roots = [init_root(tmp_path / "a"), init_root(tmp_path / "b")]
+    two_days_ago = (datetime.now().astimezone() - timedelta(days=2)).isoformat()
+    for r in roots:
+        r.state.mkdir(exist_ok=True)
+        (r.state / "scheduler.json").write_text(
+            json.dumps({"last_run": {j: two_days_ago for j in ("nightly", "weekly", "monthly")}})
+        )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evolving_agent", "schedule", "run", "--roots"]
+        + [",".join(str(r.path) for r in roots)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    watchdog = threading.Timer(60, proc.kill)  # never hang the suite if the line never comes
+    watchdog.start()
+    seen = []
+    for line in proc.stdout:
+        seen.append(line.rstrip("\n"))
+        if line.rstrip().endswith(f"{roots[1].path}: nightly done"):
+            break
+    proc.send_signal(signal.SIGINT)
+    rest, err = proc.communicate(timeout=30)
+    watchdog.cancel()
+    seen += rest.splitlines()
+    assert proc.returncode == 0, err
+    assert "scheduler running (Ctrl-C to stop)" in seen
+    assert seen[-1] == "scheduler stopped"
+    yesterday = str(date.today() - timedelta(days=1))
+    for r in roots:
+        assert len([ln for ln in seen if ln.endswith(f"{r.path}: nightly done")]) == 1
+        assert job_records(r, "nightly") == [yesterday]
