@@ -140,13 +140,16 @@ class JobScheduler:
             error = f"unexpected {type(exc).__name__}: {exc}"
         if error:
             self.log(f"{started:%Y-%m-%d %H:%M} {root.path}: {job} failed: {error}")
-        state = load_state(root) or SchedulerState()
-        state.last_run[job] = started
-        if error:
-            state.last_error[job] = error
-        else:
-            state.last_error.pop(job, None)
-        save_state(root, state)
+        # Jobs of one root may finish at the same time on APScheduler's worker threads.
+        root.lock_dir.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(root.lock_dir / "scheduler-state.lock")):
+            state = load_state(root) or SchedulerState()
+            state.last_run[job] = started
+            if error:
+                state.last_error[job] = error
+            else:
+                state.last_error.pop(job, None)
+            save_state(root, state)
 
     # -- APScheduler ---------------------------------------------------------------------------
 
