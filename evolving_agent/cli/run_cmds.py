@@ -1,9 +1,172 @@
-"""Commands: placeholder until its issue lands."""
+"""Commands: run nightly / weekly / monthly for a date, by hand."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import date, datetime
+from typing import Any
+
 import click
+
+from evolving_agent.cli._common import echo_json, root_from
+from evolving_agent.jobs.monthly import MonthlyResult
+from evolving_agent.jobs.nightly import NightlyResult
+from evolving_agent.jobs.runner import run_job
+from evolving_agent.jobs.settings import REFLECTOR_NAMES
+from evolving_agent.jobs.weekly import WeeklyResult
+
+
+def _options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")(fn)
+    fn = click.option(
+        "--reflector-cmd",
+        default=None,
+        metavar="CMD",
+        help="Command for the 'command' reflector (prompt on stdin, JSON on stdout).",
+    )(fn)
+    fn = click.option(
+        "--reflector",
+        type=click.Choice(REFLECTOR_NAMES),
+        default=None,
+        help="Who writes the words (default: schedule.yaml, else rules).",
+    )(fn)
+    fn = click.option(
+        "--date",
+        "day",
+        type=click.DateTime(["%Y-%m-%d"]),
+        default=None,
+        help="Date to run for (YYYY-MM-DD).",
+    )(fn)
+    return fn
+
+
+def _day(value: datetime | None) -> date | None:
+    return value.date() if value is not None else None
+
+
+def _status(job: str, what: str, result: Any, reflector: str | None = None) -> None:
+    used = f" (reflector: {reflector})" if reflector else ""
+    note = " (nothing changed)" if result.status == "already done" else ""
+    click.echo(f"{job} {what}: {result.status}{note}{used}")
+
+
+@click.group("run")
+def run_group() -> None:
+    """Run a job by hand for a date (idempotent: a second run changes nothing)."""
+
+
+@run_group.command("nightly")
+@_options
+@click.pass_context
+def run_nightly_cmd(
+    ctx: click.Context,
+    day: datetime | None,
+    reflector: str | None,
+    reflector_cmd: str | None,
+    as_json: bool,
+) -> None:
+    """Reflect on one day (default: yesterday): new bias, one typed carry, states.
+
+    \b
+    Example:
+      evolving-agent run nightly --date 2026-11-29
+      evolving-agent run nightly --reflector command --reflector-cmd "claude -p"
+    """
+    result = run_job(
+        root_from(ctx), "nightly", _day(day), reflector=reflector, reflector_cmd=reflector_cmd
+    )
+    assert isinstance(result, NightlyResult)
+    if as_json:
+        echo_json(result.model_dump(mode="json"))
+        return
+    plan = result.plan
+    _status("nightly", plan.day.isoformat(), result, plan.reflector)
+    if plan.fallback:
+        click.echo(f"note: {plan.fallback}")
+    if plan.outcome is not None:
+        o = plan.outcome
+        about = f" on {o.hypothesis}" if o.hypothesis else ""
+        click.echo(f"yesterday's {o.carry_type}{about}: {o.outcome}")
+    for c in plan.changes:
+        h = c.hypothesis
+        click.echo(f"{h.id}: {c.previous} -> {h.state} ({c.reason})")
+    if plan.carry is None or plan.bias is None:
+        click.echo("quiet day: no hypothesis to carry and no friction; bias and carry unchanged")
+        return
+    about = f" on {plan.carry.hypothesis}" if plan.carry.hypothesis else ""
+    click.echo(f"carry: {plan.carry.type}{about}: {plan.carry.text}")
+    click.echo("bias:")
+    for line in plan.bias.splitlines():
+        click.echo(f"  {line}")
+
+
+@run_group.command("weekly")
+@_options
+@click.pass_context
+def run_weekly_cmd(
+    ctx: click.Context,
+    day: datetime | None,
+    reflector: str | None,
+    reflector_cmd: str | None,
+    as_json: bool,
+) -> None:
+    """Propose identity diffs from the week ending on a date (default: yesterday).
+
+    \b
+    Example:
+      evolving-agent run weekly --date 2026-11-29
+    """
+    result = run_job(
+        root_from(ctx), "weekly", _day(day), reflector=reflector, reflector_cmd=reflector_cmd
+    )
+    assert isinstance(result, WeeklyResult)
+    if as_json:
+        echo_json(result.model_dump(mode="json"))
+        return
+    plan = result.plan
+    _status("weekly", f"week ending {plan.week_end}", result, plan.reflector)
+    if plan.fallback:
+        click.echo(f"note: {plan.fallback}")
+    if not plan.proposals:
+        click.echo("no proposals this week")
+    for p in plan.proposals:
+        click.echo(f"{p.id}: {p.diff.op} to {p.diff.section}: {p.diff.text}")
+        click.echo(f"  evidence: {', '.join(p.evidence_ids)}")
+
+
+@run_group.command("monthly")
+@_options
+@click.pass_context
+def run_monthly_cmd(
+    ctx: click.Context,
+    day: datetime | None,
+    reflector: str | None,
+    reflector_cmd: str | None,
+    as_json: bool,
+) -> None:
+    """Queue the previous month's proposals for human review (at most the monthly limit).
+
+    Consolidation is deterministic, so --reflector is accepted but not used.
+
+    \b
+    Example:
+      evolving-agent run monthly --date 2026-12-01
+    """
+    result = run_job(root_from(ctx), "monthly", _day(day))
+    assert isinstance(result, MonthlyResult)
+    if as_json:
+        echo_json(result.model_dump(mode="json"))
+        return
+    plan = result.plan
+    _status("monthly", f"proposals of {plan.month}", result)
+    if not plan.reviews:
+        click.echo(f"nothing queued (limit {plan.limit} per month)")
+    for r in plan.reviews:
+        click.echo(f"{r.id}: {r.diff.op} to {r.diff.section}: {r.diff.text}")
+    if plan.reviews:
+        click.echo("next: evolving-agent review list")
 
 
 def register(group: click.Group) -> None:
     """Add this module's commands to the top-level group."""
+    group.add_command(run_group)

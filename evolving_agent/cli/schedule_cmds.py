@@ -1,9 +1,94 @@
-"""Commands: placeholder until its issue lands."""
+"""Commands: schedule run / show / print-cron, for one or several memory roots."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import click
+
+from evolving_agent.cli._common import echo_json, root_from
+from evolving_agent.jobs.cronprint import print_cron
+from evolving_agent.jobs.scheduler import JobScheduler
+from evolving_agent.paths import MemoryRoot
+
+
+def _roots_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--roots",
+        default=None,
+        metavar="PATH,PATH",
+        help="Serve several memory roots (comma-separated) instead of --root.",
+    )(fn)
+
+
+def _roots(ctx: click.Context, roots: str | None) -> list[MemoryRoot]:
+    if not roots:
+        return [root_from(ctx)]
+    return [MemoryRoot.resolve(p.strip()) for p in roots.split(",") if p.strip()]
+
+
+@click.group("schedule")
+def schedule_group() -> None:
+    """Run the jobs on the cron lines of each root's schedule.yaml."""
+
+
+@schedule_group.command("run")
+@_roots_option
+@click.pass_context
+def schedule_run(ctx: click.Context, roots: str | None) -> None:
+    """Run the scheduler in the foreground; missed runs catch up once (coalesced).
+
+    \b
+    Example:
+      evolving-agent schedule run --roots ~/memory/work,~/memory/home
+    """
+    sched = JobScheduler(_roots(ctx, roots), log=click.echo)
+    for r in sched.next_runs():
+        click.echo(f"{r.root}: {r.job} next at {r.next_run:%Y-%m-%d %H:%M %Z}")
+    click.echo("scheduler running (Ctrl-C to stop)")
+    try:
+        sched.start(blocking=True)
+    except (KeyboardInterrupt, SystemExit):
+        click.echo("scheduler stopped")
+
+
+@schedule_group.command("show")
+@_roots_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def schedule_show(ctx: click.Context, roots: str | None, as_json: bool) -> None:
+    """List each job's cron line, next run time and last run.
+
+    \b
+    Example:
+      evolving-agent schedule show
+    """
+    runs = JobScheduler(_roots(ctx, roots)).next_runs()
+    if as_json:
+        echo_json([r.model_dump(mode="json") for r in runs])
+        return
+    for r in runs:
+        nxt = f"{r.next_run:%Y-%m-%d %H:%M %Z}" if r.next_run else "never"
+        last = f"{r.last_run:%Y-%m-%d %H:%M}" if r.last_run else "never"
+        click.echo(f"{r.root}  {r.job:<8} {r.cron:<16} next {nxt}  last {last}")
+
+
+@schedule_group.command("print-cron")
+@_roots_option
+@click.pass_context
+def schedule_print_cron(ctx: click.Context, roots: str | None) -> None:
+    """Print equivalent crontab lines and systemd timer/service units.
+
+    \b
+    Example:
+      evolving-agent schedule print-cron >> my-crontab.txt
+    """
+    rs = _roots(ctx, roots)
+    JobScheduler(rs)  # validates the roots and their schedule files
+    click.echo(print_cron(rs), nl=False)
 
 
 def register(group: click.Group) -> None:
     """Add this module's commands to the top-level group."""
+    group.add_command(schedule_group)

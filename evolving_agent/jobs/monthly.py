@@ -1,0 +1,168 @@
+"""The monthly job: the previous month's proposals → the human-approval queue.
+
+Reads only the review areas (``proposals``, ``pending``, ``decisions``) through the
+monthly read scope.  The one setting it needs from Canon — ``review.monthly_limit``
+(default 3) — is read by the *runner* before the scoped context is built, because
+the job's own scope does not include Canon.  Proposals with the same diff are merged
+(their evidence ids pooled); the best-supported (most distinct evidence) come first;
+diffs already queued or decided are skipped; at most the limit per month reach
+``reviews/pending/rev-<YYYY-MM>-<n>.json``.  Nothing here can write Canon: the
+``monthly`` writer needs an approved review for that, and this job holds none.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from evolving_agent.jobs.runs import (
+    append_once,
+    finish,
+    load_marker,
+    new_marker,
+    refuse_future,
+    save_marker,
+)
+from evolving_agent.memory.authority import ScopedReader, Writer
+from evolving_agent.memory.evidence import now as local_now
+from evolving_agent.memory.policy import Policy
+from evolving_agent.memory.root import require_root
+from evolving_agent.paths import MemoryRoot
+from evolving_agent.review.models import CanonDiff, Decision, PendingReview, Proposal
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class MonthlyPlan(BaseModel):
+    day: date
+    month: str
+    limit: int
+    reviews: list[PendingReview]
+    skipped: list[str]  # proposal ids left out (already queued / decided / over the limit)
+
+
+class MonthlyResult(BaseModel):
+    status: Literal["done", "already done", "resumed"]
+    plan: MonthlyPlan
+    record_ids: list[str]
+
+
+def previous_month(day: date) -> tuple[date, date]:
+    last = day.replace(day=1) - timedelta(days=1)
+    return last.replace(day=1), last
+
+
+def _key(diff: CanonDiff) -> tuple[str, str, str, str]:
+    norm = " ".join(diff.text.lower().split()).rstrip(".")
+    return (diff.section, diff.op, norm, " ".join((diff.old_text or "").lower().split()))
+
+
+def _load(paths: list[Path], model: type[M]) -> list[M]:
+    out: list[M] = []
+    for path in paths:
+        try:
+            out.append(model.model_validate_json(path.read_bytes()))
+        except ValidationError:
+            continue  # damaged review files are reported by the review commands
+    return out
+
+
+def run_monthly(
+    root: MemoryRoot, day: date | None = None, *, now: datetime | None = None
+) -> MonthlyResult:
+    """Queue the proposals of the month before ``day`` (default: today) for the human."""
+    require_root(root)
+    when = now or local_now()
+    day = day or when.astimezone().date()
+    refuse_future(day, when)
+    marker = load_marker(root, "monthly", day)
+    if marker is not None and marker.phase == "done":
+        return MonthlyResult(
+            status="already done",
+            plan=MonthlyPlan.model_validate(marker.plan),
+            record_ids=marker.record_ids,
+        )
+    if marker is None:
+        limit = Policy.load(root).review.monthly_limit  # the runner reads the Canon setting
+        plan = _plan(ScopedReader(root, "monthly"), day, limit, when)
+        marker = new_marker("monthly", day, when, plan.model_dump(mode="json"))
+        save_marker(root, marker)
+        status: Literal["done", "resumed"] = "done"
+    else:
+        plan = MonthlyPlan.model_validate(marker.plan)
+        status = "resumed"
+    writer = Writer(root, "monthly")
+    for r in plan.reviews:
+        body = json.dumps(r.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+        writer.write("pending", f"{r.id}.json", body)
+    record = {
+        "kind": "job",
+        "text": f"monthly {plan.month}: {len(plan.reviews)} diff(s) queued for review",
+        "data": {
+            "job": "monthly",
+            "date": day.isoformat(),
+            "month": plan.month,
+            "limit": plan.limit,
+            "reviews": [r.id for r in plan.reviews],
+            "skipped": plan.skipped,
+        },
+    }
+    marker = finish(root, marker, append_once(root, writer, marker, [record]))
+    return MonthlyResult(status=status, plan=plan, record_ids=marker.record_ids)
+
+
+def _plan(reader: ScopedReader, day: date, limit: int, when: datetime) -> MonthlyPlan:
+    first, last = previous_month(day)
+    month = first.strftime("%Y-%m")
+    proposals: list[Proposal] = sorted(
+        (
+            p
+            for p in _load(reader.list("proposals", "*.json"), Proposal)
+            if first <= p.week_end <= last
+        ),
+        key=lambda p: (p.week_end, p.id),
+    )
+    pending: list[PendingReview] = _load(reader.list("pending", "*.json"), PendingReview)
+    decisions: list[Decision] = _load(reader.list("decisions", "*.json"), Decision)
+    taken = {_key(r.diff) for r in pending} | {_key(d.diff) for d in decisions if d.diff}
+    queued_hyps = {r.hypothesis for r in pending}
+    groups: dict[tuple[str, str, str, str], list[Proposal]] = {}
+    skipped: list[str] = []
+    for p in proposals:
+        if _key(p.diff) in taken or p.hypothesis in queued_hyps:
+            skipped.append(p.id)
+            continue
+        groups.setdefault(_key(p.diff), []).append(p)
+    ranked = sorted(
+        groups.values(),
+        key=lambda ps: (-len({e for p in ps for e in p.evidence_ids}), ps[0].week_end, ps[0].id),
+    )
+    existing_ids = {r.id for r in pending if r.month == month}
+    room = max(0, limit - len(existing_ids))
+    reviews: list[PendingReview] = []
+    n = len(existing_ids)
+    for ps in ranked:
+        if len(reviews) >= room:
+            skipped.extend(p.id for p in ps)
+            continue
+        n += 1
+        while f"rev-{month}-{n}" in existing_ids:
+            n += 1
+        evidence = list(dict.fromkeys(e for p in ps for e in p.evidence_ids))
+        reviews.append(
+            PendingReview(
+                id=f"rev-{month}-{n}",
+                month=month,
+                diff=ps[0].diff,
+                hypothesis=ps[0].hypothesis,
+                proposals=[p.id for p in ps],
+                evidence_ids=evidence,
+                rationale=ps[0].rationale,
+                created=when,
+            )
+        )
+    return MonthlyPlan(day=day, month=month, limit=limit, reviews=reviews, skipped=skipped)

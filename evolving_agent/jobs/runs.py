@@ -1,0 +1,100 @@
+"""Run markers: what makes every job idempotent for a date and safe after a crash.
+
+A job first *plans* (reads, reflects, decides every byte it will write) and saves the
+plan in ``.ea/runs/<job>-<date>.json`` (private state, like the scheduler's; not a
+layer).  Then it applies the plan — overwrites that are idempotent, and one batch of
+Evidence records appended with the planned timestamp and the run id — and marks the
+run ``done``.  A re-run for the same date finds ``done`` and returns the stored
+outcome; a re-run after a crash finds ``planned`` and applies the same plan again,
+appending the records only if the run's batch is not already in Evidence (the batch
+lands in one write, so it is all there or not at all).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evolving_agent.errors import InvalidInput
+from evolving_agent.memory.atomic import atomic_write
+from evolving_agent.memory.authority import Writer
+from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord
+from evolving_agent.paths import MemoryRoot
+
+
+class RunMarker(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = Field(1, le=1)
+    job: str
+    date: date
+    run_id: str
+    run_ts: datetime
+    phase: Literal["planned", "done"] = "planned"
+    plan: dict[str, Any] = Field(default_factory=dict)
+    record_ids: list[str] = Field(default_factory=list)
+
+
+def refuse_future(day: date, now: datetime) -> None:
+    """A job cannot run for a day that has not begun: it would fence off the real run."""
+    today = now.astimezone().date()
+    if day > today:
+        raise InvalidInput(f"{day} is in the future (today is {today})")
+
+
+def marker_path(root: MemoryRoot, job: str, day: date) -> Path:
+    return root.state / "runs" / f"{job}-{day.isoformat()}.json"
+
+
+def load_marker(root: MemoryRoot, job: str, day: date) -> RunMarker | None:
+    path = marker_path(root, job, day)
+    if not path.exists():
+        return None
+    try:
+        return RunMarker.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        raise InvalidInput(f"damaged run marker ({exc.errors()[0]['msg']})", file=path) from None
+
+
+def save_marker(root: MemoryRoot, marker: RunMarker) -> None:
+    body = json.dumps(marker.model_dump(mode="json"), indent=2, ensure_ascii=False)
+    atomic_write(marker_path(root, marker.job, marker.date), (body + "\n").encode())
+
+
+def new_marker(job: str, day: date, run_ts: datetime, plan: dict[str, Any]) -> RunMarker:
+    return RunMarker(
+        job=job, date=day, run_id=f"{job}-{uuid.uuid4().hex[:12]}", run_ts=run_ts, plan=plan
+    )
+
+
+def append_once(
+    root: MemoryRoot, writer: Writer, marker: RunMarker, records: list[dict[str, Any]]
+) -> list[EvidenceRecord]:
+    """Append the run's records in one batch, unless a previous attempt already did."""
+    run_day = marker.run_ts.astimezone().date()
+    # The runner's own bookkeeping: find this run's batch in the run day's file.
+    already = [r for r in EvidenceLog(root).read_day(run_day) if r.data.get("run") == marker.run_id]
+    if already:
+        return already
+    drafts = [
+        EvidenceDraft(
+            ts=marker.run_ts,
+            kind=r["kind"],
+            actor=writer.actor,
+            text=r.get("text", ""),
+            data={**r.get("data", {}), "run": marker.run_id},
+        )
+        for r in records
+    ]
+    return writer.append_drafts(drafts)
+
+
+def finish(root: MemoryRoot, marker: RunMarker, records: list[EvidenceRecord]) -> RunMarker:
+    done = marker.model_copy(update={"phase": "done", "record_ids": [r.id for r in records]})
+    save_marker(root, done)
+    return done

@@ -1,0 +1,222 @@
+"""The long-running scheduler: APScheduler cron triggers from each root's schedule.yaml.
+
+APScheduler 3.x keeps job state in memory unless given a job store; its persistent
+stores need SQLAlchemy, MongoDB or Redis, none of which we want as a dependency.  So
+the persistent part is ours and small: ``.ea/scheduler.json`` in each root records when
+each job last ran.  On start, for every job whose trigger fired at least once between
+that time and now, the job runs **once** (coalesced: five missed nights give one run,
+for the last complete day), then the cron triggers take over with ``coalesce=True``.
+
+One scheduler serves any number of roots; each root's jobs use that root's time zone.
+A failing job is reported and recorded, never fatal to the scheduler.  A file lock per
+root keeps two schedulers from serving the same root.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from filelock import FileLock, Timeout
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evolving_agent.errors import EvolvingAgentError, InvalidInput, UsageError
+from evolving_agent.jobs.runner import run_job
+from evolving_agent.jobs.settings import JOB_NAMES, load_schedule
+from evolving_agent.memory.atomic import atomic_write
+from evolving_agent.memory.evidence import now as local_now
+from evolving_agent.memory.root import require_root
+from evolving_agent.paths import MemoryRoot
+
+STATE_FILE = "scheduler.json"
+MISFIRE_GRACE = int(timedelta(days=31).total_seconds())
+
+
+class SchedulerState(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = Field(1, le=1)
+    last_run: dict[str, datetime] = Field(default_factory=dict)
+    last_error: dict[str, str] = Field(default_factory=dict)
+
+
+def state_path(root: MemoryRoot) -> Any:
+    return root.state / STATE_FILE
+
+
+def load_state(root: MemoryRoot) -> SchedulerState | None:
+    path = state_path(root)
+    if not path.exists():
+        return None
+    try:
+        return SchedulerState.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        raise InvalidInput(
+            f"damaged scheduler state ({exc.errors()[0]['msg']})", file=path
+        ) from None
+
+
+def save_state(root: MemoryRoot, state: SchedulerState) -> None:
+    body = json.dumps(state.model_dump(mode="json"), indent=2) + "\n"
+    atomic_write(state_path(root), body.encode())
+
+
+class NextRun(BaseModel):
+    root: str
+    job: str
+    cron: str
+    timezone: str
+    next_run: datetime | None
+    last_run: datetime | None
+
+
+def missed(root: MemoryRoot, state: SchedulerState, now: datetime) -> list[str]:
+    """Jobs whose trigger fired at least once after their last run and up to ``now``."""
+    schedule = load_schedule(root)
+    out: list[str] = []
+    for job in JOB_NAMES:
+        last = state.last_run.get(job)
+        if last is None:
+            continue
+        trigger = schedule.trigger(job)
+        nxt = trigger.get_next_fire_time(None, last + timedelta(microseconds=1))
+        if nxt is not None and nxt <= now:
+            out.append(job)
+    return out
+
+
+Runner = Callable[..., Any]
+Log = Callable[[str], None]
+
+
+@dataclass
+class JobScheduler:
+    """Runs the jobs of several roots; catches up once after downtime."""
+
+    roots: list[MemoryRoot]
+    runner: Runner = run_job
+    log: Log = lambda _msg: None  # noqa: E731 - a silent default
+    clock: Callable[[], datetime] = local_now
+    _locks: list[FileLock] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.roots:
+            raise UsageError("no memory root to schedule")
+        for root in self.roots:
+            require_root(root)
+            load_schedule(root)  # a malformed schedule fails now, naming file and line
+
+    # -- catch-up and firing --------------------------------------------------------------
+
+    def catch_up(self) -> list[tuple[MemoryRoot, str]]:
+        """Run each job that missed at least one fire time, once.  Returns what ran."""
+        now = self.clock()
+        ran = []
+        for root in self.roots:
+            state = load_state(root)
+            if state is None:
+                # First start: nothing was missed; remember now as the baseline.
+                save_state(root, SchedulerState(last_run={j: now for j in JOB_NAMES}))
+                continue
+            for job in missed(root, state, now):
+                self.fire(root, job)
+                ran.append((root, job))
+        return ran
+
+    def fire(self, root: MemoryRoot, job: str) -> None:
+        """Run one job now and record it; errors are reported, not raised."""
+        started = self.clock()
+        error = ""
+        try:
+            result = self.runner(root, job)
+            status = getattr(result, "status", "done")
+            self.log(f"{started:%Y-%m-%d %H:%M} {root.path}: {job} {status}")
+        except EvolvingAgentError as exc:
+            error = str(exc)
+        except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a failing job
+            error = f"unexpected {type(exc).__name__}: {exc}"
+        if error:
+            self.log(f"{started:%Y-%m-%d %H:%M} {root.path}: {job} failed: {error}")
+        # Jobs of one root may finish at the same time on APScheduler's worker threads.
+        root.lock_dir.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(root.lock_dir / "scheduler-state.lock")):
+            state = load_state(root) or SchedulerState()
+            state.last_run[job] = started
+            if error:
+                state.last_error[job] = error
+            else:
+                state.last_error.pop(job, None)
+            save_state(root, state)
+
+    # -- APScheduler ---------------------------------------------------------------------------
+
+    def add_jobs(self, scheduler: Any) -> None:
+        for root in self.roots:
+            schedule = load_schedule(root)
+            for job in JOB_NAMES:
+                scheduler.add_job(
+                    self.fire,
+                    trigger=schedule.trigger(job),
+                    args=(root, job),
+                    id=f"{root.path}:{job}",
+                    name=f"{job} for {root.path}",
+                    coalesce=True,
+                    misfire_grace_time=MISFIRE_GRACE,
+                    max_instances=1,
+                    replace_existing=True,
+                )
+
+    def acquire(self) -> None:
+        for root in self.roots:
+            root.lock_dir.mkdir(parents=True, exist_ok=True)
+            lock = FileLock(str(root.lock_dir / "scheduler.lock"))
+            try:
+                lock.acquire(timeout=0)
+            except Timeout:
+                self.release()
+                raise UsageError(f"another scheduler already serves {root.path}") from None
+            self._locks.append(lock)
+
+    def release(self) -> None:
+        while self._locks:
+            self._locks.pop().release()
+
+    def start(self, *, blocking: bool = True) -> Any:
+        """Catch up, then run the cron triggers.  Non-blocking returns the scheduler."""
+        from apscheduler.schedulers.background import BackgroundScheduler
+        from apscheduler.schedulers.blocking import BlockingScheduler
+
+        self.acquire()
+        try:
+            self.catch_up()
+            scheduler = BlockingScheduler() if blocking else BackgroundScheduler()
+            self.add_jobs(scheduler)
+            scheduler.start()
+        finally:
+            if blocking:
+                self.release()
+        return scheduler
+
+    # -- inspection -------------------------------------------------------------------------------
+
+    def next_runs(self) -> list[NextRun]:
+        now = self.clock()
+        out = []
+        for root in self.roots:
+            schedule = load_schedule(root)
+            state = load_state(root)
+            for job in JOB_NAMES:
+                out.append(
+                    NextRun(
+                        root=str(root.path),
+                        job=job,
+                        cron=getattr(schedule.jobs, job),
+                        timezone=schedule.timezone,
+                        next_run=schedule.trigger(job).get_next_fire_time(None, now),
+                        last_run=state.last_run.get(job) if state else None,
+                    )
+                )
+        return out

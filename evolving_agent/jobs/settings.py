@@ -1,0 +1,95 @@
+"""The root's ``schedule.yaml``: job cron lines, time zone and reflector settings.
+
+One place resolves them, with the precedence flag > file > default.  The file is
+user-editable, so it maps to a pydantic model with ``extra="forbid"``, and errors
+name the file and line.  ``reflector`` may be a bare name (``reflector: rules``) or a
+mapping::
+
+    reflector:
+      name: openai
+      base_url: http://127.0.0.1:11434/v1   # any OpenAI-compatible endpoint
+      model: llama3.1
+      api_key_env: OPENAI_API_KEY           # the *name* of the variable, never the key
+"""
+
+from __future__ import annotations
+
+import zoneinfo
+from datetime import tzinfo
+from typing import Any, Literal
+
+from apscheduler.triggers.cron import CronTrigger
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from tzlocal import get_localzone
+
+from evolving_agent.memory.yamlio import load_model
+from evolving_agent.paths import MemoryRoot
+
+JobName = Literal["nightly", "weekly", "monthly"]
+JOB_NAMES: tuple[JobName, ...] = ("nightly", "weekly", "monthly")
+ReflectorName = Literal["rules", "command", "openai"]
+REFLECTOR_NAMES: tuple[str, ...] = ("rules", "command", "openai")
+
+
+class ReflectorSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: ReflectorName = "rules"
+    command: str | None = None  # for 'command': the CLI that reads a prompt on stdin
+    base_url: str = "http://127.0.0.1:11434/v1"  # for 'openai'
+    model: str = "llama3.1"
+    api_key_env: str = "OPENAI_API_KEY"
+    timeout: float = Field(120.0, gt=0)
+
+
+class JobCrons(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    nightly: str = "0 3 * * *"
+    weekly: str = "30 3 * * sun"
+    monthly: str = "0 4 1 * *"
+
+    @field_validator("nightly", "weekly", "monthly")
+    @classmethod
+    def _cron(cls, v: str) -> str:
+        try:
+            CronTrigger.from_crontab(v, timezone="UTC")
+        except ValueError as exc:
+            raise ValueError(f"not a cron expression ({exc})") from None
+        return v
+
+
+class ScheduleFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = Field(1, le=1)
+    timezone: str = "local"
+    jobs: JobCrons = Field(default_factory=JobCrons)
+    reflector: ReflectorSettings = Field(default_factory=ReflectorSettings)
+
+    @field_validator("reflector", mode="before")
+    @classmethod
+    def _bare_name(cls, v: Any) -> Any:
+        return {"name": v} if isinstance(v, str) else v
+
+    @field_validator("timezone")
+    @classmethod
+    def _tz(cls, v: str) -> str:
+        if v != "local":
+            try:
+                zoneinfo.ZoneInfo(v)
+            except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+                raise ValueError(f"unknown time zone {v!r}") from None
+        return v
+
+    def tz(self) -> tzinfo:
+        return get_localzone() if self.timezone == "local" else zoneinfo.ZoneInfo(self.timezone)
+
+    def trigger(self, job: str) -> CronTrigger:
+        return CronTrigger.from_crontab(getattr(self.jobs, job), timezone=self.tz())
+
+
+def load_schedule(root: MemoryRoot) -> ScheduleFile:
+    if not root.schedule_file.exists():
+        return ScheduleFile()
+    return load_model(ScheduleFile, root.schedule_file)

@@ -1,0 +1,203 @@
+"""The weekly job: the week's Evidence → proposals (identity diffs citing their evidence).
+
+Reads only the 7 days of Evidence ending on the date (``evidence_window``) and the
+existing proposals (to stay idempotent).  The hypotheses come from the snapshots the
+nightly job and ``hypothesis add`` left in that week, plus the week's tagged friction.
+A candidate meets the rules floor — supported on at least 5 distinct days within 14
+and never contradicted — and has no proposal yet.  The reflector words the diff; the
+job fills in the hypothesis id and the evidence ids and writes
+``reviews/proposals/prop-<date>-<hypothesis>.json`` through ``Writer(root, "weekly")``,
+which cannot write Canon.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime, timedelta
+from typing import Literal
+
+from pydantic import BaseModel, ValidationError
+
+from evolving_agent.jobs.hypotheses import Hypothesis, meets_floor, snapshot_of
+from evolving_agent.jobs.runs import (
+    append_once,
+    finish,
+    load_marker,
+    new_marker,
+    refuse_future,
+    save_marker,
+)
+from evolving_agent.memory.authority import ScopedReader, Writer
+from evolving_agent.memory.evidence import EvidenceRecord
+from evolving_agent.memory.evidence import now as local_now
+from evolving_agent.memory.root import require_root
+from evolving_agent.paths import MemoryRoot
+from evolving_agent.reflectors.base import (
+    Reflector,
+    ReflectorError,
+    WeeklyContext,
+    WeeklyReflection,
+    reflect_with_fallback,
+)
+from evolving_agent.reflectors.rules import RulesReflector
+from evolving_agent.review.models import CanonDiff, Proposal
+
+
+class WeeklyPlan(BaseModel):
+    week_end: date
+    requested: str
+    reflector: str
+    fallback: str | None = None
+    proposals: list[Proposal]
+
+
+class WeeklyResult(BaseModel):
+    status: Literal["done", "already done", "resumed"]
+    plan: WeeklyPlan
+    record_ids: list[str]
+
+
+def default_week_end(now: datetime) -> date:
+    return now.astimezone().date() - timedelta(days=1)
+
+
+def week_hypotheses(records: list[EvidenceRecord]) -> dict[str, Hypothesis]:
+    """The latest snapshot of each hypothesis seen this week, with the week's tags merged in."""
+    known: dict[str, Hypothesis] = {}
+    for rec in records:
+        snap = snapshot_of(rec)
+        if snap is not None:
+            known[snap.id] = snap
+    for rec in records:
+        if rec.kind != "friction":
+            continue
+        day = rec.day()
+        for hid, is_support in ((rec.supports, True), (rec.contradicts, False)):
+            h = known.get(hid or "")
+            if h is None:
+                continue
+            ids, days = (
+                ("supports", "supported_on") if is_support else ("contradicts", "contradicted_on")
+            )
+            if rec.id in getattr(h, ids):
+                continue
+            known[h.id] = h.model_copy(
+                update={
+                    ids: [*getattr(h, ids), rec.id],
+                    days: sorted(set(getattr(h, days)) | {day}),
+                }
+            )
+    return known
+
+
+def run_weekly(
+    root: MemoryRoot,
+    week_end: date | None = None,
+    *,
+    reflector: Reflector | None = None,
+    now: datetime | None = None,
+) -> WeeklyResult:
+    """Run the weekly job for the week ending on ``week_end`` (default: yesterday)."""
+    require_root(root)
+    when = now or local_now()
+    week_end = week_end or default_week_end(when)
+    refuse_future(week_end, when)
+    marker = load_marker(root, "weekly", week_end)
+    if marker is not None and marker.phase == "done":
+        return WeeklyResult(
+            status="already done",
+            plan=WeeklyPlan.model_validate(marker.plan),
+            record_ids=marker.record_ids,
+        )
+    if marker is None:
+        plan = _plan(root, week_end, reflector or RulesReflector(), when)
+        marker = new_marker("weekly", week_end, when, plan.model_dump(mode="json"))
+        save_marker(root, marker)
+        status: Literal["done", "resumed"] = "done"
+    else:
+        plan = WeeklyPlan.model_validate(marker.plan)
+        status = "resumed"
+    writer = Writer(root, "weekly")
+    for p in plan.proposals:
+        body = json.dumps(p.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+        writer.write("proposals", f"{p.id}.json", body)
+    records: list[dict[str, object]] = []
+    if plan.fallback:
+        records.append(
+            {
+                "kind": "reflector-fallback",
+                "text": plan.fallback,
+                "data": {
+                    "job": "weekly",
+                    "date": week_end.isoformat(),
+                    "requested": plan.requested,
+                },
+            }
+        )
+    records.append(
+        {
+            "kind": "job",
+            "text": f"weekly {week_end}: {len(plan.proposals)} proposal(s) ({plan.reflector})",
+            "data": {
+                "job": "weekly",
+                "date": week_end.isoformat(),
+                "reflector": plan.reflector,
+                "fallback": plan.fallback is not None,
+                "proposals": [p.id for p in plan.proposals],
+            },
+        }
+    )
+    marker = finish(root, marker, append_once(root, writer, marker, records))
+    return WeeklyResult(status=status, plan=plan, record_ids=marker.record_ids)
+
+
+def _existing(reader: ScopedReader) -> set[str]:
+    """Hypotheses that already have a proposal (any week)."""
+    out = set()
+    for path in reader.list("proposals", "*.json"):
+        try:
+            out.add(Proposal.model_validate_json(path.read_bytes()).hypothesis)
+        except ValidationError:
+            continue  # not ours to judge here; the review code reports damaged files
+    return out
+
+
+def _plan(root: MemoryRoot, week_end: date, reflector: Reflector, when: datetime) -> WeeklyPlan:
+    start = week_end - timedelta(days=6)
+    reader = ScopedReader(root, "weekly", evidence_window=(start, week_end))
+    hyps = week_hypotheses(list(reader.evidence(start, week_end)))
+    proposed = _existing(reader)
+    candidates = [h for h in hyps.values() if meets_floor(h) and h.id not in proposed]
+    ctx = WeeklyContext(week_end=week_end, reader=reader, candidates=candidates)
+    ids = {h.id for h in candidates}
+
+    def check(ref: WeeklyReflection) -> None:
+        seen: set[str] = set()
+        for d in ref.proposals:
+            if d.hypothesis not in ids:
+                raise ReflectorError(f"proposal for {d.hypothesis!r}, which is not a candidate")
+            if d.hypothesis in seen:
+                raise ReflectorError(f"two proposals for {d.hypothesis!r}")
+            seen.add(d.hypothesis)
+
+    got = reflect_with_fallback(reflector, lambda r, fb: r.weekly(context=ctx, feedback=fb), check)
+    ref: WeeklyReflection = got.value
+    proposals = [
+        Proposal(
+            id=f"prop-{week_end.isoformat()}-{d.hypothesis}",
+            week_end=week_end,
+            hypothesis=d.hypothesis,
+            diff=CanonDiff(section=d.section, op="add", text=d.text),
+            evidence_ids=hyps[d.hypothesis].supports,
+            rationale=d.rationale,
+            created=when,
+        )
+        for d in ref.proposals
+    ]
+    return WeeklyPlan(
+        week_end=week_end,
+        requested=reflector.name,
+        reflector=got.used,
+        fallback=got.fallback,
+        proposals=proposals,
+    )
