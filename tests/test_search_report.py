@@ -1,0 +1,336 @@
+"""``search report`` against synthesised run directories shaped like the runner's output."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from evolving_agent.cli import cli
+from evolving_agent.errors import InvalidInput, NotFound
+from evolving_agent.search.report import (
+    TurnRecord,
+    best_so_far,
+    edit_sizes,
+    forget_starts,
+    load_run,
+    spend_axis,
+    tree_diff,
+    write_report,
+)
+
+SEED_SRC = "def solve(points):\n    return list(range(len(points)))\n"
+BEST_SRC = (
+    "def solve(points):\n"
+    "    order = nearest_neighbour(points)\n"
+    "    return two_opt(points, order)\n"
+)
+
+
+def turn(
+    rnd: int, agent: int, n: int, score: float | None, *, lines: int = 5, empty: bool = False,
+    cost: float = 0.01, forget: str | None = None, **extra: Any,
+) -> dict[str, Any]:
+    rec: dict[str, Any] = {
+        "round": rnd, "agent": agent, "turn": n, "session": f"s{rnd}-{agent}",
+        "commit": f"{rnd}{agent}{n:03d}" + "0" * 34, "score": score,
+        "feedback": "tour length" if score is not None else "score command failed",
+        "empty": empty, "lines_changed": 0 if empty else lines,
+        "input_tokens": 1000, "output_tokens": 200, "reasoning_tokens": 50,
+        "cost_usd": cost, "wall_s": 2.5, "ts": f"2026-11-30T04:{n:02d}:00Z",
+        "improved": False, "forget": forget,
+    }
+    rec.update(extra)
+    return rec
+
+
+def forget_team_log() -> list[dict[str, Any]]:
+    """2 agents, 3 rounds, 3 turns each per round; minimising, seed 1000.
+
+    Round 1: 1000 -> 900, round 2: 900 -> 700, round 3: nothing better (one failed turn).
+    Edits: big after each forget, small before it.
+    """
+    r1 = [
+        turn(1, 0, 1, 950, lines=30), turn(1, 1, 1, 980, lines=20),
+        turn(1, 0, 2, 940, lines=4), turn(1, 1, 2, 900, lines=6),
+        turn(1, 0, 3, 960, lines=2, empty=True), turn(1, 1, 3, 905, lines=3),
+    ]
+    r2 = [
+        turn(2, 0, 4, 850, lines=40, forget="round boundary"),
+        turn(2, 1, 4, 880, lines=44, forget="round boundary"),
+        turn(2, 0, 5, 700, lines=12), turn(2, 1, 5, 790, lines=8),
+        turn(2, 0, 6, 710, lines=1, empty=True), turn(2, 1, 6, 720, lines=2, empty=True),
+    ]
+    r3 = [
+        turn(3, 0, 7, 705, lines=50, forget="round boundary"),
+        turn(3, 1, 7, None, lines=60, forget="round boundary"),
+        turn(3, 0, 8, 703, lines=10), turn(3, 1, 8, 760, lines=9),
+        turn(3, 0, 9, 701, lines=3), turn(3, 1, 9, 702, lines=4),
+    ]
+    return r1 + r2 + r3
+
+
+def make_run(
+    base: Path,
+    records: list[dict[str, Any]] | None = None,
+    *,
+    summary: dict[str, Any] | None = None,
+    seed_dir: bool = True,
+    candidate: Path | None = None,
+) -> Path:
+    run = base / "run-forget-team"
+    (run / "best").mkdir(parents=True)
+    (run / "best" / "solver.py").write_text(BEST_SRC)
+    (run / "best" / "README.md").write_text("TSP solver\n")
+    if seed_dir:
+        (run / "seed").mkdir()
+        (run / "seed" / "solver.py").write_text(SEED_SRC)
+        (run / "seed" / "README.md").write_text("TSP solver\n")
+    recs = forget_team_log() if records is None else records
+    (run / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    (run / "summary.json").write_text(json.dumps(summary if summary is not None else {
+        "best_score": 700.0, "policy": "forget-team", "turns": len(recs),
+        "cost_usd": round(sum(r["cost_usd"] for r in recs), 6), "seed_score": 1000.0,
+        "direction": "minimize", "rounds": 3, "agents": 2, "noise_floor": 0.5,
+    }))
+    (run / "run.json").write_text(json.dumps({
+        "candidate": str(candidate) if candidate else str(base / "gone"), "task": "task.md",
+        "score_cmd": "python score.py", "minimize": True, "policy": "forget-team",
+        "agents": 2, "rounds": 3, "turns": len(recs),
+    }))
+    return run
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+def test_cli_writes_png_markdown_html_and_prints_their_paths(tmp_path: Path) -> None:
+    run = make_run(tmp_path)
+    result = CliRunner().invoke(cli, ["search", "report", str(run)])
+    assert result.exit_code == 0, result.output
+    assert result.output == f"{run / 'report.png'}\n{run / 'report.md'}\n{run / 'report.html'}\n"
+    assert png_size(run / "report.png") == (1430, 550)
+    md = (run / "report.md").read_text()
+    assert "![best-so-far](report.png)" in md
+    page = (run / "report.html").read_text()
+    assert "<img alt='best-so-far' src='data:image/png;base64,iVBORw0KGgo" in page
+    assert "<h2>Per round</h2>" in page and "two_opt" in page
+
+
+def test_out_option_writes_elsewhere_and_leaves_run_dir_alone(tmp_path: Path) -> None:
+    run = make_run(tmp_path)
+    out = tmp_path / "reports" / "a"
+    result = CliRunner().invoke(cli, ["search", "report", str(run), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == ["report.html", "report.md", "report.png"]
+    assert not (run / "report.md").exists()
+
+
+def test_markdown_has_per_round_gains_empty_counts_and_forget_edit_sizes(tmp_path: Path) -> None:
+    md = write_report(make_run(tmp_path)).markdown.read_text()
+    # round | turns | empty | failed | start | end | gain | gain % | cost
+    assert "| 1 | 6 | 1 | 0 | 1000 | 900 | 100 | +10.0% | $0.0600 |" in md
+    assert "| 2 | 6 | 2 | 0 | 900 | 700 | 200 | +22.2% | $0.0600 |" in md
+    assert "| 3 | 6 | 0 | 1 | 700 | 700 | 0 (within noise) | +0.0% | $0.0600 |" in md
+    # Windows are the 6 turns of each round (empty turns count 0): before round 2
+    # median(30,20,4,6,0,3) = 5, after median(40,44,12,8,0,0) = 10; before round 3 that
+    # same 10, after median(50,60,10,9,3,4) = 9.5.
+    assert "| 2 | 6 | round boundary | 5 (6) | 10 (6) |" in md
+    assert "| 3 | 12 | round boundary | 10 (6) | 9.5 (6) |" in md
+    assert "| improvement over seed | 300 (+30.0%) |" in md
+    assert "| spend axis | cost (USD) |" in md
+
+
+def test_best_candidate_diff_against_the_kept_seed(tmp_path: Path) -> None:
+    md = write_report(make_run(tmp_path)).markdown.read_text()
+    assert "1 file(s) differ from the seed kept in the run dir." in md
+    assert "--- seed/solver.py\n+++ best/solver.py\n" in md
+    assert "-    return list(range(len(points)))\n+    order = nearest_neighbour(points)\n" in md
+    assert "README.md" not in md.split("```diff")[1]
+
+
+def test_seed_falls_back_to_the_runs_candidate_directory(tmp_path: Path) -> None:
+    cand = tmp_path / "candidate"
+    cand.mkdir()
+    (cand / "solver.py").write_text(SEED_SRC)
+    (cand / "README.md").write_text("TSP solver\n")
+    run = make_run(tmp_path, seed_dir=False, candidate=cand)
+    report = load_run(run)
+    assert report.diff.files_changed == 1
+    assert f"the run's --candidate directory {cand}" in report.diff.note
+
+
+def test_missing_seed_is_reported_not_fatal(tmp_path: Path) -> None:
+    run = make_run(tmp_path, seed_dir=False)
+    result = CliRunner().invoke(cli, ["search", "report", str(run)])
+    assert result.exit_code == 0, result.output
+    md = (run / "report.md").read_text()
+    assert "the seed candidate is not available" in md
+    assert "```diff" not in md
+
+
+def test_team_and_agent_curves_are_best_so_far_in_the_runs_direction(tmp_path: Path) -> None:
+    report = load_run(make_run(tmp_path))
+    assert report.team.turns[:4] == [0, 1, 2, 3]
+    assert report.team.values == [
+        1000, 950, 950, 940, 900, 900, 900, 850, 850, 700, 700, 700, 700,
+        700, 700, 700, 700, 700, 700,
+    ]
+    agent1 = report.agent_curves[1]
+    assert agent1.label == "agent 1"
+    assert agent1.turns == [0, 2, 4, 6, 8, 10, 12, 14, 16, 18]
+    # The failed turn (score null) at turn 14 keeps the agent's previous best.
+    assert agent1.values == [1000, 980, 900, 900, 880, 790, 720, 720, 720, 702]
+    assert [f.at_turn for f in report.forgets] == [6, 12]
+
+
+def test_maximising_run_counts_higher_scores_as_gains(tmp_path: Path) -> None:
+    recs = [turn(1, 0, 1, 0.5), turn(1, 0, 2, 0.4), turn(2, 0, 3, 0.8, forget="plateau")]
+    run = make_run(tmp_path, recs, summary={
+        "best_score": 0.8, "policy": "forget", "turns": 3, "cost_usd": 0.03,
+        "seed_score": 0.25, "direction": "maximize",
+    })
+    report = load_run(run)
+    assert report.team.values == [0.25, 0.5, 0.5, 0.8]
+    assert [(r.gain, r.gain_pct) for r in report.rounds] == [(0.25, 100.0), (pytest.approx(0.3),
+                                                             pytest.approx(60.0))]
+    assert [(f.at_turn, f.reason) for f in report.forgets] == [(2, "plateau")]
+
+
+def test_spend_axis_falls_back_from_dollars_to_tokens_to_wall_time() -> None:
+    paid = [TurnRecord.model_validate(turn(1, 0, i, 1.0, cost=0.5)) for i in (1, 2)]
+    assert (spend_axis(paid).kind, spend_axis(paid).cumulative) == ("cost_usd", [0.5, 1.0])
+    free = [TurnRecord.model_validate(turn(1, 0, i, 1.0, cost=0.0)) for i in (1, 2)]
+    axis = spend_axis(free)
+    assert (axis.kind, axis.label, axis.cumulative) == (
+        "tokens", "tokens (input + output)", [1200.0, 2400.0])
+    silent = [
+        TurnRecord.model_validate(
+            turn(1, 0, i, 1.0, cost=0.0, input_tokens=None, output_tokens=0, wall_s=i)
+        )
+        for i in (1, 2)
+    ]
+    axis = spend_axis(silent)
+    assert (axis.kind, axis.cumulative) == ("wall_s", [1.0, 3.0])
+    assert "wall time" in axis.label
+
+
+def test_forgets_come_from_round_changes_when_the_log_never_mentions_them() -> None:
+    raw = [turn(r, 0, i, 1.0) for r, i in ((1, 1), (1, 2), (2, 3), (3, 4))]
+    for rec in raw:
+        del rec["forget"]
+    records = [TurnRecord.model_validate(r) for r in raw]
+    assert forget_starts(records) == [(2, "round 2"), (3, "round 3")]
+    # A log that records forgets but has none (e.g. `team` over rounds) marks nothing.
+    marked = [TurnRecord.model_validate(turn(r, 0, i, 1.0)) for r, i in ((1, 1), (2, 2))]
+    assert forget_starts(marked) == []
+
+
+def test_edit_windows_stop_at_the_neighbouring_forget() -> None:
+    sizes = [1, 2, 3, 100, 200, 7, 300]
+    records = [TurnRecord.model_validate(turn(1, 0, i, 1.0, lines=n)) for i, n in enumerate(sizes)]
+    stats = edit_sizes(records, [(3, "a"), (6, "b")], window=10)
+    assert [(s.median_before, s.before_n, s.median_after, s.after_n) for s in stats] == [
+        (2.0, 3, 100.0, 3), (100.0, 3, 300.0, 1),
+    ]
+
+
+def test_best_so_far_ignores_failed_candidates_without_a_seed_score() -> None:
+    records = [
+        TurnRecord.model_validate(turn(1, 0, i, s))
+        for i, s in enumerate([None, 5.0, float("nan"), 3.0])
+    ]
+    curve = best_so_far(records, [1, 2, 3, 4], minimize=True, seed_score=None, label="team")
+    assert (curve.turns, curve.values) == ([2, 3, 4], [5.0, 5.0, 3.0])
+
+
+def test_tree_diff_reports_added_removed_and_binary_files(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    for d in (a, b):
+        (d / ".git").mkdir(parents=True)
+        (d / ".git" / "HEAD").write_text(f"ref {d.name}\n")
+    (a / "gone.txt").write_text("x\n")
+    (b / "new.txt").write_text("y")
+    (a / "blob.bin").write_bytes(b"\xff\x00")
+    (b / "blob.bin").write_bytes(b"\xfe\x00")
+    text, changed = tree_diff(a, b)
+    assert changed == 3
+    assert "Binary files seed/blob.bin and best/blob.bin differ\n" in text
+    assert "--- seed/gone.txt\n+++ /dev/null\n" in text
+    assert "+y\n\\ No newline at end of file\n" in text
+    assert "HEAD" not in text
+
+
+def test_unfinished_run_without_summary_uses_run_json(tmp_path: Path) -> None:
+    run = make_run(tmp_path)
+    (run / "summary.json").unlink()
+    with (run / "log.jsonl").open("a") as fh:
+        fh.write('{"round": 3, "agent": 0, "tu')  # the runner died mid-append
+    report = load_run(run)
+    assert report.minimize is True
+    assert len(report.records) == 18
+    assert report.best_score == 700
+    assert report.seed_score is None
+    assert "no summary.json" in report.warnings[0]
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda run: None, "error: run directory not found: {run}/nope\n"),
+        (
+            lambda run: (run / "log.jsonl").unlink(),
+            "error: {run}: not a search run directory (no log.jsonl)\n",
+        ),
+        (
+            lambda run: (run / "log.jsonl").write_text('{"round": 1}\nnot json\n{"round": 2}\n'),
+            "error: {run}/log.jsonl:1: agent: Field required\n",
+        ),
+        (
+            lambda run: (run / "log.jsonl").write_text(
+                json.dumps(turn(1, 0, 1, 3.0)) + "\n{oops\n" + json.dumps(turn(1, 0, 2, 2.0))
+            ),
+            "error: {run}/log.jsonl:2: not valid JSON: Expecting property name enclosed in "
+            "double quotes\n",
+        ),
+        (
+            lambda run: (run / "log.jsonl").write_text("\n\n"),
+            "error: {run}/log.jsonl: no turns recorded\n",
+        ),
+        (
+            lambda run: (run / "summary.json").write_text("{"),
+            "error: {run}/summary.json:1: not valid JSON: Expecting property name enclosed in "
+            "double quotes\n",
+        ),
+        (
+            lambda run: (run / "summary.json").write_text('{"seed_score": "high"}'),
+            "error: {run}/summary.json: seed_score: expected a number, got 'high'\n",
+        ),
+    ],
+)
+def test_missing_or_corrupt_run_dir_is_one_line_exit_4(
+    tmp_path: Path, damage: Any, message: str
+) -> None:
+    run = make_run(tmp_path)
+    damage(run)
+    target = run / "nope" if "nope" in message else run
+    result = CliRunner().invoke(cli, ["search", "report", str(target)])
+    assert result.exit_code == 4
+    assert result.output == message.format(run=run)
+
+
+def test_core_raises_named_errors(tmp_path: Path) -> None:
+    with pytest.raises(NotFound):
+        load_run(tmp_path / "none")
+    run = make_run(tmp_path, summary={"policy": "single"})
+    (run / "run.json").write_text("{}")
+    with pytest.raises(InvalidInput, match="cannot tell whether lower or higher"):
+        load_run(run)
