@@ -1,0 +1,200 @@
+"""``compare_policies`` with a small fake runner: budgets, seeds, statistics, outputs."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pydantic
+import pytest
+
+from evolving_agent.errors import InvalidInput, UsageError
+from evolving_agent.search.compare import (
+    Progress,
+    compare_policies,
+    format_table,
+    parse_policies,
+    relative_gain,
+    shape,
+)
+
+
+class FakeConfig(pydantic.BaseModel, extra="forbid"):
+    """The fields of ``SearchConfig`` compare touches, with the runner's defaults."""
+
+    candidate: Path = Path("cand")
+    task: Path = Path("task.md")
+    score_cmd: str = "python score.py"
+    minimize: bool = False
+    agent: str = "builtin"
+    policy: str = "forget-team"
+    agents: int = 1
+    rounds: int = 1
+    turns: int = 12
+    budget_usd: float | None = None
+    seed: int = 0
+    out: Path | None = None
+
+
+@dataclass
+class FakeSummary:
+    best_score: float | None
+    seed_score: float | None
+    cost_usd: float
+    turns: int
+    run_dir: Path
+
+
+class FakeRunner:
+    """Scores depend on policy and seed only, so the expected table can be worked out."""
+
+    def __init__(self, scores: dict[str, list[float | None]], fail_at: int | None = None):
+        self.scores = scores
+        self.calls: list[FakeConfig] = []
+        self.fail_at = fail_at
+
+    def __call__(self, config: FakeConfig) -> FakeSummary:
+        self.calls.append(config)
+        if self.fail_at is not None and len(self.calls) == self.fail_at:
+            raise KeyboardInterrupt
+        assert config.out is not None
+        config.out.mkdir(parents=True)
+        (config.out / "log.jsonl").write_text("")
+        score = self.scores[config.policy][config.seed - 7]
+        return FakeSummary(score, 100.0, 0.0, config.turns, config.out)
+
+
+def test_every_policy_gets_the_same_turn_budget_and_the_same_seeds(tmp_path: Path) -> None:
+    runner = FakeRunner({p: [1.0, 2.0] for p in ("single", "parallel", "forget-team")})
+    base = FakeConfig(agents=4, rounds=3, turns=48, seed=7, budget_usd=2.0)
+    compare_policies(
+        base, policies=["single", "parallel", "forget-team"], repeats=2, out=tmp_path / "c",
+        run=runner,
+    )
+    got = [(c.policy, c.agents, c.rounds, c.turns, c.seed, c.budget_usd) for c in runner.calls]
+    assert got == [
+        ("single", 1, 1, 48, 7, 2.0), ("parallel", 4, 1, 48, 7, 2.0),
+        ("forget-team", 4, 3, 48, 7, 2.0),
+        ("single", 1, 1, 48, 8, 2.0), ("parallel", 4, 1, 48, 8, 2.0),
+        ("forget-team", 4, 3, 48, 8, 2.0),
+    ]
+    assert runner.calls[4].out == tmp_path / "c" / "parallel" / "seed-8"
+    assert runner.calls[0].task == Path("task.md")
+
+
+def test_table_is_mean_sd_and_improvement_over_references_when_maximising(
+    tmp_path: Path,
+) -> None:
+    runner = FakeRunner({
+        "single": [10.0, 12.0, 14.0],  # mean 12, sd 2
+        "parallel": [14.0, 15.0, 16.0],  # mean 15, sd 1
+        "forget-team": [16.5, 16.5, 16.5],  # mean 16.5, sd 0
+    })
+    result = compare_policies(
+        FakeConfig(agents=4, rounds=3, turns=24, seed=7),
+        policies=["single", "parallel", "forget-team"], repeats=3, out=tmp_path / "c",
+        run=runner,
+    )
+    assert format_table(result) == (
+        "| policy | agents × rounds | runs | best (mean ± sd) | vs single | vs parallel "
+        "| mean cost | mean turns |\n"
+        "|---|---|---|---|---|---|---|---|\n"
+        "| single | 1 × 1 | 3 | 12 ± 2 | — | -20.0% | $0.0000 | 24 |\n"
+        "| parallel | 4 × 1 | 3 | 15 ± 1 | +25.0% | — | $0.0000 | 24 |\n"
+        "| forget-team | 4 × 3 | 3 | 16.5 ± 0 | +37.5% | +10.0% | $0.0000 | 24 |\n"
+    )
+
+
+def test_minimising_reports_a_lower_score_as_a_positive_improvement(tmp_path: Path) -> None:
+    runner = FakeRunner({"single": [100.0, 100.0], "forget-team": [78.0, 78.0]})
+    result = compare_policies(
+        FakeConfig(minimize=True, agents=2, rounds=2, seed=7),
+        policies=["forget-team", "single"], repeats=2, out=tmp_path / "c", run=runner,
+    )
+    assert [(r.policy, r.vs) for r in result.rows] == [
+        ("forget-team", {"single": pytest.approx(22.0)}), ("single", {}),
+    ]
+    assert result.references == ["single"]
+    assert "| forget-team | 2 × 2 | 2 | 78 ± 0 | +22.0% |" in format_table(result)
+
+
+def test_failed_runs_are_counted_but_not_averaged(tmp_path: Path) -> None:
+    runner = FakeRunner({"single": [5.0, None]})
+    result = compare_policies(
+        FakeConfig(seed=7), policies=["single"], repeats=2, out=tmp_path / "c", run=runner
+    )
+    row = result.rows[0]
+    assert (row.runs, row.scored, row.mean, row.sd) == (2, 1, 5.0, None)
+    assert "| single | 1 × 1 | 1/2 scored | 5 |" in format_table(result)
+
+
+def test_writes_compare_json_and_md_and_reports_progress(tmp_path: Path) -> None:
+    events: list[Progress] = []
+    runner = FakeRunner({"single": [3.0], "parallel": [4.0]})
+    out = tmp_path / "c"
+    result = compare_policies(
+        FakeConfig(agents=2, seed=7), policies=["single", "parallel"], repeats=1, out=out,
+        run=runner, progress=events.append,
+    )
+    assert [(e.index, e.total, e.policy, e.seed, e.outcome is None) for e in events] == [
+        (1, 2, "single", 7, True), (1, 2, "single", 7, False),
+        (2, 2, "parallel", 7, True), (2, 2, "parallel", 7, False),
+    ]
+    assert events[-1].outcome is not None and events[-1].outcome.best_score == 4.0
+    data = json.loads((out / "compare.json").read_text())
+    assert data["complete"] is True and data["direction"] == "maximize"
+    assert [(r["policy"], r["seed"], r["best_score"]) for r in data["runs"]] == [
+        ("single", 7, 3.0), ("parallel", 7, 4.0),
+    ]
+    assert data["rows"][1]["vs"] == {"single": pytest.approx(100 / 3)}
+    md = (out / "compare.md").read_text()
+    assert md.startswith("# Policy comparison\n\nSame total budget of 12 turns per run;")
+    assert md.endswith(format_table(result))
+
+
+def test_an_interrupted_comparison_keeps_the_runs_it_finished(tmp_path: Path) -> None:
+    runner = FakeRunner({"single": [1.0, 2.0], "forget": [3.0, 4.0]}, fail_at=3)
+    out = tmp_path / "c"
+    with pytest.raises(KeyboardInterrupt):
+        compare_policies(
+            FakeConfig(seed=7, rounds=2), policies=["single", "forget"], repeats=2, out=out,
+            run=runner,
+        )
+    data = json.loads((out / "compare.json").read_text())
+    assert data["complete"] is False
+    assert [r["policy"] for r in data["runs"]] == ["single", "forget"]
+    assert "(incomplete: interrupted or still running)" in (out / "compare.md").read_text()
+    with pytest.raises(InvalidInput, match="a comparison already lives here"):
+        compare_policies(
+            FakeConfig(seed=7), policies=["single"], repeats=1, out=out, run=runner
+        )
+
+
+def test_policy_names_and_shapes() -> None:
+    assert parse_policies(" single,parallel , forget-team") == [
+        "single", "parallel", "forget-team",
+    ]
+    with pytest.raises(UsageError, match="unknown policy 'singel'; valid: single, parallel"):
+        parse_policies("singel,parallel")
+    with pytest.raises(UsageError, match="listed twice"):
+        parse_policies("single,single")
+    assert [shape(p, 4, 3) for p in ("single", "parallel", "team", "forget", "forget-team")] == [
+        (1, 1), (4, 1), (4, 1), (1, 3), (4, 3),
+    ]
+
+
+def test_relative_gain_signs_follow_the_direction() -> None:
+    assert relative_gain(80.0, 100.0, minimize=True) == pytest.approx(20.0)
+    assert relative_gain(120.0, 100.0, minimize=True) == pytest.approx(-20.0)
+    assert relative_gain(120.0, 100.0, minimize=False) == pytest.approx(20.0)
+    assert relative_gain(-50.0, -100.0, minimize=False) == pytest.approx(50.0)
+    assert relative_gain(1.0, 0.0, minimize=False) is None
+    assert relative_gain(None, 1.0, minimize=False) is None
+
+
+def test_repeats_must_be_positive(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="--repeats must be at least 1, got 0"):
+        compare_policies(
+            FakeConfig(), policies=["single"], repeats=0, out=tmp_path, run=FakeRunner({})
+        )
