@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import random
 import struct
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -35,43 +37,51 @@ def turn(
     rnd: int, agent: int, n: int, score: float | None, *, lines: int = 5, empty: bool = False,
     cost: float = 0.01, forget: str | None = None, **extra: Any,
 ) -> dict[str, Any]:
+    """A log.jsonl record shaped like the runner's ``TurnRecord`` (agents are 1-based)."""
     rec: dict[str, Any] = {
-        "round": rnd, "agent": agent, "turn": n, "session": f"s{rnd}-{agent}",
-        "commit": f"{rnd}{agent}{n:03d}" + "0" * 34, "score": score,
+        "schema_version": 1, "seq": 0, "round": rnd, "agent": agent, "turn": n,
+        "round_turn": n, "session": f"s{rnd}-{agent}", "new_session": forget is not None,
+        "base_commit": "b" * 40, "commit": f"{rnd}{agent}{n:03d}" + "0" * 35, "score": score,
+        "scores": [] if score is None else [score],
         "feedback": "tour length" if score is not None else "score command failed",
         "empty": empty, "lines_changed": 0 if empty else lines,
         "input_tokens": 1000, "output_tokens": 200, "reasoning_tokens": 50,
-        "cost_usd": cost, "wall_s": 2.5, "ts": f"2026-11-30T04:{n:02d}:00Z",
-        "improved": False, "forget": forget,
+        "cost_usd": cost, "wall_s": 2.5, "agent_s": 2.0, "judge_s": 0.5,
+        "ts": f"2026-11-30T04:{n:02d}:00.000+00:00", "improved": False, "forget": forget,
+        "visible": 1, "error": None,
     }
     rec.update(extra)
     return rec
+
+
+def numbered(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for seq, rec in enumerate(records, start=1):
+        rec["seq"] = seq
+    return records
 
 
 def forget_team_log() -> list[dict[str, Any]]:
     """2 agents, 3 rounds, 3 turns each per round; minimising, seed 1000.
 
     Round 1: 1000 -> 900, round 2: 900 -> 700, round 3: nothing better (one failed turn).
-    Edits: big after each forget, small before it.
+    The runner marks the first record of each new round with why the last one ended.
     """
     r1 = [
-        turn(1, 0, 1, 950, lines=30), turn(1, 1, 1, 980, lines=20),
-        turn(1, 0, 2, 940, lines=4), turn(1, 1, 2, 900, lines=6),
-        turn(1, 0, 3, 960, lines=2, empty=True), turn(1, 1, 3, 905, lines=3),
+        turn(1, 1, 1, 950, lines=30), turn(1, 2, 1, 980, lines=20),
+        turn(1, 1, 2, 940, lines=4), turn(1, 2, 2, 900, lines=6),
+        turn(1, 1, 3, 960, lines=2, empty=True), turn(1, 2, 3, 905, lines=3),
     ]
     r2 = [
-        turn(2, 0, 4, 850, lines=40, forget="round boundary"),
-        turn(2, 1, 4, 880, lines=44, forget="round boundary"),
-        turn(2, 0, 5, 700, lines=12), turn(2, 1, 5, 790, lines=8),
-        turn(2, 0, 6, 710, lines=1, empty=True), turn(2, 1, 6, 720, lines=2, empty=True),
+        turn(2, 1, 4, 850, lines=40, forget="rounds"), turn(2, 2, 4, 880, lines=44),
+        turn(2, 1, 5, 700, lines=12), turn(2, 2, 5, 790, lines=8),
+        turn(2, 1, 6, 710, lines=1, empty=True), turn(2, 2, 6, 720, lines=2, empty=True),
     ]
     r3 = [
-        turn(3, 0, 7, 705, lines=50, forget="round boundary"),
-        turn(3, 1, 7, None, lines=60, forget="round boundary"),
-        turn(3, 0, 8, 703, lines=10), turn(3, 1, 8, 760, lines=9),
-        turn(3, 0, 9, 701, lines=3), turn(3, 1, 9, 702, lines=4),
+        turn(3, 1, 7, 705, lines=50, forget="plateau"), turn(3, 2, 7, None, lines=60),
+        turn(3, 1, 8, 703, lines=10), turn(3, 2, 8, 760, lines=9),
+        turn(3, 1, 9, 701, lines=3), turn(3, 2, 9, 702, lines=4),
     ]
-    return r1 + r2 + r3
+    return numbered(r1 + r2 + r3)
 
 
 def make_run(
@@ -93,11 +103,16 @@ def make_run(
     recs = forget_team_log() if records is None else records
     (run / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     (run / "summary.json").write_text(json.dumps(summary if summary is not None else {
-        "best_score": 700.0, "policy": "forget-team", "turns": len(recs),
-        "cost_usd": round(sum(r["cost_usd"] for r in recs), 6), "seed_score": 1000.0,
-        "direction": "minimize", "rounds": 3, "agents": 2, "noise_floor": 0.5,
+        "schema_version": 1, "run_dir": str(run), "policy": "forget-team", "agent": "builtin",
+        "direction": "minimize", "best_score": 700.0, "best_commit": "2" * 40,
+        "best_round": 2, "best_agent": 1, "seed_score": 1000.0, "noise_floor": 0.5,
+        "turns": len(recs), "planned_turns": len(recs), "rounds": 3, "agents": 2,
+        "cost_usd": round(sum(r["cost_usd"] for r in recs), 6), "input_tokens": 18000,
+        "output_tokens": 3600, "reasoning_tokens": 900, "empty_turns": 3, "failed_turns": 1,
+        "complete": True, "stopped": "turns",
     }))
     (run / "run.json").write_text(json.dumps({
+        "schema_version": 1,
         "candidate": str(candidate) if candidate else str(base / "gone"), "task": "task.md",
         "score_cmd": "python score.py", "minimize": True, "policy": "forget-team",
         "agents": 2, "rounds": 3, "turns": len(recs),
@@ -143,8 +158,8 @@ def test_markdown_has_per_round_gains_empty_counts_and_forget_edit_sizes(tmp_pat
     # Windows are the 6 turns of each round (empty turns count 0): before round 2
     # median(30,20,4,6,0,3) = 5, after median(40,44,12,8,0,0) = 10; before round 3 that
     # same 10, after median(50,60,10,9,3,4) = 9.5.
-    assert "| 2 | 6 | round boundary | 5 (6) | 10 (6) |" in md
-    assert "| 3 | 12 | round boundary | 10 (6) | 9.5 (6) |" in md
+    assert "| 2 | 6 | rounds | 5 (6) | 10 (6) |" in md
+    assert "| 3 | 12 | plateau | 10 (6) | 9.5 (6) |" in md
     assert "| improvement over seed | 300 (+30.0%) |" in md
     assert "| spend axis | cost (USD) |" in md
 
@@ -155,6 +170,34 @@ def test_best_candidate_diff_against_the_kept_seed(tmp_path: Path) -> None:
     assert "--- seed/solver.py\n+++ best/solver.py\n" in md
     assert "-    return list(range(len(points)))\n+    order = nearest_neighbour(points)\n" in md
     assert "README.md" not in md.split("```diff")[1]
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def test_seed_comes_from_the_seed_commit_in_round_ones_repository(tmp_path: Path) -> None:
+    run = make_run(tmp_path, seed_dir=False)
+    repo = run / "rounds" / "r01" / "repo"
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "solver.py").write_text(SEED_SRC)
+    (repo / "README.md").write_text("TSP solver\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "seed")
+    seed_commit = git(repo, "rev-parse", "HEAD")
+    # Later commits in the repository must not leak into "the seed".
+    (repo / "solver.py").write_text(BEST_SRC)
+    git(repo, "commit", "-qam", "a candidate")
+    (run / "seed.json").write_text(json.dumps({
+        "schema_version": 1, "commit": seed_commit, "scores": [1000.0], "score": 1000.0,
+        "noise_floor": 0.0,
+    }))
+    report = load_run(run)
+    assert report.diff.note == f"1 file(s) differ from the seed commit {seed_commit[:12]}"
+    assert report.diff.text is not None
+    assert "-    return list(range(len(points)))\n" in report.diff.text
 
 
 def test_seed_falls_back_to_the_runs_candidate_directory(tmp_path: Path) -> None:
@@ -185,7 +228,7 @@ def test_team_and_agent_curves_are_best_so_far_in_the_runs_direction(tmp_path: P
         700, 700, 700, 700, 700, 700,
     ]
     agent1 = report.agent_curves[1]
-    assert agent1.label == "agent 1"
+    assert agent1.label == "agent 2"
     assert agent1.turns == [0, 2, 4, 6, 8, 10, 12, 14, 16, 18]
     # The failed turn (score null) at turn 14 keeps the agent's previous best.
     assert agent1.values == [1000, 980, 900, 900, 880, 790, 720, 720, 720, 702]
@@ -193,7 +236,7 @@ def test_team_and_agent_curves_are_best_so_far_in_the_runs_direction(tmp_path: P
 
 
 def test_maximising_run_counts_higher_scores_as_gains(tmp_path: Path) -> None:
-    recs = [turn(1, 0, 1, 0.5), turn(1, 0, 2, 0.4), turn(2, 0, 3, 0.8, forget="plateau")]
+    recs = [turn(1, 1, 1, 0.5), turn(1, 1, 2, 0.4), turn(2, 1, 3, 0.8, forget="plateau")]
     run = make_run(tmp_path, recs, summary={
         "best_score": 0.8, "policy": "forget", "turns": 3, "cost_usd": 0.03,
         "seed_score": 0.25, "direction": "maximize",
@@ -206,15 +249,15 @@ def test_maximising_run_counts_higher_scores_as_gains(tmp_path: Path) -> None:
 
 
 def test_spend_axis_falls_back_from_dollars_to_tokens_to_wall_time() -> None:
-    paid = [TurnRecord.model_validate(turn(1, 0, i, 1.0, cost=0.5)) for i in (1, 2)]
+    paid = [TurnRecord.model_validate(turn(1, 1, i, 1.0, cost=0.5)) for i in (1, 2)]
     assert (spend_axis(paid).kind, spend_axis(paid).cumulative) == ("cost_usd", [0.5, 1.0])
-    free = [TurnRecord.model_validate(turn(1, 0, i, 1.0, cost=0.0)) for i in (1, 2)]
+    free = [TurnRecord.model_validate(turn(1, 1, i, 1.0, cost=0.0)) for i in (1, 2)]
     axis = spend_axis(free)
     assert (axis.kind, axis.label, axis.cumulative) == (
         "tokens", "tokens (input + output)", [1200.0, 2400.0])
     silent = [
         TurnRecord.model_validate(
-            turn(1, 0, i, 1.0, cost=0.0, input_tokens=None, output_tokens=0, wall_s=i)
+            turn(1, 1, i, 1.0, cost=0.0, input_tokens=None, output_tokens=0, wall_s=i)
         )
         for i in (1, 2)
     ]
@@ -224,19 +267,19 @@ def test_spend_axis_falls_back_from_dollars_to_tokens_to_wall_time() -> None:
 
 
 def test_forgets_come_from_round_changes_when_the_log_never_mentions_them() -> None:
-    raw = [turn(r, 0, i, 1.0) for r, i in ((1, 1), (1, 2), (2, 3), (3, 4))]
+    raw = [turn(r, 1, i, 1.0) for r, i in ((1, 1), (1, 2), (2, 3), (3, 4))]
     for rec in raw:
         del rec["forget"]
     records = [TurnRecord.model_validate(r) for r in raw]
     assert forget_starts(records) == [(2, "round 2"), (3, "round 3")]
     # A log that records forgets but has none (e.g. `team` over rounds) marks nothing.
-    marked = [TurnRecord.model_validate(turn(r, 0, i, 1.0)) for r, i in ((1, 1), (2, 2))]
+    marked = [TurnRecord.model_validate(turn(r, 1, i, 1.0)) for r, i in ((1, 1), (2, 2))]
     assert forget_starts(marked) == []
 
 
 def test_edit_windows_stop_at_the_neighbouring_forget() -> None:
     sizes = [1, 2, 3, 100, 200, 7, 300]
-    records = [TurnRecord.model_validate(turn(1, 0, i, 1.0, lines=n)) for i, n in enumerate(sizes)]
+    records = [TurnRecord.model_validate(turn(1, 1, i, 1.0, lines=n)) for i, n in enumerate(sizes)]
     stats = edit_sizes(records, [(3, "a"), (6, "b")], window=10)
     assert [(s.median_before, s.before_n, s.median_after, s.after_n) for s in stats] == [
         (2.0, 3, 100.0, 3), (100.0, 3, 300.0, 1),
@@ -245,7 +288,7 @@ def test_edit_windows_stop_at_the_neighbouring_forget() -> None:
 
 def test_best_so_far_ignores_failed_candidates_without_a_seed_score() -> None:
     records = [
-        TurnRecord.model_validate(turn(1, 0, i, s))
+        TurnRecord.model_validate(turn(1, 1, i, s))
         for i, s in enumerate([None, 5.0, float("nan"), 3.0])
     ]
     curve = best_so_far(records, [1, 2, 3, 4], minimize=True, seed_score=None, label="team")
@@ -269,16 +312,31 @@ def test_tree_diff_reports_added_removed_and_binary_files(tmp_path: Path) -> Non
     assert "HEAD" not in text
 
 
-def test_unfinished_run_without_summary_uses_run_json(tmp_path: Path) -> None:
+def test_log_order_follows_seq_not_file_order(tmp_path: Path) -> None:
+    recs = forget_team_log()
+    shuffled = recs[:]
+    random.Random(3).shuffle(shuffled)
+    assert shuffled != recs
+    report = load_run(make_run(tmp_path, shuffled))
+    assert [r.seq for r in report.records] == list(range(1, 19))
+    assert report.team.values[-1] == 700
+
+
+def test_unfinished_run_without_summary_uses_run_json_and_seed_json(tmp_path: Path) -> None:
     run = make_run(tmp_path)
     (run / "summary.json").unlink()
+    (run / "seed.json").write_text(json.dumps({
+        "schema_version": 1, "commit": "c" * 40, "scores": [999.0, 1001.0], "score": 1000.0,
+        "noise_floor": 2.0,
+    }))
     with (run / "log.jsonl").open("a") as fh:
         fh.write('{"round": 3, "agent": 0, "tu')  # the runner died mid-append
     report = load_run(run)
     assert report.minimize is True
     assert len(report.records) == 18
     assert report.best_score == 700
-    assert report.seed_score is None
+    assert (report.seed_score, report.noise_floor) == (1000.0, 2.0)
+    assert report.rounds[0].gain == 100
     assert "no summary.json" in report.warnings[0]
 
 
@@ -296,7 +354,7 @@ def test_unfinished_run_without_summary_uses_run_json(tmp_path: Path) -> None:
         ),
         (
             lambda run: (run / "log.jsonl").write_text(
-                json.dumps(turn(1, 0, 1, 3.0)) + "\n{oops\n" + json.dumps(turn(1, 0, 2, 2.0))
+                json.dumps(turn(1, 1, 1, 3.0)) + "\n{oops\n" + json.dumps(turn(1, 1, 2, 2.0))
             ),
             "error: {run}/log.jsonl:2: not valid JSON: Expecting property name enclosed in "
             "double quotes\n",
@@ -309,6 +367,14 @@ def test_unfinished_run_without_summary_uses_run_json(tmp_path: Path) -> None:
             lambda run: (run / "summary.json").write_text("{"),
             "error: {run}/summary.json:1: not valid JSON: Expecting property name enclosed in "
             "double quotes\n",
+        ),
+        (
+            lambda run: (run / "log.jsonl").write_text(
+                json.dumps(turn(1, 1, 1, 3.0)) + "\n"
+                + json.dumps(turn(1, 1, 2, 2.0, schema_version=2)) + "\n"
+            ),
+            "error: {run}/log.jsonl:2: schema_version 2 is newer than this report understands "
+            "(1); upgrade evolving-agent\n",
         ),
         (
             lambda run: (run / "summary.json").write_text('{"seed_score": "high"}'),

@@ -16,9 +16,13 @@ from __future__ import annotations
 import base64
 import difflib
 import html
+import io
 import json
 import math
 import statistics
+import subprocess
+import tarfile
+import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +32,8 @@ import pydantic
 
 from evolving_agent.errors import InvalidInput, NotFound
 
+# The run-dir format this module reads; newer files are refused rather than misread.
+SCHEMA_VERSION = 1
 # The paper compares the first 10 proposals after a forget with the last 10 before it.
 EDIT_WINDOW = 10
 # A diff longer than this is cut in the report; the full one is a `git diff` away.
@@ -38,6 +44,7 @@ _SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", ".mypy_cache"}
 class TurnRecord(pydantic.BaseModel, extra="ignore"):
     """One line of ``log.jsonl``.  Extra fields are ignored so newer runners stay readable."""
 
+    seq: int | None = None  # global order of completion
     round: int
     agent: int | str
     turn: int
@@ -164,7 +171,18 @@ def _read_json_object(path: Path) -> dict[str, Any]:
         raise InvalidInput(f"not valid JSON: {exc.msg}", file=path, line=exc.lineno) from exc
     if not isinstance(data, dict):
         raise InvalidInput("expected a JSON object", file=path)
+    _check_version(data, path)
     return data
+
+
+def _check_version(data: dict[str, Any], path: Path, line: int | None = None) -> None:
+    version = data.get("schema_version", SCHEMA_VERSION)
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise InvalidInput(
+            f"schema_version {version!r} is newer than this report understands "
+            f"({SCHEMA_VERSION}); upgrade evolving-agent",
+            file=path, line=line,
+        )
 
 
 def _first_error(exc: pydantic.ValidationError) -> str:
@@ -192,12 +210,15 @@ def read_log(path: Path) -> list[TurnRecord]:
             raise InvalidInput(f"not valid JSON: {exc.msg}", file=path, line=i + 1) from exc
         if not isinstance(raw, dict):
             raise InvalidInput("expected a JSON object", file=path, line=i + 1)
+        _check_version(raw, path, i + 1)
         try:
             records.append(TurnRecord.model_validate(raw))
         except pydantic.ValidationError as exc:
             raise InvalidInput(_first_error(exc), file=path, line=i + 1) from exc
     if not records:
         raise InvalidInput("no turns recorded", file=path)
+    if all(r.seq is not None for r in records):
+        return sorted(records, key=lambda r: r.seq or 0)
     # Rounds run one after another; within a round keep the order turns finished in.
     return sorted(records, key=lambda r: r.round)
 
@@ -403,26 +424,48 @@ def tree_diff(seed: Path, best: Path) -> tuple[str, int]:
     return "".join(chunks), changed
 
 
-def seed_diff(run_dir: Path, run_config: dict[str, Any]) -> SeedDiff:
-    """Diff ``best/`` against the seed kept in the run dir, else the run's ``--candidate``."""
+def _export_seed(run_dir: Path, commit: str, dest: Path) -> bool:
+    """Write the seed commit's files from round 1's repository into ``dest``."""
+    repo = run_dir / "rounds" / "r01" / "repo"
+    if not repo.is_dir():
+        return False
+    proc = subprocess.run(
+        ["git", "archive", "--format=tar", commit],
+        cwd=repo, capture_output=True, stdin=subprocess.DEVNULL, check=False,
+    )
+    if proc.returncode != 0:
+        return False
+    with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
+        tar.extractall(dest, filter="data")
+    return True
+
+
+def seed_diff(run_dir: Path, run_config: dict[str, Any], seed_commit: str | None) -> SeedDiff:
+    """Diff ``best/`` against the seed: ``seed/`` if kept, else the seed commit in round
+    1's repository, else the run's ``--candidate`` directory (which may have moved on)."""
     best = run_dir / "best"
     if not best.is_dir():
         return SeedDiff(None, "no best/ directory in the run dir; diff not available")
-    where = "the seed kept in the run dir"
-    seed = run_dir / "seed"
-    if not seed.is_dir():
-        candidate = run_config.get("candidate")
-        seed = Path(candidate) if isinstance(candidate, str) else Path("/nonexistent")
-        if not seed.is_absolute():
-            seed = run_dir / seed if (run_dir / seed).is_dir() else Path.cwd() / seed
+    with tempfile.TemporaryDirectory(prefix="ea-seed-") as tmp:
+        seed, where = run_dir / "seed", "the seed kept in the run dir"
+        if not seed.is_dir() and seed_commit:
+            seed, where = Path(tmp), f"the seed commit {seed_commit[:12]}"
+            if not _export_seed(run_dir, seed_commit, seed):
+                seed = run_dir / "seed"
         if not seed.is_dir():
-            return SeedDiff(
-                None,
-                "the seed candidate is not available (no seed/ in the run dir and the run's "
-                "--candidate directory is gone); diff not shown",
-            )
-        where = f"the run's --candidate directory {seed} (it may have changed since the run)"
-    text, changed = tree_diff(seed, best)
+            candidate = run_config.get("candidate")
+            seed = Path(candidate) if isinstance(candidate, str) and candidate else Path()
+            workdir = run_config.get("workdir")
+            if not seed.is_absolute() and isinstance(workdir, str):
+                seed = Path(workdir) / seed
+            if not candidate or not seed.is_dir():
+                return SeedDiff(
+                    None,
+                    "the seed candidate is not available (no seed/ or round-1 repository in "
+                    "the run dir and the run's --candidate directory is gone); diff not shown",
+                )
+            where = f"the run's --candidate directory {seed} (it may have changed since the run)"
+        text, changed = tree_diff(seed, best)
     if not changed:
         return SeedDiff("", f"best candidate is identical to the seed ({where})")
     lines = text.splitlines(keepends=True)
@@ -442,8 +485,10 @@ def load_run(run_dir: Path) -> RunReport:
         raise InvalidInput("not a search run directory (no log.jsonl)", file=run_dir)
     records = read_log(log)
     summary_path, config_path = run_dir / "summary.json", run_dir / "run.json"
+    seed_path = run_dir / "seed.json"
     summary = _read_json_object(summary_path) if summary_path.is_file() else {}
     config = _read_json_object(config_path) if config_path.is_file() else {}
+    seed_info = _read_json_object(seed_path) if seed_path.is_file() else {}
     warnings: list[str] = []
     if not summary:
         warnings.append("no summary.json (run unfinished?); figures come from log.jsonl")
@@ -460,6 +505,12 @@ def load_run(run_dir: Path) -> RunReport:
             file=summary_path if summary else config_path,
         )
     seed_score = _opt_float(summary, "seed_score", summary_path)
+    if seed_score is None:
+        seed_score = _opt_float(seed_info, "score", seed_path)
+    noise_floor = _opt_float(summary, "noise_floor", summary_path)
+    if noise_floor is None:
+        noise_floor = _opt_float(seed_info, "noise_floor", seed_path)
+    seed_commit = seed_info.get("commit")
     spend = spend_axis(records)
     team = best_so_far(
         records, spend.cumulative, minimize=minimize, seed_score=seed_score, label="team"
@@ -484,14 +535,14 @@ def load_run(run_dir: Path) -> RunReport:
         rounds_planned=_opt_int(summary, "rounds") or _opt_int(config, "rounds"),
         seed_score=seed_score,
         best_score=best_score,
-        noise_floor=_opt_float(summary, "noise_floor", summary_path),
+        noise_floor=noise_floor,
         records=records,
         spend=spend,
         team=team,
         agent_curves=agent_curves,
         rounds=round_stats(records, minimize=minimize, seed_score=seed_score),
         forgets=edit_sizes(records, forget_starts(records)),
-        diff=seed_diff(run_dir, config),
+        diff=seed_diff(run_dir, config, seed_commit if isinstance(seed_commit, str) else None),
         total_cost_usd=sum(r.cost_usd or 0.0 for r in records),
         total_tokens=sum((r.input_tokens or 0) + (r.output_tokens or 0) for r in records),
         warnings=warnings,
