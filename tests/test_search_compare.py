@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pydantic
 import pytest
 
 from evolving_agent.errors import InvalidInput, UsageError
 from evolving_agent.search.compare import (
+    Comparison,
     Progress,
     compare_policies,
     format_table,
@@ -65,10 +67,16 @@ class FakeRunner:
         return FakeSummary(score, 100.0, 0.0, config.turns, config.out)
 
 
+def compare(base: FakeConfig, **kwargs: Any) -> Comparison:
+    """``compare_policies`` with the config check off: FakeConfig has no real candidate."""
+    kwargs.setdefault("check", lambda config: None)
+    return compare_policies(base, **kwargs)
+
+
 def test_every_policy_gets_the_same_turn_budget_and_the_same_seeds(tmp_path: Path) -> None:
     runner = FakeRunner({p: [1.0, 2.0] for p in ("single", "parallel", "forget-team")})
     base = FakeConfig(agents=4, rounds=3, turns=48, seed=7, budget_usd=2.0)
-    compare_policies(
+    compare(
         base, policies=["single", "parallel", "forget-team"], repeats=2, out=tmp_path / "c",
         run=runner,
     )
@@ -91,7 +99,7 @@ def test_table_is_mean_sd_and_improvement_over_references_when_maximising(
         "parallel": [14.0, 15.0, 16.0],  # mean 15, sd 1
         "forget-team": [16.5, 16.5, 16.5],  # mean 16.5, sd 0
     })
-    result = compare_policies(
+    result = compare(
         FakeConfig(agents=4, rounds=3, turns=24, seed=7),
         policies=["single", "parallel", "forget-team"], repeats=3, out=tmp_path / "c",
         run=runner,
@@ -108,7 +116,7 @@ def test_table_is_mean_sd_and_improvement_over_references_when_maximising(
 
 def test_minimising_reports_a_lower_score_as_a_positive_improvement(tmp_path: Path) -> None:
     runner = FakeRunner({"single": [100.0, 100.0], "forget-team": [78.0, 78.0]})
-    result = compare_policies(
+    result = compare(
         FakeConfig(minimize=True, agents=2, rounds=2, seed=7),
         policies=["forget-team", "single"], repeats=2, out=tmp_path / "c", run=runner,
     )
@@ -121,7 +129,7 @@ def test_minimising_reports_a_lower_score_as_a_positive_improvement(tmp_path: Pa
 
 def test_failed_runs_are_counted_but_not_averaged(tmp_path: Path) -> None:
     runner = FakeRunner({"single": [5.0, None]})
-    result = compare_policies(
+    result = compare(
         FakeConfig(seed=7), policies=["single"], repeats=2, out=tmp_path / "c", run=runner
     )
     row = result.rows[0]
@@ -133,7 +141,7 @@ def test_writes_compare_json_and_md_and_reports_progress(tmp_path: Path) -> None
     events: list[Progress] = []
     runner = FakeRunner({"single": [3.0], "parallel": [4.0]})
     out = tmp_path / "c"
-    result = compare_policies(
+    result = compare(
         FakeConfig(agents=2, seed=7), policies=["single", "parallel"], repeats=1, out=out,
         run=runner, progress=events.append,
     )
@@ -157,7 +165,7 @@ def test_an_interrupted_comparison_keeps_the_runs_it_finished(tmp_path: Path) ->
     runner = FakeRunner({"single": [1.0, 2.0], "forget": [3.0, 4.0]}, fail_at=3)
     out = tmp_path / "c"
     with pytest.raises(KeyboardInterrupt):
-        compare_policies(
+        compare(
             FakeConfig(seed=7, rounds=2), policies=["single", "forget"], repeats=2, out=out,
             run=runner,
         )
@@ -166,7 +174,7 @@ def test_an_interrupted_comparison_keeps_the_runs_it_finished(tmp_path: Path) ->
     assert [r["policy"] for r in data["runs"]] == ["single", "forget"]
     assert "(incomplete: interrupted or still running)" in (out / "compare.md").read_text()
     with pytest.raises(InvalidInput, match="a comparison already lives here"):
-        compare_policies(
+        compare(
             FakeConfig(seed=7), policies=["single"], repeats=1, out=out, run=runner
         )
 
@@ -195,6 +203,21 @@ def test_relative_gain_signs_follow_the_direction() -> None:
 
 def test_repeats_must_be_positive(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="--repeats must be at least 1, got 0"):
-        compare_policies(
+        compare(
             FakeConfig(), policies=["single"], repeats=0, out=tmp_path, run=FakeRunner({})
         )
+
+
+def test_every_config_is_checked_before_the_first_run(tmp_path: Path) -> None:
+    def check(config: FakeConfig) -> None:
+        if config.agents * config.rounds > config.turns:
+            raise UsageError(f"--turns {config.turns} is fewer than agents x rounds")
+
+    runner = FakeRunner({"single": [1.0], "forget-team": [1.0]})
+    with pytest.raises(UsageError, match="--turns 8 is fewer"):
+        compare(
+            FakeConfig(agents=4, rounds=3, turns=8), policies=["single", "forget-team"],
+            repeats=1, out=tmp_path / "c", run=runner, check=check,
+        )
+    assert runner.calls == []
+    assert not (tmp_path / "c").exists()

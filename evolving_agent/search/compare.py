@@ -144,6 +144,7 @@ class Comparison:
 
 
 RunFn = Callable[[Any], SummaryLike]
+CheckFn = Callable[[Any], None]
 ProgressFn = Callable[[Progress], None]
 
 
@@ -230,12 +231,15 @@ def compare_policies(
     repeats: int,
     out: Path,
     run: RunFn | None = None,
+    check: CheckFn | None = None,
     progress: ProgressFn | None = None,
 ) -> Comparison:
     """Run every policy ``repeats`` times at ``base``'s total budget; aggregate and write.
 
     ``base`` supplies the task, agent, budget and first seed; its ``agents``/``rounds`` are
     what the multi-agent / multi-round policies use.  Runs go to ``out/POLICY/seed-S``.
+    Every run's config is checked (``validate_config`` unless ``check`` is given) before
+    the first run starts, so a bad combination fails in seconds, not after an hour.
     """
     if repeats < 1:
         raise UsageError(f"--repeats must be at least 1, got {repeats}")
@@ -248,45 +252,50 @@ def compare_policies(
         from evolving_agent.search.runner import run_search
 
         run = run_search
+    if check is None:
+        from evolving_agent.search.config import validate_config
+
+        check = validate_config
+    seeds = [base.seed + k for k in range(repeats)]
+    # Interleave policies within a repeat so an interrupted comparison stays balanced.
+    plan: list[tuple[int, str, Any]] = []
+    for k, seed in enumerate(seeds):
+        for policy in policies:
+            agents, rounds = shape(policy, base.agents, base.rounds)
+            config = base.model_copy(update={
+                "policy": policy, "agents": agents, "rounds": rounds, "seed": seed,
+                "out": out / policy / f"seed-{seed}",
+            })
+            check(config)
+            plan.append((k, policy, config))
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InvalidInput(f"cannot create output directory: {exc}", file=out) from exc
 
-    seeds = [base.seed + k for k in range(repeats)]
     comparison = Comparison(
         minimize=base.minimize, turns=base.turns, repeats=repeats, seeds=seeds, out=out
     )
-    total = len(policies) * repeats
-    index = 0
-    for k, seed in enumerate(seeds):
-        # Interleave policies within a repeat so an interrupted comparison stays balanced.
-        for policy in policies:
-            index += 1
-            agents, rounds = shape(policy, base.agents, base.rounds)
-            run_dir = out / policy / f"seed-{seed}"
-            config = base.model_copy(update={
-                "policy": policy, "agents": agents, "rounds": rounds, "seed": seed,
-                "out": run_dir,
-            })
-            if progress:
-                progress(Progress(index, total, policy, seed))
-            started = time.monotonic()
-            summary = run(config)
-            outcome = RunOutcome(
-                policy=policy, repeat=k, seed=seed, agents=agents, rounds=rounds,
-                best_score=_finite(summary.best_score), seed_score=_finite(summary.seed_score),
-                cost_usd=float(summary.cost_usd or 0.0), turns=int(summary.turns),
-                wall_s=round(time.monotonic() - started, 3), run_dir=str(summary.run_dir),
-            )
-            comparison.outcomes.append(outcome)
-            comparison.rows = aggregate(
-                comparison.outcomes, policies, agents=base.agents, rounds=base.rounds,
-                minimize=base.minimize,
-            )
-            write_outputs(comparison)
-            if progress:
-                progress(Progress(index, total, policy, seed, outcome))
+    for index, (k, policy, config) in enumerate(plan, start=1):
+        if progress:
+            progress(Progress(index, len(plan), policy, config.seed))
+        started = time.monotonic()
+        summary = run(config)
+        outcome = RunOutcome(
+            policy=policy, repeat=k, seed=config.seed, agents=config.agents,
+            rounds=config.rounds, best_score=_finite(summary.best_score),
+            seed_score=_finite(summary.seed_score), cost_usd=float(summary.cost_usd or 0.0),
+            turns=int(summary.turns), wall_s=round(time.monotonic() - started, 3),
+            run_dir=str(summary.run_dir),
+        )
+        comparison.outcomes.append(outcome)
+        comparison.rows = aggregate(
+            comparison.outcomes, policies, agents=base.agents, rounds=base.rounds,
+            minimize=base.minimize,
+        )
+        write_outputs(comparison)
+        if progress:
+            progress(Progress(index, len(plan), policy, config.seed, outcome))
     comparison.complete = True
     write_outputs(comparison)
     return comparison
