@@ -16,6 +16,7 @@ from evolving_agent.cli import cli
 from evolving_agent.errors import InvalidInput, NotFound
 from evolving_agent.search.report import (
     TurnRecord,
+    _zoomed_ylim,
     best_so_far,
     edit_sizes,
     forget_starts,
@@ -63,7 +64,8 @@ def numbered(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def forget_team_log() -> list[dict[str, Any]]:
     """2 agents, 3 rounds, 3 turns each per round; minimising, seed 1000.
 
-    Round 1: 1000 -> 900, round 2: 900 -> 700, round 3: nothing better (one failed turn).
+    Round 1: 1000 -> 900, round 2: 900 -> 700, round 3: 699.8, within the noise floor of
+    0.5 (and one failed turn).
     The runner marks the first record of each new round with why the last one ended.
     """
     r1 = [
@@ -79,7 +81,7 @@ def forget_team_log() -> list[dict[str, Any]]:
     r3 = [
         turn(3, 1, 7, 705, lines=50, forget="plateau"), turn(3, 2, 7, None, lines=60),
         turn(3, 1, 8, 703, lines=10), turn(3, 2, 8, 760, lines=9),
-        turn(3, 1, 9, 701, lines=3), turn(3, 2, 9, 702, lines=4),
+        turn(3, 1, 9, 701, lines=3), turn(3, 2, 9, 699.8, lines=4),
     ]
     return numbered(r1 + r2 + r3)
 
@@ -104,7 +106,7 @@ def make_run(
     (run / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     (run / "summary.json").write_text(json.dumps(summary if summary is not None else {
         "schema_version": 1, "run_dir": str(run), "policy": "forget-team", "agent": "builtin",
-        "direction": "minimize", "best_score": 700.0, "best_commit": "2" * 40,
+        "direction": "minimize", "best_score": 699.8, "best_commit": "2" * 40,
         "best_round": 2, "best_agent": 1, "seed_score": 1000.0, "noise_floor": 0.5,
         "turns": len(recs), "planned_turns": len(recs), "rounds": 3, "agents": 2,
         "cost_usd": round(sum(r["cost_usd"] for r in recs), 6), "input_tokens": 18000,
@@ -154,13 +156,13 @@ def test_markdown_has_per_round_gains_empty_counts_and_forget_edit_sizes(tmp_pat
     # round | turns | empty | failed | start | end | gain | gain % | cost
     assert "| 1 | 6 | 1 | 0 | 1000 | 900 | 100 | +10.0% | $0.0600 |" in md
     assert "| 2 | 6 | 2 | 0 | 900 | 700 | 200 | +22.2% | $0.0600 |" in md
-    assert "| 3 | 6 | 0 | 1 | 700 | 700 | 0 (within noise) | +0.0% | $0.0600 |" in md
+    assert "| 3 | 6 | 0 | 1 | 700 | 699.8 | 0.2 (within noise) | +0.029% | $0.0600 |" in md
     # Windows are the 6 turns of each round (empty turns count 0): before round 2
     # median(30,20,4,6,0,3) = 5, after median(40,44,12,8,0,0) = 10; before round 3 that
     # same 10, after median(50,60,10,9,3,4) = 9.5.
     assert "| 2 | 6 | rounds | 5 (6) | 10 (6) |" in md
     assert "| 3 | 12 | plateau | 10 (6) | 9.5 (6) |" in md
-    assert "| improvement over seed | 300 (+30.0%) |" in md
+    assert "| improvement over seed | 300.2 (+30.0%) |" in md
     assert "| spend axis | cost (USD) |" in md
 
 
@@ -225,13 +227,13 @@ def test_team_and_agent_curves_are_best_so_far_in_the_runs_direction(tmp_path: P
     assert report.team.turns[:4] == [0, 1, 2, 3]
     assert report.team.values == [
         1000, 950, 950, 940, 900, 900, 900, 850, 850, 700, 700, 700, 700,
-        700, 700, 700, 700, 700, 700,
+        700, 700, 700, 700, 700, 699.8,
     ]
     agent1 = report.agent_curves[1]
     assert agent1.label == "agent 2"
     assert agent1.turns == [0, 2, 4, 6, 8, 10, 12, 14, 16, 18]
     # The failed turn (score null) at turn 14 keeps the agent's previous best.
-    assert agent1.values == [1000, 980, 900, 900, 880, 790, 720, 720, 720, 702]
+    assert agent1.values == [1000, 980, 900, 900, 880, 790, 720, 720, 720, 699.8]
     assert [f.at_turn for f in report.forgets] == [6, 12]
 
 
@@ -319,7 +321,7 @@ def test_log_order_follows_seq_not_file_order(tmp_path: Path) -> None:
     assert shuffled != recs
     report = load_run(make_run(tmp_path, shuffled))
     assert [r.seq for r in report.records] == list(range(1, 19))
-    assert report.team.values[-1] == 700
+    assert report.team.values[-1] == 699.8
 
 
 def test_unfinished_run_without_summary_uses_run_json_and_seed_json(tmp_path: Path) -> None:
@@ -334,7 +336,7 @@ def test_unfinished_run_without_summary_uses_run_json_and_seed_json(tmp_path: Pa
     report = load_run(run)
     assert report.minimize is True
     assert len(report.records) == 18
-    assert report.best_score == 700
+    assert report.best_score == 699.8
     assert (report.seed_score, report.noise_floor) == (1000.0, 2.0)
     assert report.rounds[0].gain == 100
     assert "no summary.json" in report.warnings[0]
@@ -400,3 +402,10 @@ def test_core_raises_named_errors(tmp_path: Path) -> None:
     (run / "run.json").write_text("{}")
     with pytest.raises(InvalidInput, match="cannot tell whether lower or higher"):
         load_run(run)
+
+
+def test_plot_zooms_past_a_seed_far_worse_than_every_candidate(tmp_path: Path) -> None:
+    far = make_run(tmp_path / "far", summary={"seed_score": 99000.0, "direction": "minimize"})
+    assert _zoomed_ylim(load_run(far)) == pytest.approx((699.8 - 0.08 * 280.2, 980 + 0.08 * 280.2))
+    near = make_run(tmp_path / "near")
+    assert _zoomed_ylim(load_run(near)) is None

@@ -552,14 +552,33 @@ def load_run(run_dir: Path) -> RunReport:
 # -- rendering -------------------------------------------------------------------------
 
 
-def _fmt(value: float | None, digits: int = 4) -> str:
-    if value is None:
-        return "—"
-    return f"{value:.{digits}g}" if abs(value) < 1e6 else f"{value:.4e}"
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.6g}"
 
 
 def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{value:+.1f}%"
+    if value is None:
+        return "—"
+    # Late-round gains are often a fraction of a percent; keep them visible.
+    return f"{value:+.1f}%" if abs(value) >= 1 or value == 0 else f"{value:+.2g}%"
+
+
+def _zoomed_ylim(report: RunReport) -> tuple[float, float] | None:
+    """Y limits leaving out a seed score far from every candidate's, else None.
+
+    A seed that scores ten times worse than the first candidates (a trivial TSP tour)
+    would flatten everything that happens afterwards into one line.
+    """
+    if report.seed_score is None:
+        return None
+    later = [v for c in [report.team, *report.agent_curves] for v in c.values[1:]]
+    if not later:
+        return None
+    lo, hi = min(later), max(later)
+    span = hi - lo or abs(hi) * 0.01 or 1.0
+    if lo - 3 * span <= report.seed_score <= hi + 3 * span:
+        return None
+    return lo - 0.08 * span, hi + 0.08 * span
 
 
 def plot(report: RunReport, path: Path) -> None:
@@ -593,8 +612,13 @@ def plot(report: RunReport, path: Path) -> None:
         ax.grid(True, alpha=0.3)
     ax_turns.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax_turns.set_ylabel(f"best score ({better} is better)")
+    title = f"{report.run_dir.name}: policy {report.policy}, {len(report.records)} turns"
+    zoom = _zoomed_ylim(report)
+    if zoom is not None:
+        ax_turns.set_ylim(*zoom)  # shared with the spend axes
+        title += f"; the seed's {_fmt(report.seed_score)} is off the scale"
     ax_turns.legend(loc="best", fontsize="small")
-    fig.suptitle(f"{report.run_dir.name}: policy {report.policy}, {len(report.records)} turns")
+    fig.suptitle(title)
     fig.savefig(path, dpi=110)
 
 
@@ -614,8 +638,8 @@ def _summary_rows(report: RunReport) -> list[tuple[str, str]]:
         ("rounds", f"{len(report.rounds)} run" + (
             f" of {report.rounds_planned} planned" if report.rounds_planned else "")),
         ("turns", str(len(report.records))),
-        ("seed score", _fmt(report.seed_score, 6)),
-        ("best score", _fmt(report.best_score, 6)),
+        ("seed score", _fmt(report.seed_score)),
+        ("best score", _fmt(report.best_score)),
         ("improvement over seed", f"{_fmt(gain)} ({_pct(pct)})"),
         ("cost", f"${report.total_cost_usd:.4f}"),
         ("tokens (input + output)", str(report.total_tokens)),
@@ -631,11 +655,11 @@ def _round_rows(report: RunReport) -> list[list[str]]:
     for r in report.rounds:
         gain = _fmt(r.gain)
         floor = report.noise_floor
-        if r.gain is not None and floor is not None and abs(r.gain) <= floor:
+        if r.gain and floor and abs(r.gain) <= floor:
             gain += " (within noise)"
         rows.append([
-            str(r.round), str(r.turns), str(r.empty), str(r.failed), _fmt(r.start_best, 6),
-            _fmt(r.end_best, 6), gain, _pct(r.gain_pct), f"${r.cost_usd:.4f}",
+            str(r.round), str(r.turns), str(r.empty), str(r.failed), _fmt(r.start_best),
+            _fmt(r.end_best), gain, _pct(r.gain_pct), f"${r.cost_usd:.4f}",
         ])
     return rows
 
