@@ -45,14 +45,20 @@ class FakeSummary:
     seed_score: float | None
     cost_usd: float
     turns: int
+    input_tokens: int
+    output_tokens: int
     run_dir: Path
 
 
 class FakeRunner:
     """Scores depend on policy and seed only, so the expected table can be worked out."""
 
-    def __init__(self, scores: dict[str, list[float | None]], fail_at: int | None = None):
+    def __init__(
+        self, scores: dict[str, list[float | None]], fail_at: int | None = None,
+        paid: bool = False,
+    ):
         self.scores = scores
+        self.paid = paid
         self.calls: list[FakeConfig] = []
         self.fail_at = fail_at
 
@@ -64,7 +70,8 @@ class FakeRunner:
         config.out.mkdir(parents=True)
         (config.out / "log.jsonl").write_text("")
         score = self.scores[config.policy][config.seed - 7]
-        return FakeSummary(score, 100.0, 0.0, config.turns, config.out)
+        cost = 0.05 * config.agents if self.paid else 0.0
+        return FakeSummary(score, 100.0, cost, config.turns, 100 * config.turns, 7, config.out)
 
 
 def compare(base: FakeConfig, **kwargs: Any) -> Comparison:
@@ -106,16 +113,16 @@ def test_table_is_mean_sd_and_improvement_over_references_when_maximising(
     )
     assert format_table(result) == (
         "| policy | agents × rounds | runs | best (mean ± sd) | vs single | vs parallel "
-        "| mean cost | mean turns |\n"
+        "| mean tokens | mean turns |\n"
         "|---|---|---|---|---|---|---|---|\n"
-        "| single | 1 × 1 | 3 | 12 ± 2 | — | -20.0% | $0.0000 | 24 |\n"
-        "| parallel | 4 × 1 | 3 | 15 ± 1 | +25.0% | — | $0.0000 | 24 |\n"
-        "| forget-team | 4 × 3 | 3 | 16.5 ± 0 | +37.5% | +10.0% | $0.0000 | 24 |\n"
+        "| single | 1 × 1 | 3 | 12 ± 2 | — | -20.0% | 2407 | 24 |\n"
+        "| parallel | 4 × 1 | 3 | 15 ± 1 | +25.0% | — | 2407 | 24 |\n"
+        "| forget-team | 4 × 3 | 3 | 16.5 ± 0 | +37.5% | +10.0% | 2407 | 24 |\n"
     )
 
 
 def test_minimising_reports_a_lower_score_as_a_positive_improvement(tmp_path: Path) -> None:
-    runner = FakeRunner({"single": [100.0, 100.0], "forget-team": [78.0, 78.0]})
+    runner = FakeRunner({"single": [100.0, 100.0], "forget-team": [78.0, 78.0]}, paid=True)
     result = compare(
         FakeConfig(minimize=True, agents=2, rounds=2, seed=7),
         policies=["forget-team", "single"], repeats=2, out=tmp_path / "c", run=runner,
@@ -124,7 +131,10 @@ def test_minimising_reports_a_lower_score_as_a_positive_improvement(tmp_path: Pa
         ("forget-team", {"single": pytest.approx(22.0)}), ("single", {}),
     ]
     assert result.references == ["single"]
-    assert "| forget-team | 2 × 2 | 2 | 78 ± 0 | +22.0% |" in format_table(result)
+    table = format_table(result)
+    assert "| vs single | mean cost | mean turns |" in table
+    assert "| forget-team | 2 × 2 | 2 | 78 ± 0 | +22.0% | $0.1000 | 12 |" in table
+    assert "| single | 1 × 1 | 2 | 100 ± 0 | — | $0.0500 | 12 |" in table
 
 
 def test_failed_runs_are_counted_but_not_averaged(tmp_path: Path) -> None:

@@ -81,12 +81,13 @@ def _render_progress(event: Progress) -> None:
               help="Directory for the runs, compare.md and compare.json "
                    "(default: runs/compare-TIMESTAMP).")
 @click.option("--json", "as_json", is_flag=True, help="Print compare.json instead of the table.")
+@click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 def compare_cmd(
     candidate: Path, task: Path, score_cmd: str, minimize: bool, agent: str,
     agent_cmd: str | None, agent_args: str | None, policies: str, agents: int, rounds: int,
     turns: int, repeats: int, seed: int, budget_usd: float | None, budget_tokens: int | None,
     forget_on_plateau: int | None, score_timeout: float, turn_timeout: float,
-    score_repeats: int, out: Path | None, as_json: bool,
+    score_repeats: int, out: Path | None, as_json: bool, quiet: bool,
 ) -> None:
     """Run several policies on one task at the same total budget, REPEATS seeds each.
 
@@ -115,7 +116,8 @@ def compare_cmd(
         turn_timeout=turn_timeout, score_repeats=score_repeats, seed=seed,
     )
     result = compare_policies(
-        base, policies=names, repeats=repeats, out=out, progress=_render_progress
+        base, policies=names, repeats=repeats, out=out,
+        progress=None if quiet else _render_progress,
     )
     if as_json:
         echo_json(result.to_json())

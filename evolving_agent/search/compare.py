@@ -71,6 +71,10 @@ class SummaryLike(Protocol):
     @property
     def turns(self) -> int: ...
     @property
+    def input_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+    @property
     def run_dir(self) -> Path: ...
 
 
@@ -84,6 +88,7 @@ class RunOutcome:
     best_score: float | None
     seed_score: float | None
     cost_usd: float
+    tokens: int  # input + output, as the agent reported them
     turns: int
     wall_s: float
     run_dir: str
@@ -110,6 +115,7 @@ class PolicyRow:
     mean: float | None
     sd: float | None
     mean_cost_usd: float
+    mean_tokens: float
     mean_turns: float
     vs: dict[str, float | None]  # reference policy -> % better (positive = better)
 
@@ -190,6 +196,7 @@ def _row(
         # Sample sd; a single repeat has no spread to speak of.
         sd=statistics.stdev(scores) if len(scores) > 1 else None,
         mean_cost_usd=statistics.fmean(o.cost_usd for o in outcomes) if outcomes else 0.0,
+        mean_tokens=statistics.fmean(o.tokens for o in outcomes) if outcomes else 0.0,
         mean_turns=statistics.fmean(o.turns for o in outcomes) if outcomes else 0.0,
         vs={},
     )
@@ -285,6 +292,7 @@ def compare_policies(
             policy=policy, repeat=k, seed=config.seed, agents=config.agents,
             rounds=config.rounds, best_score=_finite(summary.best_score),
             seed_score=_finite(summary.seed_score), cost_usd=float(summary.cost_usd or 0.0),
+            tokens=int(summary.input_tokens or 0) + int(summary.output_tokens or 0),
             turns=int(summary.turns), wall_s=round(time.monotonic() - started, 3),
             run_dir=str(summary.run_dir),
         )
@@ -312,7 +320,9 @@ def format_table(comparison: Comparison) -> str:
     """The markdown table printed by the CLI and kept in ``compare.md``."""
     refs = comparison.references
     header = ["policy", "agents × rounds", "runs", "best (mean ± sd)"]
-    header += [f"vs {r}" for r in refs] + ["mean cost", "mean turns"]
+    # Offline agents report tokens but no dollars; show whichever says something.
+    paid = any(row.mean_cost_usd > 0 for row in comparison.rows)
+    header += [f"vs {r}" for r in refs] + ["mean cost" if paid else "mean tokens", "mean turns"]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for row in comparison.rows:
         best = _num(row.mean) + ("" if row.sd is None else f" ± {row.sd:.3g}")
@@ -321,7 +331,8 @@ def format_table(comparison: Comparison) -> str:
         for ref in refs:
             gain = row.vs.get(ref)
             cells.append("—" if ref == row.policy or gain is None else f"{gain:+.1f}%")
-        cells += [f"${row.mean_cost_usd:.4f}", f"{row.mean_turns:g}"]
+        spend = f"${row.mean_cost_usd:.4f}" if paid else f"{row.mean_tokens:.0f}"
+        cells += [spend, f"{row.mean_turns:g}"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
