@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from evolving_agent.cli import cli
 from evolving_agent.errors import InvalidInput, NotFound
 from evolving_agent.search.report import (
-    TurnRecord,
+    LogEntry,
     _zoomed_ylim,
     best_so_far,
     edit_sizes,
@@ -38,7 +38,7 @@ def turn(
     rnd: int, agent: int, n: int, score: float | None, *, lines: int = 5, empty: bool = False,
     cost: float = 0.01, forget: str | None = None, **extra: Any,
 ) -> dict[str, Any]:
-    """A log.jsonl record shaped like the runner's ``TurnRecord`` (agents are 1-based)."""
+    """A log.jsonl record shaped like the runner's ``LogEntry`` (agents are 1-based)."""
     rec: dict[str, Any] = {
         "schema_version": 1, "seq": 0, "round": rnd, "agent": agent, "turn": n,
         "round_turn": n, "session": f"s{rnd}-{agent}", "new_session": forget is not None,
@@ -251,14 +251,14 @@ def test_maximising_run_counts_higher_scores_as_gains(tmp_path: Path) -> None:
 
 
 def test_spend_axis_falls_back_from_dollars_to_tokens_to_wall_time() -> None:
-    paid = [TurnRecord.model_validate(turn(1, 1, i, 1.0, cost=0.5)) for i in (1, 2)]
+    paid = [LogEntry.model_validate(turn(1, 1, i, 1.0, cost=0.5)) for i in (1, 2)]
     assert (spend_axis(paid).kind, spend_axis(paid).cumulative) == ("cost_usd", [0.5, 1.0])
-    free = [TurnRecord.model_validate(turn(1, 1, i, 1.0, cost=0.0)) for i in (1, 2)]
+    free = [LogEntry.model_validate(turn(1, 1, i, 1.0, cost=0.0)) for i in (1, 2)]
     axis = spend_axis(free)
     assert (axis.kind, axis.label, axis.cumulative) == (
         "tokens", "tokens (input + output)", [1200.0, 2400.0])
     silent = [
-        TurnRecord.model_validate(
+        LogEntry.model_validate(
             turn(1, 1, i, 1.0, cost=0.0, input_tokens=None, output_tokens=0, wall_s=i)
         )
         for i in (1, 2)
@@ -272,16 +272,16 @@ def test_forgets_come_from_round_changes_when_the_log_never_mentions_them() -> N
     raw = [turn(r, 1, i, 1.0) for r, i in ((1, 1), (1, 2), (2, 3), (3, 4))]
     for rec in raw:
         del rec["forget"]
-    records = [TurnRecord.model_validate(r) for r in raw]
+    records = [LogEntry.model_validate(r) for r in raw]
     assert forget_starts(records) == [(2, "round 2"), (3, "round 3")]
     # A log that records forgets but has none (e.g. `team` over rounds) marks nothing.
-    marked = [TurnRecord.model_validate(turn(r, 1, i, 1.0)) for r, i in ((1, 1), (2, 2))]
+    marked = [LogEntry.model_validate(turn(r, 1, i, 1.0)) for r, i in ((1, 1), (2, 2))]
     assert forget_starts(marked) == []
 
 
 def test_edit_windows_stop_at_the_neighbouring_forget() -> None:
     sizes = [1, 2, 3, 100, 200, 7, 300]
-    records = [TurnRecord.model_validate(turn(1, 1, i, 1.0, lines=n)) for i, n in enumerate(sizes)]
+    records = [LogEntry.model_validate(turn(1, 1, i, 1.0, lines=n)) for i, n in enumerate(sizes)]
     stats = edit_sizes(records, [(3, "a"), (6, "b")], window=10)
     assert [(s.median_before, s.before_n, s.median_after, s.after_n) for s in stats] == [
         (2.0, 3, 100.0, 3), (100.0, 3, 300.0, 1),
@@ -290,7 +290,7 @@ def test_edit_windows_stop_at_the_neighbouring_forget() -> None:
 
 def test_best_so_far_ignores_failed_candidates_without_a_seed_score() -> None:
     records = [
-        TurnRecord.model_validate(turn(1, 1, i, s))
+        LogEntry.model_validate(turn(1, 1, i, s))
         for i, s in enumerate([None, 5.0, float("nan"), 3.0])
     ]
     curve = best_so_far(records, [1, 2, 3, 4], minimize=True, seed_score=None, label="team")
@@ -409,3 +409,11 @@ def test_plot_zooms_past_a_seed_far_worse_than_every_candidate(tmp_path: Path) -
     assert _zoomed_ylim(load_run(far)) == pytest.approx((699.8 - 0.08 * 280.2, 980 + 0.08 * 280.2))
     near = make_run(tmp_path / "near")
     assert _zoomed_ylim(load_run(near)) is None
+
+
+@pytest.mark.parametrize("command", ["report", "compare"])
+def test_help_shows_an_example(command: str) -> None:
+    result = CliRunner().invoke(cli, ["search", command, "--help"])
+    assert result.exit_code == 0
+    assert "Example" in result.output
+    assert f"evolving-agent search {command} " in result.output

@@ -1,14 +1,17 @@
 """What a finished (or interrupted) search run did, as a plot, markdown and HTML.
 
 ``load_run`` reads a run directory (``log.jsonl``, ``summary.json``, ``run.json``,
-``best/``) into a ``RunReport``: best-so-far curves for the team and each agent, the
-spend axis, per-round gains and empty turns, the edit sizes either side of every forget
-and the best candidate's diff from the seed.  ``write_report`` renders that one object
-three ways (``report.png``, ``report.md``, ``report.html``); nothing here prints.
+``seed.json``, ``best/`` and the seed commit in round 1's repository) into a
+``RunReport``: best-so-far curves for the team and each agent, the spend axis,
+per-round gains and empty turns, the edit sizes either side of every forget and the
+best candidate's diff from the seed.  ``write_report`` renders that one object three
+ways (``report.png``, ``report.md``, ``report.html``); nothing here prints.
 
-The log is read tolerantly (unknown fields are ignored, a missing ``summary.json`` falls
-back to ``run.json``) because a crashed run is exactly the one a person wants to look at;
-what cannot be read is an ``InvalidInput`` naming the file and line.
+The log is read with its own lenient view (``LogEntry``: unknown fields ignored, a torn
+last line skipped, a missing ``summary.json`` made up from ``run.json`` and
+``seed.json``) rather than the runner's strict ``TurnRecord``, because a crashed or
+older run is exactly the one a person wants to look at; what cannot be read is an
+``InvalidInput`` naming the file and line, on one line.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ MAX_DIFF_LINES = 400
 _SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", ".mypy_cache"}
 
 
-class TurnRecord(pydantic.BaseModel, extra="ignore"):
+class LogEntry(pydantic.BaseModel, extra="ignore"):
     """One line of ``log.jsonl``.  Extra fields are ignored so newer runners stay readable."""
 
     seq: int | None = None  # global order of completion
@@ -135,7 +138,7 @@ class RunReport:
     seed_score: float | None
     best_score: float | None
     noise_floor: float | None
-    records: list[TurnRecord]
+    records: list[LogEntry]
     spend: SpendAxis
     team: Curve
     agent_curves: list[Curve]
@@ -191,13 +194,13 @@ def _first_error(exc: pydantic.ValidationError) -> str:
     return f"{where}: {err['msg']}"
 
 
-def read_log(path: Path) -> list[TurnRecord]:
+def read_log(path: Path) -> list[LogEntry]:
     """Parse ``log.jsonl``.  A truncated last line (a crash mid-write) is skipped."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"cannot read: {exc}", file=path) from exc
-    records: list[TurnRecord] = []
+    records: list[LogEntry] = []
     last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
     for i, line in enumerate(lines):
         if not line.strip():
@@ -212,7 +215,7 @@ def read_log(path: Path) -> list[TurnRecord]:
             raise InvalidInput("expected a JSON object", file=path, line=i + 1)
         _check_version(raw, path, i + 1)
         try:
-            records.append(TurnRecord.model_validate(raw))
+            records.append(LogEntry.model_validate(raw))
         except pydantic.ValidationError as exc:
             raise InvalidInput(_first_error(exc), file=path, line=i + 1) from exc
     if not records:
@@ -250,7 +253,7 @@ def _gain(start: float | None, end: float | None, minimize: bool) -> float | Non
     return start - end if minimize else end - start
 
 
-def spend_axis(records: Sequence[TurnRecord]) -> SpendAxis:
+def spend_axis(records: Sequence[LogEntry]) -> SpendAxis:
     """Dollars if any were reported, else tokens, else summed agent wall time."""
 
     def cumulative(values: Iterator[float]) -> list[float]:
@@ -273,7 +276,7 @@ def spend_axis(records: Sequence[TurnRecord]) -> SpendAxis:
 
 
 def best_so_far(
-    records: Sequence[TurnRecord],
+    records: Sequence[LogEntry],
     spend: Sequence[float],
     *,
     minimize: bool,
@@ -306,7 +309,7 @@ def best_so_far(
     return Curve(label, turns, xs, values)
 
 
-def forget_starts(records: Sequence[TurnRecord]) -> list[tuple[int, str]]:
+def forget_starts(records: Sequence[LogEntry]) -> list[tuple[int, str]]:
     """Indices of the first turn after each forget, with the reason.
 
     A record whose ``forget`` field is set marks one; a run whose log never mentions
@@ -332,7 +335,7 @@ def _median(values: Sequence[int]) -> float | None:
 
 
 def edit_sizes(
-    records: Sequence[TurnRecord], starts: Sequence[tuple[int, str]], window: int = EDIT_WINDOW
+    records: Sequence[LogEntry], starts: Sequence[tuple[int, str]], window: int = EDIT_WINDOW
 ) -> list[ForgetStats]:
     """Median lines changed in the first ``window`` turns after each forget vs the last
     ``window`` before it, never reaching past the neighbouring forgets."""
@@ -353,7 +356,7 @@ def edit_sizes(
 
 
 def round_stats(
-    records: Sequence[TurnRecord], *, minimize: bool, seed_score: float | None
+    records: Sequence[LogEntry], *, minimize: bool, seed_score: float | None
 ) -> list[RoundStats]:
     """Per round: turns, empty and failed turns, spend and the team best's gain over it."""
     out: list[RoundStats] = []
