@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from evolving_agent.cli._common import echo_json
-from evolving_agent.search.compare import Progress, compare_policies, format_table, parse_policies
-from evolving_agent.search.report import write_report
+
+if TYPE_CHECKING:
+    from evolving_agent.search.compare import Progress
+
+# Like search_run_cmds: the core (matplotlib, GitPython) is imported inside the commands,
+# because every CLI start pays for module imports and most commands never report.
 
 
 @click.command("report")
@@ -32,6 +37,8 @@ def report_cmd(run_dir: Path, out: Path | None) -> None:
     Example:
       evolving-agent search report runs/tsp-forget-team
     """
+    from evolving_agent.search.report import write_report
+
     files = write_report(run_dir, out=out)
     for path in (files.png, files.markdown, files.html):
         click.echo(str(path))
@@ -103,6 +110,7 @@ def compare_cmd(
         --agent builtin --policies single,parallel,forget-team \\
         --agents 4 --rounds 4 --turns 48 --repeats 3
     """
+    from evolving_agent.search.compare import compare_policies, format_table, parse_policies
     from evolving_agent.search.config import SearchConfig
 
     names = parse_policies(policies)
