@@ -638,7 +638,7 @@ def _summary_rows(report: RunReport) -> list[tuple[str, str]]:
         ("policy", report.policy),
         ("direction", f"{report.direction} ({'lower' if report.minimize else 'higher'} is better)"),
         ("agents", str(report.agents)),
-        ("rounds", f"{len(report.rounds)} run" + (
+        ("rounds", f"{len(report.rounds)}" + (
             f" of {report.rounds_planned} planned" if report.rounds_planned else "")),
         ("turns", str(len(report.records))),
         ("seed score", _fmt(report.seed_score)),
