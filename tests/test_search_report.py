@@ -163,6 +163,7 @@ def test_markdown_has_per_round_gains_empty_counts_and_forget_edit_sizes(tmp_pat
     assert "| 2 | 6 | rounds | 5 (6) | 10 (6) |" in md
     assert "| 3 | 12 | plateau | 10 (6) | 9.5 (6) |" in md
     assert "| improvement over seed | 300.2 (+30.0%) |" in md
+    assert "| rounds | 3 of 3 planned |" in md
     assert "| spend axis | cost (USD) |" in md
 
 
