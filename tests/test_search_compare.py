@@ -7,12 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pydantic
 import pytest
 
 from evolving_agent.errors import InvalidInput, UsageError
 from evolving_agent.search.compare import (
-    Comparison,
     Progress,
     compare_policies,
     format_table,
@@ -20,23 +18,23 @@ from evolving_agent.search.compare import (
     relative_gain,
     shape,
 )
+from evolving_agent.search.config import SearchConfig
 
 
-class FakeConfig(pydantic.BaseModel, extra="forbid"):
-    """The fields of ``SearchConfig`` compare touches, with the runner's defaults."""
-
-    candidate: Path = Path("cand")
-    task: Path = Path("task.md")
-    score_cmd: str = "python score.py"
-    minimize: bool = False
-    agent: str = "builtin"
-    policy: str = "forget-team"
-    agents: int = 1
-    rounds: int = 1
-    turns: int = 12
-    budget_usd: float | None = None
-    seed: int = 0
-    out: Path | None = None
+def base_config(tmp: Path, **overrides: Any) -> SearchConfig:
+    """A valid config for a toy task; the fake runners below never run its scorer."""
+    cand = tmp / "cand"
+    cand.mkdir(exist_ok=True)
+    (cand / "value.txt").write_text("0\n")
+    (tmp / "task.md").write_text("Make the number larger.\n")
+    fields: dict[str, Any] = {
+        "candidate": cand,
+        "task": tmp / "task.md",
+        "score_cmd": "python score.py",
+        "agent": "builtin",
+        "policy": "forget-team",
+    }
+    return SearchConfig(**(fields | overrides))
 
 
 @dataclass
@@ -54,15 +52,17 @@ class FakeRunner:
     """Scores depend on policy and seed only, so the expected table can be worked out."""
 
     def __init__(
-        self, scores: dict[str, list[float | None]], fail_at: int | None = None,
+        self,
+        scores: dict[str, list[float | None]],
+        fail_at: int | None = None,
         paid: bool = False,
     ):
         self.scores = scores
         self.paid = paid
-        self.calls: list[FakeConfig] = []
+        self.calls: list[SearchConfig] = []
         self.fail_at = fail_at
 
-    def __call__(self, config: FakeConfig) -> FakeSummary:
+    def __call__(self, config: SearchConfig) -> FakeSummary:
         self.calls.append(config)
         if self.fail_at is not None and len(self.calls) == self.fail_at:
             raise KeyboardInterrupt
@@ -74,41 +74,44 @@ class FakeRunner:
         return FakeSummary(score, 100.0, cost, config.turns, 100 * config.turns, 7, config.out)
 
 
-def compare(base: FakeConfig, **kwargs: Any) -> Comparison:
-    """``compare_policies`` with the config check off: FakeConfig has no real candidate."""
-    kwargs.setdefault("check", lambda config: None)
-    return compare_policies(base, **kwargs)
-
-
 def test_every_policy_gets_the_same_turn_budget_and_the_same_seeds(tmp_path: Path) -> None:
     runner = FakeRunner({p: [1.0, 2.0] for p in ("single", "parallel", "forget-team")})
-    base = FakeConfig(agents=4, rounds=3, turns=48, seed=7, budget_usd=2.0)
-    compare(
-        base, policies=["single", "parallel", "forget-team"], repeats=2, out=tmp_path / "c",
+    base = base_config(tmp_path, agents=4, rounds=3, turns=48, seed=7, budget_usd=2.0)
+    compare_policies(
+        base,
+        policies=["single", "parallel", "forget-team"],
+        repeats=2,
+        out=tmp_path / "c",
         run=runner,
     )
     got = [(c.policy, c.agents, c.rounds, c.turns, c.seed, c.budget_usd) for c in runner.calls]
     assert got == [
-        ("single", 1, 1, 48, 7, 2.0), ("parallel", 4, 1, 48, 7, 2.0),
+        ("single", 1, 1, 48, 7, 2.0),
+        ("parallel", 4, 1, 48, 7, 2.0),
         ("forget-team", 4, 3, 48, 7, 2.0),
-        ("single", 1, 1, 48, 8, 2.0), ("parallel", 4, 1, 48, 8, 2.0),
+        ("single", 1, 1, 48, 8, 2.0),
+        ("parallel", 4, 1, 48, 8, 2.0),
         ("forget-team", 4, 3, 48, 8, 2.0),
     ]
     assert runner.calls[4].out == tmp_path / "c" / "parallel" / "seed-8"
-    assert runner.calls[0].task == Path("task.md")
+    assert runner.calls[0].task == tmp_path / "task.md"
 
 
 def test_table_is_mean_sd_and_improvement_over_references_when_maximising(
     tmp_path: Path,
 ) -> None:
-    runner = FakeRunner({
-        "single": [10.0, 12.0, 14.0],  # mean 12, sd 2
-        "parallel": [14.0, 15.0, 16.0],  # mean 15, sd 1
-        "forget-team": [16.5, 16.5, 16.5],  # mean 16.5, sd 0
-    })
-    result = compare(
-        FakeConfig(agents=4, rounds=3, turns=24, seed=7),
-        policies=["single", "parallel", "forget-team"], repeats=3, out=tmp_path / "c",
+    runner = FakeRunner(
+        {
+            "single": [10.0, 12.0, 14.0],  # mean 12, sd 2
+            "parallel": [14.0, 15.0, 16.0],  # mean 15, sd 1
+            "forget-team": [16.5, 16.5, 16.5],  # mean 16.5, sd 0
+        }
+    )
+    result = compare_policies(
+        base_config(tmp_path, agents=4, rounds=3, turns=24, seed=7),
+        policies=["single", "parallel", "forget-team"],
+        repeats=3,
+        out=tmp_path / "c",
         run=runner,
     )
     assert format_table(result) == (
@@ -123,12 +126,16 @@ def test_table_is_mean_sd_and_improvement_over_references_when_maximising(
 
 def test_minimising_reports_a_lower_score_as_a_positive_improvement(tmp_path: Path) -> None:
     runner = FakeRunner({"single": [100.0, 100.0], "forget-team": [78.0, 78.0]}, paid=True)
-    result = compare(
-        FakeConfig(minimize=True, agents=2, rounds=2, seed=7),
-        policies=["forget-team", "single"], repeats=2, out=tmp_path / "c", run=runner,
+    result = compare_policies(
+        base_config(tmp_path, minimize=True, agents=2, rounds=2, seed=7),
+        policies=["forget-team", "single"],
+        repeats=2,
+        out=tmp_path / "c",
+        run=runner,
     )
     assert [(r.policy, r.vs) for r in result.rows] == [
-        ("forget-team", {"single": pytest.approx(22.0)}), ("single", {}),
+        ("forget-team", {"single": pytest.approx(22.0)}),
+        ("single", {}),
     ]
     assert result.references == ["single"]
     table = format_table(result)
@@ -139,8 +146,12 @@ def test_minimising_reports_a_lower_score_as_a_positive_improvement(tmp_path: Pa
 
 def test_failed_runs_are_counted_but_not_averaged(tmp_path: Path) -> None:
     runner = FakeRunner({"single": [5.0, None]})
-    result = compare(
-        FakeConfig(seed=7), policies=["single"], repeats=2, out=tmp_path / "c", run=runner
+    result = compare_policies(
+        base_config(tmp_path, seed=7),
+        policies=["single"],
+        repeats=2,
+        out=tmp_path / "c",
+        run=runner,
     )
     row = result.rows[0]
     assert (row.runs, row.scored, row.mean, row.sd) == (2, 1, 5.0, None)
@@ -151,19 +162,26 @@ def test_writes_compare_json_and_md_and_reports_progress(tmp_path: Path) -> None
     events: list[Progress] = []
     runner = FakeRunner({"single": [3.0], "parallel": [4.0]})
     out = tmp_path / "c"
-    result = compare(
-        FakeConfig(agents=2, seed=7), policies=["single", "parallel"], repeats=1, out=out,
-        run=runner, progress=events.append,
+    result = compare_policies(
+        base_config(tmp_path, agents=2, seed=7),
+        policies=["single", "parallel"],
+        repeats=1,
+        out=out,
+        run=runner,
+        progress=events.append,
     )
     assert [(e.index, e.total, e.policy, e.seed, e.outcome is None) for e in events] == [
-        (1, 2, "single", 7, True), (1, 2, "single", 7, False),
-        (2, 2, "parallel", 7, True), (2, 2, "parallel", 7, False),
+        (1, 2, "single", 7, True),
+        (1, 2, "single", 7, False),
+        (2, 2, "parallel", 7, True),
+        (2, 2, "parallel", 7, False),
     ]
     assert events[-1].outcome is not None and events[-1].outcome.best_score == 4.0
     data = json.loads((out / "compare.json").read_text())
     assert data["complete"] is True and data["direction"] == "maximize"
     assert [(r["policy"], r["seed"], r["best_score"]) for r in data["runs"]] == [
-        ("single", 7, 3.0), ("parallel", 7, 4.0),
+        ("single", 7, 3.0),
+        ("parallel", 7, 4.0),
     ]
     assert data["rows"][1]["vs"] == {"single": pytest.approx(100 / 3)}
     md = (out / "compare.md").read_text()
@@ -175,8 +193,11 @@ def test_an_interrupted_comparison_keeps_the_runs_it_finished(tmp_path: Path) ->
     runner = FakeRunner({"single": [1.0, 2.0], "forget": [3.0, 4.0]}, fail_at=3)
     out = tmp_path / "c"
     with pytest.raises(KeyboardInterrupt):
-        compare(
-            FakeConfig(seed=7, rounds=2), policies=["single", "forget"], repeats=2, out=out,
+        compare_policies(
+            base_config(tmp_path, seed=7, rounds=2),
+            policies=["single", "forget"],
+            repeats=2,
+            out=out,
             run=runner,
         )
     data = json.loads((out / "compare.json").read_text())
@@ -184,21 +205,27 @@ def test_an_interrupted_comparison_keeps_the_runs_it_finished(tmp_path: Path) ->
     assert [r["policy"] for r in data["runs"]] == ["single", "forget"]
     assert "(incomplete: interrupted or still running)" in (out / "compare.md").read_text()
     with pytest.raises(InvalidInput, match="a comparison already lives here"):
-        compare(
-            FakeConfig(seed=7), policies=["single"], repeats=1, out=out, run=runner
+        compare_policies(
+            base_config(tmp_path, seed=7), policies=["single"], repeats=1, out=out, run=runner
         )
 
 
 def test_policy_names_and_shapes() -> None:
     assert parse_policies(" single,parallel , forget-team") == [
-        "single", "parallel", "forget-team",
+        "single",
+        "parallel",
+        "forget-team",
     ]
-    with pytest.raises(UsageError, match="unknown policy 'singel'; valid: single, parallel"):
+    with pytest.raises(UsageError, match="unknown policy 'singel'; choose one of: single, "):
         parse_policies("singel,parallel")
     with pytest.raises(UsageError, match="listed twice"):
         parse_policies("single,single")
     assert [shape(p, 4, 3) for p in ("single", "parallel", "team", "forget", "forget-team")] == [
-        (1, 1), (4, 1), (4, 1), (1, 3), (4, 3),
+        (1, 1),
+        (4, 1),
+        (4, 1),
+        (1, 3),
+        (4, 3),
     ]
 
 
@@ -213,21 +240,20 @@ def test_relative_gain_signs_follow_the_direction() -> None:
 
 def test_repeats_must_be_positive(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="--repeats must be at least 1, got 0"):
-        compare(
-            FakeConfig(), policies=["single"], repeats=0, out=tmp_path, run=FakeRunner({})
+        compare_policies(
+            base_config(tmp_path), policies=["single"], repeats=0, out=tmp_path, run=FakeRunner({})
         )
 
 
 def test_every_config_is_checked_before_the_first_run(tmp_path: Path) -> None:
-    def check(config: FakeConfig) -> None:
-        if config.agents * config.rounds > config.turns:
-            raise UsageError(f"--turns {config.turns} is fewer than agents x rounds")
-
     runner = FakeRunner({"single": [1.0], "forget-team": [1.0]})
-    with pytest.raises(UsageError, match="--turns 8 is fewer"):
-        compare(
-            FakeConfig(agents=4, rounds=3, turns=8), policies=["single", "forget-team"],
-            repeats=1, out=tmp_path / "c", run=runner, check=check,
+    with pytest.raises(UsageError, match=r"--turns 8 is fewer than agents x rounds \(12\)"):
+        compare_policies(
+            base_config(tmp_path, agents=4, rounds=3, turns=8),
+            policies=["single", "forget-team"],
+            repeats=1,
+            out=tmp_path / "c",
+            run=runner,
         )
     assert runner.calls == []
     assert not (tmp_path / "c").exists()

@@ -8,8 +8,8 @@ better whatever the direction.  Every repeat ``k`` uses seed ``base.seed + k`` f
 policy, so policies meet the same seeds.  ``compare.json`` is rewritten after each run so
 an interrupted comparison keeps what it finished; ``compare.md`` holds the table.
 
-The core only needs a few attributes of the config and the summary (the protocols
-below), which keeps it testable with a small fake runner.
+The run function is a parameter (``run_search`` by default) and only a few attributes
+of its summary are read, so the tests can drive it with a small fake runner.
 """
 
 from __future__ import annotations
@@ -18,49 +18,21 @@ import json
 import math
 import statistics
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, Self
+from typing import Any, Protocol
 
 from evolving_agent.errors import InvalidInput, UsageError
+from evolving_agent.search.config import SearchConfig, validate_config
+from evolving_agent.search.presets import PRESETS, preset_for
+from evolving_agent.search.runner import run_search
 
 REFERENCES = ("single", "parallel")
-# How many agents and rounds each preset uses of the --agents/--rounds asked for; the
-# total turn budget is the same for all of them (the runner splits it).
-_SHAPES: dict[str, tuple[bool, bool]] = {
-    # policy: (uses N agents, uses R rounds)
-    "single": (False, False),
-    "parallel": (True, False),
-    "team": (True, False),
-    "forget": (False, True),
-    "forget-team": (True, True),
-    "fork-and-flush": (True, True),
-}
-POLICIES = tuple(_SHAPES)
-
-
-class ConfigLike(Protocol):
-    """What compare reads from and changes in a ``SearchConfig``."""
-
-    @property
-    def policy(self) -> str: ...
-    @property
-    def agents(self) -> int: ...
-    @property
-    def rounds(self) -> int: ...
-    @property
-    def turns(self) -> int: ...
-    @property
-    def seed(self) -> int: ...
-    @property
-    def minimize(self) -> bool: ...
-    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
-        ...
 
 
 class SummaryLike(Protocol):
-    """What compare reads from a ``SearchSummary``."""
+    """What compare reads from a ``SearchSummary`` (a test may hand back a smaller one)."""
 
     @property
     def best_score(self) -> float | None: ...
@@ -149,30 +121,30 @@ class Comparison:
         }
 
 
-RunFn = Callable[[Any], SummaryLike]
-CheckFn = Callable[[Any], None]
+RunFn = Callable[[SearchConfig], SummaryLike]
 ProgressFn = Callable[[Progress], None]
 
 
 def parse_policies(text: str) -> list[str]:
     """``"single, parallel,forget-team"`` -> list; unknown or repeated names are refused."""
     names = [p.strip() for p in text.split(",") if p.strip()]
-    unknown = [p for p in names if p not in _SHAPES]
-    if unknown:
-        raise UsageError(
-            f"unknown policy {', '.join(map(repr, unknown))}; valid: {', '.join(POLICIES)}"
-        )
     if not names:
-        raise UsageError(f"no policies given; valid: {', '.join(POLICIES)}")
+        raise UsageError(f"no policies given; choose from: {', '.join(PRESETS)}")
+    for name in names:
+        preset_for(name)  # an unknown name lists the valid ones
     if len(set(names)) != len(names):
         raise UsageError(f"policy listed twice in {text!r}")
     return names
 
 
 def shape(policy: str, agents: int, rounds: int) -> tuple[int, int]:
-    """Agents and rounds ``policy`` runs with when asked for ``agents`` and ``rounds``."""
-    many, multi = _SHAPES[policy]
-    return (agents if many else 1), (rounds if multi else 1)
+    """Agents and rounds ``policy`` runs with when asked for ``agents`` and ``rounds``.
+
+    The runner ignores what a preset does not use anyway; passing the effective numbers
+    keeps each run's ``run.json`` and the table honest about what ran.
+    """
+    preset = preset_for(policy)
+    return (1 if preset.single_agent else agents), (rounds if preset.forgets else 1)
 
 
 def relative_gain(value: float | None, reference: float | None, *, minimize: bool) -> float | None:
@@ -186,12 +158,14 @@ def relative_gain(value: float | None, reference: float | None, *, minimize: boo
     return diff / abs(reference) * 100
 
 
-def _row(
-    policy: str, outcomes: Sequence[RunOutcome], agents: int, rounds: int
-) -> PolicyRow:
+def _row(policy: str, outcomes: Sequence[RunOutcome], agents: int, rounds: int) -> PolicyRow:
     scores = [o.best_score for o in outcomes if o.best_score is not None]
     return PolicyRow(
-        policy=policy, agents=agents, rounds=rounds, runs=len(outcomes), scored=len(scores),
+        policy=policy,
+        agents=agents,
+        rounds=rounds,
+        runs=len(outcomes),
+        scored=len(scores),
         mean=statistics.fmean(scores) if scores else None,
         # Sample sd; a single repeat has no spread to speak of.
         sd=statistics.stdev(scores) if len(scores) > 1 else None,
@@ -203,7 +177,11 @@ def _row(
 
 
 def aggregate(
-    outcomes: Sequence[RunOutcome], policies: Sequence[str], *, agents: int, rounds: int,
+    outcomes: Sequence[RunOutcome],
+    policies: Sequence[str],
+    *,
+    agents: int,
+    rounds: int,
     minimize: bool,
 ) -> list[PolicyRow]:
     """One row per policy (in the order given) with the relative differences filled in."""
@@ -232,48 +210,43 @@ def write_outputs(comparison: Comparison) -> tuple[Path, Path]:
 
 
 def compare_policies(
-    base: ConfigLike,
+    base: SearchConfig,
     *,
     policies: Sequence[str],
     repeats: int,
     out: Path,
-    run: RunFn | None = None,
-    check: CheckFn | None = None,
+    run: RunFn = run_search,
     progress: ProgressFn | None = None,
 ) -> Comparison:
     """Run every policy ``repeats`` times at ``base``'s total budget; aggregate and write.
 
     ``base`` supplies the task, agent, budget and first seed; its ``agents``/``rounds`` are
     what the multi-agent / multi-round policies use.  Runs go to ``out/POLICY/seed-S``.
-    Every run's config is checked (``validate_config`` unless ``check`` is given) before
-    the first run starts, so a bad combination fails in seconds, not after an hour.
+    Every run's config is validated before the first run starts, so a bad combination
+    fails in seconds, not after an hour.  ``run`` defaults to ``run_search``.
     """
     if repeats < 1:
         raise UsageError(f"--repeats must be at least 1, got {repeats}")
     for p in policies:
-        if p not in _SHAPES:
-            raise UsageError(f"unknown policy {p!r}; valid: {', '.join(POLICIES)}")
+        preset_for(p)
     if (out / "compare.json").exists():
         raise InvalidInput("a comparison already lives here; choose another --out", file=out)
-    if run is None:
-        from evolving_agent.search.runner import run_search
-
-        run = run_search
-    if check is None:
-        from evolving_agent.search.config import validate_config
-
-        check = validate_config
     seeds = [base.seed + k for k in range(repeats)]
     # Interleave policies within a repeat so an interrupted comparison stays balanced.
-    plan: list[tuple[int, str, Any]] = []
+    plan: list[tuple[int, str, SearchConfig]] = []
     for k, seed in enumerate(seeds):
         for policy in policies:
             agents, rounds = shape(policy, base.agents, base.rounds)
-            config = base.model_copy(update={
-                "policy": policy, "agents": agents, "rounds": rounds, "seed": seed,
-                "out": out / policy / f"seed-{seed}",
-            })
-            check(config)
+            config = base.model_copy(
+                update={
+                    "policy": policy,
+                    "agents": agents,
+                    "rounds": rounds,
+                    "seed": seed,
+                    "out": out / policy / f"seed-{seed}",
+                }
+            )
+            validate_config(config)
             plan.append((k, policy, config))
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -289,16 +262,25 @@ def compare_policies(
         started = time.monotonic()
         summary = run(config)
         outcome = RunOutcome(
-            policy=policy, repeat=k, seed=config.seed, agents=config.agents,
-            rounds=config.rounds, best_score=_finite(summary.best_score),
-            seed_score=_finite(summary.seed_score), cost_usd=float(summary.cost_usd or 0.0),
+            policy=policy,
+            repeat=k,
+            seed=config.seed,
+            agents=config.agents,
+            rounds=config.rounds,
+            best_score=_finite(summary.best_score),
+            seed_score=_finite(summary.seed_score),
+            cost_usd=float(summary.cost_usd or 0.0),
             tokens=int(summary.input_tokens or 0) + int(summary.output_tokens or 0),
-            turns=int(summary.turns), wall_s=round(time.monotonic() - started, 3),
+            turns=int(summary.turns),
+            wall_s=round(time.monotonic() - started, 3),
             run_dir=str(summary.run_dir),
         )
         comparison.outcomes.append(outcome)
         comparison.rows = aggregate(
-            comparison.outcomes, policies, agents=base.agents, rounds=base.rounds,
+            comparison.outcomes,
+            policies,
+            agents=base.agents,
+            rounds=base.rounds,
             minimize=base.minimize,
         )
         write_outputs(comparison)
