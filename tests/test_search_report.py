@@ -28,28 +28,51 @@ from evolving_agent.search.report import (
 
 SEED_SRC = "def solve(points):\n    return list(range(len(points)))\n"
 BEST_SRC = (
-    "def solve(points):\n"
-    "    order = nearest_neighbour(points)\n"
-    "    return two_opt(points, order)\n"
+    "def solve(points):\n    order = nearest_neighbour(points)\n    return two_opt(points, order)\n"
 )
 
 
 def turn(
-    rnd: int, agent: int, n: int, score: float | None, *, lines: int = 5, empty: bool = False,
-    cost: float = 0.01, forget: str | None = None, **extra: Any,
+    rnd: int,
+    agent: int,
+    n: int,
+    score: float | None,
+    *,
+    lines: int = 5,
+    empty: bool = False,
+    cost: float = 0.01,
+    forget: str | None = None,
+    **extra: Any,
 ) -> dict[str, Any]:
     """A log.jsonl record shaped like the runner's ``LogEntry`` (agents are 1-based)."""
     rec: dict[str, Any] = {
-        "schema_version": 1, "seq": 0, "round": rnd, "agent": agent, "turn": n,
-        "round_turn": n, "session": f"s{rnd}-{agent}", "new_session": forget is not None,
-        "base_commit": "b" * 40, "commit": f"{rnd}{agent}{n:03d}" + "0" * 35, "score": score,
+        "schema_version": 1,
+        "seq": 0,
+        "round": rnd,
+        "agent": agent,
+        "turn": n,
+        "round_turn": n,
+        "session": f"s{rnd}-{agent}",
+        "new_session": forget is not None,
+        "base_commit": "b" * 40,
+        "commit": f"{rnd}{agent}{n:03d}" + "0" * 35,
+        "score": score,
         "scores": [] if score is None else [score],
         "feedback": "tour length" if score is not None else "score command failed",
-        "empty": empty, "lines_changed": 0 if empty else lines,
-        "input_tokens": 1000, "output_tokens": 200, "reasoning_tokens": 50,
-        "cost_usd": cost, "wall_s": 2.5, "agent_s": 2.0, "judge_s": 0.5,
-        "ts": f"2026-11-30T04:{n:02d}:00.000+00:00", "improved": False, "forget": forget,
-        "visible": 1, "error": None,
+        "empty": empty,
+        "lines_changed": 0 if empty else lines,
+        "input_tokens": 1000,
+        "output_tokens": 200,
+        "reasoning_tokens": 50,
+        "cost_usd": cost,
+        "wall_s": 2.5,
+        "agent_s": 2.0,
+        "judge_s": 0.5,
+        "ts": f"2026-11-30T04:{n:02d}:00.000+00:00",
+        "improved": False,
+        "forget": forget,
+        "visible": 1,
+        "error": None,
     }
     rec.update(extra)
     return rec
@@ -69,19 +92,28 @@ def forget_team_log() -> list[dict[str, Any]]:
     The runner marks the first record of each new round with why the last one ended.
     """
     r1 = [
-        turn(1, 1, 1, 950, lines=30), turn(1, 2, 1, 980, lines=20),
-        turn(1, 1, 2, 940, lines=4), turn(1, 2, 2, 900, lines=6),
-        turn(1, 1, 3, 960, lines=2, empty=True), turn(1, 2, 3, 905, lines=3),
+        turn(1, 1, 1, 950, lines=30),
+        turn(1, 2, 1, 980, lines=20),
+        turn(1, 1, 2, 940, lines=4),
+        turn(1, 2, 2, 900, lines=6),
+        turn(1, 1, 3, 960, lines=2, empty=True),
+        turn(1, 2, 3, 905, lines=3),
     ]
     r2 = [
-        turn(2, 1, 4, 850, lines=40, forget="rounds"), turn(2, 2, 4, 880, lines=44),
-        turn(2, 1, 5, 700, lines=12), turn(2, 2, 5, 790, lines=8),
-        turn(2, 1, 6, 710, lines=1, empty=True), turn(2, 2, 6, 720, lines=2, empty=True),
+        turn(2, 1, 4, 850, lines=40, forget="rounds"),
+        turn(2, 2, 4, 880, lines=44),
+        turn(2, 1, 5, 700, lines=12),
+        turn(2, 2, 5, 790, lines=8),
+        turn(2, 1, 6, 710, lines=1, empty=True),
+        turn(2, 2, 6, 720, lines=2, empty=True),
     ]
     r3 = [
-        turn(3, 1, 7, 705, lines=50, forget="plateau"), turn(3, 2, 7, None, lines=60),
-        turn(3, 1, 8, 703, lines=10), turn(3, 2, 8, 760, lines=9),
-        turn(3, 1, 9, 701, lines=3), turn(3, 2, 9, 699.8, lines=4),
+        turn(3, 1, 7, 705, lines=50, forget="plateau"),
+        turn(3, 2, 7, None, lines=60),
+        turn(3, 1, 8, 703, lines=10),
+        turn(3, 2, 8, 760, lines=9),
+        turn(3, 1, 9, 701, lines=3),
+        turn(3, 2, 9, 699.8, lines=4),
     ]
     return numbered(r1 + r2 + r3)
 
@@ -104,21 +136,52 @@ def make_run(
         (run / "seed" / "README.md").write_text("TSP solver\n")
     recs = forget_team_log() if records is None else records
     (run / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
-    (run / "summary.json").write_text(json.dumps(summary if summary is not None else {
-        "schema_version": 1, "run_dir": str(run), "policy": "forget-team", "agent": "builtin",
-        "direction": "minimize", "best_score": 699.8, "best_commit": "2" * 40,
-        "best_round": 2, "best_agent": 1, "seed_score": 1000.0, "noise_floor": 0.5,
-        "turns": len(recs), "planned_turns": len(recs), "rounds": 3, "agents": 2,
-        "cost_usd": round(sum(r["cost_usd"] for r in recs), 6), "input_tokens": 18000,
-        "output_tokens": 3600, "reasoning_tokens": 900, "empty_turns": 3, "failed_turns": 1,
-        "complete": True, "stopped": "turns",
-    }))
-    (run / "run.json").write_text(json.dumps({
-        "schema_version": 1,
-        "candidate": str(candidate) if candidate else str(base / "gone"), "task": "task.md",
-        "score_cmd": "python score.py", "minimize": True, "policy": "forget-team",
-        "agents": 2, "rounds": 3, "turns": len(recs),
-    }))
+    (run / "summary.json").write_text(
+        json.dumps(
+            summary
+            if summary is not None
+            else {
+                "schema_version": 1,
+                "run_dir": str(run),
+                "policy": "forget-team",
+                "agent": "builtin",
+                "direction": "minimize",
+                "best_score": 699.8,
+                "best_commit": "2" * 40,
+                "best_round": 2,
+                "best_agent": 1,
+                "seed_score": 1000.0,
+                "noise_floor": 0.5,
+                "turns": len(recs),
+                "planned_turns": len(recs),
+                "rounds": 3,
+                "agents": 2,
+                "cost_usd": round(sum(r["cost_usd"] for r in recs), 6),
+                "input_tokens": 18000,
+                "output_tokens": 3600,
+                "reasoning_tokens": 900,
+                "empty_turns": 3,
+                "failed_turns": 1,
+                "complete": True,
+                "stopped": "turns",
+            }
+        )
+    )
+    (run / "run.json").write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "candidate": str(candidate) if candidate else str(base / "gone"),
+                "task": "task.md",
+                "score_cmd": "python score.py",
+                "minimize": True,
+                "policy": "forget-team",
+                "agents": 2,
+                "rounds": 3,
+                "turns": len(recs),
+            }
+        )
+    )
     return run
 
 
@@ -193,10 +256,17 @@ def test_seed_comes_from_the_seed_commit_in_round_ones_repository(tmp_path: Path
     # Later commits in the repository must not leak into "the seed".
     (repo / "solver.py").write_text(BEST_SRC)
     git(repo, "commit", "-qam", "a candidate")
-    (run / "seed.json").write_text(json.dumps({
-        "schema_version": 1, "commit": seed_commit, "scores": [1000.0], "score": 1000.0,
-        "noise_floor": 0.0,
-    }))
+    (run / "seed.json").write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "commit": seed_commit,
+                "scores": [1000.0],
+                "score": 1000.0,
+                "noise_floor": 0.0,
+            }
+        )
+    )
     report = load_run(run)
     assert report.diff.note == f"1 file(s) differ from the seed commit {seed_commit[:12]}"
     assert report.diff.text is not None
@@ -227,8 +297,25 @@ def test_team_and_agent_curves_are_best_so_far_in_the_runs_direction(tmp_path: P
     report = load_run(make_run(tmp_path))
     assert report.team.turns[:4] == [0, 1, 2, 3]
     assert report.team.values == [
-        1000, 950, 950, 940, 900, 900, 900, 850, 850, 700, 700, 700, 700,
-        700, 700, 700, 700, 700, 699.8,
+        1000,
+        950,
+        950,
+        940,
+        900,
+        900,
+        900,
+        850,
+        850,
+        700,
+        700,
+        700,
+        700,
+        700,
+        700,
+        700,
+        700,
+        700,
+        699.8,
     ]
     agent1 = report.agent_curves[1]
     assert agent1.label == "agent 2"
@@ -240,14 +327,24 @@ def test_team_and_agent_curves_are_best_so_far_in_the_runs_direction(tmp_path: P
 
 def test_maximising_run_counts_higher_scores_as_gains(tmp_path: Path) -> None:
     recs = [turn(1, 1, 1, 0.5), turn(1, 1, 2, 0.4), turn(2, 1, 3, 0.8, forget="plateau")]
-    run = make_run(tmp_path, recs, summary={
-        "best_score": 0.8, "policy": "forget", "turns": 3, "cost_usd": 0.03,
-        "seed_score": 0.25, "direction": "maximize",
-    })
+    run = make_run(
+        tmp_path,
+        recs,
+        summary={
+            "best_score": 0.8,
+            "policy": "forget",
+            "turns": 3,
+            "cost_usd": 0.03,
+            "seed_score": 0.25,
+            "direction": "maximize",
+        },
+    )
     report = load_run(run)
     assert report.team.values == [0.25, 0.5, 0.5, 0.8]
-    assert [(r.gain, r.gain_pct) for r in report.rounds] == [(0.25, 100.0), (pytest.approx(0.3),
-                                                             pytest.approx(60.0))]
+    assert [(r.gain, r.gain_pct) for r in report.rounds] == [
+        (0.25, 100.0),
+        (pytest.approx(0.3), pytest.approx(60.0)),
+    ]
     assert [(f.at_turn, f.reason) for f in report.forgets] == [(2, "plateau")]
 
 
@@ -257,7 +354,10 @@ def test_spend_axis_falls_back_from_dollars_to_tokens_to_wall_time() -> None:
     free = [LogEntry.model_validate(turn(1, 1, i, 1.0, cost=0.0)) for i in (1, 2)]
     axis = spend_axis(free)
     assert (axis.kind, axis.label, axis.cumulative) == (
-        "tokens", "tokens (input + output)", [1200.0, 2400.0])
+        "tokens",
+        "tokens (input + output)",
+        [1200.0, 2400.0],
+    )
     silent = [
         LogEntry.model_validate(
             turn(1, 1, i, 1.0, cost=0.0, input_tokens=None, output_tokens=0, wall_s=i)
@@ -285,7 +385,8 @@ def test_edit_windows_stop_at_the_neighbouring_forget() -> None:
     records = [LogEntry.model_validate(turn(1, 1, i, 1.0, lines=n)) for i, n in enumerate(sizes)]
     stats = edit_sizes(records, [(3, "a"), (6, "b")], window=10)
     assert [(s.median_before, s.before_n, s.median_after, s.after_n) for s in stats] == [
-        (2.0, 3, 100.0, 3), (100.0, 3, 300.0, 1),
+        (2.0, 3, 100.0, 3),
+        (100.0, 3, 300.0, 1),
     ]
 
 
@@ -328,10 +429,17 @@ def test_log_order_follows_seq_not_file_order(tmp_path: Path) -> None:
 def test_unfinished_run_without_summary_uses_run_json_and_seed_json(tmp_path: Path) -> None:
     run = make_run(tmp_path)
     (run / "summary.json").unlink()
-    (run / "seed.json").write_text(json.dumps({
-        "schema_version": 1, "commit": "c" * 40, "scores": [999.0, 1001.0], "score": 1000.0,
-        "noise_floor": 2.0,
-    }))
+    (run / "seed.json").write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "commit": "c" * 40,
+                "scores": [999.0, 1001.0],
+                "score": 1000.0,
+                "noise_floor": 2.0,
+            }
+        )
+    )
     with (run / "log.jsonl").open("a") as fh:
         fh.write('{"round": 3, "agent": 0, "tu')  # the runner died mid-append
     report = load_run(run)
@@ -373,8 +481,10 @@ def test_unfinished_run_without_summary_uses_run_json_and_seed_json(tmp_path: Pa
         ),
         (
             lambda run: (run / "log.jsonl").write_text(
-                json.dumps(turn(1, 1, 1, 3.0)) + "\n"
-                + json.dumps(turn(1, 1, 2, 2.0, schema_version=2)) + "\n"
+                json.dumps(turn(1, 1, 1, 3.0))
+                + "\n"
+                + json.dumps(turn(1, 1, 2, 2.0, schema_version=2))
+                + "\n"
             ),
             "error: {run}/log.jsonl:2: schema_version 2 is newer than this report understands "
             "(1); upgrade evolving-agent\n",

@@ -55,46 +55,104 @@ def _render_progress(event: Progress) -> None:
 
 
 @click.command("compare")
-@click.option("--candidate", required=True, type=click.Path(path_type=Path),
-              help="The seed candidate directory.")
-@click.option("--task", required=True, type=click.Path(path_type=Path),
-              help="The task instructions (markdown).")
-@click.option("--score", "score_cmd", required=True,
-              help="Score command; prints the score on its last line.")
+@click.option(
+    "--candidate",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The seed candidate directory.",
+)
+@click.option(
+    "--task",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The task instructions (markdown).",
+)
+@click.option(
+    "--score", "score_cmd", required=True, help="Score command; prints the score on its last line."
+)
 @click.option("--minimize", is_flag=True, help="Lower scores are better.")
-@click.option("--agent", default="builtin", show_default=True,
-              help="claude | codex | command | builtin.")
+@click.option(
+    "--agent", default="builtin", show_default=True, help="claude | codex | command | builtin."
+)
 @click.option("--agent-cmd", default=None, help="The command for --agent command.")
 @click.option("--agent-args", default=None, help="Extra arguments for the agent CLI.")
-@click.option("--policies", default="single,parallel,forget-team", show_default=True,
-              help="Comma-separated policies to compare.")
-@click.option("--agents", default=4, show_default=True, type=int,
-              help="Agents for the multi-agent policies (single and forget use 1).")
-@click.option("--rounds", default=4, show_default=True, type=int,
-              help="Rounds for the forgetting policies (the others run 1).")
-@click.option("--turns", default=48, show_default=True, type=int,
-              help="Total turn budget of every run, whatever its policy.")
-@click.option("--repeats", default=3, show_default=True, type=int,
-              help="Runs per policy, with seeds SEED, SEED+1, ...")
+@click.option(
+    "--policies",
+    default="single,parallel,forget-team",
+    show_default=True,
+    help="Comma-separated policies to compare.",
+)
+@click.option(
+    "--agents",
+    default=4,
+    show_default=True,
+    type=int,
+    help="Agents for the multi-agent policies (single and forget use 1).",
+)
+@click.option(
+    "--rounds",
+    default=4,
+    show_default=True,
+    type=int,
+    help="Rounds for the forgetting policies (the others run 1).",
+)
+@click.option(
+    "--turns",
+    default=48,
+    show_default=True,
+    type=int,
+    help="Total turn budget of every run, whatever its policy.",
+)
+@click.option(
+    "--repeats",
+    default=3,
+    show_default=True,
+    type=int,
+    help="Runs per policy, with seeds SEED, SEED+1, ...",
+)
 @click.option("--seed", default=0, show_default=True, type=int, help="First seed.")
 @click.option("--budget-usd", type=float, default=None, help="Dollar cap per run.")
 @click.option("--budget-tokens", type=int, default=None, help="Token cap per run.")
-@click.option("--forget-on-plateau", type=int, default=None,
-              help="Forget after K turns without improvement (forgetting policies).")
+@click.option(
+    "--forget-on-plateau",
+    type=int,
+    default=None,
+    help="Forget after K turns without improvement (forgetting policies).",
+)
 @click.option("--score-timeout", type=float, default=60, show_default=True)
 @click.option("--turn-timeout", type=float, default=600, show_default=True)
 @click.option("--score-repeats", type=int, default=1, show_default=True)
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Directory for the runs, compare.md and compare.json "
-                   "(default: runs/compare-TIMESTAMP).")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Directory for the runs, compare.md and compare.json (default: runs/compare-TIMESTAMP).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print compare.json instead of the table.")
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 def compare_cmd(
-    candidate: Path, task: Path, score_cmd: str, minimize: bool, agent: str,
-    agent_cmd: str | None, agent_args: str | None, policies: str, agents: int, rounds: int,
-    turns: int, repeats: int, seed: int, budget_usd: float | None, budget_tokens: int | None,
-    forget_on_plateau: int | None, score_timeout: float, turn_timeout: float,
-    score_repeats: int, out: Path | None, as_json: bool, quiet: bool,
+    candidate: Path,
+    task: Path,
+    score_cmd: str,
+    minimize: bool,
+    agent: str,
+    agent_cmd: str | None,
+    agent_args: str | None,
+    policies: str,
+    agents: int,
+    rounds: int,
+    turns: int,
+    repeats: int,
+    seed: int,
+    budget_usd: float | None,
+    budget_tokens: int | None,
+    forget_on_plateau: int | None,
+    score_timeout: float,
+    turn_timeout: float,
+    score_repeats: int,
+    out: Path | None,
+    as_json: bool,
+    quiet: bool,
 ) -> None:
     """Run several policies on one task at the same total budget, REPEATS seeds each.
 
@@ -117,14 +175,30 @@ def compare_cmd(
     if out is None:
         out = Path("runs") / f"compare-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}"
     base = SearchConfig(
-        candidate=candidate, task=task, score_cmd=score_cmd, minimize=minimize, agent=agent,
-        agent_cmd=agent_cmd, agent_args=agent_args, policy=names[0], agents=agents,
-        rounds=rounds, turns=turns, budget_usd=budget_usd, budget_tokens=budget_tokens,
-        forget_on_plateau=forget_on_plateau, score_timeout=score_timeout,
-        turn_timeout=turn_timeout, score_repeats=score_repeats, seed=seed,
+        candidate=candidate,
+        task=task,
+        score_cmd=score_cmd,
+        minimize=minimize,
+        agent=agent,
+        agent_cmd=agent_cmd,
+        agent_args=agent_args,
+        policy=names[0],
+        agents=agents,
+        rounds=rounds,
+        turns=turns,
+        budget_usd=budget_usd,
+        budget_tokens=budget_tokens,
+        forget_on_plateau=forget_on_plateau,
+        score_timeout=score_timeout,
+        turn_timeout=turn_timeout,
+        score_repeats=score_repeats,
+        seed=seed,
     )
     result = compare_policies(
-        base, policies=names, repeats=repeats, out=out,
+        base,
+        policies=names,
+        repeats=repeats,
+        out=out,
         progress=None if quiet else _render_progress,
     )
     if as_json:

@@ -19,12 +19,9 @@ from __future__ import annotations
 import base64
 import difflib
 import html
-import io
 import json
 import math
 import statistics
-import subprocess
-import tarfile
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -34,9 +31,10 @@ from typing import Any
 import pydantic
 
 from evolving_agent.errors import InvalidInput, NotFound
+from evolving_agent.search.rounds import seed_repo
+from evolving_agent.search.state import SCHEMA_VERSION, RunDir
+from evolving_agent.search.workspace import export_commit
 
-# The run-dir format this module reads; newer files are refused rather than misread.
-SCHEMA_VERSION = 1
 # The paper compares the first 10 proposals after a forget with the last 10 before it.
 EDIT_WINDOW = 10
 # A diff longer than this is cut in the report; the full one is a `git diff` away.
@@ -184,7 +182,8 @@ def _check_version(data: dict[str, Any], path: Path, line: int | None = None) ->
         raise InvalidInput(
             f"schema_version {version!r} is newer than this report understands "
             f"({SCHEMA_VERSION}); upgrade evolving-agent",
-            file=path, line=line,
+            file=path,
+            line=line,
         )
 
 
@@ -270,7 +269,8 @@ def spend_axis(records: Sequence[LogEntry]) -> SpendAxis:
     if any(tokens):
         return SpendAxis("tokens", "tokens (input + output)", cumulative(float(t) for t in tokens))
     return SpendAxis(
-        "wall_s", "agent wall time (s, summed over agents)",
+        "wall_s",
+        "agent wall time (s, summed over agents)",
         cumulative(r.wall_s or 0.0 for r in records),
     )
 
@@ -347,9 +347,13 @@ def edit_sizes(
         after = [r.lines_changed or 0 for r in records[i : min(hi, i + window)]]
         out.append(
             ForgetStats(
-                round=records[i].round, at_turn=i, reason=reason,
-                before_n=len(before), after_n=len(after),
-                median_before=_median(before), median_after=_median(after),
+                round=records[i].round,
+                at_turn=i,
+                reason=reason,
+                before_n=len(before),
+                after_n=len(after),
+                median_before=_median(before),
+                median_after=_median(after),
             )
         )
     return out
@@ -372,11 +376,15 @@ def round_stats(
         pct = gain / abs(start) * 100 if gain is not None and start else None
         out.append(
             RoundStats(
-                round=rnd, turns=len(rows),
+                round=rnd,
+                turns=len(rows),
                 empty=sum(1 for r in rows if r.empty),
                 failed=sum(1 for r in rows if r.ok_score is None),
                 cost_usd=sum(r.cost_usd or 0.0 for r in rows),
-                start_best=start, end_best=best, gain=gain, gain_pct=pct,
+                start_best=start,
+                end_best=best,
+                gain=gain,
+                gain_pct=pct,
             )
         )
     return out
@@ -417,7 +425,8 @@ def tree_diff(seed: Path, best: Path) -> tuple[str, int]:
             continue
         changed += 1
         for line in difflib.unified_diff(
-            old, new,
+            old,
+            new,
             fromfile=f"seed/{rel}" if rel in a else "/dev/null",
             tofile=f"best/{rel}" if rel in b else "/dev/null",
         ):
@@ -429,24 +438,20 @@ def tree_diff(seed: Path, best: Path) -> tuple[str, int]:
 
 def _export_seed(run_dir: Path, commit: str, dest: Path) -> bool:
     """Write the seed commit's files from round 1's repository into ``dest``."""
-    repo = run_dir / "rounds" / "r01" / "repo"
+    repo = seed_repo(RunDir(run_dir))
     if not repo.is_dir():
         return False
-    proc = subprocess.run(
-        ["git", "archive", "--format=tar", commit],
-        cwd=repo, capture_output=True, stdin=subprocess.DEVNULL, check=False,
-    )
-    if proc.returncode != 0:
-        return False
-    with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
-        tar.extractall(dest, filter="data")
+    try:
+        export_commit(repo, commit, dest)
+    except InvalidInput:
+        return False  # the repository was pruned or rewritten; try the next source
     return True
 
 
 def seed_diff(run_dir: Path, run_config: dict[str, Any], seed_commit: str | None) -> SeedDiff:
     """Diff ``best/`` against the seed: ``seed/`` if kept, else the seed commit in round
     1's repository, else the run's ``--candidate`` directory (which may have moved on)."""
-    best = run_dir / "best"
+    best: Path = RunDir(run_dir).best
     if not best.is_dir():
         return SeedDiff(None, "no best/ directory in the run dir; diff not available")
     with tempfile.TemporaryDirectory(prefix="ea-seed-") as tmp:
@@ -483,12 +488,14 @@ def load_run(run_dir: Path) -> RunReport:
     """Read and analyse a run directory.  Raises ``NotFound``/``InvalidInput`` (exit 4)."""
     if not run_dir.is_dir():
         raise NotFound(f"run directory not found: {run_dir}")
-    log = run_dir / "log.jsonl"
+    paths = RunDir(run_dir)  # the runner's layout, named in one place
+    log: Path = paths.log
     if not log.is_file():
         raise InvalidInput("not a search run directory (no log.jsonl)", file=run_dir)
     records = read_log(log)
-    summary_path, config_path = run_dir / "summary.json", run_dir / "run.json"
-    seed_path = run_dir / "seed.json"
+    summary_path: Path = paths.summary_json
+    config_path: Path = paths.run_json
+    seed_path: Path = paths.seed_json
     summary = _read_json_object(summary_path) if summary_path.is_file() else {}
     config = _read_json_object(config_path) if config_path.is_file() else {}
     seed_info = _read_json_object(seed_path) if seed_path.is_file() else {}
@@ -521,8 +528,12 @@ def load_run(run_dir: Path) -> RunReport:
     agent_ids = sorted({r.agent for r in records}, key=lambda a: (isinstance(a, str), str(a)))
     agent_curves = [
         best_so_far(
-            records, spend.cumulative, minimize=minimize, seed_score=seed_score,
-            label=f"agent {a}", agent=a,
+            records,
+            spend.cumulative,
+            minimize=minimize,
+            seed_score=seed_score,
+            label=f"agent {a}",
+            agent=a,
         )
         for a in agent_ids
     ]
@@ -607,7 +618,10 @@ def plot(report: RunReport, path: Path) -> None:
         for k, fst in enumerate(report.forgets):
             x = fst.at_turn if xkey == "turns" else report.spend.cumulative[fst.at_turn - 1]
             ax.axvline(
-                x, color="tab:red", linestyle="--", linewidth=1,
+                x,
+                color="tab:red",
+                linestyle="--",
+                linewidth=1,
                 label="forget" if k == 0 else None,
             )
         ax.set_xlabel(xlabel)
@@ -638,8 +652,11 @@ def _summary_rows(report: RunReport) -> list[tuple[str, str]]:
         ("policy", report.policy),
         ("direction", f"{report.direction} ({'lower' if report.minimize else 'higher'} is better)"),
         ("agents", str(report.agents)),
-        ("rounds", f"{len(report.rounds)}" + (
-            f" of {report.rounds_planned} planned" if report.rounds_planned else "")),
+        (
+            "rounds",
+            f"{len(report.rounds)}"
+            + (f" of {report.rounds_planned} planned" if report.rounds_planned else ""),
+        ),
         ("turns", str(len(report.records))),
         ("seed score", _fmt(report.seed_score)),
         ("best score", _fmt(report.best_score)),
@@ -660,19 +677,38 @@ def _round_rows(report: RunReport) -> list[list[str]]:
         floor = report.noise_floor
         if r.gain and floor and abs(r.gain) <= floor:
             gain += " (within noise)"
-        rows.append([
-            str(r.round), str(r.turns), str(r.empty), str(r.failed), _fmt(r.start_best),
-            _fmt(r.end_best), gain, _pct(r.gain_pct), f"${r.cost_usd:.4f}",
-        ])
+        rows.append(
+            [
+                str(r.round),
+                str(r.turns),
+                str(r.empty),
+                str(r.failed),
+                _fmt(r.start_best),
+                _fmt(r.end_best),
+                gain,
+                _pct(r.gain_pct),
+                f"${r.cost_usd:.4f}",
+            ]
+        )
     return rows
 
 
 _ROUND_HEADER = (
-    "round", "turns", "empty turns", "failed", "best at start", "best at end", "gain", "gain %",
+    "round",
+    "turns",
+    "empty turns",
+    "failed",
+    "best at start",
+    "best at end",
+    "gain",
+    "gain %",
     "cost",
 )
 _FORGET_HEADER = (
-    "forget before round", "after turn", "reason", "median lines before (n)",
+    "forget before round",
+    "after turn",
+    "reason",
+    "median lines before (n)",
     "median lines after (n)",
 )
 
@@ -680,8 +716,11 @@ _FORGET_HEADER = (
 def _forget_rows(report: RunReport) -> list[list[str]]:
     return [
         [
-            str(f.round), str(f.at_turn), f.reason,
-            f"{_fmt(f.median_before)} ({f.before_n})", f"{_fmt(f.median_after)} ({f.after_n})",
+            str(f.round),
+            str(f.at_turn),
+            f.reason,
+            f"{_fmt(f.median_before)} ({f.before_n})",
+            f"{_fmt(f.median_after)} ({f.after_n})",
         ]
         for f in report.forgets
     ]
@@ -733,8 +772,10 @@ def render_html(report: RunReport, png: bytes) -> str:
         *(f"<p class='warn'>{html.escape(w)}</p>" for w in report.warnings),
         f"<img alt='best-so-far' src='data:image/png;base64,{img}'>",
         _html_table(("", ""), _summary_rows(report)),
-        "<h2>Per round</h2>", _html_table(_ROUND_HEADER, _round_rows(report)),
-        "<h2>Edit size around forgets</h2>", f"<p>{html.escape(_forget_note(report))}</p>",
+        "<h2>Per round</h2>",
+        _html_table(_ROUND_HEADER, _round_rows(report)),
+        "<h2>Edit size around forgets</h2>",
+        f"<p>{html.escape(_forget_note(report))}</p>",
     ]
     if report.forgets:
         parts.append(_html_table(_FORGET_HEADER, _forget_rows(report)))
