@@ -1,0 +1,98 @@
+"""``search compare`` for real: the builtin agent on the bundled TSP example."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+from test_search_helpers import PY, TSP
+
+from evolving_agent.cli import cli
+
+
+def test_compare_single_parallel_forget_team_with_the_builtin_agent(tmp_path: Path) -> None:
+    out = tmp_path / "cmp"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "search",
+            "compare",
+            "--candidate",
+            str(TSP / "candidate"),
+            "--task",
+            str(TSP / "task.md"),
+            "--score",
+            f"{PY} {TSP / 'score.py'}",
+            "--minimize",
+            "--agent",
+            "builtin",
+            "--policies",
+            "single,parallel,forget-team",
+            "--agents",
+            "2",
+            "--rounds",
+            "2",
+            "--turns",
+            "4",
+            "--repeats",
+            "2",
+            "--out",
+            str(out),
+        ],
+    )
+
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == (
+        "| policy | agents × rounds | runs | best (mean ± sd) | vs single | vs parallel "
+        "| mean tokens | mean turns |"
+    )
+    number = r"\d+(\.\d+)?"
+    pct = r"[+-]\d+\.\d+%"
+    assert re.fullmatch(
+        rf"\| single \| 1 × 1 \| 2 \| {number} ± {number} \| — \| {pct} "
+        rf"\| \d+ \| 4 \|",
+        lines[2],
+    ), lines[2]
+    assert re.fullmatch(
+        rf"\| parallel \| 2 × 1 \| 2 \| {number} ± {number} \| {pct} \| — "
+        rf"\| \d+ \| 4 \|",
+        lines[3],
+    ), lines[3]
+    assert re.fullmatch(
+        rf"\| forget-team \| 2 × 2 \| 2 \| {number} ± {number} \| {pct} "
+        rf"\| {pct} \| \d+ \| 4 \|",
+        lines[4],
+    ), lines[4]
+    assert lines[5:] == ["", str(out / "compare.md"), str(out / "compare.json")]
+    progress = result.stderr.splitlines()
+    assert progress[0] == "[1/6] single seed 0: running ..."
+    assert re.fullmatch(
+        r"\[6/6\] forget-team seed 1: best \d+(\.\d+)? \(4 turns, \$0\.0000, "
+        r"\d+\.\d s\)",
+        progress[-1],
+    ), progress[-1]
+
+    data = json.loads((out / "compare.json").read_text())
+    assert data["complete"] is True and data["direction"] == "minimize"
+    runs = data["runs"]
+    assert [(r["policy"], r["seed"]) for r in runs] == [
+        ("single", 0),
+        ("parallel", 0),
+        ("forget-team", 0),
+        ("single", 1),
+        ("parallel", 1),
+        ("forget-team", 1),
+    ]
+    for r in runs:
+        assert r["turns"] == 4 and r["best_score"] < r["seed_score"]
+        assert (Path(r["run_dir"]) / "log.jsonl").is_file()
+    # Each row's "vs single" follows from the means: lower tour length = positive gain.
+    rows = {row["policy"]: row for row in data["rows"]}
+    single = rows["single"]["mean"]
+    for row in data["rows"]:
+        if row["policy"] != "single":
+            assert abs(row["vs"]["single"] - (single - row["mean"]) / single * 100) < 1e-9
+    assert (out / "compare.md").read_text().endswith("\n".join(lines[:5]) + "\n")
