@@ -118,22 +118,43 @@ def forget_team_log() -> list[dict[str, Any]]:
     return numbered(r1 + r2 + r3)
 
 
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def keep_seed_like_the_runner(run: Path) -> str:
+    """Round 1's repository with the seed as first commit (and a later candidate on top),
+    and seed.json naming it; returns the seed commit."""
+    repo = run / "rounds" / "r01" / "repo"
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "solver.py").write_text(SEED_SRC)
+    (repo / "README.md").write_text("TSP solver\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "round 1: the seed candidate")
+    seed_commit = git(repo, "rev-parse", "HEAD")
+    (repo / "solver.py").write_text(BEST_SRC)
+    git(repo, "commit", "-qam", "a candidate")
+    seed = {"commit": seed_commit, "scores": [1000.0], "score": 1000.0, "noise_floor": 0.5}
+    (run / "seed.json").write_text(json.dumps({"schema_version": 1, **seed}))
+    return seed_commit
+
+
 def make_run(
     base: Path,
     records: list[dict[str, Any]] | None = None,
     *,
     summary: dict[str, Any] | None = None,
-    seed_dir: bool = True,
+    keep_seed: bool = True,
     candidate: Path | None = None,
 ) -> Path:
     run = base / "run-forget-team"
     (run / "best").mkdir(parents=True)
     (run / "best" / "solver.py").write_text(BEST_SRC)
     (run / "best" / "README.md").write_text("TSP solver\n")
-    if seed_dir:
-        (run / "seed").mkdir()
-        (run / "seed" / "solver.py").write_text(SEED_SRC)
-        (run / "seed" / "README.md").write_text("TSP solver\n")
+    if keep_seed:
+        keep_seed_like_the_runner(run)
     recs = forget_team_log() if records is None else records
     (run / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     (run / "summary.json").write_text(
@@ -230,47 +251,15 @@ def test_markdown_has_per_round_gains_empty_counts_and_forget_edit_sizes(tmp_pat
     assert "| spend axis | cost (USD) |" in md
 
 
-def test_best_candidate_diff_against_the_kept_seed(tmp_path: Path) -> None:
-    md = write_report(make_run(tmp_path)).markdown.read_text()
-    assert "1 file(s) differ from the seed kept in the run dir." in md
+def test_best_candidate_diff_against_the_seed_commit(tmp_path: Path) -> None:
+    run = make_run(tmp_path)
+    seed_commit = json.loads((run / "seed.json").read_text())["commit"]
+    md = write_report(run).markdown.read_text()
+    # Only the seed commit counts, not the later candidate committed on top of it.
+    assert f"1 file(s) differ from the seed commit {seed_commit[:12]}." in md
     assert "--- seed/solver.py\n+++ best/solver.py\n" in md
     assert "-    return list(range(len(points)))\n+    order = nearest_neighbour(points)\n" in md
     assert "README.md" not in md.split("```diff")[1]
-
-
-def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True)
-    return done.stdout.strip()
-
-
-def test_seed_comes_from_the_seed_commit_in_round_ones_repository(tmp_path: Path) -> None:
-    run = make_run(tmp_path, seed_dir=False)
-    repo = run / "rounds" / "r01" / "repo"
-    repo.mkdir(parents=True)
-    git(repo, "init", "-q", "-b", "main")
-    (repo / "solver.py").write_text(SEED_SRC)
-    (repo / "README.md").write_text("TSP solver\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "seed")
-    seed_commit = git(repo, "rev-parse", "HEAD")
-    # Later commits in the repository must not leak into "the seed".
-    (repo / "solver.py").write_text(BEST_SRC)
-    git(repo, "commit", "-qam", "a candidate")
-    (run / "seed.json").write_text(
-        json.dumps(
-            {
-                "schema_version": 1,
-                "commit": seed_commit,
-                "scores": [1000.0],
-                "score": 1000.0,
-                "noise_floor": 0.0,
-            }
-        )
-    )
-    report = load_run(run)
-    assert report.diff.note == f"1 file(s) differ from the seed commit {seed_commit[:12]}"
-    assert report.diff.text is not None
-    assert "-    return list(range(len(points)))\n" in report.diff.text
 
 
 def test_seed_falls_back_to_the_runs_candidate_directory(tmp_path: Path) -> None:
@@ -278,14 +267,14 @@ def test_seed_falls_back_to_the_runs_candidate_directory(tmp_path: Path) -> None
     cand.mkdir()
     (cand / "solver.py").write_text(SEED_SRC)
     (cand / "README.md").write_text("TSP solver\n")
-    run = make_run(tmp_path, seed_dir=False, candidate=cand)
+    run = make_run(tmp_path, keep_seed=False, candidate=cand)
     report = load_run(run)
     assert report.diff.files_changed == 1
     assert f"the run's --candidate directory {cand}" in report.diff.note
 
 
 def test_missing_seed_is_reported_not_fatal(tmp_path: Path) -> None:
-    run = make_run(tmp_path, seed_dir=False)
+    run = make_run(tmp_path, keep_seed=False)
     result = CliRunner().invoke(cli, ["search", "report", str(run)])
     assert result.exit_code == 0, result.output
     md = (run / "report.md").read_text()

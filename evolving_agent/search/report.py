@@ -321,7 +321,7 @@ def forget_starts(records: Sequence[LogEntry]) -> list[tuple[int, str]]:
     for i in range(1, len(records)):
         rec = records[i]
         if marked:
-            # Several agents may each carry the mark on their first turn: one boundary.
+            # The runner marks a round's first record; should several carry it, one boundary.
             if rec.forget and rec.round not in seen_rounds:
                 seen_rounds.add(rec.round)
                 starts.append((i, rec.forget if isinstance(rec.forget, str) else "forget"))
@@ -449,18 +449,15 @@ def _export_seed(run_dir: Path, commit: str, dest: Path) -> bool:
 
 
 def seed_diff(run_dir: Path, run_config: dict[str, Any], seed_commit: str | None) -> SeedDiff:
-    """Diff ``best/`` against the seed: ``seed/`` if kept, else the seed commit in round
-    1's repository, else the run's ``--candidate`` directory (which may have moved on)."""
+    """Diff ``best/`` against the seed: the seed commit in round 1's repository (where the
+    runner keeps it), else the run's ``--candidate`` directory (which may have moved on)."""
     best: Path = RunDir(run_dir).best
     if not best.is_dir():
         return SeedDiff(None, "no best/ directory in the run dir; diff not available")
     with tempfile.TemporaryDirectory(prefix="ea-seed-") as tmp:
-        seed, where = run_dir / "seed", "the seed kept in the run dir"
-        if not seed.is_dir() and seed_commit:
-            seed, where = Path(tmp), f"the seed commit {seed_commit[:12]}"
-            if not _export_seed(run_dir, seed_commit, seed):
-                seed = run_dir / "seed"
-        if not seed.is_dir():
+        seed = Path(tmp)
+        where = f"the seed commit {(seed_commit or '')[:12]}"
+        if not (seed_commit and _export_seed(run_dir, seed_commit, seed)):
             candidate = run_config.get("candidate")
             seed = Path(candidate) if isinstance(candidate, str) and candidate else Path()
             workdir = run_config.get("workdir")
@@ -469,8 +466,8 @@ def seed_diff(run_dir: Path, run_config: dict[str, Any], seed_commit: str | None
             if not candidate or not seed.is_dir():
                 return SeedDiff(
                     None,
-                    "the seed candidate is not available (no seed/ or round-1 repository in "
-                    "the run dir and the run's --candidate directory is gone); diff not shown",
+                    "the seed candidate is not available (no seed commit in the run dir and "
+                    "the run's --candidate directory is gone); diff not shown",
                 )
             where = f"the run's --candidate directory {seed} (it may have changed since the run)"
         text, changed = tree_diff(seed, best)
