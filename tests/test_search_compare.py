@@ -185,7 +185,12 @@ def test_writes_compare_json_and_md_and_reports_progress(tmp_path: Path) -> None
     ]
     assert data["rows"][1]["vs"] == {"single": pytest.approx(100 / 3)}
     md = (out / "compare.md").read_text()
-    assert md.startswith("# Policy comparison\n\nSame total budget of 12 turns per run;")
+    assert md.startswith(
+        "# Policy comparison\n\nAgent `builtin`, same total budget per run (12 turns); "
+        "1 repeat(s) per policy with seeds 7; higher scores are better."
+    )
+    assert data["settings"]["agent"] == "builtin" and data["settings"]["turns"] == 12
+    assert "policy" not in data["settings"] and "seed" not in data["settings"]
     assert md.endswith(format_table(result))
 
 

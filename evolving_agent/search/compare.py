@@ -99,6 +99,7 @@ class Comparison:
     repeats: int
     seeds: list[int]
     out: Path
+    settings: dict[str, Any] = field(default_factory=dict)  # the base config, for the record
     rows: list[PolicyRow] = field(default_factory=list)
     outcomes: list[RunOutcome] = field(default_factory=list)
     complete: bool = False
@@ -115,6 +116,7 @@ class Comparison:
             "repeats": self.repeats,
             "seeds": self.seeds,
             "complete": self.complete,
+            "settings": self.settings,
             "references": self.references,
             "rows": [asdict(r) for r in self.rows],
             "runs": [asdict(o) for o in self.outcomes],
@@ -254,7 +256,12 @@ def compare_policies(
         raise InvalidInput(f"cannot create output directory: {exc}", file=out) from exc
 
     comparison = Comparison(
-        minimize=base.minimize, turns=base.turns, repeats=repeats, seeds=seeds, out=out
+        minimize=base.minimize,
+        turns=base.turns,
+        repeats=repeats,
+        seeds=seeds,
+        out=out,
+        settings=base.model_dump(mode="json", exclude={"policy", "seed", "out"}),
     )
     for index, (k, policy, config) in enumerate(plan, start=1):
         if progress:
@@ -323,9 +330,18 @@ def render_markdown(comparison: Comparison) -> str:
     better = "lower" if comparison.minimize else "higher"
     state = "" if comparison.complete else " (incomplete: interrupted or still running)"
     seeds = ", ".join(map(str, comparison.seeds))
+    settings = comparison.settings
+    budget = f"{comparison.turns} turns"
+    if settings.get("budget_usd") is not None:
+        budget += f", ${settings['budget_usd']:g}"
+    if settings.get("budget_tokens") is not None:
+        budget += f", {settings['budget_tokens']} tokens"
+    lead = "Same total budget per run"
+    if settings.get("agent"):
+        lead = f"Agent `{settings['agent']}`, same total budget per run"
     return (
         f"# Policy comparison{state}\n\n"
-        f"Same total budget of {comparison.turns} turns per run; {comparison.repeats} "
+        f"{lead} ({budget}); {comparison.repeats} "
         f"repeat(s) per policy with seeds {seeds}; {better} scores are better.  "
         "\"vs X\" is the improvement of the mean best score over X's, in percent of X's "
         "(positive = better).\n\n" + format_table(comparison)
