@@ -35,7 +35,7 @@ def report_cmd(run_dir: Path, out: Path | None) -> None:
 
     \b
     Example:
-      evolving-agent search report runs/tsp-forget-team
+      evolving-agent search report runs/search-20260101-120000-forget-team
     """
     from evolving_agent.search.report import write_report
 
