@@ -94,16 +94,19 @@ def _give_tail(seq: CommentedSeq, idx: int, tail: str) -> None:
         )
 
 
-def _before_next_key(data: CommentedMap, key: str, tail: str) -> None:
-    """An emptied list cannot hold comments: put them above the key that follows it."""
-    keys = list(data.keys())
-    at = keys.index(key)
-    if not tail or at + 1 >= len(keys):
-        return
-    lines = tail[1:].splitlines(True)
-    tokens = [CommentToken(line if line.strip() else "\n", CommentMark(0)) for line in lines]
-    entry = data.ca.items.setdefault(keys[at + 1], [None, None, None, None])
-    entry[1] = tokens + list(entry[1] or [])
+def _keep_on_empty(seq: CommentedSeq, tail: str) -> None:
+    """An emptied list is written ``[]``; the comment lines after it stay after it."""
+    seq.fa.set_flow_style()
+    if tail:
+        seq.ca.comment = [CommentToken(tail, CommentMark(0)), None]
+
+
+def _shift_eol(seq: CommentedSeq, idx: int, old: str, new: str) -> None:
+    """Keep an end-of-line comment the same distance from a replaced entry."""
+    entry = seq.ca.items.get(idx)
+    if entry and entry[0] is not None and entry[0].value.lstrip(" ").startswith("#"):
+        column = max(0, (entry[0].column or 0) + len(new) - len(old))
+        entry[0] = CommentToken(entry[0].value, CommentMark(column))
 
 
 def _find(seq: list[Any], text: str, section: str) -> int:
@@ -151,9 +154,16 @@ def apply_diff(text: str, diff: CanonDiff) -> AppliedDiff:
         seq.append(diff.text)
         if last >= 0:
             _give_tail(seq, last + 1, _tail_of(seq, last))
+        else:  # an empty ``[]`` list becomes a block list again, keeping what followed it
+            seq.fa.set_block_style()
+            after = seq.ca.comment[0] if seq.ca.comment else None
+            seq.ca.comment = None
+            if after is not None:
+                _give_tail(seq, 0, after.value)
     else:
         idx = _find(seq, diff.old_text or "", diff.section)
         if diff.op == "replace":
+            _shift_eol(seq, idx, str(seq[idx]), diff.text)
             seq[idx] = diff.text
         else:
             last = len(seq) - 1
@@ -162,7 +172,7 @@ def apply_diff(text: str, diff: CanonDiff) -> AppliedDiff:
             if seq and idx > 0:
                 _give_tail(seq, idx - 1, tail)  # comment lines between items stay in place
             elif not seq:
-                _before_next_key(data, diff.section, tail)
+                _keep_on_empty(seq, tail)
     buf = io.StringIO()
     _yaml_for(text).dump(data, buf)
     after_text = buf.getvalue()
