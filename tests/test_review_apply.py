@@ -54,9 +54,7 @@ LAST_VALUE = "  - Answer the question that was asked.  # the one I care about\n"
                 old_text="Answer the question that was asked.",
                 text="Answer exactly what was asked.",
             ),
-            _expect(
-                (LAST_VALUE, "  - Answer exactly what was asked.  # the one I care about\n")
-            ),
+            _expect((LAST_VALUE, "  - Answer exactly what was asked.  # the one I care about\n")),
             1,
             id="replace-keeps-end-of-line-comment",
         ),
@@ -76,7 +74,9 @@ LAST_VALUE = "  - Answer the question that was asked.  # the one I care about\n"
             id="emptied-list-keeps-following-comment",
         ),
         pytest.param(
-            _diff(section="habits", op="remove", old_text="Lead with the answer, then the reasoning."),
+            _diff(
+                section="habits", op="remove", old_text="Lead with the answer, then the reasoning."
+            ),
             _expect(("habits:\n" + LAST_HABIT, "habits: []\n")),
             1,
             id="emptied-last-list-keeps-end-comment",

@@ -6,7 +6,7 @@ exactly as it does, through ``Writer(root, "monthly")``.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import git
@@ -55,7 +55,7 @@ def queue(
         proposals=[f"prop-{review_id}"],
         evidence_ids=evidence_ids or ["ev-000000000000"],
         rationale="Seen on four days.",
-        created=datetime(2026, 12, 1, 4, 0, tzinfo=timezone.utc),
+        created=datetime(2026, 12, 1, 4, 0, tzinfo=UTC),
     )
     Writer(root, "monthly").write("pending", f"{review_id}.json", review.model_dump_json())
     return review
@@ -71,8 +71,15 @@ def set_identity(root: MemoryRoot, text: str = IDENTITY) -> None:
 
 
 def snapshot(path: Path) -> dict[str, bytes]:
-    """Every file under ``path`` (the whole root, including .git), byte for byte."""
-    return {str(p.relative_to(path)): p.read_bytes() for p in path.rglob("*") if p.is_file()}
+    """Every file under ``path`` (the whole root, including .git), byte for byte.
+
+    Empty lock files under ``.ea/locks`` are left out: taking a lock is not a write.
+    """
+    return {
+        str(p.relative_to(path)): p.read_bytes()
+        for p in path.rglob("*")
+        if p.is_file() and ".ea/locks" not in p.as_posix()
+    }
 
 
 def head(root: MemoryRoot) -> git.Commit:

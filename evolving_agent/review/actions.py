@@ -59,12 +59,14 @@ def parse_edit(review_id: str, text: str) -> CanonDiff:
         return CanonDiff.model_validate(dict(data))
     except ValidationError as exc:
         first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "(diff)"
-        raise InvalidInput(f"{field}: {first['msg']}", file=where) from None
+        msg = str(first["msg"]).removeprefix("Value error, ")
+        field = ".".join(str(p) for p in first["loc"])
+        raise InvalidInput(f"{field}: {msg}" if field else msg, file=where) from None
 
 
 def record_edit(root: MemoryRoot, review_id: str, text: str, *, editor: str) -> ReviewEdit | None:
     """Store the human's edited diff; None when it says the same as before."""
+    load_review(root, review_id)  # a bad id fails before anything (even a lock) is made
     with review_lock(root):
         review = load_review(root, review_id)
         _refuse_decided(review, "edited")
@@ -96,6 +98,7 @@ def reject_review(root: MemoryRoot, review_id: str, *, reason: str, approver: st
     reason = " ".join(reason.split())
     if not reason:
         raise InvalidInput("a rejection needs a reason (--reason TEXT)")
+    load_review(root, review_id)  # a bad id fails before anything (even a lock) is made
     with review_lock(root):
         review = load_review(root, review_id)
         _refuse_decided(review, "rejected")

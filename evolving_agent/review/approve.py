@@ -196,6 +196,7 @@ def approve_review(
     """
     if not approver or any(c in approver for c in "\r\n\0") or len(approver) > 100:
         raise InvalidInput(f"approver {approver!r} must be one short line")
+    load_review(root, review_id)  # a bad id fails before anything (even a lock) is made
     with review_lock(root):
         plan = plan_approval(root, review_id)
         if confirmed is not None and (
