@@ -64,7 +64,9 @@ def _resolve(repo: git.Repo, rev: str) -> git.Commit:
     if not rev or rev.startswith("-") or any(c.isspace() for c in rev):
         raise NotFound(f"no commit {rev!r} in the memory root's history")
     try:
-        return repo.commit(rev)
+        commit = repo.commit(rev)
+        commit.tree  # noqa: B018 - the lookup is lazy; force it so a missing object fails here
+        return commit
     except (git.BadName, git.BadObject, ValueError, IndexError, git.GitCommandError):
         raise NotFound(f"no commit {rev!r} in the memory root's history") from None
 
