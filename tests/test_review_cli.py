@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -587,4 +588,40 @@ def test_crash_after_the_commit_records_it_without_a_second_commit(root: MemoryR
     assert result.exit_code == 0, result.output
     assert head(root).hexsha == sha
     assert json.loads(path.read_text())["commit"] == sha
+    assert run_cli("verify").exit_code == 0
+
+
+def test_concurrent_approvals_never_exceed_the_monthly_limit(root: MemoryRoot) -> None:
+    """Two real processes race for the last approval of the month: exactly one wins."""
+    for n in range(1, 5):
+        queue(root, f"rev-2026-11-{n}", add(f"Habit number {n}."))
+    for n in (1, 2):
+        assert run_cli("review", "approve", f"rev-2026-11-{n}", "--yes").exit_code == 0
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "evolving_agent",
+                "review",
+                "approve",
+                f"rev-2026-11-{n}",
+                "--yes",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for n in (3, 4)
+    ]
+    outcomes = sorted(p.wait(timeout=120) for p in procs)
+    for p in procs:
+        assert p.stdout is not None and p.stderr is not None
+        p.stdout.close()
+        p.stderr.close()
+    assert outcomes == [0, 3]
+    identity = (root.canon / "identity.yaml").read_text()
+    assert sum(f"  - Habit number {n}.\n" in identity for n in range(1, 5)) == 3
+    statuses = [r["status"] for r in json.loads(run_cli("review", "list", "--json").output)]
+    assert sorted(statuses) == ["approved", "approved", "approved", "pending"]
     assert run_cli("verify").exit_code == 0

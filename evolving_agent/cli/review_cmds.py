@@ -197,8 +197,11 @@ def approve_cmd(
         root,
         review_id,
         approver=_approver(approver),
-        allow_large_removal=True,  # confirmed above (or not needed)
-        confirmed=plan,
+        # The removal was confirmed above if this plan needed it; if Canon changed since
+        # and now it does, the core refuses rather than apply an unconfirmed removal.
+        allow_large_removal=allow_large_removal or plan.needs_removal_confirm,
+        # What the human saw must still be what gets applied (--yes saw nothing).
+        confirmed=None if yes else plan,
     )
     used = len(plan.used) + (0 if plan.resuming else 1)
     click.echo(

@@ -22,6 +22,7 @@ from evolving_agent.review.store import (
     EDITS_DIR,
     Review,
     ReviewEdit,
+    check_person,
     dump,
     load_review,
     review_lock,
@@ -66,6 +67,7 @@ def parse_edit(review_id: str, text: str) -> CanonDiff:
 
 def record_edit(root: MemoryRoot, review_id: str, text: str, *, editor: str) -> ReviewEdit | None:
     """Store the human's edited diff; None when it says the same as before."""
+    check_person(editor)
     load_review(root, review_id)  # a bad id fails before anything (even a lock) is made
     with review_lock(root):
         review = load_review(root, review_id)
@@ -95,6 +97,7 @@ def record_edit(root: MemoryRoot, review_id: str, text: str, *, editor: str) -> 
 
 def reject_review(root: MemoryRoot, review_id: str, *, reason: str, approver: str) -> Decision:
     """Reject ``review_id``; the reason is kept in the decision and in Evidence."""
+    check_person(approver)
     reason = " ".join(reason.split())
     if not reason:
         raise InvalidInput("a rejection needs a reason (--reason TEXT)")

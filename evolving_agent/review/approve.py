@@ -30,7 +30,15 @@ from evolving_agent.memory.policy import Policy
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.apply import CANON_FILE, AppliedDiff, apply_diff, describe
 from evolving_agent.review.models import Decision
-from evolving_agent.review.store import Review, _load, _reader, dump, load_review, review_lock
+from evolving_agent.review.store import (
+    Review,
+    _load,
+    _reader,
+    check_person,
+    dump,
+    load_review,
+    review_lock,
+)
 
 
 class MonthlyLimitReached(EvolvingAgentError):
@@ -194,8 +202,7 @@ def approve_review(
     ``confirmed`` is the plan the human saw; if Canon or the review changed since,
     nothing is written.
     """
-    if not approver or any(c in approver for c in "\r\n\0") or len(approver) > 100:
-        raise InvalidInput(f"approver {approver!r} must be one short line")
+    check_person(approver)
     load_review(root, review_id)  # a bad id fails before anything (even a lock) is made
     with review_lock(root):
         plan = plan_approval(root, review_id)

@@ -99,6 +99,13 @@ def check_id(review_id: str) -> str:
     return review_id
 
 
+def check_person(name: str) -> str:
+    """A name for a commit trailer and a decision: one short line."""
+    if not name.strip() or any(c in name for c in "\r\n\0") or len(name) > 100:
+        raise InvalidInput(f"approver {name!r} must be one short line")
+    return name
+
+
 def _load(model: type[BaseModel], path: Path) -> BaseModel:
     try:
         return model.model_validate_json(path.read_bytes())
