@@ -1,7 +1,8 @@
 """End to end, as a user would run it: imported evidence -> queued review -> approved
 diff committed with its review id -> verify -> revert restores Canon byte for byte.
 
-Every step is a real ``python -m evolving_agent`` process on a real git repository.
+Every step that changes something is a real ``python -m evolving_agent`` process on a
+real git repository.
 The review is queued exactly as the monthly job queues it (``Writer(root, "monthly")``).
 """
 
@@ -16,7 +17,7 @@ import pytest
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import CanonDiff
-from tests.helpers import run_proc
+from tests.helpers import run_cli, run_proc
 from tests.test_review_support import queue
 
 EVENTS = [
@@ -33,9 +34,17 @@ def root(tmp_path: Path) -> MemoryRoot:
 
 
 def _ok(*args: str) -> str:
+    """A real process for the steps that change things."""
     proc = run_proc(*args)
     assert proc.returncode == 0, (args, proc.stderr.decode())
     return proc.stdout.decode()
+
+
+def _read(*args: str) -> str:
+    """In-process for the read-only look-ups in between (same CLI, faster)."""
+    result = run_cli(*args)
+    assert result.exit_code == 0, (args, result.output)
+    return result.output
 
 
 def test_imported_evidence_to_approved_commit_verify_and_byte_exact_revert(
@@ -47,7 +56,7 @@ def test_imported_evidence_to_approved_commit_verify_and_byte_exact_revert(
     cited = [
         r["id"]
         for day in ("2026-11-03", "2026-11-10", "2026-11-17")
-        for r in json.loads(_ok("evidence", "show", "--date", day, "--json"))
+        for r in json.loads(_read("evidence", "show", "--date", day, "--json"))
         if r["kind"] == "friction"
     ]
     assert len(cited) == 3
@@ -59,9 +68,9 @@ def test_imported_evidence_to_approved_commit_verify_and_byte_exact_revert(
         cited,
     )
 
-    listed = json.loads(_ok("review", "list", "--json"))
+    listed = json.loads(_read("review", "list", "--json"))
     assert [(r["id"], r["status"]) for r in listed] == [("rev-2026-11-1", "pending")]
-    shown = _ok("review", "show", "rev-2026-11-1")
+    shown = _read("review", "show", "rev-2026-11-1")
     assert "+  - Offer alternatives only when asked.\n" in shown
     assert "2026-11-10 09:15  friction: Began 'or you could also…'.\n" in shown
 
@@ -75,9 +84,9 @@ def test_imported_evidence_to_approved_commit_verify_and_byte_exact_revert(
     assert f"Evidence-Ids: {', '.join(cited)}\n" in str(commit.message)
     assert list(commit.stats.files) == ["canon/identity.yaml"]
     assert "  - Offer alternatives only when asked.\n" in (root.canon / "identity.yaml").read_text()
-    assert json.loads(_ok("review", "list", "--json"))[0]["status"] == "approved"
+    assert json.loads(_read("review", "list", "--json"))[0]["status"] == "approved"
     assert _ok("verify").startswith("ok: ")
-    log = json.loads(_ok("canon", "log", "--json"))
+    log = json.loads(_read("canon", "log", "--json"))
     assert (log[0]["commit"], log[0]["review_id"]) == (commit.hexsha, "rev-2026-11-1")
 
     assert _ok("canon", "revert", commit.hexsha).startswith(f"reverted {commit.hexsha[:10]}")
