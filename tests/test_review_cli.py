@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
+import select
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -625,3 +628,37 @@ def test_concurrent_approvals_never_exceed_the_monthly_limit(root: MemoryRoot) -
     statuses = [r["status"] for r in json.loads(run_cli("review", "list", "--json").output)]
     assert sorted(statuses) == ["approved", "approved", "approved", "pending"]
     assert run_cli("verify").exit_code == 0
+
+
+def _read_until(fd: int, marker: bytes) -> bytes:
+    seen = b""
+    while marker not in seen:
+        ready, _, _ = select.select([fd], [], [], 60)
+        assert ready, f"no {marker!r} from the terminal; got {seen!r}"
+        seen += os.read(fd, 4096)
+    return seen
+
+
+def test_a_real_terminal_gets_the_prompt(root: MemoryRoot) -> None:
+    """On a real pseudo-terminal the prompt appears and the typed answer is taken."""
+    queue(root, "rev-2026-11-1", add(NEW_HABIT))
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evolving_agent", "review", "approve", "rev-2026-11-1"],
+        stdin=secondary,
+        stdout=secondary,
+        stderr=secondary,
+        close_fds=True,
+    )
+    os.close(secondary)
+    try:
+        shown = _read_until(primary, b"Apply review rev-2026-11-1 to Canon? [y/N]: ")
+        assert b"+  - Ask before offering options." in shown
+        os.write(primary, b"y\n")
+        _read_until(primary, b"approved rev-2026-11-1: commit ")
+        assert proc.wait(timeout=120) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(primary)
+    assert (root.canon / "identity.yaml").read_text() == APPROVED
