@@ -154,17 +154,22 @@ def plan_approval(root: MemoryRoot, review_id: str) -> ApprovalPlan:
     month = now().strftime("%Y-%m")
     used = [r for r in approvals_in_month(root, month) if r != review_id]
     limit = policy.review.monthly_limit
-    plan_args = {
-        "review": review,
-        "month": month,
-        "used": used,
-        "limit": limit,
-        "threshold": policy.review.removal_confirm_fraction,
-    }
+
+    def plan(applied: AppliedDiff | None, existing: str | None) -> ApprovalPlan:
+        return ApprovalPlan(
+            review=review,
+            applied=applied,
+            existing_commit=existing,
+            month=month,
+            used=used,
+            limit=limit,
+            threshold=policy.review.removal_confirm_fraction,
+        )
+
     if review.status == "applying":
         existing = commit_for_review(root, review_id)
         if existing is not None:
-            return ApprovalPlan(applied=None, existing_commit=existing, **plan_args)  # type: ignore[arg-type]
+            return plan(None, existing)
     elif len(used) >= limit:
         raise MonthlyLimitReached(review_id, month, limit, used)
     base = committed_identity(root)
@@ -177,7 +182,7 @@ def plan_approval(root: MemoryRoot, review_id: str) -> ApprovalPlan:
             "'evolving-agent verify', then commit them as the human or undo them",
             file=root.canon / IDENTITY_FILE,
         )
-    return ApprovalPlan(applied=applied, existing_commit=None, **plan_args)  # type: ignore[arg-type]
+    return plan(applied, None)
 
 
 def _message(review: Review) -> str:
