@@ -662,3 +662,19 @@ def test_a_real_terminal_gets_the_prompt(root: MemoryRoot) -> None:
             proc.kill()
         os.close(primary)
     assert (root.canon / "identity.yaml").read_text() == APPROVED
+
+
+def test_a_damaged_queue_file_is_named(root: MemoryRoot) -> None:
+    queue(root, "rev-2026-11-1", add(NEW_HABIT))
+    Writer(root, "monthly").write("pending", "rev-2026-11-2.json", '{"id": "rev-2026-11-2"}')
+    result = run_cli("review", "list")
+    assert result.exit_code == 4
+    assert result.output == (
+        f"error: {root.reviews / 'pending/rev-2026-11-2.json'}: month: Field required\n"
+    )
+    Writer(root, "monthly").delete("pending", "rev-2026-11-2.json")
+    Writer(root, "monthly").write("pending", "notes here.json", "{}")
+    assert run_cli("review", "list").output == (
+        f"error: {root.reviews / 'pending/notes here.json'}: not a review file "
+        "(ids look like rev-2026-11-1)\n"
+    )

@@ -146,7 +146,11 @@ def load_review(root: MemoryRoot, review_id: str) -> Review:
 def list_reviews(root: MemoryRoot) -> list[Review]:
     """Every queued review with its status, oldest first."""
     reader = _reader(root)
-    reviews = [load_review(root, p.stem) for p in reader.list("pending", "*.json")]
+    reviews = []
+    for path in reader.list("pending", "*.json"):
+        if not _ID.fullmatch(path.stem):
+            raise InvalidInput("not a review file (ids look like rev-2026-11-1)", file=path)
+        reviews.append(load_review(root, path.stem))
     return sorted(reviews, key=lambda r: (r.pending.created, r.id))
 
 
