@@ -678,3 +678,26 @@ def test_a_damaged_queue_file_is_named(root: MemoryRoot) -> None:
         f"error: {root.reviews / 'pending/notes here.json'}: not a review file "
         "(ids look like rev-2026-11-1)\n"
     )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["review", "list"],
+        ["review", "show"],
+        ["review", "approve"],
+        ["review", "edit"],
+        ["review", "reject"],
+        ["canon", "log"],
+        ["canon", "diff"],
+        ["canon", "revert"],
+    ],
+    ids=" ".join,
+)
+def test_every_review_and_canon_command_has_help_with_an_example(command: list[str]) -> None:
+    result = run_cli(*command, "--help")
+    assert result.exit_code == 0
+    assert f"Usage: cli {' '.join(command)} " in result.output
+    assert f"Example:\n    evolving-agent {' '.join(command)}" in result.output.replace(
+        "EDITOR=nano ", ""
+    )
