@@ -203,10 +203,9 @@ def approve_cmd(
         # What the human saw must still be what gets applied (--yes saw nothing).
         confirmed=None if yes else plan,
     )
-    used = len(plan.used) + (0 if plan.resuming else 1)
     click.echo(
         f"approved {result.review_id}: commit {result.commit[:10]} "
-        f"({used} of {plan.limit} approvals used in {plan.month})"
+        f"({result.used} of {result.plan.limit} approvals used in {result.plan.month})"
     )
 
 

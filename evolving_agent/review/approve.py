@@ -99,6 +99,12 @@ class ApprovalResult:
     commit: str
     resumed: bool
     decision: Decision
+    plan: ApprovalPlan  # as computed under the lock
+
+    @property
+    def used(self) -> int:
+        """Approvals of this month, this one included."""
+        return len(self.plan.used) + 1
 
 
 def committed_identity(root: MemoryRoot) -> str:
@@ -261,4 +267,4 @@ def _apply(root: MemoryRoot, plan: ApprovalPlan, approver: str) -> ApprovalResul
             "evidence_ids": review.pending.evidence_ids,
         },
     )
-    return ApprovalResult(review.id, sha, plan.resuming, decision)
+    return ApprovalResult(review.id, sha, plan.resuming, decision, plan)
