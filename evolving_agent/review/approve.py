@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from filelock import FileLock
+
 from evolving_agent.errors import EXIT_DENIED, EvolvingAgentError, InvalidInput, UsageError
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.authority import Approval, Writer
@@ -153,7 +155,24 @@ def _refuse_decided(review: Review) -> None:
 
 
 def plan_approval(root: MemoryRoot, review_id: str) -> ApprovalPlan:
-    """Check everything approving ``review_id`` needs; raise if it cannot be approved."""
+    """Check everything approving ``review_id`` needs; raise if it cannot be approved.
+
+    Taken under the review lock so it never sees another approval half done.
+    """
+    load_review(root, review_id)  # a bad id fails before anything (even a lock) is made
+    with review_lock(root):
+        return _plan(root, review_id)
+
+
+def _canon_texts(root: MemoryRoot) -> tuple[str, str]:
+    """(committed, on disk) identity.yaml, read while no writer is mid-commit."""
+    root.lock_dir.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(root.lock_dir / "canon.lock")):  # the writer's Canon lock
+        base = committed_identity(root)
+        return base, (root.canon / IDENTITY_FILE).read_text(encoding="utf-8")
+
+
+def _plan(root: MemoryRoot, review_id: str) -> ApprovalPlan:
     review = load_review(root, review_id)
     _refuse_decided(review)
     policy = Policy.load(root)
@@ -178,9 +197,8 @@ def plan_approval(root: MemoryRoot, review_id: str) -> ApprovalPlan:
             return plan(None, existing)
     elif len(used) >= limit:
         raise MonthlyLimitReached(review_id, month, limit, used)
-    base = committed_identity(root)
+    base, disk = _canon_texts(root)
     applied = apply_diff(base, review.diff)
-    disk = (root.canon / IDENTITY_FILE).read_text(encoding="utf-8")
     # After a crash the new text may already be on disk, uncommitted: that is ours.
     if disk != base and not (review.status == "applying" and disk == applied.after):
         raise InvalidInput(
@@ -216,7 +234,7 @@ def approve_review(
     check_person(approver)
     load_review(root, review_id)  # a bad id fails before anything (even a lock) is made
     with review_lock(root):
-        plan = plan_approval(root, review_id)
+        plan = _plan(root, review_id)
         if confirmed is not None and (
             (confirmed.applied and confirmed.applied.after) != (plan.applied and plan.applied.after)
         ):
