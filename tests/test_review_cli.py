@@ -159,6 +159,12 @@ def test_approve_commits_with_provenance_and_keeps_the_humans_comments(
         }
     ]
     assert run_cli("verify").exit_code == 0
+    shown = run_cli("review", "show", "rev-2026-11-1").output
+    assert (
+        f"decision: approved by alice on {decision.ts.astimezone():%Y-%m-%d %H:%M} in commit "
+        f"{commit.hexsha[:10]}\n\ndiff --git a/canon/identity.yaml b/canon/identity.yaml\n" in shown
+    )
+    assert "+  - Ask before offering options.\n" in shown
 
 
 def test_an_approved_review_cannot_be_applied_twice(root: MemoryRoot) -> None:

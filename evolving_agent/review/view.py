@@ -9,13 +9,16 @@ from evolving_agent.memory.canon import IDENTITY_FILE
 from evolving_agent.memory.evidence import EvidenceRecord
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.apply import apply_diff, unified
+from evolving_agent.review.history import canon_diff
 from evolving_agent.review.store import Review, cited_evidence, load_review, to_json
 
 
 @dataclass(frozen=True)
 class ReviewView:
     review: Review
-    diff_text: str  # unified diff against Canon on disk ("" when it cannot apply)
+    # Unified diff against Canon on disk ("" when it cannot apply); for an applied review,
+    # what its commit changed.
+    diff_text: str
     problem: str  # why the diff does not apply to Canon as it is now, if it does not
     evidence: list[tuple[str, EvidenceRecord | None]]
 
@@ -36,7 +39,9 @@ class ReviewView:
 def view_review(root: MemoryRoot, review_id: str) -> ReviewView:
     review = load_review(root, review_id)
     diff_text = problem = ""
-    if review.status != "approved":
+    if review.status == "approved" and review.decision and review.decision.commit:
+        diff_text = canon_diff(root, review.decision.commit)  # what the approval changed
+    else:
         current = (root.canon / IDENTITY_FILE).read_text(encoding="utf-8")
         try:
             diff_text = unified(current, apply_diff(current, review.diff).after)
