@@ -1,9 +1,256 @@
-"""Commands: placeholder until its issue lands."""
+"""review: the human's monthly queue (list / show / approve / edit / reject).
+
+Prompts live here, never in the core: ``approve`` asks for confirmation on a terminal
+and refuses (exit 2) without one unless ``--yes`` is given, so a script never hangs.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+
 import click
+
+from evolving_agent.cli._common import echo_json, root_from
+from evolving_agent.errors import UsageError
+from evolving_agent.memory.root import require_root
+from evolving_agent.review.actions import edit_text, record_edit, reject_review
+from evolving_agent.review.apply import describe, unified
+from evolving_agent.review.approve import ApprovalPlan, approve_review, plan_approval
+from evolving_agent.review.store import Review, list_reviews, to_json
+from evolving_agent.review.view import ReviewView, view_review
+
+approver_option = click.option(
+    "--approver",
+    default=None,
+    metavar="NAME",
+    help="Who decides (default: $USER).",
+)
+
+
+def _on_terminal() -> bool:
+    """True when a person can answer prompts (tests replace this)."""
+    return sys.stdin.isatty()
+
+
+def _approver(flag: str | None) -> str:
+    return flag or os.environ.get("USER") or "human"
+
+
+def _line(review: Review) -> str:
+    d = review.decision
+    extra = ""
+    if review.status == "approved" and d is not None:
+        extra = f"  [commit {(d.commit or '')[:10]} by {d.approver}]"
+    elif review.status == "rejected" and d is not None:
+        extra = f"  [by {d.approver}: {d.reason}]"
+    elif review.status == "applying":
+        extra = "  [interrupted: run 'review approve' again to finish]"
+    edited = " (edited)" if review.edit is not None else ""
+    return f"{review.id}  {review.status:<8}  {describe(review.diff)}{edited}{extra}"
+
+
+@click.group("review")
+def review_group() -> None:
+    """The human review queue: at most a few identity diffs a month reach Canon."""
+
+
+@review_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (objects with id and status).")
+@click.pass_context
+def list_cmd(ctx: click.Context, as_json: bool) -> None:
+    """List queued reviews with their status (pending, approved, rejected, applying).
+
+    \b
+    Example:
+      evolving-agent review list --json
+    """
+    reviews = list_reviews(root_from(ctx))
+    if as_json:
+        echo_json([to_json(r) for r in reviews])
+        return
+    if not reviews:
+        click.echo("(no reviews queued; the monthly job fills the queue)")
+    for r in reviews:
+        click.echo(_line(r))
+
+
+def _print_view(view: ReviewView) -> None:
+    r = view.review
+    p = r.pending
+    click.echo(f"review {r.id} ({r.status}, from {p.month})")
+    click.echo(f"change: {describe(r.diff)}" + (" (edited)" if r.edit is not None else ""))
+    if r.edit is not None:
+        click.echo(f"originally: {describe(r.edit.original)}")
+    click.echo(f"hypothesis: {p.hypothesis}")
+    click.echo(f"proposals: {', '.join(p.proposals)}")
+    if p.rationale:
+        click.echo(f"rationale: {p.rationale}")
+    d = r.decision
+    if d is not None:
+        when = d.ts.astimezone().strftime("%Y-%m-%d %H:%M")
+        commit = f" in commit {d.commit[:10]}" if d.commit else ""
+        reason = f": {d.reason}" if d.reason else ""
+        click.echo(f"decision: {d.status} by {d.approver} on {when}{commit}{reason}")
+    if view.problem:
+        click.echo(f"does not apply to Canon as it is now: {view.problem}")
+    elif view.diff_text:
+        click.echo("")
+        click.echo(view.diff_text, nl=False)
+    click.echo("")
+    click.echo("evidence cited:")
+    for ev_id, rec in view.evidence:
+        if rec is None:
+            click.echo(f"  {ev_id}  (not found in Evidence)")
+        else:
+            when = rec.ts.astimezone().strftime("%Y-%m-%d %H:%M")
+            click.echo(f"  {ev_id}  {when}  {rec.kind}: {rec.text}")
+
+
+@review_group.command("show")
+@click.argument("review_id", metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def show_cmd(ctx: click.Context, review_id: str, as_json: bool) -> None:
+    """Show a review: the diff against current Canon and the evidence it cites.
+
+    \b
+    Example:
+      evolving-agent review show rev-2026-11-1
+    """
+    view = view_review(root_from(ctx), review_id)
+    if as_json:
+        echo_json(view.to_json())
+    else:
+        _print_view(view)
+
+
+def _confirm(plan: ApprovalPlan, yes: bool, allow_large_removal: bool) -> bool:
+    """Ask the human (or take --yes); False means they declined."""
+    review = plan.review
+    if not yes:
+        if not _on_terminal():
+            raise UsageError(
+                f"approving {review.id} needs confirmation and there is no terminal; "
+                "pass --yes to approve from a script"
+            )
+        if plan.applied is not None:
+            click.echo(f"review {review.id}: {describe(review.diff)}")
+            click.echo(unified(plan.applied.before, plan.applied.after), nl=False)
+        if not click.confirm(f"Apply review {review.id} to Canon?", default=False):
+            return False
+    if plan.needs_removal_confirm and not allow_large_removal:
+        assert plan.applied is not None
+        a = plan.applied
+        if not _on_terminal():
+            raise UsageError(
+                f"review {review.id} removes {a.removed} of {a.entries_before} Canon entries "
+                f"({a.removed_fraction:.0%}, more than {plan.threshold:.0%}); "
+                "pass --allow-large-removal as well to approve it from a script"
+            )
+        typed = click.prompt(
+            f"This removes {a.removed} of {a.entries_before} Canon entries "
+            f"({a.removed_fraction:.0%}). Type the review id to confirm",
+            default="",
+            show_default=False,
+        )
+        if typed.strip() != review.id:
+            return False
+    return True
+
+
+@review_group.command("approve")
+@click.argument("review_id", metavar="ID")
+@click.option("--yes", is_flag=True, help="Do not ask (for scripts).")
+@click.option(
+    "--allow-large-removal",
+    is_flag=True,
+    help="Also confirm a diff removing more than the policy's share of Canon.",
+)
+@approver_option
+@click.pass_context
+def approve_cmd(
+    ctx: click.Context,
+    review_id: str,
+    yes: bool,
+    allow_large_removal: bool,
+    approver: str | None,
+) -> None:
+    """Approve a review and commit its diff to Canon with provenance.
+
+    Asks for confirmation on a terminal; --yes for scripts.  At most the monthly
+    limit (default 3) of approvals per calendar month.  Re-running an interrupted
+    approval finishes it.
+
+    \b
+    Example:
+      evolving-agent review approve rev-2026-11-1
+    """
+    root = require_root(root_from(ctx))
+    plan = plan_approval(root, review_id)
+    if plan.resuming:
+        click.echo(f"finishing the interrupted approval of {review_id}")
+    elif not _confirm(plan, yes, allow_large_removal):
+        click.echo("not approved; nothing changed")
+        ctx.exit(1)
+    result = approve_review(
+        root,
+        review_id,
+        approver=_approver(approver),
+        # The removal was confirmed above if this plan needed it; if Canon changed since
+        # and now it does, the core refuses rather than apply an unconfirmed removal.
+        allow_large_removal=allow_large_removal or plan.needs_removal_confirm,
+        # What the human saw must still be what gets applied (--yes saw nothing).
+        confirmed=None if yes else plan,
+    )
+    click.echo(
+        f"approved {result.review_id}: commit {result.commit[:10]} "
+        f"({result.used} of {result.plan.limit} approvals used in {result.plan.month})"
+    )
+
+
+@review_group.command("edit")
+@click.argument("review_id", metavar="ID")
+@approver_option
+@click.pass_context
+def edit_cmd(ctx: click.Context, review_id: str, approver: str | None) -> None:
+    """Edit a pending review's proposed diff in $EDITOR; it is re-validated.
+
+    \b
+    Example:
+      EDITOR=nano evolving-agent review edit rev-2026-11-1
+    """
+    root = require_root(root_from(ctx))
+    text = edit_text(root, review_id)
+    edited = click.edit(text, extension=".yaml", require_save=True)
+    if edited is None:
+        click.echo("no change; nothing recorded")
+        return
+    edit = record_edit(root, review_id, edited, editor=_approver(approver))
+    if edit is None:
+        click.echo("no change; nothing recorded")
+        return
+    click.echo(f"edited {review_id}: {describe(edit.diff)}")
+
+
+@review_group.command("reject")
+@click.argument("review_id", metavar="ID")
+@click.option("--reason", required=True, help="Why (recorded in Evidence).")
+@approver_option
+@click.pass_context
+def reject_cmd(ctx: click.Context, review_id: str, reason: str, approver: str | None) -> None:
+    """Reject a review; the reason is recorded in Evidence.
+
+    \b
+    Example:
+      evolving-agent review reject rev-2026-11-2 --reason "one bad week, not a pattern"
+    """
+    decision = reject_review(
+        require_root(root_from(ctx)), review_id, reason=reason, approver=_approver(approver)
+    )
+    click.echo(f"rejected {decision.review_id}: {decision.reason}")
 
 
 def register(group: click.Group) -> None:
     """Add this module's commands to the top-level group."""
+    group.add_command(review_group)

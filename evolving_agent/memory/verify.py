@@ -4,7 +4,9 @@ Checks (1) the Evidence hash chain, line by line; (2) that every git commit touc
 Canon is the root's first commit, or carries an ``Evidence-Id`` trailer naming a
 ``canon-write`` record whose blob hashes match the commit's files, and for the
 monthly actor an approved review; (3) that Canon on disk matches the last commit —
-a file edited behind the writer's back is found, not trusted.
+a file edited behind the writer's back is found, not trusted.  A monthly commit must
+name its review in a ``Review-Id`` trailer, and an approval applies once: a second
+commit citing the same review or the same ``canon-write`` record is reported.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass, field
 
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
-from evolving_agent.memory.reviews import approved_review
+from evolving_agent.memory.reviews import read_decision
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 
@@ -61,6 +63,7 @@ def _check_history(
         commits = list(repo.iter_commits("HEAD", reverse=True))
     except (git.GitCommandError, ValueError):
         return [f"{root.path}: git history is missing or unreadable"]
+    used_records: dict[str, str] = {}  # canon-write record id -> first commit citing it
     for commit in commits:
         if not commit.parents:
             continue  # the root's first commit (created by init)
@@ -83,13 +86,30 @@ def _check_history(
                 actual = None
             if path not in blobs or blobs[path] != actual:
                 problems.append(f"{where}: {path} differs from what the writer recorded")
+        first = used_records.setdefault(record.id, commit.hexsha)
+        if first != commit.hexsha:
+            problems.append(f"{where}: reuses the provenance record of commit {first[:10]}")
         if record.actor == "monthly":
-            review_id = str(record.data.get("review_id", ""))
-            if not approved_review(root, review_id):
-                problems.append(f"{where}: monthly Canon change without an approved review")
+            problems += _check_approval(root, where, commit.hexsha, record, trailers)
         elif record.actor != "human":
             problems.append(f"{where}: actor '{record.actor}' has no authority over Canon")
     return problems
+
+
+def _check_approval(
+    root: MemoryRoot, where: str, sha: str, record: EvidenceRecord, trailers: dict[str, str]
+) -> list[str]:
+    """A monthly commit needs an approved review, applied by this commit and no other."""
+    review_id = str(record.data.get("review_id", ""))
+    decision = read_decision(root, review_id)
+    if decision is None or decision.get("status") != "approved":
+        return [f"{where}: monthly Canon change without an approved review"]
+    if trailers.get("Review-Id") != review_id:
+        return [f"{where}: Review-Id trailer does not match the approved review {review_id}"]
+    applied = decision.get("commit")
+    if applied and applied != sha:
+        return [f"{where}: review {review_id} was applied by commit {str(applied)[:10]}, not this one"]
+    return []
 
 
 def _check_worktree(root: MemoryRoot) -> list[str]:

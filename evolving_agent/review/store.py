@@ -1,0 +1,191 @@
+"""Reading the review queue as the human sees it: pending reviews, edits, decisions.
+
+``reviews/pending/<id>.json``         the monthly job's proposal (never rewritten here)
+``reviews/decisions/edits/<id>.json`` the human's edited diff (``ReviewEdit``), if any
+``reviews/decisions/<id>.json``       the human's ``Decision``; ``commit`` is filled in
+                                      only once the approved diff is committed to Canon
+
+A review's status is derived from these files: ``pending``, ``approved`` (applied),
+``applying`` (approved but its Canon commit not yet recorded: an interrupted approval
+that re-running ``review approve`` finishes) or ``rejected``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+from filelock import FileLock
+from pydantic import BaseModel, ValidationError
+
+from evolving_agent.errors import InvalidInput, InvalidPath, NotFound
+from evolving_agent.memory.authority import ScopedReader
+from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
+from evolving_agent.memory.root import require_root
+from evolving_agent.paths import MemoryRoot
+from evolving_agent.review.models import CanonDiff, Decision, PendingReview, _Versioned
+
+EDITS_DIR = "edits"
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+Status = Literal["pending", "applying", "approved", "rejected"]
+
+
+class ReviewEdit(_Versioned):
+    """The human's edit of a pending review's diff (the monthly file stays as it was)."""
+
+    review_id: str
+    editor: str
+    ts: datetime
+    diff: CanonDiff
+    original: CanonDiff
+
+
+@dataclass(frozen=True)
+class Review:
+    """Everything known about one review."""
+
+    pending: PendingReview
+    edit: ReviewEdit | None
+    decision: Decision | None
+
+    @property
+    def id(self) -> str:
+        return self.pending.id
+
+    @property
+    def diff(self) -> CanonDiff:
+        """The diff as it stands: the human's edit if any, else the monthly proposal."""
+        if self.decision is not None and self.decision.diff is not None:
+            return self.decision.diff
+        return self.edit.diff if self.edit is not None else self.pending.diff
+
+    @property
+    def status(self) -> Status:
+        if self.decision is None:
+            return "pending"
+        if self.decision.status == "rejected":
+            return "rejected"
+        return "approved" if self.decision.commit else "applying"
+
+
+def check_id(review_id: str) -> str:
+    """Refuse path-like or malformed review ids before any file is touched (exit 4)."""
+    rel = f"{review_id}.json"
+    parts = review_id.replace("\\", "/").split("/")
+    reason = ""
+    if not review_id.strip():
+        reason = "empty review id"
+    elif "\0" in review_id:
+        reason = "NUL byte in path"
+    elif review_id.startswith(("/", "\\")):
+        reason = "absolute paths are not allowed"
+    elif ".." in parts:
+        reason = "'..' is not allowed"
+    elif len(parts) > 1:
+        reason = "a review id is a single name"
+    elif review_id.startswith("."):
+        reason = "hidden files are reserved"
+    if reason:
+        raise InvalidPath("pending", rel, reason)
+    if not _ID.fullmatch(review_id):
+        raise NotFound(f"no review {review_id!r} (ids look like rev-2026-11-1)")
+    return review_id
+
+
+def check_person(name: str) -> str:
+    """A name for a commit trailer and a decision: one short line."""
+    if not name.strip() or any(c in name for c in "\r\n\0") or len(name) > 100:
+        raise InvalidInput(f"approver {name!r} must be one short line")
+    return name
+
+
+def _load(model: type[BaseModel], path: Path) -> BaseModel:
+    try:
+        return model.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(file)"
+        raise InvalidInput(f"{where}: {first['msg']}", file=path) from None
+
+
+def _reader(root: MemoryRoot) -> ScopedReader:
+    return ScopedReader(require_root(root), "human")
+
+
+def decision_path(root: MemoryRoot, review_id: str) -> Path:
+    return _reader(root).path("decisions", f"{check_id(review_id)}.json")
+
+
+def load_review(root: MemoryRoot, review_id: str) -> Review:
+    """The review ``review_id``; NotFound when the monthly job never queued it."""
+    reader = _reader(root)
+    check_id(review_id)
+    pending_path = reader.path("pending", f"{review_id}.json")
+    if not pending_path.is_file():
+        raise NotFound(f"no review {review_id!r} (see 'evolving-agent review list')")
+    pending = _load(PendingReview, pending_path)
+    assert isinstance(pending, PendingReview)
+    if pending.id != review_id:
+        raise InvalidInput(f"id: the file holds review {pending.id!r}", file=pending_path)
+    edit_path = reader.path("decisions", f"{EDITS_DIR}/{review_id}.json")
+    edit = _load(ReviewEdit, edit_path) if edit_path.is_file() else None
+    decision_file = reader.path("decisions", f"{review_id}.json")
+    decision = _load(Decision, decision_file) if decision_file.is_file() else None
+    assert edit is None or isinstance(edit, ReviewEdit)
+    assert decision is None or isinstance(decision, Decision)
+    return Review(pending, edit, decision)
+
+
+def list_reviews(root: MemoryRoot) -> list[Review]:
+    """Every queued review with its status, oldest first."""
+    reader = _reader(root)
+    reviews = []
+    for path in reader.list("pending", "*.json"):
+        if not _ID.fullmatch(path.stem):
+            raise InvalidInput("not a review file (ids look like rev-2026-11-1)", file=path)
+        reviews.append(load_review(root, path.stem))
+    return sorted(reviews, key=lambda r: (r.pending.created, r.id))
+
+
+@contextmanager
+def review_lock(root: MemoryRoot) -> Iterator[None]:
+    """One human decision at a time (approve, edit and reject share it)."""
+    root.lock_dir.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(root.lock_dir / "review.lock")):
+        yield
+
+
+def cited_evidence(root: MemoryRoot, ids: list[str]) -> dict[str, EvidenceRecord]:
+    """The Evidence records a review cites, by id (missing ids are simply absent)."""
+    return EvidenceLog(root).find(set(ids))
+
+
+def to_json(review: Review) -> dict[str, object]:
+    """The object ``review list --json`` and ``review show --json`` print."""
+    d = review.decision
+    return {
+        "id": review.id,
+        "status": review.status,
+        "month": review.pending.month,
+        "diff": review.diff.model_dump(mode="json", exclude={"schema_version"}),
+        "edited": review.edit is not None,
+        "hypothesis": review.pending.hypothesis,
+        "proposals": review.pending.proposals,
+        "evidence_ids": review.pending.evidence_ids,
+        "rationale": review.pending.rationale,
+        "decided_by": d.approver if d else None,
+        "decided_at": d.ts.isoformat() if d else None,
+        "reason": d.reason if d and d.reason else None,
+        "commit": d.commit if d else None,
+    }
+
+
+def dump(model: BaseModel) -> str:
+    return json.dumps(model.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
