@@ -7,6 +7,7 @@ unexpected failure (exit 1).  ``EVOLVING_AGENT_RAISE=1`` re-raises for debugging
 
 from __future__ import annotations
 
+import importlib
 import os
 from typing import Any
 
@@ -18,8 +19,42 @@ from evolving_agent.errors import EXIT_FAILURE, EvolvingAgentError
 RAISE_ENV = "EVOLVING_AGENT_RAISE"
 
 
+# Command name -> the module that registers it.  Modules are imported only when their
+# command runs (or for the top-level --help): a friction hook should not pay for git,
+# the scheduler or matplotlib.
+COMMAND_MODULES = {
+    "init": "memory_cmds",
+    "boot": "memory_cmds",
+    "friction": "memory_cmds",
+    "live": "memory_cmds",
+    "evidence": "memory_cmds",
+    "write": "memory_cmds",
+    "verify": "memory_cmds",
+    "hypothesis": "hypothesis_cmds",
+    "run": "run_cmds",
+    "schedule": "schedule_cmds",
+    "review": "review_cmds",
+    "canon": "canon_cmds",
+    "search": "search_cmds",
+    "mcp": "mcp_cmd",
+    "demo": "demo_cmd",
+}
+
+
 class _Group(click.Group):
-    """Top-level group: the one place where errors become exit codes."""
+    """Top-level group: lazy command loading, and the one place errors become exit codes."""
+
+    _loaded: set[str] = set()
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMAND_MODULES)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = COMMAND_MODULES.get(cmd_name)
+        if module is not None and module not in self._loaded:
+            importlib.import_module(f"evolving_agent.cli.{module}").register(self)
+            self._loaded.add(module)
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -62,37 +97,6 @@ def cli(ctx: click.Context, root: str | None) -> None:
     """
     ctx.ensure_object(dict)
     ctx.obj["root_flag"] = root
-
-
-def _register_all() -> None:
-    # One module per concern; each adds its commands to the top group.
-    from evolving_agent.cli import (
-        canon_cmds,
-        demo_cmd,
-        hypothesis_cmds,
-        mcp_cmd,
-        memory_cmds,
-        review_cmds,
-        run_cmds,
-        schedule_cmds,
-        search_cmds,
-    )
-
-    for module in (
-        memory_cmds,
-        hypothesis_cmds,
-        run_cmds,
-        schedule_cmds,
-        review_cmds,
-        canon_cmds,
-        search_cmds,
-        mcp_cmd,
-        demo_cmd,
-    ):
-        module.register(cli)
-
-
-_register_all()
 
 
 def main() -> None:
