@@ -311,3 +311,41 @@ def test_a_log_from_a_newer_version_is_refused(tmp_path: Path) -> None:
         f"error: {log}: schema_version 99 is newer than this tool "
         "understands (1); upgrade evolving-agent\n"
     )
+
+
+def test_a_damaged_record_is_named_in_one_line(tmp_path: Path) -> None:
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    agent = write_agent(tmp_path, "write(value() + 1)\n")
+    args = [
+        "search",
+        "run",
+        "--candidate",
+        str(tmp_path / "candidate"),
+        "--task",
+        str(tmp_path / "task.md"),
+        "--score",
+        write_scorer(tmp_path),
+        "--agent",
+        "command",
+        "--agent-cmd",
+        agent,
+        "--policy",
+        "single",
+        "--turns",
+        "2",
+        "--out",
+        str(tmp_path / "run"),
+        "--quiet",
+    ]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    log = tmp_path / "run" / "log.jsonl"
+    rows = log.read_text().splitlines()
+    damaged = json.loads(rows[0]) | {"score": "very good"}
+    log.write_text("\n".join([json.dumps(damaged), *rows[1:]]) + "\n")
+    result = CliRunner().invoke(cli, ["search", "resume", str(tmp_path / "run")])
+    assert result.exit_code == 4
+    assert result.output == (
+        f"error: {log}:1: bad record: score: Input should be a valid number, "
+        "unable to parse string as a number\n"
+    )

@@ -185,7 +185,7 @@ class Writer:
         from evolving_agent.memory.reviews import approved_review
 
         if not approved_review(self.root, self.approval.review_id):
-            return f"review {self.approval.review_id} is not approved"
+            return f"review {self.approval.review_id} is not approved, or was already applied"
         return ""
 
     def _deny(self, area: str, relpath: str, reason: str) -> None:

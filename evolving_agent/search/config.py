@@ -13,7 +13,9 @@ so a run can be resumed from its directory alone.  Meaning of the counts:
   them) cap spending; the budget is split evenly over the remaining rounds, and the
   turn budget still applies.
 * ``seed`` seeds the builtin agent's randomness (two runs with different seeds make
-  different edits; the same seed repeats a run).  Other agents see it as ``EA_SEED``.
+  different edits; the same seed repeats a run of one agent or of agents that do not
+  share — with sharing, what a peer has finished when an agent looks depends on
+  timing, exactly as with real agents).  Other agents see it as ``EA_SEED``.
 """
 
 from __future__ import annotations

@@ -226,7 +226,13 @@ class RunDir:
             except (ValueError, pydantic.ValidationError) as exc:
                 if is_last:  # torn write: the turn never finished
                     break
-                raise InvalidInput(f"bad record: {exc}", file=self.log, line=number) from None
+                if isinstance(exc, pydantic.ValidationError):
+                    first = exc.errors()[0]
+                    where = ".".join(str(p) for p in first["loc"]) or "(record)"
+                    why = f"{where}: {first['msg']}"
+                else:
+                    why = str(exc)
+                raise InvalidInput(f"bad record: {why}", file=self.log, line=number) from None
             if is_last:  # valid JSON but no newline: also torn
                 break
             records.append(record)
