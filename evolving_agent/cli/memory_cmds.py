@@ -10,6 +10,7 @@ import click
 
 from evolving_agent.cli._common import echo_json, root_from
 from evolving_agent.errors import TamperingFound
+from evolving_agent.integrations.bootfile import write_boot_file
 from evolving_agent.memory import events, live
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.boot import build_boot
@@ -52,17 +53,29 @@ def init_cmd(ctx: click.Context, path: Path | None) -> None:
     default="markdown",
     show_default=True,
 )
+@click.option(
+    "--write-file",
+    "write_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the Markdown boot context to this file (for a CLAUDE.md @import).",
+)
 @click.pass_context
-def boot_cmd(ctx: click.Context, fmt: str) -> None:
+def boot_cmd(ctx: click.Context, fmt: str, write_file: Path | None) -> None:
     """Print today's boot context (Canon, Today, Live Bus) for a system prompt.
 
     Never reads the Evidence history, so it costs the same on day 1 and day 1,000.
+    --write-file also refreshes a Markdown copy that CLAUDE.md or AGENTS.md can import;
+    stdout stays exactly the chosen format.
 
     \b
-    Example (Claude Code SessionStart hook):
-      evolving-agent boot --format claude-hook
+    Example (Claude Code SessionStart hook, refreshing the @import fallback):
+      evolving-agent boot --format claude-hook --write-file .claude/evolving-agent-boot.md
     """
-    boot = build_boot(root_from(ctx))
+    root = root_from(ctx)
+    boot = build_boot(root)
+    if write_file is not None:
+        write_boot_file(root, write_file, boot)
     if fmt == "json":
         echo_json(boot.model_dump())
     elif fmt == "claude-hook":

@@ -1,0 +1,111 @@
+"""What an assistant may do to its own memory from inside a session: the tool surface.
+
+These functions are what the MCP server exposes, kept free of MCP so they are plain
+library calls and easy to test.  Every one acts as ``session`` — hard-coded, never a
+parameter — because nothing reachable by the assistant may act as ``human`` or as a
+job (SPEC section 3).  The policy table then does the rest: a session may append to
+Evidence and replace Live Bus entries, and may not touch Canon or Today.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict
+
+from evolving_agent.memory import events, live
+from evolving_agent.memory.boot import build_boot
+from evolving_agent.memory.live import LiveEntry
+from evolving_agent.memory.root import require_root
+from evolving_agent.paths import MemoryRoot
+
+# The one actor every assistant-facing interface uses.  Deliberately a constant.
+SESSION = "session"
+
+HYPOTHESES_MODULE = "evolving_agent.jobs.hypotheses"
+NO_REGISTER_NOTE = (
+    "this evolving-agent has no hypothesis register yet (evolving_agent.jobs.hypotheses "
+    "is not installed); the list is empty"
+)
+
+
+class FrictionRecorded(BaseModel):
+    """What the friction tool answers: the new Evidence record's id and who wrote it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    actor: str
+    ts: str
+    supports: str | None = None
+    contradicts: str | None = None
+
+
+class HypothesisView(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    text: str
+    state: str
+
+
+class HypothesesResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    hypotheses: list[HypothesisView]
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionTools:
+    """The session's tools over one memory root."""
+
+    root: MemoryRoot
+
+    def __post_init__(self) -> None:
+        require_root(self.root)
+
+    def friction(
+        self,
+        text: str,
+        *,
+        supports: str | None = None,
+        contradicts: str | None = None,
+        session: str | None = None,
+    ) -> FrictionRecorded:
+        """Append one friction event to Evidence as ``session``."""
+        rec = events.record_friction(
+            self.root, SESSION, text, session=session, supports=supports, contradicts=contradicts
+        )
+        return FrictionRecorded(
+            id=rec.id,
+            actor=rec.actor,
+            ts=rec.ts.isoformat(),
+            supports=rec.supports,
+            contradicts=rec.contradicts,
+        )
+
+    def live_set(self, key: str, text: str) -> LiveEntry:
+        """Set one Live Bus entry as ``session``."""
+        return live.set_entry(self.root, SESSION, key, text)
+
+    def boot(self) -> str:
+        """The boot context as Markdown (Canon, Today, Live Bus; never Evidence history)."""
+        return build_boot(self.root).markdown()
+
+    def hypotheses(self) -> HypothesesResult:
+        """The hypothesis register: id, text and qualitative state of each hypothesis."""
+        try:
+            module = importlib.import_module(HYPOTHESES_MODULE)
+        except ModuleNotFoundError as exc:
+            # Only the register's own absence is expected; a broken import inside it is a bug.
+            if exc.name not in {HYPOTHESES_MODULE, "evolving_agent.jobs"}:
+                raise
+            return HypothesesResult(hypotheses=[], note=NO_REGISTER_NOTE)
+        items = module.list_hypotheses(self.root)
+        return HypothesesResult(
+            hypotheses=[
+                HypothesisView(id=str(h.id), text=str(h.text), state=str(h.state)) for h in items
+            ]
+        )
