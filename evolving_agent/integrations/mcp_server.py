@@ -76,7 +76,9 @@ def build_server(root: MemoryRoot) -> MCPServer:
         is your session id, if you know it.
         """
         return _as_tool_error(
-            lambda: tools.friction(text, supports=supports, contradicts=contradicts, session=session)
+            lambda: tools.friction(
+                text, supports=supports, contradicts=contradicts, session=session
+            )
         )
 
     @server.tool()
