@@ -107,3 +107,26 @@ def test_boot_file_inside_the_memory_root_is_refused(root: MemoryRoot) -> None:
         "choose a path outside it, e.g. .claude/evolving-agent-boot.md in your project\n"
     )
     assert not inside.exists()
+
+
+def test_claude_hook_without_a_root_prints_nothing_on_stdout(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evolving_agent",
+            "--root",
+            str(missing),
+            "boot",
+            "--format",
+            "claude-hook",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert proc.returncode == 4
+    assert proc.stdout == ""  # Claude Code never sees half a document
+    assert proc.stderr.startswith(f"error: no memory root at {missing} ")

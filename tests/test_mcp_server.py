@@ -136,6 +136,31 @@ def test_friction_arrives_once_as_session_and_canon_and_today_are_untouched(
     assert report.problems == []
 
 
+def test_concurrent_friction_calls_each_arrive_once_on_an_intact_chain(
+    root: MemoryRoot, tmp_path: Path
+) -> None:
+    texts = [f"friction number {i}" for i in range(12)]
+
+    async def body(s: ClientSession) -> list[CallToolResult]:
+        results: list[CallToolResult] = []
+
+        async def call(text: str) -> None:
+            results.append(await s.call_tool("friction", {"text": text}))
+
+        async with anyio.create_task_group() as tg:
+            for text in texts:
+                tg.start_soon(call, text)
+        return results
+
+    results = run_session(root, tmp_path, body)
+
+    assert [r.is_error for r in results] == [False] * len(texts)
+    frictions = [r for r in all_records(root) if r.kind == "friction"]
+    assert sorted(r.text for r in frictions) == sorted(texts)
+    assert {r.actor for r in frictions} == {"session"}
+    assert verify_root(root).problems == []
+
+
 def test_live_set_and_boot_over_mcp(root: MemoryRoot, tmp_path: Path) -> None:
     async def body(s: ClientSession) -> tuple[CallToolResult, CallToolResult]:
         set_result = await s.call_tool(
