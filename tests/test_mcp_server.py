@@ -6,8 +6,6 @@ and talks to it with ``ClientSession``, exactly as Claude Code or Codex would.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
 import os
 import subprocess
@@ -21,12 +19,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
 
-from evolving_agent.integrations.session_tools import (
-    HYPOTHESES_MODULE,
-    NO_REGISTER_NOTE,
-    HypothesesResult,
-    SessionTools,
-)
+from evolving_agent.jobs.hypotheses import add_hypothesis
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
 from evolving_agent.memory.root import init_root
@@ -248,36 +241,27 @@ def test_bad_input_is_a_tool_error_and_the_server_keeps_serving(
     assert "Traceback" not in (tmp_path / "server-stderr.log").read_text(encoding="utf-8")
 
 
-def test_hypotheses_tool_lists_the_register(root: MemoryRoot, tmp_path: Path) -> None:
-    # The register comes from the jobs branch; until it is on main the tool must still
-    # answer (empty, with a note).  Both states are asserted, neither is skipped.
-    if importlib.util.find_spec(HYPOTHESES_MODULE) is None:
-        expected: dict[str, Any] = {"hypotheses": [], "note": NO_REGISTER_NOTE}
-    else:
-        register = importlib.import_module(HYPOTHESES_MODULE)
-        h = register.add_hypothesis(root, "the user wants one answer, not a menu of options")
-        expected = {
-            "hypotheses": [{"id": h.id, "text": h.text, "state": "emerging"}],
-            "note": None,
-        }
-
-    async def body(s: ClientSession) -> CallToolResult:
-        return await s.call_tool("hypotheses", {})
-
-    result = run_session(root, tmp_path, body)
-
-    assert result.is_error is False
-    assert result.structured_content == expected
-
-
-def test_hypotheses_without_the_register_is_an_empty_list_with_a_note(
-    root: MemoryRoot, monkeypatch: pytest.MonkeyPatch
+def test_hypotheses_tool_lists_the_register_and_friction_can_cite_it(
+    root: MemoryRoot, tmp_path: Path
 ) -> None:
-    monkeypatch.setitem(sys.modules, HYPOTHESES_MODULE, None)  # makes the import fail
+    h = add_hypothesis(root, "the user wants one answer, not a menu of options")
 
-    result = SessionTools(root).hypotheses()
+    async def body(s: ClientSession) -> tuple[CallToolResult, CallToolResult]:
+        listed = await s.call_tool("hypotheses", {})
+        cited = await s.call_tool(
+            "friction", {"text": "listed four libraries; one was asked for", "supports": h.id}
+        )
+        return listed, cited
 
-    assert result == HypothesesResult(hypotheses=[], note=NO_REGISTER_NOTE)
+    listed, cited = run_session(root, tmp_path, body)
+
+    assert listed.is_error is False
+    assert listed.structured_content == {
+        "hypotheses": [{"id": h.id, "text": h.text, "state": "emerging"}]
+    }
+    assert cited.is_error is False
+    (rec,) = [r for r in all_records(root) if r.kind == "friction"]
+    assert (rec.actor, rec.supports) == ("session", h.id)
 
 
 def test_mcp_refuses_a_missing_root_with_one_line_and_exit_4(tmp_path: Path) -> None:

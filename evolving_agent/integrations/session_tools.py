@@ -9,11 +9,11 @@ Evidence and replace Live Bus entries, and may not touch Canon or Today.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
+from evolving_agent.jobs.hypotheses import list_hypotheses
 from evolving_agent.memory import events, live
 from evolving_agent.memory.boot import build_boot
 from evolving_agent.memory.live import LiveEntry
@@ -22,12 +22,6 @@ from evolving_agent.paths import MemoryRoot
 
 # The one actor every assistant-facing interface uses.  Deliberately a constant.
 SESSION = "session"
-
-HYPOTHESES_MODULE = "evolving_agent.jobs.hypotheses"
-NO_REGISTER_NOTE = (
-    "this evolving-agent has no hypothesis register yet (evolving_agent.jobs.hypotheses "
-    "is not installed); the list is empty"
-)
 
 
 class FrictionRecorded(BaseModel):
@@ -54,7 +48,6 @@ class HypothesesResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     hypotheses: list[HypothesisView]
-    note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -95,17 +88,14 @@ class SessionTools:
         return build_boot(self.root).markdown()
 
     def hypotheses(self) -> HypothesesResult:
-        """The hypothesis register: id, text and qualitative state of each hypothesis."""
-        try:
-            module = importlib.import_module(HYPOTHESES_MODULE)
-        except ModuleNotFoundError as exc:
-            # Only the register's own absence is expected; a broken import inside it is a bug.
-            if exc.name not in {HYPOTHESES_MODULE, "evolving_agent.jobs"}:
-                raise
-            return HypothesesResult(hypotheses=[], note=NO_REGISTER_NOTE)
-        items = module.list_hypotheses(self.root)
+        """The hypothesis register: id, text and qualitative state of each hypothesis.
+
+        Read from Today's register cache through the session's read scope, never from
+        the Evidence history (no score is exposed: there is none).
+        """
         return HypothesesResult(
             hypotheses=[
-                HypothesisView(id=str(h.id), text=str(h.text), state=str(h.state)) for h in items
+                HypothesisView(id=h.id, text=h.text, state=h.state)
+                for h in list_hypotheses(self.root)
             ]
         )
