@@ -61,11 +61,31 @@ def walk(group: click.Group, path: tuple[str, ...] = ()) -> Iterator[tuple[str, 
 ALL_COMMANDS = [(), *walk(cli)]
 
 
+def _command(path: tuple[str, ...]) -> click.Command:
+    cmd: click.Command = cli
+    for name in path:
+        assert isinstance(cmd, click.Group)
+        sub = cmd.get_command(click.Context(cmd), name)
+        assert sub is not None
+        cmd = sub
+    return cmd
+
+
 @pytest.mark.parametrize("path", ALL_COMMANDS, ids=lambda p: " ".join(p) or "(top)")
 def test_every_command_has_help(path: tuple[str, ...]) -> None:
     result = CliRunner().invoke(cli, [*path, "--help"], prog_name="evolving-agent")
     assert result.exit_code == 0, result.output
     assert result.output.startswith(f"Usage: {' '.join(('evolving-agent', *path))} ")
+
+
+LEAVES = [p for p in ALL_COMMANDS if p and not isinstance(_command(p), click.Group)]
+
+
+@pytest.mark.parametrize("path", LEAVES, ids=" ".join)
+def test_every_command_shows_an_example_of_itself(path: tuple[str, ...]) -> None:
+    output = CliRunner().invoke(cli, [*path, "--help"], prog_name="evolving-agent").output
+    assert "Example" in output
+    assert f"evolving-agent {' '.join(path)}" in output.split("Example", 1)[1]
 
 
 def test_the_integration_commands_are_registered() -> None:

@@ -137,7 +137,12 @@ def live_set(ctx: click.Context, key: str, text: str, actor: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def live_show(ctx: click.Context, as_json: bool) -> None:
-    """Show every Live Bus entry."""
+    """Show every Live Bus entry.
+
+    \b
+    Example:
+      evolving-agent live show --json
+    """
     entries = live.entries(require_root(root_from(ctx)))
     if as_json:
         echo_json([e.model_dump() for e in entries])
@@ -153,7 +158,12 @@ def live_show(ctx: click.Context, as_json: bool) -> None:
 @actor_option
 @click.pass_context
 def live_clear(ctx: click.Context, key: str, actor: str) -> None:
-    """Remove KEY from the Live Bus."""
+    """Remove KEY from the Live Bus.
+
+    \b
+    Example:
+      evolving-agent live clear thread
+    """
     root = require_root(root_from(ctx))
     existed = live.clear_entry(root, actor, key)
     click.echo(f"{key} cleared" if existed else f"{key} was not set")
@@ -203,7 +213,12 @@ def _print_records(records: list[EvidenceRecord]) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON lines' records as a list.")
 @click.pass_context
 def evidence_show(ctx: click.Context, day: object, as_json: bool) -> None:
-    """Show one day's Evidence (default today)."""
+    """Show one day's Evidence (default today).
+
+    \b
+    Example:
+      evolving-agent evidence show --date 2026-11-29 --json
+    """
     from datetime import datetime
 
     the_day = day.date() if isinstance(day, datetime) else date.today()
@@ -223,6 +238,10 @@ def evidence_import(ctx: click.Context, file: Path, actor: str) -> None:
 
     Every line is validated first; one malformed line aborts with its line number and
     nothing is appended.  Past timestamps land in their own day.
+
+    \b
+    Example:
+      evolving-agent evidence import old-sessions.jsonl
     """
     records = events.import_events(root_from(ctx), actor, file)
     click.echo(f"imported {len(records)} event(s)")
@@ -255,6 +274,10 @@ def verify_cmd(ctx: click.Context, as_json: bool) -> None:
     """Check the Evidence hash chain and that every Canon change came through the writer.
 
     Exit 5 when anything was changed behind the writer's back.
+
+    \b
+    Example:
+      evolving-agent verify --json
     """
     report = verify_root(root_from(ctx))
     if as_json:
