@@ -4,8 +4,8 @@
    (365 days x 200 events).  Boot never reads Evidence, so the ratio should be ~1
    (target <= 1.15).
 2. Friction-append throughput vs a bare ``open(..., "a")`` + write + fsync loop
-   (target >= 0.5 of the bare loop).  Both pay one fsync per event; ours adds the
-   lock, the chain lookup, validation and hashing.
+   appending lines of the same length (target >= 0.5 of the bare loop).  Both pay
+   one fsync per event; ours adds the lock, the chain lookup, validation and hashing.
 
 Run:  python benchmarks/bench_memory.py [--days 365] [--per-day 200] [--appends 400]
 """
@@ -63,8 +63,8 @@ def time_appends(root: MemoryRoot, n: int) -> float:
     return time.perf_counter() - t
 
 
-def time_bare(path: Path, n: int) -> float:
-    line = '{"text": "benchmark friction event: stopped an unasked or also"}\n'
+def time_bare(path: Path, n: int, line: str) -> float:
+    """The floor: durably appending the same bytes, with nothing else."""
     t = time.perf_counter()
     for _ in range(n):
         with open(path, "a") as fh:
@@ -78,7 +78,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--days", type=int, default=365)
     ap.add_argument("--per-day", type=int, default=200)
-    ap.add_argument("--appends", type=int, default=400)
+    ap.add_argument("--appends", type=int, default=300)
+    ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--boot-repeats", type=int, default=30)
     args = ap.parse_args()
 
@@ -104,14 +105,30 @@ def main() -> int:
 
         n = args.appends
         bare_path = Path(tmp) / "bare.jsonl"
-        time_appends(empty, 20), time_bare(bare_path, 20)  # warm up
-        a1, b1 = time_appends(empty, n), time_bare(bare_path, n)
-        b2, a2 = time_bare(bare_path, n), time_appends(empty, n)
-        ours, bare = (a1 + a2) / 2, (b1 + b2) / 2
+        time_appends(empty, 50)  # warm up
+        # The bare loop writes lines exactly as long as ours: fsync cost grows with the
+        # blocks a write touches, so a shorter line would flatter the bare loop.
+        line = next(empty.evidence.glob("*.jsonl")).read_text().splitlines()[-1] + "\n"
+        time_bare(bare_path, 50, line)
+        # Alternate the two loops several times and take medians: this VM's fsync
+        # latency drifts by tens of percent over seconds, and both must see the same.
+        ours_runs, bare_runs, ratios = [], [], []
+        for i in range(args.rounds):
+            if i % 2:
+                b, a = time_bare(bare_path, n, line), time_appends(empty, n)
+            else:
+                a, b = time_appends(empty, n), time_bare(bare_path, n, line)
+            ours_runs.append(a)
+            bare_runs.append(b)
+            ratios.append(b / a)
+        ours, bare = statistics.median(ours_runs), statistics.median(bare_runs)
         print(f"friction append:         {n / ours:8.0f} events/s ({ours / n * 1000:.3f} ms each)")
         print(f"bare open+write+fsync:   {n / bare:8.0f} events/s ({bare / n * 1000:.3f} ms each)")
-        append_ratio = (n / ours) / (n / bare)
-        print(f"append throughput ratio: {append_ratio:8.3f}   (target >= 0.5)")
+        append_ratio = statistics.median(ratios)
+        print(
+            f"append throughput ratio: {append_ratio:8.3f}   (target >= 0.5; median of "
+            f"{args.rounds} alternating runs of {n}, range {min(ratios):.2f}-{max(ratios):.2f})"
+        )
     ok = boot_ratio <= 1.15 and append_ratio >= 0.5
     print("targets met" if ok else "TARGETS MISSED")
     return 0

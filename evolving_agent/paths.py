@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 ROOT_ENV = "EVOLVING_AGENT_ROOT"
@@ -40,7 +41,11 @@ def resolve_root(flag: str | os.PathLike[str] | None = None) -> Path:
 
 @dataclass(frozen=True)
 class MemoryRoot:
-    """A memory root on disk.  Cheap to build; nothing is read until asked."""
+    """A memory root on disk.  Cheap to build; nothing is read until asked.
+
+    Layer paths are cached: every Evidence append asks for them, and building a
+    pathlib path costs more than the rest of the bookkeeping around an fsync.
+    """
 
     path: Path
 
@@ -56,36 +61,41 @@ class MemoryRoot:
             return self.path / "reviews" / area
         raise ValueError(f"unknown area {area!r}")
 
-    @property
+    @cached_property
     def canon(self) -> Path:
         return self.path / "canon"
 
-    @property
+    @cached_property
+    def policy_file(self) -> Path:
+        """The Canon file that overrides the authority table."""
+        return self.path / "canon" / "policy.yaml"
+
+    @cached_property
     def live(self) -> Path:
         return self.path / "live"
 
-    @property
+    @cached_property
     def today(self) -> Path:
         return self.path / "today"
 
-    @property
+    @cached_property
     def evidence(self) -> Path:
         return self.path / "evidence"
 
-    @property
+    @cached_property
     def reviews(self) -> Path:
         return self.path / "reviews"
 
-    @property
+    @cached_property
     def state(self) -> Path:
         """Private state (locks, scheduler job store); never a layer."""
         return self.path / ".ea"
 
-    @property
+    @cached_property
     def schedule_file(self) -> Path:
         return self.path / "schedule.yaml"
 
-    @property
+    @cached_property
     def lock_dir(self) -> Path:
         return self.state / "locks"
 

@@ -105,17 +105,20 @@ def _seal(draft: EvidenceDraft, prev: str) -> tuple[EvidenceRecord, bytes]:
     """Chain a validated draft after ``prev``; returns the record and its JSON line."""
     body = draft.model_dump(mode="json")
     body.update(schema_version=SCHEMA_VERSION, prev=prev, id="")
-    digest = hashlib.sha256(canonical(body)).hexdigest()
     # The id is derived from the content and its place in the chain, so it is unique;
     # the hash then seals the id too.
-    body["id"] = "ev-" + digest[:12]
-    body["hash"] = hashlib.sha256(canonical(body)).hexdigest()
+    body["id"] = "ev-" + hashlib.sha256(canonical(body)).hexdigest()[:12]
+    sealed = canonical(body)
+    digest = hashlib.sha256(sealed).hexdigest()
+    # The line is the hashed bytes with the hash appended as a last key (readers parse
+    # JSON, so key order does not matter; this saves a third serialisation per event).
+    line = sealed[:-1] + b',"hash":"' + digest.encode() + b'"}\n'
     # The draft was validated and the added fields are ours: no second validation pass
     # (this is the hot path of every friction event).
     record = EvidenceRecord.model_construct(
-        **dict(draft), schema_version=SCHEMA_VERSION, prev=prev, id=body["id"], hash=body["hash"]
+        **draft.__dict__, schema_version=SCHEMA_VERSION, prev=prev, id=body["id"], hash=digest
     )
-    return record, canonical(body) + b"\n"
+    return record, line
 
 
 _HASH_KEY = b'"hash":"'
@@ -145,15 +148,17 @@ def _last_line(fd: int, size: int) -> bytes:
         chunk *= 4
 
 
+# (size, last hash) per day file after this process's last append: skips re-reading
+# the tail when no other process appended in between (checked under the lock).
+_TAIL: dict[Path, tuple[int, str]] = {}
+
+
 class EvidenceLog:
     """The Evidence layer of one root.  Appending is the only way to change it."""
 
     def __init__(self, root: MemoryRoot) -> None:
         self.root = root
         self.dir = root.evidence
-        # (size, last hash) per day file after our own last append: skips re-reading
-        # the tail when no other process appended in between.
-        self._tail: dict[Path, tuple[int, str]] = {}
 
     def day_file(self, day: date) -> Path:
         return self.dir / f"{day.isoformat()}.jsonl"
@@ -178,7 +183,6 @@ class EvidenceLog:
         for d in drafts:
             by_day.setdefault(d.day(), []).append(d)
         sealed: list[EvidenceRecord] = []
-        self.dir.mkdir(parents=True, exist_ok=True)
         for day, items in by_day.items():
             sealed.extend(self._append_day(day, items))
         return sealed
@@ -193,9 +197,10 @@ class EvidenceLog:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             size = os.fstat(fd).st_size
-            prev = genesis(day)
-            if size:
-                cached = self._tail.get(path)
+            if not size:
+                prev = genesis(day)
+            else:
+                cached = _TAIL.get(path)
                 if cached is not None and cached[0] == size:
                     prev = cached[1]  # nobody appended since our last write
                 else:
@@ -216,7 +221,7 @@ class EvidenceLog:
             data = b"".join(lines)
             os.write(fd, data)
             os.fsync(fd)
-            self._tail[path] = (size + len(data), prev)
+            _TAIL[path] = (size + len(data), prev)
             return records
         finally:
             os.close(fd)  # also releases the flock

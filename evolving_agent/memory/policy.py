@@ -98,7 +98,7 @@ class Policy:
     @classmethod
     def load(cls, root: MemoryRoot) -> Policy:
         """The effective policy of ``root``; parsed once per file version (hot path)."""
-        path = root.canon / POLICY_FILE
+        path = root.policy_file
         try:
             st = path.stat()
         except FileNotFoundError:
