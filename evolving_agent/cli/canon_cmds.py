@@ -72,6 +72,44 @@ def revert_cmd(ctx: click.Context, rev: str, force: bool) -> None:
     )
 
 
+@canon_group.command("edit")
+@click.argument("file", default="identity.yaml")
+@click.option("-m", "--message", default="", help="Commit message (default: 'human edited …').")
+@click.pass_context
+def edit_cmd(ctx: click.Context, file: str, message: str) -> None:
+    """Edit a Canon FILE in $EDITOR; it is validated, then committed as the human.
+
+    An invalid edit is refused (exit 4, nothing written) and kept in a file so your
+    work is not lost.  Start from what is on disk, including hand edits not yet
+    committed (which `verify` would report until they go through here).
+
+    \b
+    Example:
+      evolving-agent canon edit identity.yaml -m "values: add brevity"
+    """
+    from evolving_agent.errors import InvalidInput
+    from evolving_agent.memory.authority import confine
+    from evolving_agent.memory.canon import save_canon
+    from evolving_agent.memory.root import require_root
+
+    root = require_root(root_from(ctx))
+    path = confine(root, "canon", file)
+    before = path.read_text(encoding="utf-8") if path.exists() else ""
+    edited = click.edit(before, extension=path.suffix or ".txt", require_save=True)
+    if edited is None:
+        click.echo("no change")
+        return
+    try:
+        changed = save_canon(root, file, edited, message=message)
+    except InvalidInput:
+        keep = root.state / f"rejected-{path.name}"
+        keep.parent.mkdir(parents=True, exist_ok=True)
+        keep.write_text(edited, encoding="utf-8")
+        click.echo(f"your edit is kept in {keep}", err=True)
+        raise
+    click.echo(f"committed canon/{file}" if changed else "no change")
+
+
 def register(group: click.Group) -> None:
     """Add this module's commands to the top-level group."""
     group.add_command(canon_group)

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evolving_agent.memory.yamlio import load_yaml, validate
+from evolving_agent.memory.yamlio import load_yaml, parse_yaml, validate
 from evolving_agent.paths import MemoryRoot
 
 IDENTITY_FILE = "identity.yaml"
@@ -99,3 +99,37 @@ def canon_notes(root: MemoryRoot) -> dict[str, str]:
 
 def canon_files(root: MemoryRoot) -> list[Path]:
     return sorted(p for p in root.canon.rglob("*") if p.is_file())
+
+
+def check_canon_text(root: MemoryRoot, relpath: str, text: str) -> None:
+    """Validate a Canon file's new text before it is written (file and line on error)."""
+    from evolving_agent.memory.policy import POLICY_FILE, PolicyFile
+
+    path = root.canon / relpath
+    if relpath == IDENTITY_FILE:
+        validate(Identity, parse_yaml(text, file=path), file=path)
+    elif relpath == POLICY_FILE:
+        validate(PolicyFile, parse_yaml(text, file=path), file=path)
+    elif relpath.endswith((".yaml", ".yml")):
+        parse_yaml(text, file=path)
+
+
+def save_canon(root: MemoryRoot, relpath: str, text: str, *, message: str = "") -> bool:
+    """The human's own Canon change: validated, written and committed through the writer.
+
+    Returns False (and writes nothing) when the text equals the last committed version
+    and the file on disk is that version too.
+    """
+    from evolving_agent.memory import gitrepo
+    from evolving_agent.memory.authority import Writer, confine
+
+    target = confine(root, "canon", relpath)
+    check_canon_text(root, relpath, text)
+    data = text.encode("utf-8")
+    on_disk = target.read_bytes() if target.exists() else None
+    if on_disk == data and gitrepo.committed_blob(root, f"canon/{relpath}") == gitrepo.blob_sha(data):
+        return False
+    Writer(root, "human").write(
+        "canon", relpath, text, message=message or f"human edited canon/{relpath}"
+    )
+    return True

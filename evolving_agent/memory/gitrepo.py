@@ -87,6 +87,15 @@ def commit_paths(
     return commit.hexsha
 
 
+def committed_blob(root: MemoryRoot, relpath: str) -> str | None:
+    """The blob id of ``relpath`` in the last commit, or None if it is not there."""
+    repo = open_repo(root)
+    try:
+        return str(repo.head.commit.tree[relpath].hexsha)
+    except (KeyError, ValueError):
+        return None
+
+
 def parse_trailers(message: str) -> dict[str, str]:
     """Trailers of a commit message: 'Key: value' lines of the last paragraph."""
     paragraphs = [p for p in message.strip().split("\n\n") if p.strip()]
