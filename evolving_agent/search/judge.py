@@ -14,17 +14,15 @@ With ``repeats`` > 1 the command runs that many times and the median counts.
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
-import signal
 import statistics
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evolving_agent.search.process import run_process
 from evolving_agent.search.workspace import export_commit
 
 FEEDBACK_CHARS = 2000
@@ -80,30 +78,22 @@ class Judge:
     def score_once(self, candidate: Path) -> tuple[float | None, str]:
         """Run the score command once on an exported candidate: (score or None, feedback)."""
         cmd = self.score_cmd.replace("{candidate}", shlex.quote(str(candidate)))
-        env = {**os.environ, "EA_CANDIDATE": str(candidate)}
-        proc = subprocess.Popen(
+        done = run_process(
             cmd,
-            shell=True,
             cwd=self.workdir,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
+            timeout=self.timeout,
+            env={"EA_CANDIDATE": str(candidate)},
+            shell=True,
         )
-        try:
-            out, err = proc.communicate(timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            kill_group(proc)
-            out, err = proc.communicate()
-            return None, _tail(f"score command timed out after {self.timeout:g}s\n" + _text(err))
-        lines = [line for line in _text(out).splitlines() if line.strip()]
+        if done.returncode is None:
+            return None, _tail(f"score command timed out after {self.timeout:g}s\n" + done.stderr)
+        lines = [line for line in done.stdout.splitlines() if line.strip()]
         before = "\n".join(lines[:-1])
-        if proc.returncode != 0:
-            msg = f"score command failed (exit {proc.returncode})\n{before}\n{_text(err)}"
+        if done.returncode != 0:
+            msg = f"score command failed (exit {done.returncode})\n{before}\n{done.stderr}"
             return None, _tail(msg.strip())
         if not lines:
-            return None, _tail("score command printed nothing\n" + _text(err))
+            return None, _tail("score command printed nothing\n" + done.stderr)
         try:
             value = float(lines[-1].strip())
         except ValueError:
@@ -111,18 +101,6 @@ class Judge:
         if value != value or value in (float("inf"), float("-inf")):
             return None, _tail(f"score is not finite: {lines[-1].strip()}\n{before}")
         return value, _tail(before)
-
-
-def kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """Kill the process and everything it started (it leads its own session)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
-def _text(data: bytes | None) -> str:
-    return (data or b"").decode("utf-8", errors="replace")
 
 
 def _tail(text: str) -> str:

@@ -10,13 +10,11 @@ agent may see; the prompt carries both.
 from __future__ import annotations
 
 import abc
-import os
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from evolving_agent.search.judge import kill_group
+from evolving_agent.search.process import Completed
 from evolving_agent.search.reducer import Visible
 
 
@@ -71,42 +69,6 @@ class Agent(abc.ABC):
           agent turn is recorded and the run goes on;
         * never read stdin (it is closed for every agent process).
         """
-
-
-@dataclass(frozen=True)
-class Completed:
-    returncode: int | None  # None: timed out (and killed)
-    stdout: str
-    stderr: str
-
-
-def run_process(
-    argv: list[str] | str,
-    *,
-    cwd: Path,
-    timeout: float,
-    env: dict[str, str] | None = None,
-    shell: bool = False,
-) -> Completed:
-    """Run an agent process with stdin closed, in its own process group, with a timeout."""
-    proc = subprocess.Popen(
-        argv,
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        shell=shell,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    try:
-        out, err = proc.communicate(timeout=timeout)
-        code: int | None = proc.returncode
-    except subprocess.TimeoutExpired:
-        kill_group(proc)
-        out, err = proc.communicate()
-        code = None
-    return Completed(code, out.decode(errors="replace"), err.decode(errors="replace"))
 
 
 def failure(done: Completed, what: str, timeout: float) -> str | None:

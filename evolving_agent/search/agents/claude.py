@@ -19,8 +19,8 @@ from evolving_agent.search.agents.base import (
     as_float,
     as_int,
     failure,
-    run_process,
 )
+from evolving_agent.search.process import run_process
 
 
 class ClaudeAgent(Agent):

@@ -20,8 +20,8 @@ from evolving_agent.search.agents.base import (
     TurnResult,
     as_int,
     failure,
-    run_process,
 )
+from evolving_agent.search.process import run_process
 
 # USD per million tokens; cached input is part of input_tokens and billed at its rate.
 DEFAULT_PRICES = {"input": 1.25, "cached_input": 0.125, "output": 10.0}
