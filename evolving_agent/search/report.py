@@ -32,7 +32,7 @@ import pydantic
 
 from evolving_agent.errors import InvalidInput, NotFound
 from evolving_agent.search.rounds import seed_repo
-from evolving_agent.search.state import SCHEMA_VERSION, RunDir
+from evolving_agent.search.state import RunDir, check_version
 from evolving_agent.search.workspace import export_commit
 
 # The paper compares the first 10 proposals after a forget with the last 10 before it.
@@ -172,19 +172,8 @@ def _read_json_object(path: Path) -> dict[str, Any]:
         raise InvalidInput(f"not valid JSON: {exc.msg}", file=path, line=exc.lineno) from exc
     if not isinstance(data, dict):
         raise InvalidInput("expected a JSON object", file=path)
-    _check_version(data, path)
+    check_version(data, path, reader="report")
     return data
-
-
-def _check_version(data: dict[str, Any], path: Path, line: int | None = None) -> None:
-    version = data.get("schema_version", SCHEMA_VERSION)
-    if not isinstance(version, int) or version > SCHEMA_VERSION:
-        raise InvalidInput(
-            f"schema_version {version!r} is newer than this report understands "
-            f"({SCHEMA_VERSION}); upgrade evolving-agent",
-            file=path,
-            line=line,
-        )
 
 
 def _first_error(exc: pydantic.ValidationError) -> str:
@@ -212,7 +201,7 @@ def read_log(path: Path) -> list[LogEntry]:
             raise InvalidInput(f"not valid JSON: {exc.msg}", file=path, line=i + 1) from exc
         if not isinstance(raw, dict):
             raise InvalidInput("expected a JSON object", file=path, line=i + 1)
-        _check_version(raw, path, i + 1)
+        check_version(raw, path, line=i + 1, reader="report")
         try:
             records.append(LogEntry.model_validate(raw))
         except pydantic.ValidationError as exc:

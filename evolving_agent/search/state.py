@@ -115,13 +115,17 @@ class SearchSummary(pydantic.BaseModel, extra="forbid"):
     stopped: str  # "turns" (every planned turn ran) | "budget" (money ran out first)
 
 
-def _check_version(data: dict[str, Any], file: Path) -> None:
+def check_version(
+    data: dict[str, Any], file: Path, *, line: int | None = None, reader: str = "tool"
+) -> None:
+    """Refuse a record written by a newer evolving-agent (``reader`` names who refuses)."""
     version = data.get("schema_version", SCHEMA_VERSION)
     if not isinstance(version, int) or version > SCHEMA_VERSION:
         raise InvalidInput(
-            f"schema_version {version!r} is newer than this tool understands "
+            f"schema_version {version!r} is newer than this {reader} understands "
             f"({SCHEMA_VERSION}); upgrade evolving-agent",
             file=file,
+            line=line,
         )
 
 
@@ -191,7 +195,7 @@ class RunDir:
             raise InvalidInput(f"not JSON: {exc.msg}", file=path, line=exc.lineno) from None
         if not isinstance(data, dict):
             raise InvalidInput("expected a JSON object", file=path)
-        _check_version(data, path)
+        check_version(data, path)
         return data
 
     # -- the log -----------------------------------------------------------------
@@ -221,7 +225,7 @@ class RunDir:
                 data = json.loads(line)
                 if not isinstance(data, dict):
                     raise ValueError("not an object")
-                _check_version(data, self.log)
+                check_version(data, self.log)
                 record = TurnRecord.model_validate(data)
             except (ValueError, pydantic.ValidationError) as exc:
                 if is_last:  # torn write: the turn never finished
