@@ -40,19 +40,20 @@ def _git(cwd: Path, *args: str) -> str:
     return str(git.Git(str(cwd)).execute(["git", *args], strip_newline_in_stdout=True))
 
 
+def _run_git(cwd: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    """Run git quietly (stdin closed, output captured); the caller judges the exit code."""
+    return subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, stdin=subprocess.DEVNULL, check=False
+    )
+
+
 def ensure_identity(repo_dir: Path) -> None:
     """Give the repository a local author if git has none configured anywhere.
 
     Asks git itself (GitPython's config reader ignores ``GIT_CONFIG_GLOBAL``).
     """
     for key, value in zip(("user.name", "user.email"), IDENTITY, strict=True):
-        found = subprocess.run(
-            ["git", "config", "--get", key],
-            cwd=repo_dir,
-            capture_output=True,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
+        found = _run_git(repo_dir, "config", "--get", key)
         if found.returncode != 0 or not found.stdout.strip():
             _git(repo_dir, "config", key, value)
 
@@ -86,13 +87,7 @@ def copy_candidate(candidate: Path, dest: Path) -> None:
 def export_commit(repo_dir: Path, commit: str, dest: Path) -> None:
     """Write the committed, non-ignored files of ``commit`` into ``dest`` (git archive)."""
     dest.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(
-        ["git", "archive", "--format=tar", commit],
-        cwd=repo_dir,
-        capture_output=True,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    proc = _run_git(repo_dir, "archive", "--format=tar", commit)
     if proc.returncode != 0:
         raise InvalidInput(
             f"cannot export commit {commit}: {proc.stderr.decode(errors='replace').strip()}",
@@ -161,11 +156,5 @@ def tag_candidate(path: Path, name: str, commit: str) -> None:
 
 def read_file_at(path: Path, commit: str, relpath: str) -> str | None:
     """A file's content at ``commit`` (None if absent); used to peek at peers' work."""
-    proc = subprocess.run(
-        ["git", "show", f"{commit}:{relpath}"],
-        cwd=path,
-        capture_output=True,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    proc = _run_git(path, "show", f"{commit}:{relpath}")
     return proc.stdout.decode() if proc.returncode == 0 else None
