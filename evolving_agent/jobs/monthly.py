@@ -19,14 +19,7 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from evolving_agent.jobs.runs import (
-    append_once,
-    finish,
-    load_marker,
-    new_marker,
-    refuse_future,
-    save_marker,
-)
+from evolving_agent.jobs.runs import append_once, finish, plan_or_resume, refuse_future
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.evidence import now as local_now
 from evolving_agent.memory.policy import Policy
@@ -79,22 +72,14 @@ def run_monthly(
     when = now or local_now()
     day = day or when.astimezone().date()
     refuse_future(day, when)
-    marker = load_marker(root, "monthly", day)
-    if marker is not None and marker.phase == "done":
-        return MonthlyResult(
-            status="already done",
-            plan=MonthlyPlan.model_validate(marker.plan),
-            record_ids=marker.record_ids,
-        )
-    if marker is None:
+
+    def fresh_plan() -> MonthlyPlan:
         limit = Policy.load(root).review.monthly_limit  # the runner reads the Canon setting
-        plan = _plan(ScopedReader(root, "monthly"), day, limit, when)
-        marker = new_marker("monthly", day, when, plan.model_dump(mode="json"))
-        save_marker(root, marker)
-        status: Literal["done", "resumed"] = "done"
-    else:
-        plan = MonthlyPlan.model_validate(marker.plan)
-        status = "resumed"
+        return _plan(ScopedReader(root, "monthly"), day, limit, when)
+
+    status, plan, marker = plan_or_resume(root, "monthly", day, when, MonthlyPlan, fresh_plan)
+    if status == "already done":
+        return MonthlyResult(status=status, plan=plan, record_ids=marker.record_ids)
     writer = Writer(root, "monthly")
     for r in plan.reviews:
         body = json.dumps(r.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"

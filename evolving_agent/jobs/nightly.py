@@ -29,14 +29,7 @@ from evolving_agent.jobs.hypotheses import (
     merge_into_register,
     snapshot_data,
 )
-from evolving_agent.jobs.runs import (
-    append_once,
-    finish,
-    load_marker,
-    new_marker,
-    refuse_future,
-    save_marker,
-)
+from evolving_agent.jobs.runs import RunMarker, append_once, finish, plan_or_resume, refuse_future
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.evidence import now as local_now
 from evolving_agent.memory.root import require_root
@@ -121,23 +114,25 @@ def run_nightly(
     reader = ScopedReader(root, "nightly", evidence_window=(day, day))
     state_data = reader.read_json("today", NIGHTLY_STATE_FILE)
     last = NightlyState.model_validate(state_data).last_date if state_data else None
-    marker = load_marker(root, "nightly", day)
-    if marker is not None and marker.phase == "done":
-        plan = NightlyPlan.model_validate(marker.plan)
-        return NightlyResult(status="already done", plan=plan, record_ids=marker.record_ids)
-    if last is not None and (day < last or (day == last and marker is None)):
-        raise InvalidInput(
-            f"Today already reflects {last}; a nightly run for {day} would overwrite newer "
-            "state (run it for a later date)"
-        )
-    if marker is None:
-        plan = _plan(day, reader, reflector or RulesReflector())
-        marker = new_marker("nightly", day, when, plan.model_dump(mode="json"))
-        save_marker(root, marker)  # the commit point: from here a re-run applies this plan
-        status: Literal["done", "resumed"] = "done"
-    else:
-        plan = NightlyPlan.model_validate(marker.plan)
-        status = "resumed"
+
+    def refuse_stale(marker: RunMarker | None) -> None:
+        if last is not None and (day < last or (day == last and marker is None)):
+            raise InvalidInput(
+                f"Today already reflects {last}; a nightly run for {day} would overwrite newer "
+                "state (run it for a later date)"
+            )
+
+    status, plan, marker = plan_or_resume(
+        root,
+        "nightly",
+        day,
+        when,
+        NightlyPlan,
+        lambda: _plan(day, reader, reflector or RulesReflector()),
+        guard=refuse_stale,
+    )
+    if status == "already done":
+        return NightlyResult(status=status, plan=plan, record_ids=marker.record_ids)
     writer = Writer(root, "nightly")
     _write_today(writer, plan)
     records = append_once(root, writer, marker, _records(plan))

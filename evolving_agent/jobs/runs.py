@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -25,6 +26,9 @@ from evolving_agent.memory.atomic import atomic_write
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord
 from evolving_agent.paths import MemoryRoot
+
+P = TypeVar("P", bound=BaseModel)
+RunStatus = Literal["done", "already done", "resumed"]
 
 
 class RunMarker(BaseModel):
@@ -98,3 +102,34 @@ def finish(root: MemoryRoot, marker: RunMarker, records: list[EvidenceRecord]) -
     done = marker.model_copy(update={"phase": "done", "record_ids": [r.id for r in records]})
     save_marker(root, done)
     return done
+
+
+def plan_or_resume(
+    root: MemoryRoot,
+    job: str,
+    day: date,
+    when: datetime,
+    model: type[P],
+    make_plan: Callable[[], P],
+    *,
+    guard: Callable[[RunMarker | None], None] | None = None,
+) -> tuple[RunStatus, P, RunMarker]:
+    """The plan this run applies, and whether it is new, resumed or already applied.
+
+    ``already done``: the stored plan of a finished run (apply nothing).  ``resumed``:
+    the stored plan of a run that crashed after planning (apply it again).  ``done``:
+    a fresh plan from ``make_plan``, saved before anything is applied: the commit
+    point.  ``guard`` sees the marker (None for a fresh run) before any planning and
+    may refuse the run; it is not called for a finished one.
+    """
+    marker = load_marker(root, job, day)
+    if marker is not None and marker.phase == "done":
+        return "already done", model.model_validate(marker.plan), marker
+    if guard is not None:
+        guard(marker)
+    if marker is None:
+        plan = make_plan()
+        marker = new_marker(job, day, when, plan.model_dump(mode="json"))
+        save_marker(root, marker)  # from here a re-run applies this plan
+        return "done", plan, marker
+    return "resumed", model.model_validate(marker.plan), marker

@@ -19,14 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ValidationError
 
 from evolving_agent.jobs.hypotheses import Hypothesis, meets_floor, snapshot_of
-from evolving_agent.jobs.runs import (
-    append_once,
-    finish,
-    load_marker,
-    new_marker,
-    refuse_future,
-    save_marker,
-)
+from evolving_agent.jobs.runs import append_once, finish, plan_or_resume, refuse_future
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.evidence import EvidenceRecord
 from evolving_agent.memory.evidence import now as local_now
@@ -102,21 +95,16 @@ def run_weekly(
     when = now or local_now()
     week_end = week_end or default_week_end(when)
     refuse_future(week_end, when)
-    marker = load_marker(root, "weekly", week_end)
-    if marker is not None and marker.phase == "done":
-        return WeeklyResult(
-            status="already done",
-            plan=WeeklyPlan.model_validate(marker.plan),
-            record_ids=marker.record_ids,
-        )
-    if marker is None:
-        plan = _plan(root, week_end, reflector or RulesReflector(), when)
-        marker = new_marker("weekly", week_end, when, plan.model_dump(mode="json"))
-        save_marker(root, marker)
-        status: Literal["done", "resumed"] = "done"
-    else:
-        plan = WeeklyPlan.model_validate(marker.plan)
-        status = "resumed"
+    status, plan, marker = plan_or_resume(
+        root,
+        "weekly",
+        week_end,
+        when,
+        WeeklyPlan,
+        lambda: _plan(root, week_end, reflector or RulesReflector(), when),
+    )
+    if status == "already done":
+        return WeeklyResult(status=status, plan=plan, record_ids=marker.record_ids)
     writer = Writer(root, "weekly")
     for p in plan.proposals:
         body = json.dumps(p.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
