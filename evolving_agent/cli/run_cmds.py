@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import date, datetime
-from typing import Any
+from datetime import datetime
+from typing import Any, TypeVar
 
 import click
 
@@ -14,6 +14,8 @@ from evolving_agent.jobs.nightly import NightlyResult
 from evolving_agent.jobs.runner import run_job
 from evolving_agent.jobs.settings import REFLECTOR_NAMES
 from evolving_agent.jobs.weekly import WeeklyResult
+
+R = TypeVar("R", NightlyResult, WeeklyResult, MonthlyResult)
 
 
 def _options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -40,8 +42,28 @@ def _options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
-def _day(value: datetime | None) -> date | None:
-    return value.date() if value is not None else None
+def _run(
+    ctx: click.Context,
+    job: str,
+    result_type: type[R],
+    day: datetime | None,
+    as_json: bool,
+    reflector: str | None = None,
+    reflector_cmd: str | None = None,
+) -> R | None:
+    """Run ``job``; with --json print the result and return None, else return it."""
+    result = run_job(
+        root_from(ctx),
+        job,
+        day.date() if day is not None else None,
+        reflector=reflector,
+        reflector_cmd=reflector_cmd,
+    )
+    assert isinstance(result, result_type)
+    if as_json:
+        echo_json(result.model_dump(mode="json"))
+        return None
+    return result
 
 
 def _status(job: str, what: str, result: Any, reflector: str | None = None) -> None:
@@ -72,12 +94,8 @@ def run_nightly_cmd(
       evolving-agent run nightly --date 2026-11-29
       evolving-agent run nightly --reflector command --reflector-cmd "claude -p"
     """
-    result = run_job(
-        root_from(ctx), "nightly", _day(day), reflector=reflector, reflector_cmd=reflector_cmd
-    )
-    assert isinstance(result, NightlyResult)
-    if as_json:
-        echo_json(result.model_dump(mode="json"))
+    result = _run(ctx, "nightly", NightlyResult, day, as_json, reflector, reflector_cmd)
+    if result is None:
         return
     plan = result.plan
     _status("nightly", plan.day.isoformat(), result, plan.reflector)
@@ -116,12 +134,8 @@ def run_weekly_cmd(
     Example:
       evolving-agent run weekly --date 2026-11-29
     """
-    result = run_job(
-        root_from(ctx), "weekly", _day(day), reflector=reflector, reflector_cmd=reflector_cmd
-    )
-    assert isinstance(result, WeeklyResult)
-    if as_json:
-        echo_json(result.model_dump(mode="json"))
+    result = _run(ctx, "weekly", WeeklyResult, day, as_json, reflector, reflector_cmd)
+    if result is None:
         return
     plan = result.plan
     _status("weekly", f"week ending {plan.week_end}", result, plan.reflector)
@@ -152,10 +166,8 @@ def run_monthly_cmd(
     Example:
       evolving-agent run monthly --date 2026-12-01
     """
-    result = run_job(root_from(ctx), "monthly", _day(day))
-    assert isinstance(result, MonthlyResult)
-    if as_json:
-        echo_json(result.model_dump(mode="json"))
+    result = _run(ctx, "monthly", MonthlyResult, day, as_json)
+    if result is None:
         return
     plan = result.plan
     _status("monthly", f"proposals of {plan.month}", result)
