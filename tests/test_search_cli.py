@@ -221,6 +221,53 @@ def test_bad_input_is_one_line_and_starts_no_work(
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.parametrize("command", ["run", "compare"])
+@pytest.mark.parametrize(
+    ("prices", "message"),
+    [
+        (
+            "{oops",
+            "error: --token-prices must be JSON or a JSON file: Expecting property name "
+            "enclosed in double quotes\n",
+        ),
+        (
+            '{"output": "ten"}',
+            'error: --token-prices must map names to numbers, e.g. {"output": 10}\n',
+        ),
+    ],
+)
+def test_run_and_compare_parse_token_prices_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, prices: str, message: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    args = ["search", command, "--candidate", "c", "--task", "t.md", "--score", "true"]
+    result = CliRunner().invoke(cli, [*args, "--token-prices", prices])
+    assert (result.exit_code, result.output) == (2, message)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_compare_hands_token_prices_to_every_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import evolving_agent.search.compare as compare_mod
+    from evolving_agent.errors import UsageError
+    from evolving_agent.search.config import SearchConfig
+
+    seen: list[SearchConfig] = []
+
+    def capture(base: SearchConfig, **_kw: object) -> None:
+        seen.append(base)
+        raise UsageError("stopped before running")
+
+    monkeypatch.setattr(compare_mod, "compare_policies", capture)
+    prices = tmp_path / "prices.json"
+    prices.write_text('{"input": 2, "output": 8}')
+    args = ["search", "compare", "--candidate", "c", "--task", "t.md", "--score", "true"]
+    result = CliRunner().invoke(cli, [*args, "--token-prices", str(prices)])
+    assert (result.exit_code, result.output) == (2, "error: stopped before running\n")
+    assert [c.token_prices for c in seen] == [{"input": 2.0, "output": 8.0}]
+
+
 def test_resume_of_something_that_is_not_a_run(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["search", "resume", str(tmp_path)])
     assert result.exit_code == 4

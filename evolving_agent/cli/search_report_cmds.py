@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from evolving_agent.cli._common import echo_json
+from evolving_agent.cli._search_options import task_options
 
 if TYPE_CHECKING:
     from evolving_agent.search.compare import Progress
@@ -55,27 +56,7 @@ def _render_progress(event: Progress) -> None:
 
 
 @click.command("compare")
-@click.option(
-    "--candidate",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="The seed candidate directory.",
-)
-@click.option(
-    "--task",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="The task instructions (markdown).",
-)
-@click.option(
-    "--score", "score_cmd", required=True, help="Score command; prints the score on its last line."
-)
-@click.option("--minimize", is_flag=True, help="Lower scores are better.")
-@click.option(
-    "--agent", default="builtin", show_default=True, help="claude | codex | command | builtin."
-)
-@click.option("--agent-cmd", default=None, help="The command for --agent command.")
-@click.option("--agent-args", default=None, help="Extra arguments for the agent CLI.")
+@task_options
 @click.option(
     "--policies",
     default="single,parallel,forget-team",
@@ -111,17 +92,6 @@ def _render_progress(event: Progress) -> None:
     help="Runs per policy, with seeds SEED, SEED+1, ...",
 )
 @click.option("--seed", default=0, show_default=True, type=int, help="First seed.")
-@click.option("--budget-usd", type=float, default=None, help="Dollar cap per run.")
-@click.option("--budget-tokens", type=int, default=None, help="Token cap per run.")
-@click.option(
-    "--forget-on-plateau",
-    type=int,
-    default=None,
-    help="Forget after K turns without improvement (forgetting policies).",
-)
-@click.option("--score-timeout", type=float, default=60, show_default=True)
-@click.option("--turn-timeout", type=float, default=600, show_default=True)
-@click.option("--score-repeats", type=int, default=1, show_default=True)
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
@@ -131,25 +101,13 @@ def _render_progress(event: Progress) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print compare.json instead of the table.")
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 def compare_cmd(
-    candidate: Path,
-    task: Path,
-    score_cmd: str,
-    minimize: bool,
-    agent: str,
-    agent_cmd: str | None,
-    agent_args: str | None,
+    settings: dict[str, Any],
     policies: str,
     agents: int,
     rounds: int,
     turns: int,
     repeats: int,
     seed: int,
-    budget_usd: float | None,
-    budget_tokens: int | None,
-    forget_on_plateau: int | None,
-    score_timeout: float,
-    turn_timeout: float,
-    score_repeats: int,
     out: Path | None,
     as_json: bool,
     quiet: bool,
@@ -175,24 +133,7 @@ def compare_cmd(
     if out is None:
         out = Path("runs") / f"compare-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}"
     base = SearchConfig(
-        candidate=candidate,
-        task=task,
-        score_cmd=score_cmd,
-        minimize=minimize,
-        agent=agent,
-        agent_cmd=agent_cmd,
-        agent_args=agent_args,
-        policy=names[0],
-        agents=agents,
-        rounds=rounds,
-        turns=turns,
-        budget_usd=budget_usd,
-        budget_tokens=budget_tokens,
-        forget_on_plateau=forget_on_plateau,
-        score_timeout=score_timeout,
-        turn_timeout=turn_timeout,
-        score_repeats=score_repeats,
-        seed=seed,
+        **settings, policy=names[0], agents=agents, rounds=rounds, turns=turns, seed=seed
     )
     result = compare_policies(
         base,

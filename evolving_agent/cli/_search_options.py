@@ -1,0 +1,134 @@
+"""The options ``search run`` and ``search compare`` share: what the task is, which
+agent works on it, its budget and timeouts.
+
+``task_options`` declares them once and hands the command one ``settings`` dict of
+``SearchConfig`` fields (``--token-prices`` already parsed), so the two commands
+cannot drift apart in names, defaults or parsing.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from evolving_agent.errors import UsageError
+
+_OPTIONS = (
+    click.option(
+        "--candidate",
+        required=True,
+        type=click.Path(path_type=Path),
+        help="Directory holding the seed candidate.",
+    ),
+    click.option(
+        "--task",
+        required=True,
+        type=click.Path(path_type=Path),
+        help="File with the task instructions every agent gets.",
+    ),
+    click.option(
+        "--score",
+        "score_cmd",
+        required=True,
+        help="Score command; run outside the workspace with $EA_CANDIDATE set to a "
+        "clean export ({candidate} is replaced too); last stdout line = score.",
+    ),
+    click.option("--minimize", is_flag=True, help="Lower scores are better."),
+    click.option(
+        "--agent", default="builtin", show_default=True, help="claude | codex | command | builtin."
+    ),
+    click.option(
+        "--agent-cmd",
+        default=None,
+        help="Command for --agent command (or the claude/codex executable).",
+    ),
+    click.option(
+        "--agent-args",
+        default=None,
+        help='Extra arguments for the agent, e.g. "--permission-mode acceptEdits" '
+        'for claude or "--full-auto" for codex.',
+    ),
+    click.option(
+        "--budget-usd", default=None, type=float, help="Dollar cap per run, split over rounds."
+    ),
+    click.option(
+        "--budget-tokens", default=None, type=int, help="Token cap per run, split over rounds."
+    ),
+    click.option(
+        "--forget-on-plateau",
+        default=None,
+        type=int,
+        metavar="K",
+        help="Also forget after K turns without team improvement, or when edits shrink to "
+        "empty turns.",
+    ),
+    click.option("--score-timeout", default=60.0, show_default=True, type=float),
+    click.option("--turn-timeout", default=600.0, show_default=True, type=float),
+    click.option(
+        "--score-repeats",
+        default=1,
+        show_default=True,
+        type=int,
+        help="Score each candidate N times and keep the median; the seed's spread "
+        "is the noise floor an improvement must beat.",
+    ),
+    click.option(
+        "--token-prices",
+        default=None,
+        help="JSON (or JSON file) of USD per million tokens for codex: "
+        '{"input": 1.25, "cached_input": 0.125, "output": 10}.',
+    ),
+)
+_FIELDS = (
+    "candidate",
+    "task",
+    "score_cmd",
+    "minimize",
+    "agent",
+    "agent_cmd",
+    "agent_args",
+    "budget_usd",
+    "budget_tokens",
+    "forget_on_plateau",
+    "score_timeout",
+    "turn_timeout",
+    "score_repeats",
+    "token_prices",
+)
+
+
+def token_prices(value: str | None) -> dict[str, float] | None:
+    """``--token-prices``: inline JSON or a JSON file mapping token kinds to USD."""
+    if value is None:
+        return None
+    text = Path(value).read_text() if Path(value).is_file() else value
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--token-prices must be JSON or a JSON file: {exc.msg}") from None
+    if not isinstance(data, dict) or not all(isinstance(v, int | float) for v in data.values()):
+        raise UsageError('--token-prices must map names to numbers, e.g. {"output": 10}')
+    return {str(k): float(v) for k, v in data.items()}
+
+
+def task_options(fn: Callable[..., None]) -> Callable[..., None]:
+    """Add the shared options; ``fn`` gets them as ``settings`` (SearchConfig fields).
+
+    Put it right under ``@click.command`` so the shared options lead the ``--help``.
+    """
+
+    @functools.wraps(fn)
+    def command(**kwargs: Any) -> None:
+        settings = {name: kwargs.pop(name) for name in _FIELDS}
+        settings["token_prices"] = token_prices(settings["token_prices"])
+        fn(settings=settings, **kwargs)
+
+    # click lists options in the reverse order they were added to __click_params__
+    for option in reversed(_OPTIONS):
+        command = option(command)
+    return command
