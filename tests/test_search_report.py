@@ -16,7 +16,6 @@ from evolving_agent.cli import cli
 from evolving_agent.errors import InvalidInput, NotFound
 from evolving_agent.search.report import (
     LogEntry,
-    _zoomed_ylim,
     best_so_far,
     edit_sizes,
     forget_starts,
@@ -25,6 +24,7 @@ from evolving_agent.search.report import (
     tree_diff,
     write_report,
 )
+from evolving_agent.search.report_render import _zoomed_ylim
 
 SEED_SRC = "def solve(points):\n    return list(range(len(points)))\n"
 BEST_SRC = (

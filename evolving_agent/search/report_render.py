@@ -1,0 +1,235 @@
+"""Rendering a ``RunReport`` three ways: the plot (PNG), markdown and one HTML page.
+
+The analysis lives in ``report.py`` (``load_run``); this module only turns its result
+into text and pixels, so a new view never touches how a run is read.  matplotlib is
+imported inside ``plot``: it is slow to import and only the plot needs it.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Sequence
+from pathlib import Path
+
+from evolving_agent.search.report import EDIT_WINDOW, RunReport, score_gain
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.6g}"
+
+
+def _pct(value: float | None) -> str:
+    if value is None:
+        return "—"
+    # Late-round gains are often a fraction of a percent; keep them visible.
+    return f"{value:+.1f}%" if abs(value) >= 1 or value == 0 else f"{value:+.2g}%"
+
+
+def _zoomed_ylim(report: RunReport) -> tuple[float, float] | None:
+    """Y limits leaving out a seed score far from every candidate's, else None.
+
+    A seed that scores ten times worse than the first candidates (a trivial TSP tour)
+    would flatten everything that happens afterwards into one line.
+    """
+    if report.seed_score is None:
+        return None
+    later = [v for c in [report.team, *report.agent_curves] for v in c.values[1:]]
+    if not later:
+        return None
+    lo, hi = min(later), max(later)
+    span = hi - lo or abs(hi) * 0.01 or 1.0
+    if lo - 3 * span <= report.seed_score <= hi + 3 * span:
+        return None
+    return lo - 0.08 * span, hi + 0.08 * span
+
+
+def plot(report: RunReport, path: Path) -> None:
+    """Best-so-far against turns and against spend; one line per agent plus the team."""
+    # The object API with the Agg canvas: no pyplot global state, no display needed.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    fig = Figure(figsize=(13, 5), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax_turns, ax_spend = fig.subplots(1, 2, sharey=True)
+    better = "lower" if report.minimize else "higher"
+    axes = ((ax_turns, "turns", "turns (all agents)"), (ax_spend, "spend", report.spend.label))
+    for ax, xkey, xlabel in axes:
+        for curve in report.agent_curves:
+            xs = curve.turns if xkey == "turns" else curve.spend
+            ax.step(xs, curve.values, where="post", linewidth=1.2, alpha=0.75, label=curve.label)
+        xs_team = report.team.turns if xkey == "turns" else report.team.spend
+        ax.step(
+            xs_team, report.team.values, where="post", color="black", linewidth=2.4, label="team"
+        )
+        for k, fst in enumerate(report.forgets):
+            x = fst.at_turn if xkey == "turns" else report.spend.cumulative[fst.at_turn - 1]
+            ax.axvline(
+                x,
+                color="tab:red",
+                linestyle="--",
+                linewidth=1,
+                label="forget" if k == 0 else None,
+            )
+        ax.set_xlabel(xlabel)
+        ax.set_title(f"best-so-far vs {xkey}")
+        ax.grid(True, alpha=0.3)
+    ax_turns.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax_turns.set_ylabel(f"best score ({better} is better)")
+    title = f"{report.run_dir.name}: policy {report.policy}, {len(report.records)} turns"
+    zoom = _zoomed_ylim(report)
+    if zoom is not None:
+        ax_turns.set_ylim(*zoom)  # shared with the spend axes
+        title += f"; the seed's {_fmt(report.seed_score)} is off the scale"
+    ax_turns.legend(loc="best", fontsize="small")
+    fig.suptitle(title)
+    fig.savefig(path, dpi=110)
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(row) + " |" for row in rows]
+    return out
+
+
+def _summary_rows(report: RunReport) -> list[tuple[str, str]]:
+    gain = score_gain(report.seed_score, report.best_score, report.minimize)
+    pct = gain / abs(report.seed_score) * 100 if gain is not None and report.seed_score else None
+    rows = [
+        ("policy", report.policy),
+        ("direction", f"{report.direction} ({'lower' if report.minimize else 'higher'} is better)"),
+        ("agents", str(report.agents)),
+        (
+            "rounds",
+            f"{len(report.rounds)}"
+            + (f" of {report.rounds_planned} planned" if report.rounds_planned else ""),
+        ),
+        ("turns", str(len(report.records))),
+        ("seed score", _fmt(report.seed_score)),
+        ("best score", _fmt(report.best_score)),
+        ("improvement over seed", f"{_fmt(gain)} ({_pct(pct)})"),
+        ("cost", f"${report.total_cost_usd:.4f}"),
+        ("tokens (input + output)", str(report.total_tokens)),
+        ("spend axis", report.spend.label),
+    ]
+    if report.noise_floor is not None:
+        rows.append(("noise floor", _fmt(report.noise_floor)))
+    return rows
+
+
+def _round_rows(report: RunReport) -> list[list[str]]:
+    rows = []
+    for r in report.rounds:
+        gain = _fmt(r.gain)
+        floor = report.noise_floor
+        if r.gain and floor and abs(r.gain) <= floor:
+            gain += " (within noise)"
+        rows.append(
+            [
+                str(r.round),
+                str(r.turns),
+                str(r.empty),
+                str(r.failed),
+                _fmt(r.start_best),
+                _fmt(r.end_best),
+                gain,
+                _pct(r.gain_pct),
+                f"${r.cost_usd:.4f}",
+            ]
+        )
+    return rows
+
+
+_ROUND_HEADER = (
+    "round",
+    "turns",
+    "empty turns",
+    "failed",
+    "best at start",
+    "best at end",
+    "gain",
+    "gain %",
+    "cost",
+)
+_FORGET_HEADER = (
+    "forget before round",
+    "after turn",
+    "reason",
+    "median lines before (n)",
+    "median lines after (n)",
+)
+
+
+def _forget_rows(report: RunReport) -> list[list[str]]:
+    return [
+        [
+            str(f.round),
+            str(f.at_turn),
+            f.reason,
+            f"{_fmt(f.median_before)} ({f.before_n})",
+            f"{_fmt(f.median_after)} ({f.after_n})",
+        ]
+        for f in report.forgets
+    ]
+
+
+def _forget_note(report: RunReport) -> str:
+    if not report.forgets:
+        return "No forgets in this run."
+    return (
+        f"Lines changed per turn (empty turns count as 0) in up to {EDIT_WINDOW} turns "
+        "after each forget against up to as many before it."
+    )
+
+
+def render_markdown(report: RunReport, png_name: str) -> str:
+    lines = [f"# Search report: {report.run_dir.name}", ""]
+    lines += [f"> {w}" for w in report.warnings] + ([""] if report.warnings else [])
+    lines += [f"![best-so-far]({png_name})", ""]
+    lines += _table(("", ""), [list(r) for r in _summary_rows(report)]) + [""]
+    lines += ["## Per round", ""] + _table(_ROUND_HEADER, _round_rows(report)) + [""]
+    lines += ["## Edit size around forgets", "", _forget_note(report), ""]
+    if report.forgets:
+        lines += _table(_FORGET_HEADER, _forget_rows(report)) + [""]
+    lines += ["## Best candidate vs seed", "", report.diff.note + ".", ""]
+    if report.diff.text:
+        lines += ["```diff", report.diff.text.rstrip("\n"), "```", ""]
+    return "\n".join(lines)
+
+
+def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def render_html(report: RunReport, png: bytes) -> str:
+    """One self-contained page: the plot inline (base64) and the same tables as the markdown."""
+    title = html.escape(f"Search report: {report.run_dir.name}")
+    img = base64.b64encode(png).decode("ascii")
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title>",
+        "<style>body{font-family:sans-serif;max-width:1400px;margin:2em auto;padding:0 1em}"
+        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;"
+        "padding:.3em .6em;text-align:left}pre{background:#f6f6f6;padding:1em;overflow:auto}"
+        "img{max-width:100%}.warn{color:#a40}</style></head><body>",
+        f"<h1>{title}</h1>",
+        *(f"<p class='warn'>{html.escape(w)}</p>" for w in report.warnings),
+        f"<img alt='best-so-far' src='data:image/png;base64,{img}'>",
+        _html_table(("", ""), _summary_rows(report)),
+        "<h2>Per round</h2>",
+        _html_table(_ROUND_HEADER, _round_rows(report)),
+        "<h2>Edit size around forgets</h2>",
+        f"<p>{html.escape(_forget_note(report))}</p>",
+    ]
+    if report.forgets:
+        parts.append(_html_table(_FORGET_HEADER, _forget_rows(report)))
+    parts += ["<h2>Best candidate vs seed</h2>", f"<p>{html.escape(report.diff.note)}.</p>"]
+    if report.diff.text:
+        parts.append(f"<pre>{html.escape(report.diff.text)}</pre>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
