@@ -322,7 +322,8 @@ def test_progress_lines_go_to_stderr(tmp_path: Path) -> None:
     assert proc.stdout.splitlines()[1] == f"run directory: {tmp_path / 'run'}"
 
 
-def test_a_log_from_a_newer_version_is_refused(tmp_path: Path) -> None:
+def _run_with_first_record_changed(tmp_path: Path, change: dict[str, object]) -> Path:
+    """A finished two-turn run whose first log record then gets ``change``; the log path."""
     make_candidate(tmp_path)
     make_task(tmp_path)
     agent = write_agent(tmp_path, "write(value() + 1)\n")
@@ -350,8 +351,13 @@ def test_a_log_from_a_newer_version_is_refused(tmp_path: Path) -> None:
     assert CliRunner().invoke(cli, args).exit_code == 0
     log = tmp_path / "run" / "log.jsonl"
     rows = log.read_text().splitlines()
-    newer = json.loads(rows[0]) | {"schema_version": 99}
-    log.write_text("\n".join([json.dumps(newer), *rows[1:]]) + "\n")
+    changed = json.loads(rows[0]) | change
+    log.write_text("\n".join([json.dumps(changed), *rows[1:]]) + "\n")
+    return log
+
+
+def test_a_log_from_a_newer_version_is_refused(tmp_path: Path) -> None:
+    log = _run_with_first_record_changed(tmp_path, {"schema_version": 99})
     result = CliRunner().invoke(cli, ["search", "resume", str(tmp_path / "run")])
     assert result.exit_code == 4
     assert result.output == (
@@ -361,35 +367,7 @@ def test_a_log_from_a_newer_version_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_damaged_record_is_named_in_one_line(tmp_path: Path) -> None:
-    make_candidate(tmp_path)
-    make_task(tmp_path)
-    agent = write_agent(tmp_path, "write(value() + 1)\n")
-    args = [
-        "search",
-        "run",
-        "--candidate",
-        str(tmp_path / "candidate"),
-        "--task",
-        str(tmp_path / "task.md"),
-        "--score",
-        write_scorer(tmp_path),
-        "--agent",
-        "command",
-        "--agent-cmd",
-        agent,
-        "--policy",
-        "single",
-        "--turns",
-        "2",
-        "--out",
-        str(tmp_path / "run"),
-        "--quiet",
-    ]
-    assert CliRunner().invoke(cli, args).exit_code == 0
-    log = tmp_path / "run" / "log.jsonl"
-    rows = log.read_text().splitlines()
-    damaged = json.loads(rows[0]) | {"score": "very good"}
-    log.write_text("\n".join([json.dumps(damaged), *rows[1:]]) + "\n")
+    log = _run_with_first_record_changed(tmp_path, {"score": "very good"})
     result = CliRunner().invoke(cli, ["search", "resume", str(tmp_path / "run")])
     assert result.exit_code == 4
     assert result.output == (
