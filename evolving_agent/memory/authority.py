@@ -206,7 +206,9 @@ class Writer:
 
     def _write_canon(self, targets: Mapping[Path, bytes | None], message: str) -> None:
         rels = {t: _area_rel(self.root, t) for t in targets}
-        blobs = {rels[t]: (gitrepo.blob_sha(d) if d is not None else None) for t, d in targets.items()}
+        blobs = {
+            rels[t]: (gitrepo.blob_sha(d) if d is not None else None) for t, d in targets.items()
+        }
         data: dict[str, Any] = {"blobs": blobs}
         if self.approval is not None:
             data.update(
@@ -266,7 +268,12 @@ class ScopedReader:
     def read_text(self, area: str, relpath: str) -> str | None:
         """Text of ``area/relpath``, or None when it does not exist."""
         p = self.path(area, relpath)
-        return p.read_text(encoding="utf-8") if p.exists() else None
+        if not p.exists():
+            return None
+        try:
+            return p.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise InvalidInput("not UTF-8 text", file=p) from None
 
     def read_json(self, area: str, relpath: str) -> Any:
         text = self.read_text(area, relpath)

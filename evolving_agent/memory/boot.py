@@ -75,13 +75,15 @@ def build_boot(root: MemoryRoot) -> BootContext:
         identity = validate(Identity, parse_yaml(ident_text, file=path), file=path).model_dump(
             exclude={"schema_version"}
         )
-    notes = {p.name: p.read_text(encoding="utf-8") for p in reader.list("canon", "*.md")}
+    notes = {p.name: reader.read_text("canon", p.name) or "" for p in reader.list("canon", "*.md")}
     bias = (reader.read_text("today", BIAS_FILE) or "").strip() or EMPTY_BIAS
     carry: dict[str, Any] = {"type": None, "text": EMPTY_CARRY, "hypothesis": None}
     raw_carry = reader.read_json("today", CARRY_FILE)
     if raw_carry is not None:
         try:
-            carry = Carry.model_validate(raw_carry).model_dump(mode="json", exclude={"schema_version"})
+            carry = Carry.model_validate(raw_carry).model_dump(
+                mode="json", exclude={"schema_version"}
+            )
         except ValidationError as exc:
             raise InvalidInput(
                 f"invalid carry: {exc.errors()[0]['msg']}", file=root.today / CARRY_FILE
