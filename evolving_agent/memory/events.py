@@ -7,7 +7,8 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory.authority import Writer
@@ -40,6 +41,8 @@ def append_event(
     require_root(root)
     if kind not in {"raw", "journal"}:
         raise InvalidInput(f"unknown kind {kind!r} (valid: raw, journal)")
+    if not text.strip():
+        raise InvalidInput("evidence text is empty: say what happened")
     return Writer(root, actor).append(kind, text, session=session)
 
 
@@ -55,6 +58,14 @@ class ImportLine(BaseModel):
     supports: str | None = None
     contradicts: str | None = None
 
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        # Same rule as `friction` and `evidence append`: an empty event says nothing.
+        if not value.strip():
+            raise PydanticCustomError("blank", "the text is empty")
+        return value
+
 
 def import_events(root: MemoryRoot, actor: str, file: Path) -> list[EvidenceRecord]:
     """Bulk append from JSON lines.  Validates every line first: one bad line, nothing lands."""
@@ -62,12 +73,19 @@ def import_events(root: MemoryRoot, actor: str, file: Path) -> list[EvidenceReco
     if not file.is_file():
         raise InvalidInput("no such file", file=file)
     drafts: list[EvidenceDraft] = []
-    with file.open(encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, 1):
+    with file.open("rb") as fh:
+        for lineno, raw_bytes in enumerate(fh, 1):
+            try:
+                raw = raw_bytes.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InvalidInput("not UTF-8 text", file=file, line=lineno) from None
             if not raw.strip():
                 continue
             try:
-                line = ImportLine.model_validate(json.loads(raw))
+                data = json.loads(raw)
+                if not isinstance(data, dict):
+                    raise InvalidInput("not a JSON object", file=file, line=lineno)
+                line = ImportLine.model_validate(data)
             except ValueError as exc:
                 msg = (
                     f"{'.'.join(map(str, exc.errors()[0]['loc']))}: {exc.errors()[0]['msg']}"
@@ -75,9 +93,7 @@ def import_events(root: MemoryRoot, actor: str, file: Path) -> list[EvidenceReco
                     else f"not a JSON object ({exc})"
                 )
                 raise InvalidInput(msg, file=file, line=lineno) from None
-            drafts.append(
-                EvidenceDraft(actor=actor, **line.model_dump())
-            )
+            drafts.append(EvidenceDraft(actor=actor, **line.model_dump()))
     return Writer(root, actor).append_drafts(drafts)
 
 
