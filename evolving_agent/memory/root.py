@@ -27,6 +27,8 @@ INIT_MESSAGE = "init: memory root created by evolving-agent"
 def init_root(path: Path) -> MemoryRoot:
     """Create a memory root at ``path``.  Refuses to overwrite an existing one."""
     root = MemoryRoot(path.absolute())
+    if root.path.is_file():
+        raise InvalidInput(f"{root.path} is a file, not a directory")
     if root.exists():
         raise InvalidInput(f"a memory root already exists at {root.path}")
     # A placeholder such as the repository's memory/.gitkeep does not count as content.
@@ -42,13 +44,20 @@ def init_root(path: Path) -> MemoryRoot:
     root.schedule_file.write_text(SCHEDULE_TEMPLATE, encoding="utf-8")
     (root.path / ".gitignore").write_text(gitrepo.GITIGNORE, encoding="utf-8")
     repo = gitrepo.init_repo(root)
-    repo.index.add([".gitignore", "schedule.yaml", f"canon/{IDENTITY_FILE}", f"canon/{POLICY_FILE}"])
+    repo.index.add(
+        [".gitignore", "schedule.yaml", f"canon/{IDENTITY_FILE}", f"canon/{POLICY_FILE}"]
+    )
     repo.index.commit(INIT_MESSAGE + "\n\nActor: init\n")
     return root
 
 
 def require_root(root: MemoryRoot) -> MemoryRoot:
     """Fail with a clear message when ``root`` is not a memory root."""
+    if root.path.is_file():
+        raise InvalidInput(
+            f"no memory root at {root.path}: it is a file, not a directory "
+            "(pass --root or set $EVOLVING_AGENT_ROOT to a directory)"
+        )
     if not root.exists():
         raise InvalidInput(
             f"no memory root at {root.path} (run 'evolving-agent init {root.path}' "

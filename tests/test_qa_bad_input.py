@@ -1,0 +1,91 @@
+"""Bad input a new user actually typed during QA: one line, the right exit code, no traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from evolving_agent.memory.root import init_root
+from tests.helpers import run_cli, run_proc
+
+
+def _root(tmp_path: Path) -> Path:
+    path = tmp_path / "memory"
+    init_root(path)
+    return path
+
+
+def test_boot_with_a_non_utf8_bias_names_the_file_and_exits_4(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    (root / "today" / "bias.md").write_bytes(b"\xff\xfe lead with the answer\n")
+    result = run_cli("--root", str(root), "boot")
+    assert result.exit_code == 4
+    assert result.output == f"error: {root / 'today' / 'bias.md'}: not UTF-8 text\n"
+
+
+def test_boot_with_a_non_utf8_canon_note_names_the_file_and_exits_4(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    (root / "canon" / "notes.md").write_bytes(b"caf\xe9\n")
+    result = run_cli("--root", str(root), "boot")
+    assert result.exit_code == 4
+    assert result.output == f"error: {root / 'canon' / 'notes.md'}: not UTF-8 text\n"
+
+
+def test_evidence_import_of_a_non_utf8_line_names_file_and_line(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    good = {"ts": "2026-11-29T10:00:00Z", "kind": "raw", "text": "fine"}
+    file = tmp_path / "events.jsonl"
+    file.write_bytes(json.dumps(good).encode() + b"\n" + b'{"text": "\xff"}\n')
+    proc = run_proc("--root", str(root), "evidence", "import", str(file))
+    assert proc.returncode == 4
+    assert proc.stderr.decode() == f"error: {file}:2: not UTF-8 text\n"
+    assert run_cli("--root", str(root), "evidence", "show", "--date", "2026-11-29").output == (
+        "(no evidence that day)\n"
+    )
+
+
+def test_evidence_append_refuses_empty_text_like_friction_does(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    result = run_cli("--root", str(root), "evidence", "append", "--kind", "raw", "  ")
+    assert result.exit_code == 4
+    assert result.output == "error: evidence text is empty: say what happened\n"
+    assert not list((root / "evidence").glob("*.jsonl"))
+
+
+def test_evidence_import_refuses_a_line_with_empty_text(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    file = tmp_path / "events.jsonl"
+    file.write_text(json.dumps({"ts": "2026-11-29T10:00:00Z", "kind": "raw", "text": ""}) + "\n")
+    result = run_cli("--root", str(root), "evidence", "import", str(file))
+    assert result.exit_code == 4
+    assert result.output == f"error: {file}:1: text: the text is empty\n"
+    assert not list((root / "evidence").glob("*.jsonl"))
+
+
+def test_evidence_import_of_a_json_line_that_is_not_an_object(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    file = tmp_path / "events.jsonl"
+    file.write_text("[1, 2]\n")
+    result = run_cli("--root", str(root), "evidence", "import", str(file))
+    assert result.exit_code == 4
+    assert result.output == f"error: {file}:1: not a JSON object\n"
+
+
+def test_init_where_the_root_is_a_file_is_a_one_line_error(tmp_path: Path) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("not a directory\n")
+    proc = run_proc("init", env={"EVOLVING_AGENT_ROOT": str(afile)})
+    assert proc.returncode == 4
+    assert proc.stderr.decode() == f"error: {afile} is a file, not a directory\n"
+    assert afile.read_text() == "not a directory\n"
+
+
+def test_a_root_that_is_a_file_is_not_offered_to_init(tmp_path: Path) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("x\n")
+    proc = run_proc("boot", env={"EVOLVING_AGENT_ROOT": str(afile)})
+    assert proc.returncode == 4
+    assert proc.stderr.decode() == (
+        f"error: no memory root at {afile}: it is a file, not a directory "
+        "(pass --root or set $EVOLVING_AGENT_ROOT to a directory)\n"
+    )
