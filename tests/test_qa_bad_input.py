@@ -89,3 +89,46 @@ def test_a_root_that_is_a_file_is_not_offered_to_init(tmp_path: Path) -> None:
         f"error: no memory root at {afile}: it is a file, not a directory "
         "(pass --root or set $EVOLVING_AGENT_ROOT to a directory)\n"
     )
+
+
+def test_write_refuses_a_malformed_identity_and_commits_nothing(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    before = (root / "canon" / "identity.yaml").read_text()
+    result = run_cli(
+        "--root", str(root), "write", "--as", "human", "canon", "identity.yaml",
+        input="name: [unclosed\n",
+    )  # fmt: skip
+    assert result.exit_code == 4
+    assert result.output == (
+        f"error: {root / 'canon' / 'identity.yaml'}:2: malformed YAML: "
+        "expected ',' or ']', but got '<stream end>'\n"
+    )
+    assert (root / "canon" / "identity.yaml").read_text() == before
+    assert run_cli("--root", str(root), "canon", "log").output.count("\n") == 1
+    assert run_cli("--root", str(root), "boot").exit_code == 0
+
+
+def test_write_refuses_an_identity_with_an_unknown_field(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    result = run_cli(
+        "--root", str(root), "write", "--as", "human", "canon", "identity.yaml",
+        input="name: A\nnmae: typo\n",
+    )  # fmt: skip
+    assert result.exit_code == 4
+    assert result.output == (
+        f"error: {root / 'canon' / 'identity.yaml'}:2: nmae: Extra inputs are not permitted\n"
+    )
+
+
+def test_write_refuses_a_policy_that_would_lock_every_writer_out(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    result = run_cli(
+        "--root", str(root), "write", "--as", "human", "canon", "policy.yaml",
+        input="review:\n  monthly_limit: -1\n",
+    )  # fmt: skip
+    assert result.exit_code == 4
+    assert result.output == (
+        f"error: {root / 'canon' / 'policy.yaml'}:2: review.monthly_limit: "
+        "Input should be greater than or equal to 0\n"
+    )
+    assert run_cli("--root", str(root), "friction", "still works").exit_code == 0

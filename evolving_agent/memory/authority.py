@@ -26,7 +26,9 @@ from evolving_agent.errors import InvalidInput, InvalidPath, ReadOutOfScope, Wri
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.atomic import atomic_write
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
-from evolving_agent.memory.policy import Policy, check_actor
+from evolving_agent.memory.canon import IDENTITY_FILE, Identity
+from evolving_agent.memory.policy import Policy, PolicyFile, check_actor
+from evolving_agent.memory.yamlio import parse_yaml, validate
 from evolving_agent.paths import AREAS, MemoryRoot
 
 
@@ -65,6 +67,27 @@ def confine(root: MemoryRoot, area: str, relpath: str) -> Path:
 
 def _area_rel(root: MemoryRoot, target: Path) -> str:
     return target.relative_to(root.path.resolve()).as_posix()
+
+
+def _check_canon_file(root: MemoryRoot, target: Path, content: bytes) -> None:
+    """Refuse a malformed identity or policy before it is committed.
+
+    A broken ``identity.yaml`` would make every boot fail, and a broken ``policy.yaml``
+    every write (the writer loads it first), so only a hand edit could repair either.
+    """
+    models = {
+        (root.canon / IDENTITY_FILE).resolve(): Identity,
+        root.policy_file.resolve(): PolicyFile,
+    }
+    model = models.get(target.resolve())
+    if model is None:
+        return
+    shown = root.canon / target.name
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput("not UTF-8 text", file=shown) from None
+    validate(model, parse_yaml(text, file=shown), file=shown)
 
 
 @dataclass
@@ -205,6 +228,9 @@ class Writer:
         return FileLock(str(self.root.lock_dir / f"{area}.lock"))
 
     def _write_canon(self, targets: Mapping[Path, bytes | None], message: str) -> None:
+        for target, content in targets.items():
+            if content is not None:
+                _check_canon_file(self.root, target, content)
         rels = {t: _area_rel(self.root, t) for t in targets}
         blobs = {
             rels[t]: (gitrepo.blob_sha(d) if d is not None else None) for t, d in targets.items()

@@ -82,7 +82,9 @@ class PolicyFile(BaseModel):
             if area not in AREAS:
                 raise ValueError(f"unknown layer {area!r} (valid: {', '.join(AREAS)})")
             if area == "canon" and not set(actors) <= _CANON_WRITERS_ALLOWED:
-                raise ValueError("only 'human' and 'monthly' (with an approved review) may write canon")
+                raise ValueError(
+                    "only 'human' and 'monthly' (with an approved review) may write canon"
+                )
         return v
 
 

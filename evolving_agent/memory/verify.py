@@ -76,7 +76,9 @@ def _check_history(
         trailers = gitrepo.parse_trailers(str(commit.message))
         record = canon_writes.get(trailers.get("Evidence-Id", ""))
         if record is None:
-            problems.append(f"{where}: changes {', '.join(tracked)} without going through the writer")
+            problems.append(
+                f"{where}: changes {', '.join(tracked)} without going through the writer"
+            )
             continue
         blobs = record.data.get("blobs", {})
         for path in tracked:
@@ -108,7 +110,9 @@ def _check_approval(
         return [f"{where}: Review-Id trailer does not match the approved review {review_id}"]
     applied = decision.get("commit")
     if applied and applied != sha:
-        return [f"{where}: review {review_id} was applied by commit {str(applied)[:10]}, not this one"]
+        return [
+            f"{where}: review {review_id} was applied by commit {str(applied)[:10]}, not this one"
+        ]
     return []
 
 
