@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from filelock import FileLock
+from pydantic import BaseModel
 
 from evolving_agent.errors import InvalidInput, InvalidPath, ReadOutOfScope, WriteDenied
 from evolving_agent.memory import gitrepo
@@ -75,7 +76,7 @@ def _check_canon_file(root: MemoryRoot, target: Path, content: bytes) -> None:
     A broken ``identity.yaml`` would make every boot fail, and a broken ``policy.yaml``
     every write (the writer loads it first), so only a hand edit could repair either.
     """
-    models = {
+    models: dict[Path, type[BaseModel]] = {
         (root.canon / IDENTITY_FILE).resolve(): Identity,
         root.policy_file.resolve(): PolicyFile,
     }
