@@ -132,3 +132,29 @@ def test_write_refuses_a_policy_that_would_lock_every_writer_out(tmp_path: Path)
         "Input should be greater than or equal to 0\n"
     )
     assert run_cli("--root", str(root), "friction", "still works").exit_code == 0
+
+
+def test_piping_into_head_is_not_an_unexpected_error(tmp_path: Path) -> None:
+    """`evidence show | head` closes the pipe early; that is not a failure to report."""
+    import subprocess
+    import sys
+
+    root = _root(tmp_path)
+    # More than a pipe buffer (64 KiB) of lines, so the CLI is still writing when the
+    # reader leaves.
+    file = tmp_path / "many.jsonl"
+    line = {"ts": "2026-11-29T10:00:00Z", "kind": "raw", "text": "a line of evidence " * 3}
+    file.write_text((json.dumps(line) + "\n") * 3000)
+    assert run_cli("--root", str(root), "evidence", "import", str(file)).exit_code == 0
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evolving_agent", "--root", str(root)]
+        + ["evidence", "show", "--date", "2026-11-29"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.read(9) == b"10:00:00 "
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 1
+    assert err == ""

@@ -61,6 +61,9 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
+        except BrokenPipeError:
+            # `evolving-agent ... | head` closed stdout early: click exits 1 quietly.
+            raise
         except EvolvingAgentError as exc:
             if os.environ.get(RAISE_ENV):
                 raise
