@@ -158,3 +158,14 @@ def test_piping_into_head_is_not_an_unexpected_error(tmp_path: Path) -> None:
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 1
     assert err == ""
+
+
+def test_live_set_refuses_empty_text_and_points_at_clear(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    result = run_cli("--root", str(root), "live", "set", "thread", " ")
+    assert result.exit_code == 4
+    assert result.output == (
+        "error: Live Bus text for 'thread' is empty (to remove the entry: "
+        "evolving-agent live clear thread)\n"
+    )
+    assert run_cli("--root", str(root), "live", "show").output == "(the Live Bus is empty)\n"

@@ -36,6 +36,11 @@ def _check_key(key: str) -> str:
 
 
 def set_entry(root: MemoryRoot, actor: str, key: str, text: str) -> LiveEntry:
+    if not text.strip():
+        raise InvalidInput(
+            f"Live Bus text for {_check_key(key)!r} is empty (to remove the entry: "
+            f"evolving-agent live clear {key})"
+        )
     entry = LiveEntry(key=_check_key(key), text=text, actor=actor, updated=now().isoformat())
     Writer(root, actor).write("live", f"{key}.json", entry.model_dump_json(indent=2) + "\n")
     return entry
