@@ -169,3 +169,35 @@ def test_live_set_refuses_empty_text_and_points_at_clear(tmp_path: Path) -> None
         "evolving-agent live clear thread)\n"
     )
     assert run_cli("--root", str(root), "live", "show").output == "(the Live Bus is empty)\n"
+
+
+def test_verify_reports_a_damaged_evidence_line_as_tampering(tmp_path: Path) -> None:
+    """The append error says "run 'evolving-agent verify'"; verify must then report, not fail."""
+    root = _root(tmp_path)
+    run_cli("--root", str(root), "friction", "one")
+    run_cli("--root", str(root), "friction", "two")
+    (day_file,) = (root / "evidence").glob("*.jsonl")
+    day_file.write_bytes(day_file.read_bytes()[:-20])  # the last line cut short
+    appended = run_cli("--root", str(root), "friction", "three")
+    assert appended.exit_code == 4
+    assert "run 'evolving-agent verify'" in appended.output
+    result = run_cli("--root", str(root), "verify")
+    assert result.exit_code == 5
+    lines = result.output.splitlines()
+    assert lines[0] == "error: verify found 1 problem(s):"
+    assert lines[1].startswith(f"{day_file}:2: unreadable record (")
+    assert len(lines) == 2
+
+
+def test_verify_reports_garbage_bytes_in_evidence_as_tampering(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    run_cli("--root", str(root), "friction", "one")
+    (day_file,) = (root / "evidence").glob("*.jsonl")
+    with day_file.open("ab") as fh:
+        fh.write(b"\xff\xfe not a record\n")
+    result = run_cli("--root", str(root), "verify", "--json")
+    assert result.exit_code == 5
+    report = json.loads(result.output[: result.output.rindex("}") + 1])
+    assert report["evidence_records"] == 1
+    assert len(report["problems"]) == 1
+    assert report["problems"][0].startswith(f"{day_file}:2: unreadable record (")

@@ -11,10 +11,12 @@ commit citing the same review or the same ``canon-write`` record is reported.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from evolving_agent.errors import InvalidInput
 from evolving_agent.memory import gitrepo
-from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
+from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, parse_line
 from evolving_agent.memory.reviews import read_decision
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
@@ -43,13 +45,27 @@ def verify_root(root: MemoryRoot) -> VerifyReport:
     log = EvidenceLog(root)
     report.problems += log.verify_chain()
     canon_writes: dict[str, EvidenceRecord] = {}
-    for rec in log.iter_all():
+    for rec in _readable_records(log):
         report.evidence_records += 1
         if rec.kind == "canon-write":
             canon_writes[rec.id] = rec
     report.problems += _check_history(root, canon_writes, report)
     report.problems += _check_worktree(root)
     return report
+
+
+def _readable_records(log: EvidenceLog) -> Iterator[EvidenceRecord]:
+    """Every record that parses; a damaged line is skipped here (verify_chain reports it)."""
+    for day in log.days():
+        path = log.day_file(day)
+        with path.open("rb") as fh:
+            for lineno, raw in enumerate(fh, 1):
+                if not raw.strip():
+                    continue
+                try:
+                    yield parse_line(raw, file=path, line=lineno)
+                except InvalidInput:
+                    continue
 
 
 def _check_history(
