@@ -201,3 +201,14 @@ def test_verify_reports_garbage_bytes_in_evidence_as_tampering(tmp_path: Path) -
     assert report["evidence_records"] == 1
     assert len(report["problems"]) == 1
     assert report["problems"][0].startswith(f"{day_file}:2: unreadable record (")
+
+
+def test_a_job_for_an_absurdly_old_date_is_refused_not_crashed(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    for job in ("nightly", "weekly", "monthly"):
+        result = run_cli("--root", str(root), "run", job, "--date", "0001-01-01")
+        assert result.exit_code == 4, job
+        assert result.output == (
+            "error: 0001-01-01 is before 1970-01-01: no evidence is that old\n"
+        ), job
+    assert not (root / ".ea" / "runs").exists() or not list((root / ".ea" / "runs").iterdir())

@@ -44,8 +44,14 @@ class RunMarker(BaseModel):
     record_ids: list[str] = Field(default_factory=list)
 
 
+EARLIEST_DAY = date(1970, 1, 1)
+
+
 def refuse_future(day: date, now: datetime) -> None:
     """A job cannot run for a day that has not begun: it would fence off the real run."""
+    if day < EARLIEST_DAY:
+        # Also keeps the week/month arithmetic away from date.min (an OverflowError).
+        raise InvalidInput(f"{day} is before {EARLIEST_DAY}: no evidence is that old")
     today = now.astimezone().date()
     if day > today:
         raise InvalidInput(f"{day} is in the future (today is {today})")
