@@ -212,3 +212,20 @@ def test_a_job_for_an_absurdly_old_date_is_refused_not_crashed(tmp_path: Path) -
             "error: 0001-01-01 is before 1970-01-01: no evidence is that old\n"
         ), job
     assert not (root / ".ea" / "runs").exists() or not list((root / ".ea" / "runs").iterdir())
+
+
+def test_search_run_with_a_non_utf8_task_file_is_a_one_line_error(tmp_path: Path) -> None:
+    candidate = tmp_path / "cand"
+    candidate.mkdir()
+    (candidate / "x.txt").write_text("1\n")
+    task = tmp_path / "task.md"
+    task.write_bytes(b"\xff\xfe improve x\n")
+    out = tmp_path / "run"
+    result = run_cli(
+        "search", "run", "--candidate", str(candidate), "--task", str(task),
+        "--score", "cat {candidate}/x.txt", "--agent", "builtin", "--policy", "single",
+        "--turns", "1", "--out", str(out), "--quiet",
+    )  # fmt: skip
+    assert result.exit_code == 4
+    assert result.output == f"error: {task}: not UTF-8 text\n"
+    assert not out.exists()

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pydantic
 
-from evolving_agent.errors import NotFound, UsageError
+from evolving_agent.errors import InvalidInput, NotFound, UsageError
 from evolving_agent.search.agents import AGENT_NAMES
 from evolving_agent.search.presets import PRESETS, Preset, preset_for
 
@@ -110,6 +110,10 @@ def validate_config(config: SearchConfig) -> None:
         raise NotFound(f"candidate directory not found: {config.candidate}")
     if not config.task.is_file():
         raise NotFound(f"task file not found: {config.task}")
+    try:
+        config.task.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput("not UTF-8 text", file=config.task) from None
     if not config.score_cmd.strip():
         raise UsageError("--score must be a non-empty command")
 
