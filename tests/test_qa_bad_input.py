@@ -229,3 +229,23 @@ def test_search_run_with_a_non_utf8_task_file_is_a_one_line_error(tmp_path: Path
     assert result.exit_code == 4
     assert result.output == f"error: {task}: not UTF-8 text\n"
     assert not out.exists()
+
+
+def test_an_argument_that_is_not_utf8_is_a_one_line_error(tmp_path: Path) -> None:
+    """A Latin-1 terminal passes bytes Python cannot store as UTF-8 text."""
+    import subprocess
+    import sys
+
+    root = _root(tmp_path)
+    proc = subprocess.run(
+        [sys.executable.encode(), b"-m", b"evolving_agent", b"--root", str(root).encode()]
+        + [b"friction", b"caf\xe9 felt off"],
+        capture_output=True,
+        timeout=60,
+    )
+    assert proc.returncode == 4
+    assert proc.stderr.decode() == (
+        "error: argument 'caf\\xe9 felt off' is not UTF-8 text; "
+        "set a UTF-8 locale or pass the text as UTF-8\n"
+    )
+    assert not list((root / "evidence").glob("*.jsonl"))

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from typing import Any
 
 import click
 
 from evolving_agent import __version__
-from evolving_agent.errors import EXIT_FAILURE, EvolvingAgentError
+from evolving_agent.errors import EXIT_FAILURE, EXIT_INVALID, EvolvingAgentError
 
 RAISE_ENV = "EVOLVING_AGENT_RAISE"
 
@@ -102,6 +103,25 @@ def cli(ctx: click.Context, root: str | None) -> None:
     ctx.obj["root_flag"] = root
 
 
+def _not_utf8(arg: str) -> bool:
+    try:
+        arg.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def main() -> None:
     """Console-script entry point."""
+    # Bytes from a non-UTF-8 terminal arrive as lone surrogates that no file can store;
+    # refuse them here, before any command half-writes them.
+    bad = next((a for a in sys.argv[1:] if _not_utf8(a)), None)
+    if bad is not None:
+        shown = bad.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        click.echo(
+            f"error: argument '{shown}' is not UTF-8 text; "
+            "set a UTF-8 locale or pass the text as UTF-8",
+            err=True,
+        )
+        sys.exit(EXIT_INVALID)
     cli(prog_name="evolving-agent")
