@@ -249,3 +249,22 @@ def test_an_argument_that_is_not_utf8_is_a_one_line_error(tmp_path: Path) -> Non
         "set a UTF-8 locale or pass the text as UTF-8\n"
     )
     assert not list((root / "evidence").glob("*.jsonl"))
+
+
+def test_schedule_names_the_same_root_twice_serves_it_once(tmp_path: Path) -> None:
+    """`schedule run --roots A,A/` said 'another scheduler already serves A' (its own lock)."""
+    from evolving_agent.jobs.scheduler import JobScheduler
+    from evolving_agent.paths import MemoryRoot
+
+    root = _root(tmp_path)
+    result = run_cli("schedule", "show", "--json", "--roots", f"{root},{root}/,{root}")
+    assert result.exit_code == 0
+    assert [(r["root"], r["job"]) for r in json.loads(result.output)] == [
+        (str(root), "nightly"),
+        (str(root), "weekly"),
+        (str(root), "monthly"),
+    ]
+    sched = JobScheduler([MemoryRoot(root), MemoryRoot(root / "canon" / "..")])
+    assert [r.path for r in sched.roots] == [MemoryRoot(root).path]
+    sched.acquire()  # raised "another scheduler already serves" on its own first lock
+    sched.release()

@@ -18,6 +18,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from filelock import FileLock, Timeout
@@ -105,6 +106,11 @@ class JobScheduler:
     def __post_init__(self) -> None:
         if not self.roots:
             raise UsageError("no memory root to schedule")
+        # The same root named twice (`--roots a,a/`) would trip over its own lock.
+        unique: dict[Path, MemoryRoot] = {}
+        for root in self.roots:
+            unique.setdefault(root.path.resolve(), root)
+        self.roots = list(unique.values())
         for root in self.roots:
             require_root(root)
             load_schedule(root)  # a malformed schedule fails now, naming file and line
