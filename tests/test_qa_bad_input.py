@@ -268,3 +268,26 @@ def test_schedule_names_the_same_root_twice_serves_it_once(tmp_path: Path) -> No
     assert [r.path for r in sched.roots] == [MemoryRoot(root).path]
     sched.acquire()  # raised "another scheduler already serves" on its own first lock
     sched.release()
+
+
+def test_a_root_copied_without_its_git_history(tmp_path: Path) -> None:
+    """Copying a root without .git: verify reports it, git-backed commands say why."""
+    import shutil
+
+    root = _root(tmp_path)
+    shutil.rmtree(root / ".git")
+    result = run_cli("--root", str(root), "verify")
+    assert result.exit_code == 5
+    assert result.output == (
+        "error: verify found 1 problem(s):\n"
+        f"{root / '.git'}: git history is missing; Canon changes cannot be checked\n"
+    )
+    expected = (
+        f"error: no git repository at {root}: a memory root keeps Canon's history in git "
+        "(restore its .git directory from a backup)\n"
+    )
+    for args in (("canon", "log"), ("write", "--as", "human", "canon", "notes.md")):
+        result = run_cli("--root", str(root), *args, input="x\n")
+        assert result.exit_code == 4, args
+        assert result.output == expected, args
+    assert not (root / "canon" / "notes.md").exists()

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # GitPython costs ~100 ms to import; friction appends never need it.
     import git
 
+from evolving_agent.errors import InvalidInput
 from evolving_agent.paths import MemoryRoot
 
 FALLBACK_NAME = "evolving-agent"
@@ -39,7 +40,13 @@ def blob_sha(data: bytes) -> str:
 def open_repo(root: MemoryRoot) -> git.Repo:
     import git
 
-    repo = git.Repo(root.path)
+    try:
+        repo = git.Repo(root.path)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise InvalidInput(
+            f"no git repository at {root.path}: a memory root keeps Canon's history in git "
+            "(restore its .git directory from a backup)"
+        ) from None
     _ensure_identity(repo)
     return repo
 

@@ -49,6 +49,13 @@ def verify_root(root: MemoryRoot) -> VerifyReport:
         report.evidence_records += 1
         if rec.kind == "canon-write":
             canon_writes[rec.id] = rec
+    try:
+        gitrepo.open_repo(root)
+    except InvalidInput:
+        report.problems.append(
+            f"{root.path / '.git'}: git history is missing; Canon changes cannot be checked"
+        )
+        return report
     report.problems += _check_history(root, canon_writes, report)
     report.problems += _check_worktree(root)
     return report
