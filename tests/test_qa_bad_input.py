@@ -291,3 +291,18 @@ def test_a_root_copied_without_its_git_history(tmp_path: Path) -> None:
         assert result.exit_code == 4, args
         assert result.output == expected, args
     assert not (root / "canon" / "notes.md").exists()
+
+
+def test_a_hand_edited_live_bus_entry_is_a_one_line_error(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    (root / "live" / "thread.json").write_text('{"key": "thread"}\n')
+    result = run_cli("--root", str(root), "live", "show")
+    assert result.exit_code == 4
+    assert result.output == (
+        f"error: {root / 'live' / 'thread.json'}: malformed Live Bus entry: text: Field required\n"
+    )
+    (root / "live" / "thread.json").write_text("{not json\n")
+    result = run_cli("--root", str(root), "boot")
+    assert result.exit_code == 4
+    assert result.output.count("\n") == 1
+    assert result.output.startswith(f"error: {root / 'live' / 'thread.json'}: malformed Live Bus")

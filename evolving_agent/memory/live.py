@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory.authority import Writer
@@ -55,6 +55,12 @@ def entries(root: MemoryRoot) -> list[LiveEntry]:
     for p in sorted(root.live.glob("*.json")):
         try:
             out.append(LiveEntry.model_validate(json.loads(p.read_text(encoding="utf-8"))))
-        except ValueError as exc:
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(str(part) for part in first["loc"]) or "(entry)"
+            raise InvalidInput(
+                f"malformed Live Bus entry: {field}: {first['msg']}", file=p
+            ) from None
+        except ValueError as exc:  # not JSON, or not UTF-8
             raise InvalidInput(f"malformed Live Bus entry: {exc}", file=p) from None
     return out
