@@ -112,3 +112,14 @@ def test_canon_edited_on_disk_behind_the_writer_is_found(root: MemoryRoot) -> No
     result = run_cli("verify")
     assert result.exit_code == 5
     assert f"{root.canon / 'notes.md'}:1: changed behind the writer's back" in result.output
+
+
+def test_hand_edit_is_reported_at_its_first_changed_line(root: MemoryRoot) -> None:
+    identity = root.canon / "identity.yaml"
+    lines = identity.read_text().splitlines(keepends=True)
+    number = next(i for i, ln in enumerate(lines, 1) if ln.startswith("name:"))
+    lines[number - 1] = "name: Someone Else\n"
+    identity.write_text("".join(lines))
+    result = run_cli("verify")
+    assert result.exit_code == 5
+    assert f"{identity}:{number}: changed behind the writer's back" in result.output

@@ -88,7 +88,7 @@ def test_deleted_evidence_line_breaks_the_chain(root: MemoryRoot) -> None:
 
 def test_friction_links_and_evidence_show(root: MemoryRoot) -> None:
     with freeze_time("2026-11-30 10:15:00"):
-        rid = run_cli("friction", "offered options unasked", "--supports", "h-1").output.strip()
+        rid = run_cli("friction", "offered options unasked", "--supports", "h-1").stdout.strip()
         run_cli("evidence", "append", "--kind", "journal", "pairing on the parser")
         shown = run_cli("evidence", "show").output.splitlines()
     assert rid.startswith("ev-")
@@ -166,3 +166,19 @@ def test_live_bus_set_show_clear(root: MemoryRoot) -> None:
     bad = run_cli("live", "set", "../x", "t")
     assert bad.exit_code == 4
     assert "invalid Live Bus key" in bad.output
+
+
+def test_friction_citing_an_unknown_hypothesis_is_kept_with_a_warning(root: MemoryRoot) -> None:
+    proc = run_proc("friction", "offered options unasked", "--supports", "h-nope")
+    assert proc.returncode == 0
+    assert proc.stdout.decode().startswith("ev-")
+    assert proc.stderr.decode() == (
+        "warning: no hypothesis h-nope in the register; the event is recorded, but no job "
+        "will count it for a hypothesis (see 'evolving-agent hypothesis list')\n"
+    )
+    assert [r.supports for r in EvidenceLog(root).iter_all()] == ["h-nope"]
+
+    hid = run_cli("hypothesis", "add", "Answer the question asked").output.split()[0]
+    proc = run_proc("friction", "answered only what was asked", "--supports", hid)
+    assert proc.returncode == 0
+    assert proc.stderr == b""

@@ -164,7 +164,7 @@ def run_monthly_cmd(
 
     \b
     Example:
-      evolving-agent run monthly --date 2026-12-01
+      evolving-agent run monthly --date 2026-11-01
     """
     result = _run(ctx, "monthly", MonthlyResult, day, as_json)
     if result is None:

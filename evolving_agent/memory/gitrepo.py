@@ -103,6 +103,16 @@ def committed_blob(root: MemoryRoot, relpath: str) -> str | None:
         return None
 
 
+def committed_text(root: MemoryRoot, relpath: str) -> bytes | None:
+    """The bytes of ``relpath`` in the last commit, or None if it is not there."""
+    repo = open_repo(root)
+    try:
+        data: bytes = repo.head.commit.tree[relpath].data_stream.read()
+    except (KeyError, ValueError):
+        return None
+    return data
+
+
 def parse_trailers(message: str) -> dict[str, str]:
     """Trailers of a commit message: 'Key: value' lines of the last paragraph."""
     paragraphs = [p for p in message.strip().split("\n\n") if p.strip()]

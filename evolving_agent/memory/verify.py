@@ -145,5 +145,24 @@ def _check_worktree(root: MemoryRoot) -> list[str]:
     dirty = repo.git.status("--porcelain", "--untracked-files=all", "--", "canon")
     for line in dirty.splitlines():
         path = line[3:].strip()
-        problems.append(f"{root.path / path}:1: changed behind the writer's back (not committed)")
+        lineno = _first_changed_line(root, path)
+        problems.append(
+            f"{root.path / path}:{lineno}: changed behind the writer's back (not committed)"
+        )
     return problems
+
+
+def _first_changed_line(root: MemoryRoot, relpath: str) -> int:
+    """1-based number of the first line that differs from the last commit (1 if new)."""
+    committed = gitrepo.committed_text(root, relpath)
+    try:
+        current = (root.path / relpath).read_bytes().splitlines()
+    except OSError:
+        return 1  # deleted: the file as a whole is the change
+    if committed is None:
+        return 1
+    old = committed.splitlines()
+    for i, (a, b) in enumerate(zip(old, current, strict=False), 1):
+        if a != b:
+            return i
+    return min(len(old), len(current)) + 1
