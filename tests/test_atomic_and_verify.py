@@ -123,3 +123,34 @@ def test_hand_edit_is_reported_at_its_first_changed_line(root: MemoryRoot) -> No
     result = run_cli("verify")
     assert result.exit_code == 5
     assert f"{identity}:{number}: changed behind the writer's back" in result.output
+
+
+def test_monthly_commit_smuggling_more_than_the_approved_diff_is_caught(root: MemoryRoot) -> None:
+    from datetime import UTC, datetime
+
+    from evolving_agent.memory.authority import Approval
+    from evolving_agent.review.models import Decision
+    from tests.test_review_support import add, queue
+
+    diff = add("Ask before refactoring beyond the request.")
+    queue(root, "rev-2026-11-1", diff)
+    decision = Decision(
+        review_id="rev-2026-11-1",
+        status="approved",
+        approver="ada",
+        ts=datetime(2026, 11, 30, 10, 0, tzinfo=UTC),
+        diff=diff,
+    )
+    Writer(root, "human").write("decisions", "rev-2026-11-1.json", decision.model_dump_json())
+    identity = (root.canon / "identity.yaml").read_text()
+    smuggled = identity.replace(
+        "  - Lead with the answer, then the reasoning.\n",
+        "  - Lead with the answer, then the reasoning.\n"
+        "  - Ask before refactoring beyond the request.\n",
+    ).replace("name: Assistant", "name: Someone Else")
+    Writer(root, "monthly", approval=Approval("rev-2026-11-1", "ada")).write(
+        "canon", "identity.yaml", smuggled
+    )
+    result = run_cli("verify")
+    assert result.exit_code == 5
+    assert "canon/identity.yaml holds more than the approved diff" in result.output

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
-from evolving_agent.errors import InvalidInput
+from evolving_agent.errors import EvolvingAgentError, InvalidInput
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, parse_line
 from evolving_agent.memory.reviews import read_decision
@@ -116,9 +117,38 @@ def _check_history(
             problems.append(f"{where}: reuses the provenance record of commit {first[:10]}")
         if record.actor == "monthly":
             problems += _check_approval(root, where, commit.hexsha, record, trailers)
+            problems += _check_applied_diff(root, where, commit)
         elif record.actor != "human":
             problems.append(f"{where}: actor '{record.actor}' has no authority over Canon")
     return problems
+
+
+def _check_applied_diff(root: MemoryRoot, where: str, commit: Any) -> list[str]:
+    """A monthly commit must be exactly the approved diff applied to its parent's Canon.
+
+    The writer lets the monthly actor write Canon while it holds an approval; this
+    makes sure nothing else rode along with the approved change.
+    """
+    from evolving_agent.review.apply import apply_diff
+    from evolving_agent.review.models import CanonDiff
+
+    trailers = gitrepo.parse_trailers(str(commit.message))
+    decision = read_decision(root, trailers.get("Review-Id", ""))
+    if decision is None or not decision.get("diff"):
+        return []  # reported by _check_approval
+    path = "canon/identity.yaml"
+    changed = [p for p in _touches_tracked([str(p) for p in commit.stats.files]) if p != path]
+    if changed:
+        return [f"{where}: an approved review may change only {path}, not {', '.join(changed)}"]
+    try:
+        before = commit.parents[0].tree[path].data_stream.read().decode("utf-8")
+        after = commit.tree[path].data_stream.read().decode("utf-8")
+        expected = apply_diff(before, CanonDiff.model_validate(decision["diff"])).after
+    except (KeyError, ValueError, EvolvingAgentError):
+        return [f"{where}: the approved diff does not apply to the Canon before it"]
+    if expected != after:
+        return [f"{where}: {path} holds more than the approved diff"]
+    return []
 
 
 def _check_approval(
