@@ -4,7 +4,7 @@ It behaves like the coding agents the search loop is about, in miniature:
 
 * it starts each turn from the best candidate it may see (its own history or a
   peer's best, as the reducer allowed), reading that candidate's ``solve.py``;
-* a **fresh session** is bold: it rewrites the solver's structure — another
+* a **fresh session** is bold for its first few turns: it rewrites the solver's structure — another
   construction (nearest neighbour, greedy edge, farthest insertion, angular sweep,
   space-filling curve), adds or drops 2-opt, or-opt, multi-start or double-bridge
   kicks, and picks new knob values — tens of lines changed; a bold rewrite may land in
@@ -43,10 +43,12 @@ MAX_OR_OPT = 3
 MAX_STARTS = 8
 MAX_KICKS = 400
 TIME_BUDGET = 0.2  # seconds, by the agent's own estimate: "well under a second"
-# A fresh session rewrites; with every turn it continues, a rewrite gets less likely ...
+# A fresh session rewrites on its first turn and likely (BOLD_FIRST) on its next
+# FRESH_TURNS - 1; after that every turn it continues makes a rewrite less likely ...
+FRESH_TURNS = 3
 BOLD_FIRST = 0.9
 BOLD_DECAY = 0.35
-# ... and a turn without any edit more likely (after its second turn).
+# ... and a turn without any edit more likely (from turn FRESH_TURNS + 2 on).
 EMPTY_STEP = 0.12
 EMPTY_MAX = 0.7
 
@@ -132,8 +134,8 @@ def choose(genome: Genome, session: dict[str, Any], rng: random.Random) -> tuple
     if turns_in_session == 0:
         new = bold_move(genome, rng)
         return new, f"fresh look: rewrote the solver as {describe(new)}"
-    bold = BOLD_FIRST * BOLD_DECAY**turns_in_session
-    empty = min(EMPTY_MAX, EMPTY_STEP * max(0, turns_in_session - 1))
+    bold = BOLD_FIRST * BOLD_DECAY ** max(0, turns_in_session - FRESH_TURNS + 1)
+    empty = min(EMPTY_MAX, EMPTY_STEP * max(0, turns_in_session - FRESH_TURNS))
     draw = rng.random()
     if draw < bold:
         new = bold_move(genome, rng)
