@@ -7,12 +7,10 @@ authority override (see :mod:`policy`).
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evolving_agent.memory.yamlio import load_yaml, parse_yaml, validate
+from evolving_agent.memory.yamlio import parse_yaml, validate
 from evolving_agent.paths import MemoryRoot
 
 IDENTITY_FILE = "identity.yaml"
@@ -70,35 +68,6 @@ class Identity(BaseModel):
 
     def entries(self) -> int:
         return len(self.values) + len(self.self_understanding) + len(self.habits)
-
-
-def load_identity_data(root: MemoryRoot) -> Any:
-    """The round-trip YAML tree of identity.yaml (comments kept), validated."""
-    path = root.canon / IDENTITY_FILE
-    if not path.exists():
-        return None
-    data = load_yaml(path)
-    validate(Identity, data, file=path)
-    return data
-
-
-def load_identity(root: MemoryRoot) -> Identity:
-    path = root.canon / IDENTITY_FILE
-    if not path.exists():
-        return Identity()
-    return validate(Identity, load_yaml(path), file=path)
-
-
-def canon_notes(root: MemoryRoot) -> dict[str, str]:
-    """Free Markdown notes in Canon, by file name."""
-    out: dict[str, str] = {}
-    for p in sorted(root.canon.glob("*.md")):
-        out[p.name] = p.read_text(encoding="utf-8")
-    return out
-
-
-def canon_files(root: MemoryRoot) -> list[Path]:
-    return sorted(p for p in root.canon.rglob("*") if p.is_file())
 
 
 def check_canon_text(root: MemoryRoot, relpath: str, text: str) -> None:
