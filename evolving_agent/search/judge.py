@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evolving_agent.search.process import run_process
+from evolving_agent.process import run_process
 from evolving_agent.search.workspace import export_commit
 
 FEEDBACK_CHARS = 2000
@@ -85,6 +85,8 @@ class Judge:
             env={"EA_CANDIDATE": str(candidate)},
             shell=True,
         )
+        if done.launch_error:
+            return None, _tail(f"score command could not start: {done.launch_error}")
         if done.returncode is None:
             return None, _tail(f"score command timed out after {self.timeout:g}s\n" + done.stderr)
         lines = [line for line in done.stdout.splitlines() if line.strip()]

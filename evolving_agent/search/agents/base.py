@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from evolving_agent.search.process import Completed
+from evolving_agent.process import Completed
 from evolving_agent.search.reducer import Visible
 
 
@@ -72,7 +72,9 @@ class Agent(abc.ABC):
 
 
 def failure(done: Completed, what: str, timeout: float) -> str | None:
-    """A one-line error for a process that timed out or exited non-zero, else None."""
+    """A one-line error for a process that failed to start, timed out or exited non-zero."""
+    if done.launch_error:
+        return f"{what} could not start: {done.launch_error}"
     if done.returncode is None:
         return f"{what} timed out after {timeout:g}s"
     if done.returncode != 0:

@@ -14,6 +14,7 @@ import json
 import shlex
 from typing import Any
 
+from evolving_agent.process import run_process
 from evolving_agent.search.agents.base import (
     Agent,
     TurnRequest,
@@ -21,7 +22,6 @@ from evolving_agent.search.agents.base import (
     as_int,
     failure,
 )
-from evolving_agent.search.process import run_process
 
 # USD per million tokens; cached input is part of input_tokens and billed at its rate.
 DEFAULT_PRICES = {"input": 1.25, "cached_input": 0.125, "output": 10.0}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from evolving_agent.process import run_process
 from evolving_agent.search.agents.base import (
     Agent,
     TurnRequest,
@@ -20,7 +21,6 @@ from evolving_agent.search.agents.base import (
     as_int,
     failure,
 )
-from evolving_agent.search.process import run_process
 
 
 class CommandAgent(Agent):

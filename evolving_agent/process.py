@@ -1,0 +1,180 @@
+"""The one runner for child processes the product does not control.
+
+Agents, score commands and command reflectors all run code we did not write, so all
+of them go through :func:`run_process`:
+
+- stdin is closed, or fed from ``input`` (a prompt);
+- the child leads its own session and process group, so a timeout kills the group;
+- stdout and stderr go to temporary *files*, not pipes: a descendant that keeps the
+  pipe open (``setsid sleep 600 &``) can no longer hold the turn hostage;
+- every child carries a per-run marker in its environment, and when the run ends,
+  however it ends, every process still carrying that marker is killed — the group and
+  any escapee that started a new session with ``setsid`` alike (Linux ``/proc``; on
+  other systems only the group is swept).
+
+The result is a :class:`Completed` with ``returncode=None`` on timeout and
+``launch_error`` set when the program could not be started at all (not found, not
+executable), so callers can tell "failed to start" from "ran and failed".
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+MARKER_VAR = "EA_PROCESS_MARKER"
+_TAIL = 4000
+
+
+@dataclass(frozen=True)
+class Completed:
+    returncode: int | None  # None: timed out (and killed), or never started
+    stdout: str
+    stderr: str
+    launch_error: str | None = None  # why the program never started
+    timed_out: bool = False
+    wall_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    def stderr_tail(self, lines: int = 5) -> str:
+        """The last few non-blank stderr lines, for one-line error messages."""
+        kept = [line for line in self.stderr.strip().splitlines() if line.strip()]
+        return " | ".join(kept[-lines:])[-_TAIL:]
+
+    def describe_failure(self) -> str:
+        """A one-line reason this run failed ('' when it succeeded)."""
+        if self.launch_error:
+            return self.launch_error
+        if self.timed_out:
+            return f"timed out after {self.wall_s:.0f}s"
+        if self.returncode == 0:
+            return ""
+        code = self.returncode
+        head = "command not found (exit 127)" if code == 127 else f"exit {code}"
+        if code is not None and code < 0:
+            head = f"killed by signal {-code}"
+        tail = self.stderr_tail(2)
+        return f"{head}: {tail}" if tail else head
+
+
+def run_process(
+    argv: list[str] | str,
+    *,
+    cwd: Path,
+    timeout: float,
+    env: dict[str, str] | None = None,
+    shell: bool = False,
+    input: str | None = None,
+    replace_env: bool = False,
+) -> Completed:
+    """Run ``argv`` contained: own session, group kill on timeout, escapees swept.
+
+    ``env`` is added to ``os.environ`` (or replaces it with ``replace_env``).
+    ``input`` is written to the child's stdin; otherwise stdin is ``/dev/null``.
+    A program that cannot be started returns ``launch_error`` instead of raising.
+    """
+    marker = uuid.uuid4().hex
+    base = {} if replace_env else dict(os.environ)
+    full_env = {**base, **(env or {}), MARKER_VAR: marker}
+    started = time.monotonic()
+    with (
+        tempfile.TemporaryFile() as out_f,
+        tempfile.TemporaryFile() as err_f,
+        tempfile.TemporaryFile() as in_f,
+    ):
+        if input is not None:
+            in_f.write(input.encode())
+            in_f.seek(0)
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=full_env,
+                shell=shell,
+                stdin=in_f if input is not None else subprocess.DEVNULL,
+                stdout=out_f,
+                stderr=err_f,
+                start_new_session=True,
+            )
+        except FileNotFoundError as exc:
+            name = argv if isinstance(argv, str) else argv[0]
+            missing = exc.filename if exc.filename not in (None, name) else name
+            if not Path(cwd).is_dir():
+                why = f"working directory does not exist: {cwd}"
+            else:
+                why = f"{missing}: command not found"
+            return Completed(None, "", "", launch_error=why)
+        except PermissionError:
+            name = argv if isinstance(argv, str) else argv[0]
+            return Completed(None, "", "", launch_error=f"{name}: permission denied")
+        except OSError as exc:
+            return Completed(None, "", "", launch_error=f"could not start: {exc.strerror}")
+        timed_out = False
+        try:
+            code: int | None = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            code = None
+        except BaseException:
+            _sweep(proc.pid, marker)
+            proc.wait()
+            raise
+        _sweep(proc.pid, marker)
+        if timed_out:
+            proc.wait()
+        wall = time.monotonic() - started
+        out_f.seek(0)
+        err_f.seek(0)
+        out = out_f.read().decode(errors="replace")
+        err = err_f.read().decode(errors="replace")
+    return Completed(code, out, err, timed_out=timed_out, wall_s=wall)
+
+
+def kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the process and everything in its process group (it leads its own session)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _sweep(pgid: int, marker: str) -> None:
+    """Kill the child's group, then every process still carrying ``marker``."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for pid in _marked_pids(marker):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _marked_pids(marker: str) -> list[int]:
+    """Processes whose environment carries ``marker`` (Linux /proc; [] elsewhere)."""
+    proc_dir = Path("/proc")
+    if not proc_dir.is_dir():
+        return []
+    needle = f"{MARKER_VAR}={marker}".encode()
+    me = os.getpid()
+    found: list[int] = []
+    for entry in proc_dir.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
