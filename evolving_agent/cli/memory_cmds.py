@@ -60,7 +60,8 @@ def init_cmd(ctx: click.Context, path: Path | None) -> None:
 @click.option(
     "--write-file",
     "write_file",
-    type=click.Path(dir_okay=False, path_type=Path),
+    # Checked when writing, not by click: a bad path must not cost the hook its stdout.
+    type=click.Path(path_type=Path),
     default=None,
     help="Also write the Markdown boot context to this file (for a CLAUDE.md @import).",
 )

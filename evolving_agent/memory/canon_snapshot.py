@@ -90,8 +90,12 @@ def check_canon_snapshot(root: MemoryRoot) -> list[str]:
     """Problems that stop boot from serving Canon as it is on disk (empty: all is well).
 
     O(1) in history: a few small files of ``.git`` and the Canon files themselves.
+    Never raises for a damaged root: an unreadable history is a problem like any other.
     """
-    return load_canon(root).problems
+    try:
+        return load_canon(root).problems
+    except InvalidInput as exc:
+        return [str(exc)]
 
 
 def load_canon(root: MemoryRoot) -> CanonFiles:
