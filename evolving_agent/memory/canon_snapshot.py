@@ -10,7 +10,7 @@ then checks, without running git and without walking history:
    ``Evidence-Id`` unless it is ``init``), so a hand-made commit is not "the last
    writer commit" just because the snapshot names it;
 3. the snapshot's blob ids equal that commit's Canon tree (read from git's loose
-   objects with zlib; packed objects through GitPython's pure-Python object database),
+   objects with zlib; objects packed by a ``git gc`` through one ``git cat-file``),
    so a snapshot file edited to bless a hand edit is caught;
 4. every file under ``canon/`` on disk is a regular file (no symlink) whose bytes hash,
    the way git hashes a blob, to the recorded id, and no file is missing or extra.
@@ -72,7 +72,10 @@ def record_canon_snapshot(root: MemoryRoot) -> dict[str, Any]:
     head = store.head()
     if head is None:
         raise InvalidInput(f"{root.path}: no commit to record a Canon snapshot of")
-    tree, _ = store.canon_tree(head)
+    try:
+        tree, _ = store.canon_tree(head)
+    finally:
+        store.close()
     state = {
         "schema_version": SCHEMA_VERSION,
         "commit": head,
@@ -101,6 +104,13 @@ def check_canon_snapshot(root: MemoryRoot) -> list[str]:
 def load_canon(root: MemoryRoot) -> CanonFiles:
     """Canon as boot should serve it: disk when it matches the last writer commit, else git."""
     store = _Objects(root)
+    try:
+        return _load(root, store)
+    finally:
+        store.close()
+
+
+def _load(root: MemoryRoot, store: _Objects) -> CanonFiles:
     problems: list[str] = []
     state, state_problem = _read_state(root)
     head = store.head()
@@ -250,7 +260,7 @@ def _scan_disk(root: MemoryRoot) -> tuple[dict[str, bytes], set[str], list[str]]
 
 class _Objects:
     """Read refs, commits, trees and blobs from ``.git``: loose objects with zlib, the rest
-    (packed after a ``git gc``) through GitPython's pure-Python object database."""
+    (packed after a ``git gc``) through GitPython."""
 
     def __init__(self, root: MemoryRoot) -> None:
         self.root = root
@@ -301,22 +311,29 @@ class _Objects:
         return body
 
     def _read_packed(self, sha: str, kind: bytes) -> bytes:
+        # Objects are packed only after a 'git gc'; then one 'git cat-file' reads them
+        # (GitPython's pure-Python GitDB backend is deprecated).
         import git
         from gitdb.exc import BadObject
 
         if self._repo is None:
             try:
-                self._repo = git.Repo(self.root.path, odbt=git.GitDB)
+                self._repo = git.Repo(self.root.path)
             except (git.InvalidGitRepositoryError, git.NoSuchPathError):
                 raise InvalidInput(f"git object {sha[:10]} is unreadable") from None
         try:
             info = self._repo.odb.stream(bytes.fromhex(sha))
-        except (BadObject, ValueError):
+            data: bytes = info.read()
+        except (BadObject, ValueError, git.GitCommandError):
             raise InvalidInput(f"git object {sha[:10]} is not in the object store") from None
         if info.type != kind:
             raise InvalidInput(f"git object {sha[:10]} is not a {kind.decode()}")
-        data: bytes = info.read()
         return data
+
+    def close(self) -> None:
+        if self._repo is not None:
+            self._repo.close()
+            self._repo = None
 
     def commit(self, sha: str) -> tuple[str, list[str]]:
         body = self._read(sha, b"commit")

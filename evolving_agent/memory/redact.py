@@ -22,36 +22,40 @@ from typing import Any
 
 MARK = "[REDACTED:{}]"
 
-# Words that, as the name of an assignment, mark its value as a secret.  Matched as the
-# end of the name (``db_password=``, ``GITHUB_TOKEN=``), never as a plural
-# (``max_tokens=4096`` is not a secret).
+# Words that, as the name of an assignment, mark its value as a secret: the whole name or
+# its last part (``db_password=``, ``GITHUB_TOKEN=``), never a plural (``max_tokens=4096``
+# is not a secret).
 _SECRET_NAMES = (
     r"password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key"
     r"|private[_-]?key|client[_-]?secret|credentials?"
 )
 
-# (kind, pattern) — order matters: whole blocks and prefixed keys before assignments.
-_TOKENS: tuple[tuple[str, str], ...] = (
+# (kind, literals, pattern): a pattern runs only when one of its literals is in the
+# text, so ordinary text costs a few substring checks.  Order matters: whole blocks
+# and prefixed keys before the generic assignments.
+_TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     (
         "private-key",
+        ("-----BEGIN",),
         # The whole PEM block, also when it sits JSON-escaped in one line; a truncated
         # paste (no END line) is masked up to the end of its base64 body.
         r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
         r"(?:[^\"]*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\]*)",
     ),
-    ("jwt", r"\beyJ[A-Za-z0-9_-]{6,}\.eyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}"),
-    ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{10,}"),
-    ("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}"),
-    ("stripe-key", r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{12,}"),
-    ("github-token", r"\bgithub_pat_[A-Za-z0-9_]{20,}|\bgh[pousr]_[A-Za-z0-9]{20,}"),
-    ("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}|\bxapp-[A-Za-z0-9-]{10,}"),
-    ("aws-key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
-    ("google-key", r"\bAIza[0-9A-Za-z_-]{30,}"),
-    ("huggingface-token", r"\bhf_[A-Za-z0-9]{30,}"),
+    ("jwt", ("eyJ",), r"\beyJ[A-Za-z0-9_-]{6,}\.eyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}"),
+    ("anthropic-key", ("sk-ant-",), r"\bsk-ant-[A-Za-z0-9_-]{10,}"),
+    ("openai-key", ("sk-",), r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}"),
+    ("stripe-key", ("k_live_", "k_test_"), r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{12,}"),
+    (
+        "github-token",
+        ("github_pat_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+        r"\bgithub_pat_[A-Za-z0-9_]{20,}|\bgh[pousr]_[A-Za-z0-9]{20,}",
+    ),
+    ("slack-token", ("xox", "xapp-"), r"\bxox[abposr]-[A-Za-z0-9-]{10,}|\bxapp-[A-Za-z0-9-]{10,}"),
+    ("aws-key", ("AKIA", "ASIA", "ABIA", "ACCA"), r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
+    ("google-key", ("AIza",), r"\bAIza[0-9A-Za-z_-]{30,}"),
+    ("huggingface-token", ("hf_",), r"\bhf_[A-Za-z0-9]{30,}"),
 )
-
-_TOKEN_RE = re.compile("|".join(f"(?P<k{i}>{p})" for i, (_, p) in enumerate(_TOKENS)))
-_TOKEN_KINDS = {f"k{i}": kind for i, (kind, _) in enumerate(_TOKENS)}
 
 # ``Authorization: Bearer xyz`` / ``Bearer xyz`` / ``Basic dXNlcjpwYXNz``.
 _BEARER_RE = re.compile(
@@ -63,17 +67,19 @@ _URL_RE = re.compile(
     r"(?i)\b(?P<head>[a-z][a-z0-9+.-]*://[^\s:/@\"'<>\\]+:)(?P<value>[^\s/@\"'<>\\]+)@"
 )
 
-# ``password=...``, ``DB_PASSWORD: "..."``, ``"api_key": "..."``.
+# ``password=...``, ``DB_PASSWORD: "..."``, ``"api_key": "..."``.  The name is the
+# secret word itself, after a non-alphanumeric (``DB_``, a quote, a space) or nothing.
 _ASSIGN_RE = re.compile(
-    r"(?i)(?P<name>\b[\w.-]*?(?:" + _SECRET_NAMES + r"))(?![\w-])(?P<q>[\"']?)"
+    r"(?i)(?<![A-Za-z0-9])(?P<name>" + _SECRET_NAMES + r")(?![\w-])(?P<q>[\"']?)"
     r"(?P<sep>\s*[:=]\s*)"
     r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'\\,;&]+)"
 )
+_ASSIGN_HINTS = ("pass", "secret", "token", "key", "credential")
 
 
-def _token(m: re.Match[str]) -> str:
-    kind = _TOKEN_KINDS[m.lastgroup or ""]
-    return MARK.format(kind)
+def _token(kind: str) -> Callable[[re.Match[str]], str]:
+    marker = MARK.format(kind)
+    return lambda _m: marker
 
 
 def _bearer(m: re.Match[str]) -> str:
@@ -104,18 +110,24 @@ def _assign(m: re.Match[str]) -> str:
     return m.group("name") + m.group("q") + m.group("sep") + masked
 
 
-_PASSES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
-    (_TOKEN_RE, _token),
-    (_URL_RE, _url),
-    (_BEARER_RE, _bearer),
-    (_ASSIGN_RE, _assign),
+# (literals that must occur, lower-cased first?, pattern, replacement)
+_PASSES: tuple[tuple[tuple[str, ...], bool, re.Pattern[str], Callable[[re.Match[str]], str]], ...]
+_PASSES = (
+    *((lits, False, re.compile(pat), _token(kind)) for kind, lits, pat in _TOKENS),
+    (("://",), False, _URL_RE, _url),
+    (("bearer", "basic", "token"), True, _BEARER_RE, _bearer),
+    (_ASSIGN_HINTS, True, _ASSIGN_RE, _assign),
 )
 
 
 def redact(text: str) -> str:
     """``text`` with every credential-shaped substring replaced by ``[REDACTED:kind]``."""
-    for pattern, repl in _PASSES:
-        text = pattern.sub(repl, text)
+    lower = text.lower()
+    for literals, folded, pattern, repl in _PASSES:
+        haystack = lower if folded else text
+        if any(lit in haystack for lit in literals):
+            text = pattern.sub(repl, text)
+            lower = text.lower()
     return text
 
 
