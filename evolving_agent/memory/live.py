@@ -149,13 +149,18 @@ def scan(root: MemoryRoot) -> LiveScan:
             if entry.key != p.stem:
                 raise InvalidInput(f"entry key {entry.key!r} does not match the file name", file=p)
         except InvalidInput as exc:
-            out.skipped.append(f"{exc}; skipped")
+            out.skipped.append(_one_line(f"{exc}; skipped"))
             continue
         except OSError as exc:
-            out.skipped.append(f"{p}: unreadable ({exc.strerror}); skipped")
+            out.skipped.append(_one_line(f"{p}: unreadable ({exc.strerror}); skipped"))
             continue
         out.entries.append(entry)
     return out
+
+
+def _one_line(text: str) -> str:
+    # A file name may hold a newline; a report is one line.
+    return " ".join(text.split())
 
 
 def entries(root: MemoryRoot) -> list[LiveEntry]:
