@@ -91,7 +91,7 @@ def test_hook_with_write_file_prints_the_same_json_and_refreshes_the_file(
     again = runner.invoke(cli, ["--root", str(root.path), "boot", "--write-file", str(target)])
     assert again.exit_code == 0
     assert again.output == build_boot(root).markdown()
-    assert "- **thread**: docs pass" in target.read_text(encoding="utf-8")
+    assert '- `thread`: "docs pass"' in target.read_text(encoding="utf-8")
     assert verify_root(root).problems == []
 
 

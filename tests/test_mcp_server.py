@@ -175,7 +175,7 @@ def test_live_set_and_boot_over_mcp(root: MemoryRoot, tmp_path: Path) -> None:
     assert boot.startswith("# Boot context: Assistant\n")
     assert f"## Today's bias\n{BIAS}\n" in boot
     assert "**watchpoint** (hypothesis h-1): unasked options" in boot
-    assert "- **thread**: parser refactor; stopped at tests" in boot
+    assert '- `thread`: "parser refactor; stopped at tests"' in boot
     assert verify_root(root).problems == []
 
 

@@ -9,14 +9,15 @@ from pathlib import Path
 import click
 
 from evolving_agent.cli._common import echo_json, root_from
-from evolving_agent.errors import TamperingFound
+from evolving_agent.errors import EvolvingAgentError, TamperingFound
 from evolving_agent.integrations.bootfile import write_boot_file
 from evolving_agent.memory import events, live
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.boot import build_boot
+from evolving_agent.memory.boot import DEFAULT_MAX_CHARS, MAX_CHARS_ENV, MIN_MAX_CHARS, build_boot
 from evolving_agent.memory.evidence import EvidenceRecord
 from evolving_agent.memory.policy import ACTORS
 from evolving_agent.memory.root import init_root, require_root
+from evolving_agent.memory.today import write_today_file
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import LAYERS, MemoryRoot
 
@@ -42,7 +43,10 @@ def init_cmd(ctx: click.Context, path: Path | None) -> None:
     """
     root = init_root(path if path is not None else root_from(ctx).path)
     click.echo(f"created memory root at {root.path}")
-    click.echo(f"next: edit {root.canon / 'identity.yaml'}, then run 'evolving-agent boot'")
+    click.echo(
+        "next: 'evolving-agent canon edit identity.yaml' (validated and committed as you), "
+        "then 'evolving-agent boot'"
+    )
 
 
 @click.command("boot")
@@ -56,30 +60,51 @@ def init_cmd(ctx: click.Context, path: Path | None) -> None:
 @click.option(
     "--write-file",
     "write_file",
-    type=click.Path(dir_okay=False, path_type=Path),
+    # Checked when writing, not by click: a bad path must not cost the hook its stdout.
+    type=click.Path(path_type=Path),
     default=None,
     help="Also write the Markdown boot context to this file (for a CLAUDE.md @import).",
 )
+@click.option(
+    "--max-chars",
+    type=click.IntRange(min=MIN_MAX_CHARS),
+    default=DEFAULT_MAX_CHARS,
+    envvar=MAX_CHARS_ENV,
+    show_default=True,
+    help=f"Size budget of the Markdown context (env {MAX_CHARS_ENV}); Claude Code "
+    "keeps about 10,000 characters of hook context.",
+)
 @click.pass_context
-def boot_cmd(ctx: click.Context, fmt: str, write_file: Path | None) -> None:
+def boot_cmd(ctx: click.Context, fmt: str, write_file: Path | None, max_chars: int) -> None:
     """Print today's boot context (Canon, Today, Live Bus) for a system prompt.
 
     Never reads the Evidence history, so it costs the same on day 1 and day 1,000.
+    Serves Canon only as the last writer commit left it, and fits --max-chars (the
+    Live Bus is cut first, with a "(n more ...)" note).  Notices go to stderr too.
     --write-file also refreshes a Markdown copy that CLAUDE.md or AGENTS.md can import;
-    stdout stays exactly the chosen format.
+    stdout stays exactly the chosen format, and with claude-hook a failed --write-file
+    is a warning, never a lost hook.
 
     \b
     Example (Claude Code SessionStart hook, refreshing the @import fallback):
       evolving-agent boot --format claude-hook --write-file .claude/evolving-agent-boot.md
     """
     root = root_from(ctx)
-    boot = build_boot(root)
+    boot = build_boot(root, max_chars=max_chars)
+    for warning in boot.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if fmt == "claude-hook":
+        click.echo(boot.claude_hook())
+        if write_file is not None:
+            try:
+                write_boot_file(root, write_file, boot)
+            except (EvolvingAgentError, OSError) as exc:
+                click.echo(f"warning: boot file not written: {exc}", err=True)
+        return
     if write_file is not None:
         write_boot_file(root, write_file, boot)
     if fmt == "json":
         echo_json(boot.model_dump())
-    elif fmt == "claude-hook":
-        click.echo(boot.claude_hook())
     else:
         click.echo(boot.markdown(), nl=False)
 
@@ -159,7 +184,10 @@ def live_show(ctx: click.Context, as_json: bool) -> None:
     Example:
       evolving-agent live show --json
     """
-    entries = live.entries(require_root(root_from(ctx)))
+    scan = live.scan(require_root(root_from(ctx)))
+    for skipped in scan.skipped:
+        click.echo(f"warning: {skipped}", err=True)
+    entries = scan.entries
     if as_json:
         echo_json([e.model_dump() for e in entries])
         return
@@ -279,7 +307,12 @@ def write_cmd(ctx: click.Context, actor: str, layer: str, relpath: str) -> None:
     """
     root: MemoryRoot = require_root(root_from(ctx))
     data = sys.stdin.buffer.read()
-    path = Writer(root, actor).write(layer, relpath, data, message=f"{actor} wrote {relpath}")
+    if layer == "live":  # the same checks as 'live set': a bad entry never reaches boot
+        path = live.write_entry_file(root, actor, relpath, data)
+    elif layer == "today":
+        path = write_today_file(root, actor, relpath, data)
+    else:
+        path = Writer(root, actor).write(layer, relpath, data, message=f"{actor} wrote {relpath}")
     click.echo(f"wrote {path}")
 
 

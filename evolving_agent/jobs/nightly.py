@@ -32,6 +32,7 @@ from evolving_agent.jobs.hypotheses import (
 from evolving_agent.jobs.runs import RunMarker, append_once, finish, plan_or_resume, refuse_future
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.evidence import now as local_now
+from evolving_agent.memory.redact import redact
 from evolving_agent.memory.root import require_root
 from evolving_agent.memory.today import BIAS_FILE, CARRY_FILE, Carry
 from evolving_agent.paths import MemoryRoot
@@ -215,7 +216,7 @@ def _write_today(writer: Writer, plan: NightlyPlan) -> None:
         NIGHTLY_STATE_FILE: json.dumps(state.model_dump(mode="json"), indent=2) + "\n"
     }
     if plan.carry is not None and plan.bias is not None:
-        files[BIAS_FILE] = plan.bias + "\n"
+        files[BIAS_FILE] = redact(plan.bias) + "\n"
         files[CARRY_FILE] = json.dumps(plan.carry.model_dump(mode="json"), indent=2) + "\n"
     writer.write_many("today", files)
     if plan.changes:

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory.policy import Actor
+from evolving_agent.memory.redact import redact, redact_data
 from evolving_agent.paths import MemoryRoot
 
 SCHEMA_VERSION = 1
@@ -153,6 +154,14 @@ def _last_line(fd: int, size: int) -> bytes:
 _TAIL: dict[Path, tuple[int, str]] = {}
 
 
+def _masked(draft: EvidenceDraft) -> EvidenceDraft:
+    """The draft with secrets masked (see memory/redact.py): Evidence never holds a key."""
+    text, data = redact(draft.text), redact_data(draft.data)
+    if text == draft.text and data == draft.data:
+        return draft
+    return draft.model_copy(update={"text": text, "data": data})
+
+
 class EvidenceLog:
     """The Evidence layer of one root.  Appending is the only way to change it."""
 
@@ -181,7 +190,7 @@ class EvidenceLog:
         """Append drafts, each to its own day's file, in order.  Returns sealed records."""
         by_day: dict[date, list[EvidenceDraft]] = {}
         for d in drafts:
-            by_day.setdefault(d.day(), []).append(d)
+            by_day.setdefault(d.day(), []).append(_masked(d))
         sealed: list[EvidenceRecord] = []
         for day, items in by_day.items():
             sealed.extend(self._append_day(day, items))

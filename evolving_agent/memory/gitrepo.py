@@ -91,6 +91,9 @@ def commit_paths(
         repo.index.remove(gone, working_tree=False, ignore_unmatch=True)
     body = message.rstrip() + "\n\n" + "".join(f"{k}: {v}\n" for k, v in trailers.items())
     commit = repo.index.commit(body)
+    from evolving_agent.memory.canon_snapshot import record_canon_snapshot
+
+    record_canon_snapshot(root)  # boot serves only Canon matching this commit
     return commit.hexsha
 
 

@@ -1,21 +1,33 @@
 """The Live Bus: what is going on now, as keyed entries any actor may replace.
 
-One JSON file per key under ``live/`` so setting one key never races another.
+One JSON file per key under ``live/`` so setting one key never races another.  Every
+way in validates the same: ``live set``, the MCP tool and ``write … live KEY.json``
+all go through :func:`set_entry` / :func:`write_entry_file` (key, size, JSON shape,
+secrets masked).  Reading is forgiving: a file that is not a valid entry (written
+behind the writer's back, or by an older version) is skipped and reported, never
+allowed to break boot or the Claude Code hook.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import now
+from evolving_agent.memory.redact import redact
 from evolving_agent.paths import MemoryRoot
 
-KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+KEY_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+MAX_TEXT_CHARS = 4000  # a note of where work stopped, not a document
+MAX_FILE_BYTES = 64 * 1024  # larger files in live/ are skipped unread
 
 
 class LiveEntry(BaseModel):
@@ -26,41 +38,131 @@ class LiveEntry(BaseModel):
     actor: str
     updated: str
 
+    @field_validator("key")
+    @classmethod
+    def _key(cls, v: str) -> str:
+        return _check_key(v)
+
+
+@dataclass
+class LiveScan:
+    """The valid entries of the Live Bus, and a one-line report per file skipped."""
+
+    entries: list[LiveEntry] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
 
 def _check_key(key: str) -> str:
-    if not KEY_RE.match(key) or key.endswith(".json"):
+    # fullmatch: '$' would accept a trailing newline ("thread\n").
+    if not KEY_RE.fullmatch(key) or key.endswith(".json"):
         raise InvalidInput(
             f"invalid Live Bus key {key!r}: use letters, digits, '.', '_' or '-' (max 64)"
         )
     return key
 
 
-def set_entry(root: MemoryRoot, actor: str, key: str, text: str) -> LiveEntry:
+def _check_text(key: str, text: str) -> str:
     if not text.strip():
         raise InvalidInput(
-            f"Live Bus text for {_check_key(key)!r} is empty (to remove the entry: "
+            f"Live Bus text for {key!r} is empty (to remove the entry: "
             f"evolving-agent live clear {key})"
         )
-    entry = LiveEntry(key=_check_key(key), text=text, actor=actor, updated=now().isoformat())
+    if len(text) > MAX_TEXT_CHARS:
+        raise InvalidInput(
+            f"Live Bus text for {key!r} is {len(text):,} characters; the limit is "
+            f"{MAX_TEXT_CHARS:,} (note where work stopped, and keep documents elsewhere)"
+        )
+    return redact(text)
+
+
+def set_entry(root: MemoryRoot, actor: str, key: str, text: str) -> LiveEntry:
+    key = _check_key(key)
+    entry = LiveEntry(key=key, text=_check_text(key, text), actor=actor, updated=now().isoformat())
     Writer(root, actor).write("live", f"{key}.json", entry.model_dump_json(indent=2) + "\n")
     return entry
+
+
+def write_entry_file(root: MemoryRoot, actor: str, relpath: str, data: bytes) -> Path:
+    """``write --as ACTOR live KEY.json``: the same checks as :func:`set_entry`.
+
+    Invalid content is refused (exit 4) before anything is written.
+    """
+    key = relpath.removesuffix(".json")
+    if not relpath.endswith(".json") or "/" in relpath:
+        raise InvalidInput(
+            f"a Live Bus file is KEY.json directly in live/, not {relpath!r} "
+            "(or use: evolving-agent live set KEY TEXT)"
+        )
+    _check_key(key)
+    where = root.live / relpath
+    entry = parse_entry(data, file=where)
+    if entry.key != key:
+        raise InvalidInput(f"entry key {entry.key!r} does not match the file name", file=where)
+    if entry.actor != actor:
+        raise InvalidInput(
+            f"entry claims actor {entry.actor!r} but is written as {actor!r}", file=where
+        )
+    entry.text = _check_text(key, entry.text)
+    return Writer(root, actor).write(
+        "live", relpath, entry.model_dump_json(indent=2) + "\n", message=f"{actor} wrote {relpath}"
+    )
+
+
+def parse_entry(data: bytes, *, file: Path | str) -> LiveEntry:
+    """One Live Bus file's bytes as an entry; InvalidInput naming the field otherwise."""
+    try:
+        return LiveEntry.model_validate(json.loads(data.decode("utf-8")))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(entry)"
+        raise InvalidInput(
+            f"malformed Live Bus entry: {where}: {first['msg']}", file=file
+        ) from None
+    except ValueError as exc:  # not JSON, or not UTF-8
+        raise InvalidInput(f"malformed Live Bus entry: {exc}", file=file) from None
 
 
 def clear_entry(root: MemoryRoot, actor: str, key: str) -> bool:
     return Writer(root, actor).delete("live", f"{_check_key(key)}.json")
 
 
-def entries(root: MemoryRoot) -> list[LiveEntry]:
-    out = []
-    for p in sorted(root.live.glob("*.json")):
+def scan(root: MemoryRoot) -> LiveScan:
+    """Every valid entry (sorted by key); every other file in live/ skipped with a reason."""
+    out = LiveScan()
+    base = root.live
+    try:
+        if not stat.S_ISDIR(os.lstat(base).st_mode):
+            out.skipped.append(f"{base}: not a directory (a symlink?); Live Bus not read")
+            return out
+    except FileNotFoundError:
+        return out
+    for p in sorted(base.glob("*.json")):
         try:
-            out.append(LiveEntry.model_validate(json.loads(p.read_text(encoding="utf-8"))))
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(part) for part in first["loc"]) or "(entry)"
-            raise InvalidInput(
-                f"malformed Live Bus entry: {field}: {first['msg']}", file=p
-            ) from None
-        except ValueError as exc:  # not JSON, or not UTF-8
-            raise InvalidInput(f"malformed Live Bus entry: {exc}", file=p) from None
+            st = os.lstat(p)
+            if not stat.S_ISREG(st.st_mode):
+                raise InvalidInput("not a regular file (a symlink?)", file=p)
+            if st.st_size > MAX_FILE_BYTES:
+                raise InvalidInput(f"{st.st_size:,} bytes, more than a Live Bus entry", file=p)
+            fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW)
+            with os.fdopen(fd, "rb") as fh:
+                entry = parse_entry(fh.read(), file=p)
+            if entry.key != p.stem:
+                raise InvalidInput(f"entry key {entry.key!r} does not match the file name", file=p)
+        except InvalidInput as exc:
+            out.skipped.append(_one_line(f"{exc}; skipped"))
+            continue
+        except OSError as exc:
+            out.skipped.append(_one_line(f"{p}: unreadable ({exc.strerror}); skipped"))
+            continue
+        out.entries.append(entry)
     return out
+
+
+def _one_line(text: str) -> str:
+    # A file name may hold a newline; a report is one line.
+    return " ".join(text.split())
+
+
+def entries(root: MemoryRoot) -> list[LiveEntry]:
+    """The valid Live Bus entries, sorted by key (see :func:`scan` for what was skipped)."""
+    return scan(root).entries

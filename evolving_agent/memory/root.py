@@ -6,6 +6,7 @@ from pathlib import Path
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory import gitrepo
+from evolving_agent.memory.canon_snapshot import record_canon_snapshot
 from evolving_agent.memory.canon import IDENTITY_FILE, IDENTITY_TEMPLATE, POLICY_TEMPLATE
 from evolving_agent.memory.policy import POLICY_FILE
 from evolving_agent.paths import LAYERS, REVIEW_AREAS, MemoryRoot
@@ -48,6 +49,7 @@ def init_root(path: Path) -> MemoryRoot:
         [".gitignore", "schedule.yaml", f"canon/{IDENTITY_FILE}", f"canon/{POLICY_FILE}"]
     )
     repo.index.commit(INIT_MESSAGE + "\n\nActor: init\n")
+    record_canon_snapshot(root)
     return root
 
 

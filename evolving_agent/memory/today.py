@@ -7,9 +7,13 @@ meaningful: each says what tomorrow does with the hypothesis.
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from evolving_agent.memory.redact import redact
+from evolving_agent.paths import MemoryRoot
 
 CarryType = Literal[
     "vow",  # keep it tomorrow
@@ -39,3 +43,20 @@ class Carry(BaseModel):
     text: str = Field(min_length=1)
     hypothesis: str | None = None
     date: dt.date | None = None
+
+    @field_validator("text")
+    @classmethod
+    def _masked(cls, v: str) -> str:
+        # The carry quotes friction; whatever slipped past Evidence's redaction stops here.
+        return redact(v)
+
+
+def write_today_file(root: MemoryRoot, actor: str, relpath: str, data: bytes) -> Path:
+    """``write --as ACTOR today RELPATH``: secrets masked before the text lands in Today."""
+    from evolving_agent.memory.authority import Writer
+
+    try:
+        data = redact(data.decode("utf-8")).encode("utf-8")
+    except UnicodeDecodeError:
+        pass  # not text: nothing boot would show, nothing to mask
+    return Writer(root, actor).write("today", relpath, data, message=f"{actor} wrote {relpath}")

@@ -29,6 +29,7 @@ from evolving_agent.jobs.hypotheses import Hypothesis, read_register
 from evolving_agent.jobs.settings import REFLECTOR_NAMES, ReflectorSettings
 from evolving_agent.memory.authority import ScopedReader
 from evolving_agent.memory.evidence import EvidenceRecord
+from evolving_agent.memory.redact import redact
 from evolving_agent.memory.today import CARRY_FILE, Carry, CarryType
 from evolving_agent.review.models import Section
 
@@ -289,11 +290,12 @@ class PromptReflector(Reflector):
         note = ""
         if feedback:
             note = f"Your previous answer was refused: {feedback}. Answer again with valid JSON."
-        return Template(self._prompts(job)).safe_substitute(
+        prompt = Template(self._prompts(job)).safe_substitute(
             context=json.dumps(data, indent=2, ensure_ascii=False),
             schema=json.dumps(schema, ensure_ascii=False),
             feedback=note,
         )
+        return redact(prompt)  # no secret leaves the machine in a prompt
 
     def nightly(self, *, context: NightlyContext, feedback: str | None = None) -> NightlyReflection:
         prompt = self.render(
