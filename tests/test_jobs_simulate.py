@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from evolving_agent.cli import cli
-from evolving_agent.jobs.hypotheses import check_register, list_hypotheses
 from evolving_agent.jobs.simulate import simulate_month
+from evolving_agent.memory.hypotheses import check_register, list_hypotheses
 from evolving_agent.memory.root import init_root
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.review.models import PendingReview

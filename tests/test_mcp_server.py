@@ -19,9 +19,9 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
 
-from evolving_agent.jobs.hypotheses import add_hypothesis
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
+from evolving_agent.memory.hypotheses import add_hypothesis
 from evolving_agent.memory.root import init_root
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import MemoryRoot

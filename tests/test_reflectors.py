@@ -19,23 +19,18 @@ from pydantic import ValidationError
 
 from evolving_agent.cli import cli
 from evolving_agent.errors import UsageError
-from evolving_agent.jobs.hypotheses import Hypothesis, add_hypothesis, check_register
 from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.jobs.prompts import default_prompt, prompt_loader
 from evolving_agent.jobs.runner import resolve_reflector
 from evolving_agent.jobs.weekly import run_weekly
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.hypotheses import Hypothesis, add_hypothesis, check_register
 from evolving_agent.memory.root import init_root
 from evolving_agent.memory.today import Carry
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.reflectors.base import (
-    NightlyContext,
-    NightlyReflection,
-    Reflector,
-    WeeklyContext,
-    get_reflector,
-)
+from evolving_agent.reflectors import Reflector, get_reflector
+from evolving_agent.reflectors.base import NightlyContext, NightlyReflection, WeeklyContext
 
 D0 = date(2026, 11, 2)
 FAKE = str(Path(fakes.__file__).resolve())
@@ -177,10 +172,15 @@ def test_unknown_reflector_lists_the_valid_ones() -> None:
 
 
 def test_bias_must_be_an_instruction_without_scores() -> None:
-    good = "When about to offer a menu, stop and give one answer."
+    good = "When about to offer a menu, stop and give one answer.\nGrounding: “three options”"
     assert NightlyReflection(bias=good).bias == good
     for bad in (
-        "I am a concise assistant.",
+        "When about to offer a menu, stop and give one answer.",  # one line
+        "I am a concise assistant.\nGrounding.",
+        "The assistant tends to over-explain.\nGrounding.",
+        "You are too verbose.\nGrounding.",
+        "Log at least 3 friction events before the end of the day.\nGrounding.",
+        "Count your self-criticisms tonight.\nGrounding.",
         "I'm getting better at this.",
         "When unsure, say so.\nConfidence: 0.8",
         "Keep answers short (4/5).",
@@ -267,6 +267,7 @@ def test_openai_over_loopback_reads_untagged_events(
     assert check_register(root) == []
     assert (root.today / "bias.md").read_text() == (
         "When about to offer options nobody asked for, stop and give one answer.\n"
+        "Grounding: “gave three options”\n"
     )
     assert hyp.id in (root.today / "carry.json").read_text()
 
@@ -283,22 +284,23 @@ def test_openai_malformed_answer_falls_back(root: MemoryRoot, modes: list[str]) 
     assert "feedback" not in server.requests[0]["messages"][1]["content"].lower()
     assert "Your previous answer was refused" in server.requests[1]["messages"][1]["content"]
     assert res.output.splitlines()[1].startswith("note: openai reflector output was invalid twice")
-    assert (root.today / "bias.md").read_text().startswith("Try this today:")
+    assert (root.today / "bias.md").read_text().startswith("Try it once today")
 
 
 def test_openai_weekly_wording_is_used(root: MemoryRoot) -> None:
-    hyp = add_hypothesis(root, "give one answer, not a menu", ts=at(D0, 8))
+    hyp = add_hypothesis(root, "give one answer, not a menu", ts=at(D0 + timedelta(days=1), 8))
     session = Writer(root, "session")
-    for i in range(5):
+    for i in range(2, 7):  # Wednesday to Sunday, then Monday: two calendar weeks
         day = D0 + timedelta(days=i)
         session.append("friction", "held", supports=hyp.id, ts=at(day, 10))
+    session.append("friction", "held", supports=hyp.id, ts=at(D0 + timedelta(days=7), 10))
     with FakeOpenAI(["ok"]) as server:
         use_openai(root, server.base_url)
         result = run_weekly(
             root,
-            D0 + timedelta(days=6),
+            D0 + timedelta(days=7),
             reflector=resolve_reflector(root),
-            now=at(D0 + timedelta(days=7), 4),
+            now=at(D0 + timedelta(days=8), 4),
         )
     assert [p.diff.text for p in result.plan.proposals] == ["Habit: give one answer, not a menu"]
     assert result.plan.proposals[0].evidence_ids == [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from evolving_agent.cli._common import echo_json, root_from
-from evolving_agent.jobs.hypotheses import add_hypothesis, list_hypotheses, show_hypothesis
+from evolving_agent.memory.hypotheses import add_hypothesis, list_hypotheses, show_hypothesis
 
 
 @click.group("hypothesis")

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
-from evolving_agent.jobs.hypotheses import list_hypotheses
 from evolving_agent.memory import events, live
 from evolving_agent.memory.boot import build_boot
+from evolving_agent.memory.hypotheses import list_hypotheses
 from evolving_agent.memory.live import LiveEntry
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
