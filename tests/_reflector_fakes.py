@@ -78,8 +78,7 @@ def answer(prompt: str, mode: str = "ok") -> str:
     return json.dumps(
         {
             "readings": [
-                {"event": f["id"], "hypothesis": h["id"], "relation": "supports"}
-                for f in untagged
+                {"event": f["id"], "hypothesis": h["id"], "relation": "supports"} for f in untagged
             ],
             "hypothesis": None if mode == "nocite" else h["id"],
             "carry_type": ctype,

@@ -13,7 +13,6 @@ from evolving_agent.cli import cli
 from evolving_agent.errors import InvalidInput
 from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.hypotheses import (
     REGISTER_FILE,
     Hypothesis,
@@ -61,13 +60,65 @@ def test_cli_add_list_show_exact_output(root: MemoryRoot) -> None:
     res = runner.invoke(cli, ["hypothesis", "show", hid])
     assert res.exit_code == 0
     today = date.today().isoformat()
-    assert res.output.splitlines()[:5] == [
+    assert res.output.splitlines()[:6] == [
         f"{hid}: the user wants one answer",
         f"state: emerging (since evidence of {today})",
+        "origin: human; stakes: low",
         "supported on: -",
         "contradicted on: -",
         "evidence: -",
     ]
+
+
+def test_cli_shape_edit_retire_split(root: MemoryRoot) -> None:
+    runner = CliRunner()
+    claim = "before a destructive command I ask first"
+    hid = hypothesis_id(claim)
+    res = runner.invoke(
+        cli,
+        [
+            "hypothesis",
+            "add",
+            claim,
+            "--when",
+            "about to rm -rf",
+            "--do",
+            "ask first",
+            "--stakes",
+            "high",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    assert (
+        res.output
+        == f"{hid} emerging: {claim} (when: about to rm -rf; do: ask first; stakes: high)\n"
+    )
+    res = runner.invoke(cli, ["hypothesis", "edit", hid, "--when", "about to force-push"])
+    assert res.output == (
+        f"{hid} emerging: {claim} (when: about to force-push; do: ask first; stakes: high)\n"
+    )
+    assert runner.invoke(cli, ["hypothesis", "edit", hid]).exit_code == 4  # nothing to change
+    res = runner.invoke(cli, ["hypothesis", "split", hid, "ask before rm", "ask before push"])
+    assert res.exit_code == 0, res.output
+    a, b = hypothesis_id("ask before rm"), hypothesis_id("ask before push")
+    assert res.output.splitlines() == [
+        f"{hid} split into {a} and {b}",
+        f"{a} emerging: ask before rm",
+        f"{b} emerging: ask before push",
+    ]
+    hyps = {h.id: h for h in list_hypotheses(root, from_evidence=True)}
+    assert hyps[hid].state == "split" and hyps[hid].children == [a, b]
+    assert hyps[a].parent == hid and hyps[a].do == "ask first" and hyps[a].stakes == "high"
+    res = runner.invoke(cli, ["hypothesis", "retire", a, "--reason", "never happens"])
+    assert res.output == f"{a} retired: never happens\n"
+    assert runner.invoke(cli, ["hypothesis", "retire", a, "--reason", "x"]).exit_code == 4
+    assert runner.invoke(cli, ["hypothesis", "retire", "h-nope", "--reason", "x"]).exit_code == 4
+    res = runner.invoke(cli, ["hypothesis", "add", "a session noticed this", "--as", "session"])
+    assert res.exit_code == 0
+    assert res.output.endswith(
+        "recorded in Evidence; the next nightly run adds it to the register\n"
+    )
+    assert check_register(root) == []
 
 
 def test_cli_errors_are_one_line_exit_4(root: MemoryRoot) -> None:
