@@ -7,6 +7,7 @@ Evidence history, so it costs the same on day 1 and day 1,000.
 from __future__ import annotations
 
 import json
+from datetime import date
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -24,6 +25,9 @@ from evolving_agent.paths import MemoryRoot
 class BootContext(BaseModel):
     bias: str
     carry: dict[str, Any]
+    # The day the bias and carry were written for, when a later nightly run left them
+    # (a quiet day): an old bias shows its date instead of passing for today's.
+    stale: str | None = None
     canon: dict[str, Any]
     live: dict[str, str]
 
@@ -42,11 +46,16 @@ class BootContext(BaseModel):
                 lines += [f"## {title}", *[f"- {i}" for i in items], ""]
         for name, text in self.canon.get("notes", {}).items():
             lines += [f"## {name}", text.strip(), ""]
-        lines += ["## Today's bias", self.bias, ""]
+        dated = f" (written for {self.stale}; nothing newer since)" if self.stale else ""
+        lines += [f"## Today's bias{dated}", self.bias, ""]
         carry = self.carry
         if carry.get("type"):
             hyp = f" (hypothesis {carry['hypothesis']})" if carry.get("hypothesis") else ""
-            lines += ["## Carry-forward", f"**{carry['type']}**{hyp}: {carry['text']}", ""]
+            lines += [
+                f"## Carry-forward{dated}",
+                f"**{carry['type']}**{hyp}: {carry['text']}",
+                "",
+            ]
         else:
             lines += ["## Carry-forward", EMPTY_CARRY, ""]
         lines += ["## Live Bus"]
@@ -90,5 +99,21 @@ def build_boot(root: MemoryRoot) -> BootContext:
             ) from None
     live = {e.key: e.text for e in live_bus.entries(root)}
     return BootContext(
-        bias=bias, carry=carry, canon={"identity": identity, "notes": notes}, live=live
+        bias=bias,
+        carry=carry,
+        canon={"identity": identity, "notes": notes},
+        live=live,
+        stale=_stale(reader, carry.get("date")),
     )
+
+
+def _stale(reader: ScopedReader, written_for: Any) -> str | None:
+    """The carry's date when the nightly job has reflected a later day than it was for."""
+    state = reader.read_json("today", "nightly.json")
+    if not written_for or not isinstance(state, dict) or "last_date" not in state:
+        return None
+    try:
+        last, for_day = date.fromisoformat(state["last_date"]), date.fromisoformat(written_for)
+    except (TypeError, ValueError):
+        return None
+    return written_for if for_day <= last else None

@@ -467,6 +467,18 @@ def split_hypothesis(
     return new, children
 
 
+def mark_canon(root: MemoryRoot, hid: str, canon_text: str | None, review_id: str) -> None:
+    """After an approval: the hypothesis's Canon entry (None once removed), so a later
+    retirement proposes its removal and an edit proposes a replace."""
+    reg = fold_root(root)
+    h = reg.get(hid)
+    if h is None or h.canon_text == canon_text:
+        return
+    new = h.model_copy(update={"canon_text": canon_text})
+    why = f"in Canon after {review_id}" if canon_text else f"out of Canon after {review_id}"
+    _record_change(root, new, h.state, why, None)
+
+
 def list_hypotheses(root: MemoryRoot, *, from_evidence: bool = False) -> list[Hypothesis]:
     """All hypotheses, oldest first.
 
