@@ -31,7 +31,8 @@ def test_simulated_month_reaches_the_review_queue(tmp_path: Path) -> None:
     )
     assert queued.hypothesis == result.hypotheses[0]
     states = {h.id: h.state for h in list_hypotheses(root)}
-    assert [states[h] for h in result.hypotheses] == ["live", "retired", "split"]
+    assert [states[h] for h in result.hypotheses] == ["live", "retired", "split", "live"]
+    assert len(result.raised) == 1 and states[result.raised[0]] == "emerging"
     assert check_register(root) == []
     report = verify_root(root)
     assert report.problems == []

@@ -153,7 +153,7 @@ def instruction(h: Hypothesis) -> str:
     if h.do:
         return _sentence(f"when it comes up: {h.do}")
     if h.when:
-        return _sentence(f"when {h.when}: stop and choose on purpose (under test: “{claim}”)")
+        return _sentence(f"when {h.when}: stop, and do what was asked instead")
     return _sentence(f"when it comes up, check whether this holds: “{claim}”")
 
 
@@ -172,9 +172,9 @@ def bias_lines(h: Hypothesis, ctype: str) -> list[str]:
         second = "No friction on it yet: this is a test, not a verdict."
     lines = [first, second]
     if h.stakes == "high":
-        about = h.when or sanitise(h.text, 80)
         lines.append(
-            f"At stake: {about} is hard to undo or seen by others; when unsure, stop and ask first."
+            f"At stake: hard to undo or seen by others ({sanitise(h.text, 90)}); "
+            "when unsure, stop and ask first."
         )
     return lines
 
@@ -199,7 +199,7 @@ def raise_from(context: NightlyContext, known: set[str]) -> NewHypothesis | None
             continue
         return NewHypothesis(
             text=text,
-            when=f"about to repeat “{sanitise(ev.text, 90)}”",
+            when=f"about to repeat “{sanitise(ev.text, 60)}”",
             cites=[n.id for n in sorted(matches, key=lambda n: (n.day, n.id))] + [ev.id],
         )
     return None
@@ -259,8 +259,12 @@ class RulesReflector(Reflector):
     def _rank(
         context: NightlyContext, h: Hypothesis, touched: set[str]
     ) -> tuple[bool, bool, bool, int, str, str]:
-        mine = [o.outcome for o in context.outcomes if o.hypothesis == h.id]
-        tired = mine[-3:] == ["held"] * 3 or mine[-2:] == ["untested"] * 2
+        streak: list[str] = []  # the latest nights in a row that carried ``h``
+        for o in reversed(context.outcomes):
+            if o.hypothesis != h.id:
+                break
+            streak.append(o.outcome)
+        tired = streak[:3] == ["held"] * 3 or streak[:2] == ["untested"] * 2
         return (
             h.settled,
             tired,
