@@ -6,7 +6,8 @@ loopback OpenAI server in the tests calls :func:`answer` for its message content
 is a self-description), ``third`` (a third-person self-description), ``quota`` (the
 killed quota design), ``oneline`` (a 1-line bias), ``nocite`` (a carry citing no
 hypothesis), ``empty`` (``{}`` whatever the day), ``repeat`` (yesterday's carry type),
-``flaky`` (garbage on the first call, recorded in ``EA_FAKE_COUNTER``, then valid).
+``invert`` (a bias that drops the counter-move), ``release`` (release whatever the
+stakes), ``flaky`` (garbage on the first call, recorded in ``EA_FAKE_COUNTER``, then valid).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ BIASES = {
     "third": "The assistant tends to over-explain simple things.\nIt is too eager to please.",
     "quota": "Log at least 3 friction events before the end of the day.\nBe honest.",
     "oneline": "When about to offer options nobody asked for, stop and give one answer.",
+    "invert": "When about to act: do the opposite of the usual advice.\nGrounding: none.",
 }
 
 
@@ -63,6 +65,8 @@ def answer(prompt: str, mode: str = "ok") -> str:
         return "{}"
     prev = ((ctx["yesterday"] or {}).get("carry") or {}).get("type")
     ctype = prev if mode == "repeat" and prev else ctx["allowed_carry_types"][-1]
+    if mode == "release":
+        ctype = "release" if "release" in ctx["allowed_carry_types"] else "refusal"
     today = [f for f in friction_of(prompt) if f["day"] == ctx["day"]]
     untagged = [f for f in today if not f["supports"] and not f["contradicts"]]
     h = hyps[0]

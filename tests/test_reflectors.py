@@ -193,7 +193,9 @@ def test_bias_must_be_an_instruction_without_scores() -> None:
 # -- fallback ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("mode", ["garbage", "self", "repeat"])
+@pytest.mark.parametrize(
+    "mode", ["garbage", "self", "third", "quota", "oneline", "nocite", "empty", "repeat"]
+)
 def test_invalid_command_output_falls_back_to_rules(
     root: MemoryRoot, mode: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -201,6 +203,7 @@ def test_invalid_command_output_falls_back_to_rules(
     Writer(root, "session").append("friction", "menu again", supports=hyp.id, ts=at(D0, 10))
     run_nightly(root, D0, now=at(D0 + timedelta(days=1), 3))
     day = D0 + timedelta(days=1)
+    Writer(root, "session").append("friction", "offered two options", ts=at(day, 10))
     monkeypatch.setenv("EA_FAKE_MODE", mode)
     monkeypatch.setenv("EA_FAKE_COUNTER", str(tmp_path / "calls"))
     res = CliRunner().invoke(
@@ -221,13 +224,40 @@ def test_invalid_command_output_falls_back_to_rules(
     assert lines[1].endswith("); fell back to rules")
     assert (tmp_path / "calls").read_text() == "2"  # asked, retried once, then rules
     bias = (root.today / "bias.md").read_text()
-    assert "I am" not in bias and "Sure!" not in bias
+    assert "I am" not in bias and "Sure!" not in bias and "at least" not in bias
+    assert "assistant tends" not in bias and len(bias.splitlines()) == 2
     carry = json.loads((root.today / "carry.json").read_text())
     assert carry["type"] != "experiment"  # yesterday's type, never repeated
     fallbacks = [r for r in EvidenceLog(root).iter_all() if r.kind == "reflector-fallback"]
     assert len(fallbacks) == 1 and fallbacks[0].data["requested"] == "command"
     job = [r for r in EvidenceLog(root).iter_all() if r.kind == "job"][-1]
     assert job.data["fallback"] is True and job.data["reflector"] == "rules"
+
+
+@pytest.mark.parametrize("mode", ["invert", "release"])
+def test_a_model_may_not_drop_the_counter_move_or_release_high_stakes(
+    root: MemoryRoot, mode: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    hyp = add_hypothesis(
+        root,
+        "before a destructive command I ask first",
+        when="about to run rm -rf",
+        do="stop and ask the user first",
+        stakes="high",
+        ts=at(D0, 8),
+    )
+    Writer(root, "session").append(
+        "friction", "deleted build/ unasked", contradicts=hyp.id, ts=at(D0, 10)
+    )
+    monkeypatch.setenv("EA_FAKE_MODE", mode)
+    monkeypatch.setenv("EA_FAKE_COUNTER", str(tmp_path / "calls"))
+    reflector = resolve_reflector(root, "command", f"{sys.executable} {FAKE}")
+    result = run_nightly(root, D0, reflector=reflector, now=at(D0 + timedelta(days=1), 3))
+    assert result.plan.reflector == "rules" and result.plan.fallback is not None
+    assert (tmp_path / "calls").read_text() == "2"
+    assert result.plan.carry is not None and result.plan.carry.type not in ("release", "refusal")
+    bias = result.plan.bias or ""
+    assert "stop and ask the user first" in bias and bias.splitlines()[2].startswith("At stake")
 
 
 def test_a_retry_that_succeeds_keeps_the_model(
