@@ -311,12 +311,17 @@ def rebuild_register(root: MemoryRoot) -> dict[str, Hypothesis]:
 # -- the user-facing operations -----------------------------------------------------------
 
 
-def _clean(text: str | None, what: str) -> str | None:
+SHAPE_LIMIT = 120  # characters of a trigger or counter-move: a bias line stays short
+
+
+def _clean(text: str | None, what: str, limit: int = 300) -> str | None:
     if text is None:
         return None
     text = " ".join(text.split())
     if not text:
         raise InvalidInput(f"the {what} is empty: leave the option out or say what it is")
+    if len(text) > limit:
+        raise InvalidInput(f"the {what} is {len(text)} characters; keep it under {limit}")
     return text
 
 
@@ -359,8 +364,8 @@ def add_hypothesis(
     h = Hypothesis(
         id=hid,
         text=claim,
-        when=_clean(when, "trigger (--when)"),
-        do=_clean(do, "counter-move (--do)"),
+        when=_clean(when, "trigger (--when)", SHAPE_LIMIT),
+        do=_clean(do, "counter-move (--do)", SHAPE_LIMIT),
         stakes=stakes,  # checked against Stakes above
         origin=actor,  # human or session, checked above
         created=day,
@@ -411,9 +416,9 @@ def edit_hypothesis(
     update: dict[str, Any] = {}
     if text is not None:
         update["text"] = _clean(text, "hypothesis text")
-    for key, value in (("when", when), ("do", do)):
+    for key, value, what in (("when", when, "trigger (--when)"), ("do", do, "counter-move (--do)")):
         if value is not None:
-            update[key] = " ".join(value.split()) or None
+            update[key] = _clean(value, what, SHAPE_LIMIT) if value.strip() else None
     if stakes is not None:
         if stakes not in get_args(Stakes):
             raise InvalidInput(f"unknown stakes {stakes!r} (valid: low, high)")

@@ -111,8 +111,8 @@ class NewHypothesis(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     text: str = Field(min_length=1, max_length=300)
-    when: str | None = Field(None, max_length=200)
-    do: str | None = Field(None, max_length=200)
+    when: str | None = Field(None, max_length=120)
+    do: str | None = Field(None, max_length=120)
     cites: list[str] = Field(min_length=2)  # untagged friction ids from ≥ 2 distinct days
 
     @field_validator("text", "when", "do")

@@ -160,10 +160,9 @@ def instruction(h: Hypothesis) -> str:
 def bias_lines(h: Hypothesis, ctype: str) -> list[str]:
     frame, _ = FRAMES[ctype]
     if ctype == "release":
-        claim = sanitise(h.text, 120)
-        where = f"when {h.when}" if h.when else "when it comes up"
-        days = len(h.contradicted_on)
-        first = f"{frame}: “{claim}”; contradicted on {days} days, so {where}, do what is asked."
+        claim = sanitise(h.text, 100)
+        days = len(set(h.contradicted_on))
+        first = f"{frame}: “{claim}”; contradicted on {days} days, so do what is asked instead."
     else:
         first = f"{frame}. {instruction(h)}"
     if h.last_friction:
