@@ -390,3 +390,19 @@ def test_malformed_reflector_settings_name_file_and_line(root: MemoryRoot) -> No
     assert res.stderr == (
         f"error: {root.schedule_file}:10: reflector.modle: Extra inputs are not permitted\n"
     )
+
+
+def test_a_counter_move_that_reads_like_a_quota_is_quoted_not_fatal(root: MemoryRoot) -> None:
+    hyp = add_hypothesis(
+        root,
+        "tests catch my slips",
+        when="about to say done",
+        do="run the tests at least once",
+        ts=at(D0, 8),
+    )
+    Writer(root, "session").append(
+        "friction", "said done; tests failed", contradicts=hyp.id, ts=at(D0, 10)
+    )
+    result = run_nightly(root, D0, now=at(D0 + timedelta(days=1), 3))
+    bias = result.plan.bias or ""
+    assert "When “about to say done”: “run the tests at least once”." in bias

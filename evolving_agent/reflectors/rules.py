@@ -53,6 +53,7 @@ from evolving_agent.reflectors.base import (
     Reflector,
     WeeklyContext,
     WeeklyReflection,
+    check_meaning,
 )
 
 # (state, signal) -> preferred carry types, best first.
@@ -146,15 +147,24 @@ def _sentence(text: str) -> str:
 
 def instruction(h: Hypothesis) -> str:
     """Trigger + counter-move, as one executable sentence (never the bare claim as an
-    order: a claim phrased as a failure would become an order to fail)."""
+    order: a claim phrased as a failure would become an order to fail).  The human's
+    own words are quoted when they would trip a meaning check ("at least once")."""
     claim = sanitise(h.text, 120)
     if h.when and h.do:
-        return _sentence(f"when {h.when}: {h.do}")
+        return _guarded(f"when {h.when}: {h.do}", f"when “{h.when}”: “{h.do}”")
     if h.do:
-        return _sentence(f"when it comes up: {h.do}")
+        return _guarded(f"when it comes up: {h.do}", f"when it comes up: “{h.do}”")
     if h.when:
         return _sentence(f"when {h.when}: stop, and do what was asked instead")
     return _sentence(f"when it comes up, check whether this holds: “{claim}”")
+
+
+def _guarded(plain: str, quoted: str) -> str:
+    try:
+        check_meaning(plain)
+    except ValueError:
+        return _sentence(quoted)
+    return _sentence(plain)
 
 
 def bias_lines(h: Hypothesis, ctype: str) -> list[str]:
@@ -172,7 +182,7 @@ def bias_lines(h: Hypothesis, ctype: str) -> list[str]:
     lines = [first, second]
     if h.stakes == "high":
         lines.append(
-            f"At stake: hard to undo or seen by others ({sanitise(h.text, 90)}); "
+            f"At stake: hard to undo or seen by others (“{sanitise(h.text, 90)}”); "
             "when unsure, stop and ask first."
         )
     return lines
