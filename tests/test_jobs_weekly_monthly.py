@@ -201,3 +201,18 @@ def test_weekly_reads_only_its_week(root: MemoryRoot) -> None:
     assert result.status == "done"
     data = json.loads((root.state / "runs" / f"weekly-{sunday}.json").read_text())
     assert data["phase"] == "done"
+
+
+def test_a_retired_hypothesis_in_canon_proposes_its_removal(root: MemoryRoot) -> None:
+    from evolving_agent.memory.hypotheses import mark_canon
+
+    hyp = add_hypothesis(root, "the user wants long explanations", ts=at(START, 8))
+    mark_canon(root, hyp.id, "Explain at length.", "rev-2026-09-1", ts=at(START, 9))
+    live_through(root, 7, supports={}, contradicts={hyp.id: [1, 3, 5]})
+    assert state(root, hyp.id).state == "retired"
+    (prop,) = proposals(root)
+    assert prop.hypothesis == hyp.id
+    assert (prop.diff.op, prop.diff.old_text) == ("remove", "Explain at length.")
+    assert prop.evidence_ids == state(root, hyp.id).contradicts
+    result = run_monthly(root, date(2026, 11, 1), now=at(date(2026, 11, 1), 4))
+    assert [r.diff.op for r in result.plan.reviews] == ["remove"]

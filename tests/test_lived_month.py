@@ -296,6 +296,7 @@ def test_over_the_limit_waits_for_next_month(month: Month) -> None:
     dec, jan = month.monthly["2026-12-01"], month.monthly["2027-01-01"]
     assert dec.splitlines()[0] == "monthly proposals of 2026-11: done"
     assert "rev-2026-11-1" in dec and "rev-2026-11-2" not in dec
+    assert "note: 1 proposal(s) over the limit wait for next month" in dec.splitlines()
     assert "rev-2026-12-1" in jan
     queued = {
         json.loads(p.read_text())["hypothesis"]

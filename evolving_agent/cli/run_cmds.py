@@ -180,7 +180,9 @@ def run_monthly_cmd(
     if not plan.reviews:
         click.echo(f"nothing queued (limit {plan.limit} per month)")
     for r in plan.reviews:
-        click.echo(f"{r.id}: {r.diff.op} to {r.diff.section}: {r.diff.text}")
+        click.echo(f"{r.id}: {r.diff.op} to {r.diff.section}: {r.diff.text or r.diff.old_text}")
+    if plan.deferred:
+        click.echo(f"note: {len(plan.deferred)} proposal(s) over the limit wait for next month")
     if plan.reviews:
         click.echo("next: evolving-agent review list")
 

@@ -472,7 +472,9 @@ def split_hypothesis(
     return new, children
 
 
-def mark_canon(root: MemoryRoot, hid: str, canon_text: str | None, review_id: str) -> None:
+def mark_canon(
+    root: MemoryRoot, hid: str, canon_text: str | None, review_id: str, *, ts: Any = None
+) -> None:
     """After an approval: the hypothesis's Canon entry (None once removed), so a later
     retirement proposes its removal and an edit proposes a replace."""
     reg = fold_root(root)
@@ -481,7 +483,7 @@ def mark_canon(root: MemoryRoot, hid: str, canon_text: str | None, review_id: st
         return
     new = h.model_copy(update={"canon_text": canon_text})
     why = f"in Canon after {review_id}" if canon_text else f"out of Canon after {review_id}"
-    _record_change(root, new, h.state, why, None)
+    _record_change(root, new, h.state, why, ts)
 
 
 def list_hypotheses(root: MemoryRoot, *, from_evidence: bool = False) -> list[Hypothesis]:
