@@ -18,6 +18,7 @@ import git
 import pytest
 from freezegun import freeze_time
 
+from evolving_agent.memory.hypotheses import check_register, fold_root
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli, run_proc
@@ -83,6 +84,9 @@ def test_evidence_through_all_three_jobs_to_an_approved_reverted_identity_change
 
     approved = run_proc("review", "approve", "rev-2026-10-1", "--yes", "--approver", "alice")
     assert approved.returncode == 0, approved.stderr.decode()
+    # The hypothesis now knows its Canon entry (a later retirement proposes removing it).
+    assert fold_root(root)[hid].canon_text == "Give one answer, not a menu."
+    assert check_register(root) == []
 
     commit = git.Repo(root.path).head.commit
     message = str(commit.message)
