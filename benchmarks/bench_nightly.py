@@ -19,9 +19,9 @@ from datetime import date, datetime, timedelta
 from datetime import time as dtime
 from pathlib import Path
 
-from evolving_agent.jobs.hypotheses import add_hypothesis
 from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog
+from evolving_agent.memory.hypotheses import add_hypothesis
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 

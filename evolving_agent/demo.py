@@ -20,6 +20,7 @@ from pathlib import Path
 from evolving_agent.errors import InvalidInput, WriteDenied
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.boot import build_boot
+from evolving_agent.memory.hypotheses import list_hypotheses
 from evolving_agent.memory.root import init_root
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import MemoryRoot
@@ -101,13 +102,31 @@ def run_demo(directory: Path | None, *, say: Say, today: date | None = None) -> 
     for line in weeks:
         say(line)
     carries = [c for c in sim.carry_types if c]
-    say(f"   carry types, night by night: {' → '.join(carries[:10])} …")
-    say(f"   ({len(set(carries))} distinct types; never the same type two nights running)")
-    bias = build_boot(root).bias.splitlines()
-    say("   today's bias now reads:")
-    for line in bias:
-        say(f"     {line}")
-
+    if sim.raised:
+        hyps = {h.id: h for h in list_hypotheses(root)}
+        raised = hyps[sim.raised[0]]
+        say("   raised by the nightly job from untagged friction that recurred within a week:")
+        say(f"     {raised.id} ({raised.state}, origin {raised.origin}): {raised.text}")
+    night = next(
+        (
+            i
+            for i, (hid, bias) in enumerate(zip(sim.carried, sim.biases, strict=True))
+            if hid == sim.hypotheses[0] and bias
+        ),
+        None,
+    )
+    if night is not None:
+        bias = sim.biases[night] or ""
+        say(f"   the bias booted on {start + timedelta(days=night + 1)} (trigger → counter-move,")
+        say("   grounded in that day's friction; the carry type frames it, never reverses it):")
+        for line in bias.splitlines():
+            say(f"     {line}")
+    spread = {hid: sim.carried.count(hid) for hid in dict.fromkeys(h for h in sim.carried if h)}
+    say(
+        f"   {len(carries)} carries over {len(spread)} hypotheses "
+        f"({', '.join(f'{h}: {n}' for h, n in spread.items())}); unresolved ones first,"
+    )
+    say("   a hypothesis already proposed for Canon steps aside.")
     say("5. The human reviews the queue (at most 3 identity diffs a month).")
     pending = [r for r in list_reviews(root) if r.status == "pending"]
     if not pending:

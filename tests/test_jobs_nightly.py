@@ -15,10 +15,10 @@ from click.testing import CliRunner
 from evolving_agent.cli import cli
 from evolving_agent.errors import ReadOutOfScope
 from evolving_agent.jobs import nightly as nightly_mod
-from evolving_agent.jobs.hypotheses import add_hypothesis, check_register
 from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.hypotheses import add_hypothesis, check_register
 from evolving_agent.memory.root import init_root
 from evolving_agent.memory.today import CARRY_TYPES
 from evolving_agent.paths import MemoryRoot
@@ -98,10 +98,12 @@ def test_rerun_for_the_same_date_changes_nothing(root: MemoryRoot) -> None:
     assert first.output == (
         f"nightly {D0}: done (reflector: rules)\n"
         f"{a.id}: emerging -> emerging (new evidence, state unchanged)\n"
-        f"carry: experiment on {a.id}: Try it tomorrow: give one answer, not a menu\n"
+        f"carry: experiment on {a.id}: Experiment for today. When it comes up, check whether"
+        " this holds: “give one answer, not a menu”.\n"
         "bias:\n"
-        "  Try this today: give one answer, not a menu\n"
-        "  When about to answer the usual way, stop and test it once instead.\n"
+        "  Try it once today and notice what happens. When it comes up, check whether this"
+        " holds: “give one answer, not a menu”.\n"
+        f"  Grounding, {D0}: “menu again”\n"
     )
     assert len(jobs_for(root, D0)) == 1
 

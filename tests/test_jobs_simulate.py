@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from evolving_agent.cli import cli
-from evolving_agent.jobs.hypotheses import check_register, list_hypotheses
 from evolving_agent.jobs.simulate import simulate_month
+from evolving_agent.memory.hypotheses import check_register, list_hypotheses
 from evolving_agent.memory.root import init_root
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.review.models import PendingReview
@@ -31,7 +31,8 @@ def test_simulated_month_reaches_the_review_queue(tmp_path: Path) -> None:
     )
     assert queued.hypothesis == result.hypotheses[0]
     states = {h.id: h.state for h in list_hypotheses(root)}
-    assert [states[h] for h in result.hypotheses] == ["live", "retired", "split"]
+    assert [states[h] for h in result.hypotheses] == ["live", "retired", "split", "live"]
+    assert len(result.raised) == 1 and states[result.raised[0]] == "emerging"
     assert check_register(root) == []
     report = verify_root(root)
     assert report.problems == []

@@ -11,13 +11,13 @@ from click.testing import CliRunner
 
 from evolving_agent.cli import cli
 from evolving_agent.errors import WriteDenied
-from evolving_agent.jobs.hypotheses import Hypothesis, add_hypothesis, list_hypotheses
 from evolving_agent.jobs.monthly import run_monthly
 from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.jobs.weekly import run_weekly
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.hypotheses import Hypothesis, add_hypothesis, list_hypotheses
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import PendingReview, Proposal
@@ -73,27 +73,30 @@ def test_rules_floor_reaches_the_monthly_queue(root: MemoryRoot) -> None:
     floor = add_hypothesis(root, "give one answer, not a menu", ts=at(START, 8))
     short = add_hypothesis(root, "use tables for comparisons", ts=at(START, 8))
     spoilt = add_hypothesis(root, "skip the greeting", ts=at(START, 8))
+    tolerant = add_hypothesis(root, "name the file first", ts=at(START, 8))
     live_through(
         root,
         21,
         supports={
-            floor.id: [1, 4, 8, 11, 13],  # 5 distinct days within 14 (days 1..13)
+            floor.id: [1, 4, 8, 11, 13],  # 5 distinct days in 2 calendar weeks
             short.id: [1, 4, 8, 11],  # only 4
-            spoilt.id: [0, 2, 4, 6, 8, 10],  # 6 days, but contradicted once
+            spoilt.id: [0, 2, 4, 6, 8, 10],  # 6 days, but contradicted on 2 (a third)
+            tolerant.id: [0, 2, 4, 6, 8, 10],  # 6 days, contradicted once: a minority
         },
-        contradicts={spoilt.id: [12]},
+        contradicts={spoilt.id: [9, 12], tolerant.id: [12]},
     )
+    assert state(root, spoilt.id).state == "split"
     props = proposals(root)
-    assert [p.hypothesis for p in props] == [floor.id]
-    prop = props[0]
+    assert {p.hypothesis for p in props} == {floor.id, tolerant.id}
+    prop = next(p for p in props if p.hypothesis == floor.id)
     assert prop.diff.section == "habits" and prop.diff.op == "add"
-    assert prop.diff.text == "Give one answer, not a menu"
+    assert prop.diff.text == "Give one answer, not a menu."
     cited = EvidenceLog(root).find(set(prop.evidence_ids))
     assert len(cited) == 5 and all(r.supports == floor.id for r in cited.values())
     head = gitrepo.open_repo(root).head.commit.hexsha
     result = run_monthly(root, date(2026, 11, 1), now=at(date(2026, 11, 1), 4))
-    queue = pending(root)
-    assert [r.id for r in result.plan.reviews] == [r.id for r in queue] == ["rev-2026-10-1"]
+    queue = [r for r in pending(root) if r.hypothesis == floor.id]
+    assert len(result.plan.reviews) == len(pending(root)) == 2
     assert queue[0].hypothesis == floor.id
     assert queue[0].proposals == [prop.id]
     assert queue[0].evidence_ids == prop.evidence_ids
@@ -108,7 +111,8 @@ def test_more_contradiction_than_support_weakens_then_retires(root: MemoryRoot) 
         for r in EvidenceLog(root).iter_all()
         if r.kind == "hypothesis-state"
     ]
-    assert steps == [("emerging", "emerging"), ("emerging", "split"), ("split", "weakening")]
+    # One contradicting day is not enough to weaken; the second is (distinct days count).
+    assert steps == [("emerging", "emerging"), ("emerging", "emerging"), ("emerging", "weakening")]
     live_through_more = START + timedelta(days=3)
     Writer(root, "session").append(
         "friction", "too long again", contradicts=hyp.id, ts=at(live_through_more, 10)
@@ -120,30 +124,30 @@ def test_more_contradiction_than_support_weakens_then_retires(root: MemoryRoot) 
 
 def test_weekly_and_monthly_are_idempotent(root: MemoryRoot) -> None:
     hyp = add_hypothesis(root, "give one answer, not a menu", ts=at(START, 8))
-    live_through(root, 7, supports={hyp.id: [0, 1, 2, 3, 4]})
+    live_through(root, 14, supports={hyp.id: [3, 4, 5, 6, 7]})
     runner = CliRunner()
-    sunday = (START + timedelta(days=6)).isoformat()
+    sunday = (START + timedelta(days=13)).isoformat()
     again = runner.invoke(cli, ["run", "weekly", "--date", sunday])
     assert again.exit_code == 0
     prop_id = f"prop-{sunday}-{hyp.id}"
     assert again.output == (
         f"weekly week ending {sunday}: already done (nothing changed) (reflector: rules)\n"
-        f"{prop_id}: add to habits: Give one answer, not a menu\n"
+        f"{prop_id}: add to habits: Give one answer, not a menu.\n"
         f"  evidence: {', '.join(proposals(root)[0].evidence_ids)}\n"
     )
     first = runner.invoke(cli, ["run", "monthly", "--date", "2026-11-01"])
     assert first.output == (
         "monthly proposals of 2026-10: done\n"
-        "rev-2026-10-1: add to habits: Give one answer, not a menu\n"
+        "rev-2026-10-1: add to habits: Give one answer, not a menu.\n"
         "next: evolving-agent review list\n"
     )
     second = runner.invoke(cli, ["run", "monthly", "--date", "2026-11-01"])
     assert second.output.startswith("monthly proposals of 2026-10: already done (nothing changed)")
     # A later weekly run does not propose the same hypothesis again.
-    next_sunday = START + timedelta(days=13)
+    next_sunday = START + timedelta(days=20)
     assert run_weekly(root, next_sunday, now=at(next_sunday, 23)).plan.proposals == []
     jobs = [r.data["job"] for r in EvidenceLog(root).iter_all() if r.kind == "job"]
-    assert jobs.count("weekly") == 2 and jobs.count("monthly") == 1
+    assert jobs.count("weekly") == 3 and jobs.count("monthly") == 1
     assert len(pending(root)) == 1
 
 
@@ -152,7 +156,7 @@ def test_monthly_limit_comes_from_canon_policy(root: MemoryRoot) -> None:
         add_hypothesis(root, f"habit number {name}", ts=at(START, 8))
         for name in ("one", "two", "three", "four")
     ]
-    live_through(root, 7, supports={h.id: [0, 1, 2, 3, 4] for h in hyps})
+    live_through(root, 14, supports={h.id: [3, 4, 5, 6, 7] for h in hyps})
     assert len(proposals(root)) == 4
     policy = root.canon / "policy.yaml"
     text = policy.read_text().replace("monthly_limit: 3", "monthly_limit: 2")
@@ -161,7 +165,11 @@ def test_monthly_limit_comes_from_canon_policy(root: MemoryRoot) -> None:
     result = run_monthly(root, date(2026, 11, 1), now=at(date(2026, 11, 1), 4))
     assert result.plan.limit == 2
     assert [r.id for r in pending(root)] == ["rev-2026-10-1", "rev-2026-10-2"]
-    assert len(result.plan.skipped) == 2
+    assert len(result.plan.deferred) == 2 and result.plan.skipped == []
+    # Over the limit is not dropped: the two wait for next month's queue.
+    later = run_monthly(root, date(2026, 12, 1), now=at(date(2026, 12, 1), 4))
+    assert [r.id for r in later.plan.reviews] == ["rev-2026-11-1", "rev-2026-11-2"]
+    assert {r.proposals[0] for r in later.plan.reviews} == set(result.plan.deferred)
 
 
 def test_default_limit_is_three(root: MemoryRoot) -> None:
@@ -169,7 +177,7 @@ def test_default_limit_is_three(root: MemoryRoot) -> None:
         add_hypothesis(root, f"habit number {name}", ts=at(START, 8))
         for name in ("one", "two", "three", "four", "five")
     ]
-    live_through(root, 7, supports={h.id: [0, 1, 2, 3, 4] for h in hyps})
+    live_through(root, 14, supports={h.id: [3, 4, 5, 6, 7] for h in hyps})
     run_monthly(root, date(2026, 11, 1), now=at(date(2026, 11, 1), 4))
     assert len(pending(root)) == 3
 
@@ -193,3 +201,18 @@ def test_weekly_reads_only_its_week(root: MemoryRoot) -> None:
     assert result.status == "done"
     data = json.loads((root.state / "runs" / f"weekly-{sunday}.json").read_text())
     assert data["phase"] == "done"
+
+
+def test_a_retired_hypothesis_in_canon_proposes_its_removal(root: MemoryRoot) -> None:
+    from evolving_agent.memory.hypotheses import mark_canon
+
+    hyp = add_hypothesis(root, "the user wants long explanations", ts=at(START, 8))
+    mark_canon(root, hyp.id, "Explain at length.", "rev-2026-09-1", ts=at(START, 9))
+    live_through(root, 7, supports={}, contradicts={hyp.id: [1, 3, 5]})
+    assert state(root, hyp.id).state == "retired"
+    (prop,) = proposals(root)
+    assert prop.hypothesis == hyp.id
+    assert (prop.diff.op, prop.diff.old_text) == ("remove", "Explain at length.")
+    assert prop.evidence_ids == state(root, hyp.id).contradicts
+    result = run_monthly(root, date(2026, 11, 1), now=at(date(2026, 11, 1), 4))
+    assert [r.diff.op for r in result.plan.reviews] == ["remove"]

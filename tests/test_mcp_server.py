@@ -19,9 +19,9 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
 
-from evolving_agent.jobs.hypotheses import add_hypothesis
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
+from evolving_agent.memory.hypotheses import add_hypothesis
 from evolving_agent.memory.root import init_root
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import MemoryRoot
@@ -29,7 +29,7 @@ from evolving_agent.paths import MemoryRoot
 T = TypeVar("T")
 
 BIAS = "When I am about to write 'or you could also…', stop: did the user ask for options?"
-TOOLS = {"friction", "live_set", "boot", "hypotheses"}
+TOOLS = {"friction", "live_set", "boot", "hypotheses", "hypothesis_add"}
 
 
 @pytest.fixture
@@ -193,9 +193,32 @@ def test_tool_schemas_expose_no_actor_or_layer(root: MemoryRoot, tmp_path: Path)
         "live_set": {"key", "text"},
         "boot": set(),
         "hypotheses": set(),
+        "hypothesis_add": {"text", "when", "do", "stakes"},
     }
     for props in params.values():
         assert not props & {"actor", "as", "layer", "area", "relpath", "path"}
+
+
+def test_the_session_raises_a_hypothesis_as_session(root: MemoryRoot, tmp_path: Path) -> None:
+    async def body(s: ClientSession) -> CallToolResult:
+        return await s.call_tool(
+            "hypothesis_add",
+            {
+                "text": "I open with a plan nobody asked for",
+                "when": "about to write 'Let me first organise'",
+                "do": "answer first, plan only if asked",
+                "actor": "human",
+            },
+        )
+
+    result = run_session(root, tmp_path, body)
+
+    assert result.is_error is False
+    (rec,) = [r for r in all_records(root) if r.kind == "hypothesis"]
+    assert rec.actor == "session"
+    snap = rec.data["hypothesis"]
+    assert (snap["origin"], snap["state"]) == ("session", "emerging")
+    assert snap["do"] == "answer first, plan only if asked"
 
 
 def test_a_smuggled_actor_argument_still_acts_as_session(root: MemoryRoot, tmp_path: Path) -> None:

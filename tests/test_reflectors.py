@@ -19,23 +19,18 @@ from pydantic import ValidationError
 
 from evolving_agent.cli import cli
 from evolving_agent.errors import UsageError
-from evolving_agent.jobs.hypotheses import Hypothesis, add_hypothesis, check_register
 from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.jobs.prompts import default_prompt, prompt_loader
 from evolving_agent.jobs.runner import resolve_reflector
 from evolving_agent.jobs.weekly import run_weekly
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.hypotheses import Hypothesis, add_hypothesis, check_register
 from evolving_agent.memory.root import init_root
 from evolving_agent.memory.today import Carry
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.reflectors.base import (
-    NightlyContext,
-    NightlyReflection,
-    Reflector,
-    WeeklyContext,
-    get_reflector,
-)
+from evolving_agent.reflectors import Reflector, get_reflector
+from evolving_agent.reflectors.base import NightlyContext, NightlyReflection, WeeklyContext
 
 D0 = date(2026, 11, 2)
 FAKE = str(Path(fakes.__file__).resolve())
@@ -177,10 +172,15 @@ def test_unknown_reflector_lists_the_valid_ones() -> None:
 
 
 def test_bias_must_be_an_instruction_without_scores() -> None:
-    good = "When about to offer a menu, stop and give one answer."
+    good = "When about to offer a menu, stop and give one answer.\nGrounding: “three options”"
     assert NightlyReflection(bias=good).bias == good
     for bad in (
-        "I am a concise assistant.",
+        "When about to offer a menu, stop and give one answer.",  # one line
+        "I am a concise assistant.\nGrounding.",
+        "The assistant tends to over-explain.\nGrounding.",
+        "You are too verbose.\nGrounding.",
+        "Log at least 3 friction events before the end of the day.\nGrounding.",
+        "Count your self-criticisms tonight.\nGrounding.",
         "I'm getting better at this.",
         "When unsure, say so.\nConfidence: 0.8",
         "Keep answers short (4/5).",
@@ -193,7 +193,9 @@ def test_bias_must_be_an_instruction_without_scores() -> None:
 # -- fallback ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("mode", ["garbage", "self", "repeat"])
+@pytest.mark.parametrize(
+    "mode", ["garbage", "self", "third", "quota", "oneline", "nocite", "empty", "repeat"]
+)
 def test_invalid_command_output_falls_back_to_rules(
     root: MemoryRoot, mode: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -201,6 +203,7 @@ def test_invalid_command_output_falls_back_to_rules(
     Writer(root, "session").append("friction", "menu again", supports=hyp.id, ts=at(D0, 10))
     run_nightly(root, D0, now=at(D0 + timedelta(days=1), 3))
     day = D0 + timedelta(days=1)
+    Writer(root, "session").append("friction", "offered two options", ts=at(day, 10))
     monkeypatch.setenv("EA_FAKE_MODE", mode)
     monkeypatch.setenv("EA_FAKE_COUNTER", str(tmp_path / "calls"))
     res = CliRunner().invoke(
@@ -221,13 +224,40 @@ def test_invalid_command_output_falls_back_to_rules(
     assert lines[1].endswith("); fell back to rules")
     assert (tmp_path / "calls").read_text() == "2"  # asked, retried once, then rules
     bias = (root.today / "bias.md").read_text()
-    assert "I am" not in bias and "Sure!" not in bias
+    assert "I am" not in bias and "Sure!" not in bias and "at least" not in bias
+    assert "assistant tends" not in bias and len(bias.splitlines()) == 2
     carry = json.loads((root.today / "carry.json").read_text())
     assert carry["type"] != "experiment"  # yesterday's type, never repeated
     fallbacks = [r for r in EvidenceLog(root).iter_all() if r.kind == "reflector-fallback"]
     assert len(fallbacks) == 1 and fallbacks[0].data["requested"] == "command"
     job = [r for r in EvidenceLog(root).iter_all() if r.kind == "job"][-1]
     assert job.data["fallback"] is True and job.data["reflector"] == "rules"
+
+
+@pytest.mark.parametrize("mode", ["invert", "release"])
+def test_a_model_may_not_drop_the_counter_move_or_release_high_stakes(
+    root: MemoryRoot, mode: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    hyp = add_hypothesis(
+        root,
+        "before a destructive command I ask first",
+        when="about to run rm -rf",
+        do="stop and ask the user first",
+        stakes="high",
+        ts=at(D0, 8),
+    )
+    Writer(root, "session").append(
+        "friction", "deleted build/ unasked", contradicts=hyp.id, ts=at(D0, 10)
+    )
+    monkeypatch.setenv("EA_FAKE_MODE", mode)
+    monkeypatch.setenv("EA_FAKE_COUNTER", str(tmp_path / "calls"))
+    reflector = resolve_reflector(root, "command", f"{sys.executable} {FAKE}")
+    result = run_nightly(root, D0, reflector=reflector, now=at(D0 + timedelta(days=1), 3))
+    assert result.plan.reflector == "rules" and result.plan.fallback is not None
+    assert (tmp_path / "calls").read_text() == "2"
+    assert result.plan.carry is not None and result.plan.carry.type not in ("release", "refusal")
+    bias = result.plan.bias or ""
+    assert "stop and ask the user first" in bias and bias.splitlines()[2].startswith("At stake")
 
 
 def test_a_retry_that_succeeds_keeps_the_model(
@@ -267,6 +297,7 @@ def test_openai_over_loopback_reads_untagged_events(
     assert check_register(root) == []
     assert (root.today / "bias.md").read_text() == (
         "When about to offer options nobody asked for, stop and give one answer.\n"
+        "Grounding: “gave three options”\n"
     )
     assert hyp.id in (root.today / "carry.json").read_text()
 
@@ -283,22 +314,23 @@ def test_openai_malformed_answer_falls_back(root: MemoryRoot, modes: list[str]) 
     assert "feedback" not in server.requests[0]["messages"][1]["content"].lower()
     assert "Your previous answer was refused" in server.requests[1]["messages"][1]["content"]
     assert res.output.splitlines()[1].startswith("note: openai reflector output was invalid twice")
-    assert (root.today / "bias.md").read_text().startswith("Try this today:")
+    assert (root.today / "bias.md").read_text().startswith("Try it once today")
 
 
 def test_openai_weekly_wording_is_used(root: MemoryRoot) -> None:
-    hyp = add_hypothesis(root, "give one answer, not a menu", ts=at(D0, 8))
+    hyp = add_hypothesis(root, "give one answer, not a menu", ts=at(D0 + timedelta(days=1), 8))
     session = Writer(root, "session")
-    for i in range(5):
+    for i in range(2, 7):  # Wednesday to Sunday, then Monday: two calendar weeks
         day = D0 + timedelta(days=i)
         session.append("friction", "held", supports=hyp.id, ts=at(day, 10))
+    session.append("friction", "held", supports=hyp.id, ts=at(D0 + timedelta(days=7), 10))
     with FakeOpenAI(["ok"]) as server:
         use_openai(root, server.base_url)
         result = run_weekly(
             root,
-            D0 + timedelta(days=6),
+            D0 + timedelta(days=7),
             reflector=resolve_reflector(root),
-            now=at(D0 + timedelta(days=7), 4),
+            now=at(D0 + timedelta(days=8), 4),
         )
     assert [p.diff.text for p in result.plan.proposals] == ["Habit: give one answer, not a menu"]
     assert result.plan.proposals[0].evidence_ids == [
@@ -358,3 +390,19 @@ def test_malformed_reflector_settings_name_file_and_line(root: MemoryRoot) -> No
     assert res.stderr == (
         f"error: {root.schedule_file}:10: reflector.modle: Extra inputs are not permitted\n"
     )
+
+
+def test_a_counter_move_that_reads_like_a_quota_is_quoted_not_fatal(root: MemoryRoot) -> None:
+    hyp = add_hypothesis(
+        root,
+        "tests catch my slips",
+        when="about to say done",
+        do="run the tests at least once",
+        ts=at(D0, 8),
+    )
+    Writer(root, "session").append(
+        "friction", "said done; tests failed", contradicts=hyp.id, ts=at(D0, 10)
+    )
+    result = run_nightly(root, D0, now=at(D0 + timedelta(days=1), 3))
+    bias = result.plan.bias or ""
+    assert "When “about to say done”: “run the tests at least once”." in bias

@@ -18,6 +18,7 @@ import git
 import pytest
 from freezegun import freeze_time
 
+from evolving_agent.memory.hypotheses import check_register, fold_root
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli, run_proc
@@ -48,18 +49,16 @@ def test_evidence_through_all_three_jobs_to_an_approved_reverted_identity_change
 ) -> None:
     with freeze_time("2026-10-05 08:00:00"):
         hid = _cli("hypothesis", "add", "give one answer, not a menu").split()[0]
-    lines = [
-        {
-            "ts": f"{START + timedelta(days=d)}T10:00:00",
-            "kind": "friction",
-            "text": f"day {d}: listed options nobody asked for; one answer would do",
-            "supports": hid,
-        }
-        for d in SUPPORT_DAYS
-    ] + [{"ts": "2026-10-07T12:00:00", "kind": "journal", "text": "Long refactoring session."}]
+    # Friction is recorded on the days it happens: promotion counts the days evidence
+    # was *recorded*, so a bulk import of the same lines would not reach the floor.
+    lines = [{"ts": "2026-10-07T12:00:00", "kind": "journal", "text": "Long refactoring session."}]
     events = tmp_path / "october.jsonl"
     events.write_text("".join(json.dumps(e) + "\n" for e in lines))
-    assert _proc("evidence", "import", str(events)) == "imported 6 event(s)\n"
+    assert _proc("evidence", "import", str(events)) == "imported 1 event(s)\n"
+    for d in SUPPORT_DAYS:
+        with freeze_time(f"{START + timedelta(days=d)} 10:00:00"):
+            text = f"day {d}: listed options nobody asked for; one answer would do"
+            _cli("friction", text, "--supports", hid)
     canon_before = {p.name: p.read_bytes() for p in root.canon.iterdir()}
     head_before = git.Repo(root.path).head.commit.hexsha
 
@@ -85,6 +84,9 @@ def test_evidence_through_all_three_jobs_to_an_approved_reverted_identity_change
 
     approved = run_proc("review", "approve", "rev-2026-10-1", "--yes", "--approver", "alice")
     assert approved.returncode == 0, approved.stderr.decode()
+    # The hypothesis now knows its Canon entry (a later retirement proposes removing it).
+    assert fold_root(root)[hid].canon_text == "Give one answer, not a menu."
+    assert check_register(root) == []
 
     commit = git.Repo(root.path).head.commit
     message = str(commit.message)

@@ -17,9 +17,9 @@ from freezegun import freeze_time
 from evolving_agent.cli import cli
 from evolving_agent.errors import InvalidInput, UsageError
 from evolving_agent.jobs.cronprint import on_calendar, print_cron
-from evolving_agent.jobs.hypotheses import add_hypothesis
 from evolving_agent.jobs.scheduler import JobScheduler, load_state
 from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.hypotheses import add_hypothesis
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 

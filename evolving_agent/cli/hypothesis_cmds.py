@@ -1,11 +1,33 @@
-"""Commands: hypothesis add / list / show.  States are qualitative; there is no score."""
+"""Commands: hypothesis add / edit / retire / split / list / show.
+
+States are qualitative; there is no score.  Each command parses, calls one function of
+``memory/hypotheses.py`` and prints; every change is an Evidence record.
+"""
 
 from __future__ import annotations
 
 import click
 
 from evolving_agent.cli._common import echo_json, root_from
-from evolving_agent.jobs.hypotheses import add_hypothesis, list_hypotheses, show_hypothesis
+from evolving_agent.memory.hypotheses import (
+    Hypothesis,
+    add_hypothesis,
+    edit_hypothesis,
+    list_hypotheses,
+    retire_hypothesis,
+    show_hypothesis,
+    split_hypothesis,
+)
+
+STAKES = click.Choice(["low", "high"])
+
+
+def _shape(h: Hypothesis) -> str:
+    parts = [f"when: {h.when}" if h.when else "", f"do: {h.do}" if h.do else ""]
+    if h.stakes == "high":
+        parts.append("stakes: high")
+    shown = "; ".join(p for p in parts if p)
+    return f" ({shown})" if shown else ""
 
 
 @click.group("hypothesis")
@@ -15,16 +37,95 @@ def hypothesis_group() -> None:
 
 @hypothesis_group.command("add")
 @click.argument("text")
+@click.option("--when", "when", metavar="TRIGGER", help="When it matters (the trigger).")
+@click.option("--do", "do", metavar="COUNTER-MOVE", help="What to do then (the counter-move).")
+@click.option(
+    "--stakes",
+    type=STAKES,
+    default="low",
+    show_default=True,
+    help="high = hard to undo or seen by others (destructive commands, sent messages).",
+)
+@click.option(
+    "--as",
+    "actor",
+    type=click.Choice(["human", "session"]),
+    default="human",
+    show_default=True,
+    help="Who adds it; the assistant is 'session' (recorded, adopted by the next nightly run).",
+)
 @click.pass_context
-def hypothesis_add(ctx: click.Context, text: str) -> None:
-    """Register a hypothesis (state: emerging), as the human.
+def hypothesis_add(
+    ctx: click.Context, text: str, when: str | None, do: str | None, stakes: str, actor: str
+) -> None:
+    """Register a hypothesis (state: emerging), as the human or the session.
 
     \b
     Example:
-      evolving-agent hypothesis add "the user wants one answer, not a menu of options"
+      evolving-agent hypothesis add "one answer, not a menu" --do "recommend one"
     """
-    h = add_hypothesis(root_from(ctx), text)
-    click.echo(f"{h.id} {h.state}: {h.text}")
+    h = add_hypothesis(root_from(ctx), text, when=when, do=do, stakes=stakes, actor=actor)
+    click.echo(f"{h.id} {h.state}: {h.text}{_shape(h)}")
+    if actor == "session":
+        click.echo("recorded in Evidence; the next nightly run adds it to the register")
+
+
+@hypothesis_group.command("edit")
+@click.argument("hid", metavar="ID")
+@click.option("--text", help="A new wording of the claim (the id stays).")
+@click.option("--when", "when", metavar="TRIGGER", help="New trigger ('' clears it).")
+@click.option("--do", "do", metavar="COUNTER-MOVE", help="New counter-move ('' clears it).")
+@click.option("--stakes", type=STAKES, help="low or high.")
+@click.pass_context
+def hypothesis_edit(
+    ctx: click.Context,
+    hid: str,
+    text: str | None,
+    when: str | None,
+    do: str | None,
+    stakes: str | None,
+) -> None:
+    """Reshape a hypothesis, as the human; its evidence and state stay.
+
+    \b
+    Example:
+      evolving-agent hypothesis edit h-1a2b3c4d --stakes high --when "about to force-push"
+    """
+    h = edit_hypothesis(root_from(ctx), hid, text=text, when=when, do=do, stakes=stakes)
+    click.echo(f"{h.id} {h.state}: {h.text}{_shape(h)}")
+
+
+@hypothesis_group.command("retire")
+@click.argument("hid", metavar="ID")
+@click.option("--reason", required=True, help="Why it no longer holds (recorded).")
+@click.pass_context
+def hypothesis_retire(ctx: click.Context, hid: str, reason: str) -> None:
+    """Retire a hypothesis, as the human, saying why.
+
+    \b
+    Example:
+      evolving-agent hypothesis retire h-1a2b3c4d --reason "the user changed how they work"
+    """
+    h = retire_hypothesis(root_from(ctx), hid, reason)
+    click.echo(f"{h.id} retired: {h.reason}")
+
+
+@hypothesis_group.command("split")
+@click.argument("hid", metavar="ID")
+@click.argument("text_a")
+@click.argument("text_b")
+@click.pass_context
+def hypothesis_split(ctx: click.Context, hid: str, text_a: str, text_b: str) -> None:
+    """Split a hypothesis into two narrower ones (the evidence stays with the parent).
+
+    \b
+    Example:
+      evolving-agent hypothesis split h-1a2b3c4d "short for quick questions" "full for proofs"
+    """
+    parent, children = split_hypothesis(root_from(ctx), hid, text_a, text_b)
+    click.echo(f"{parent.id} split into {children[0].id} and {children[1].id}")
+    for c in children:
+        click.echo(f"{c.id} {c.state}: {c.text}")
 
 
 @hypothesis_group.command("list")
@@ -44,7 +145,7 @@ def hypothesis_list(ctx: click.Context, as_json: bool) -> None:
     if not hyps:
         click.echo("(no hypotheses yet: add one with 'evolving-agent hypothesis add TEXT')")
     for h in hyps:
-        click.echo(f"{h.id}  {h.state:<9}  {h.text}")
+        click.echo(f"{h.id}  {h.state:<9}  {h.text}{_shape(h)}")
 
 
 @hypothesis_group.command("show")
@@ -65,6 +166,9 @@ def hypothesis_show(ctx: click.Context, hid: str, as_json: bool) -> None:
     h = detail.hypothesis
     click.echo(f"{h.id}: {h.text}")
     click.echo(f"state: {h.state} (since evidence of {h.updated})")
+    click.echo(f"origin: {h.origin}; stakes: {h.stakes}")
+    if h.when or h.do:
+        click.echo(f"when: {h.when or '-'}; do: {h.do or '-'}")
     days = ", ".join(d.isoformat() for d in h.supported_on) or "-"
     click.echo(f"supported on: {days}")
     days = ", ".join(d.isoformat() for d in h.contradicted_on) or "-"

@@ -139,7 +139,7 @@ def friction_cmd(
     if linked:
         # A mistyped id must not lose the event (hooks and MCP send these unattended),
         # but the person typing it should know the jobs will not count it.
-        from evolving_agent.jobs.hypotheses import list_hypotheses
+        from evolving_agent.memory.hypotheses import list_hypotheses
 
         known = {h.id for h in list_hypotheses(root)}
         for hid in linked:

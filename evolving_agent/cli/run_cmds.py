@@ -101,6 +101,8 @@ def run_nightly_cmd(
     _status("nightly", plan.day.isoformat(), result, plan.reflector)
     if plan.fallback:
         click.echo(f"note: {plan.fallback}")
+    for note in plan.notes:  # catch-up after downtime, and its bound
+        click.echo(f"note: {note}")
     if plan.outcome is not None:
         o = plan.outcome
         about = f" on {o.hypothesis}" if o.hypothesis else ""
@@ -108,6 +110,10 @@ def run_nightly_cmd(
     for c in plan.changes:
         h = c.hypothesis
         click.echo(f"{h.id}: {c.previous} -> {h.state} ({c.reason})")
+    if plan.raised is not None:
+        click.echo(
+            f"raised {plan.raised.id} (emerging, from recurring friction): {plan.raised.text}"
+        )
     if plan.carry is None or plan.bias is None:
         click.echo("quiet day: no hypothesis to carry and no friction; bias and carry unchanged")
         return
@@ -174,7 +180,9 @@ def run_monthly_cmd(
     if not plan.reviews:
         click.echo(f"nothing queued (limit {plan.limit} per month)")
     for r in plan.reviews:
-        click.echo(f"{r.id}: {r.diff.op} to {r.diff.section}: {r.diff.text}")
+        click.echo(f"{r.id}: {r.diff.op} to {r.diff.section}: {r.diff.text or r.diff.old_text}")
+    if plan.deferred:
+        click.echo(f"note: {len(plan.deferred)} proposal(s) over the limit wait for next month")
     if plan.reviews:
         click.echo("next: evolving-agent review list")
 

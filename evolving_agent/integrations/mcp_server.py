@@ -4,7 +4,8 @@ Built on the official ``mcp`` SDK, 2.x line only (``MCPServer``, the class that
 replaced 1.x's ``FastMCP``); pyproject pins ``mcp>=2.3,<3`` because this is the API we
 test against and a 1.x fallback would be a second, untested code path.
 
-Four tools — ``friction``, ``live_set``, ``boot``, ``hypotheses`` — each a thin wrapper
+Five tools — ``friction``, ``live_set``, ``boot``, ``hypotheses``, ``hypothesis_add`` —
+each a thin wrapper
 over :class:`SessionTools`, so each acts as ``session`` and no tool has a parameter
 that chooses the actor or the layer.  Our own errors (an invalid Live Bus key, empty
 friction text, a denied write) become MCP tool errors with the same one-line message
@@ -25,6 +26,7 @@ from evolving_agent.errors import EvolvingAgentError
 from evolving_agent.integrations.session_tools import (
     FrictionRecorded,
     HypothesesResult,
+    HypothesisView,
     SessionTools,
 )
 from evolving_agent.memory.live import LiveEntry
@@ -95,6 +97,16 @@ def build_server(root: MemoryRoot) -> MCPServer:
         """Today's boot context as Markdown: identity (Canon), today's bias and
         carry-forward, and the Live Bus.  Follow the bias."""
         return _as_tool_error(tools.boot)
+
+    @server.tool()
+    def hypothesis_add(
+        text: str, when: str | None = None, do: str | None = None, stakes: str = "low"
+    ) -> HypothesisView:
+        """Raise a hypothesis you noticed about how you work with this user (state
+        emerging). `when` is the moment it matters, `do` what to do then, `stakes` low or
+        high (high = hard to undo or seen by others). Recorded as session; the next
+        nightly run adds it to the register. Only for a pattern, never a quota."""
+        return _as_tool_error(lambda: tools.hypothesis_add(text, when=when, do=do, stakes=stakes))
 
     @server.tool()
     def hypotheses() -> HypothesesResult:

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
-from evolving_agent.jobs.hypotheses import list_hypotheses
 from evolving_agent.memory import events, live
 from evolving_agent.memory.boot import build_boot
+from evolving_agent.memory.hypotheses import add_hypothesis, list_hypotheses
 from evolving_agent.memory.live import LiveEntry
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
@@ -86,6 +86,19 @@ class SessionTools:
     def boot(self) -> str:
         """The boot context as Markdown (Canon, Today, Live Bus; never Evidence history)."""
         return build_boot(self.root).markdown()
+
+    def hypothesis_add(
+        self,
+        text: str,
+        *,
+        when: str | None = None,
+        do: str | None = None,
+        stakes: str = "low",
+    ) -> HypothesisView:
+        """Raise a hypothesis the assistant noticed, as ``session`` (state ``emerging``,
+        origin ``session``): an Evidence record the next nightly run adopts."""
+        h = add_hypothesis(self.root, text, when=when, do=do, stakes=stakes, actor=SESSION)
+        return HypothesisView(id=h.id, text=h.text, state=h.state)
 
     def hypotheses(self) -> HypothesesResult:
         """The hypothesis register: id, text and qualitative state of each hypothesis.

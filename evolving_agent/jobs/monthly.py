@@ -6,7 +6,10 @@ monthly read scope.  The one setting it needs from Canon — ``review.monthly_li
 the job's own scope does not include Canon.  Proposals with the same diff are merged
 (their evidence ids pooled); the best-supported (most distinct evidence) come first;
 diffs already queued or decided are skipped; at most the limit per month reach
-``reviews/pending/rev-<YYYY-MM>-<n>.json``.  Nothing here can write Canon: the
+``reviews/pending/rev-<YYYY-MM>-<n>.json``.  Proposals over the limit are not dropped:
+they stay in ``proposals/`` and wait for next month's run, which considers every
+proposal up to the end of its month that is neither queued nor decided — the oldest
+month first, then the best-supported.  Nothing here can write Canon: the
 ``monthly`` writer needs an approved review for that, and this job holds none.
 """
 
@@ -35,7 +38,8 @@ class MonthlyPlan(BaseModel):
     month: str
     limit: int
     reviews: list[PendingReview]
-    skipped: list[str]  # proposal ids left out (already queued / decided / over the limit)
+    skipped: list[str]  # proposal ids left out (already queued / decided)
+    deferred: list[str] = []  # over the limit: wait for next month's queue
 
 
 class MonthlyResult(BaseModel):
@@ -86,7 +90,8 @@ def run_monthly(
         writer.write("pending", f"{r.id}.json", body)
     record = {
         "kind": "job",
-        "text": f"monthly {plan.month}: {len(plan.reviews)} diff(s) queued for review",
+        "text": f"monthly {plan.month}: {len(plan.reviews)} diff(s) queued for review"
+        + (f", {len(plan.deferred)} wait for next month" if plan.deferred else ""),
         "data": {
             "job": "monthly",
             "date": day.isoformat(),
@@ -94,6 +99,7 @@ def run_monthly(
             "limit": plan.limit,
             "reviews": [r.id for r in plan.reviews],
             "skipped": plan.skipped,
+            "deferred": plan.deferred,
         },
     }
     marker = finish(root, marker, append_once(root, writer, marker, [record]))
@@ -107,7 +113,7 @@ def _plan(reader: ScopedReader, day: date, limit: int, when: datetime) -> Monthl
         (
             p
             for p in _load(reader.list("proposals", "*.json"), Proposal)
-            if first <= p.week_end <= last
+            if p.week_end <= last  # earlier months' overflow waits here too
         ),
         key=lambda p: (p.week_end, p.id),
     )
@@ -124,15 +130,21 @@ def _plan(reader: ScopedReader, day: date, limit: int, when: datetime) -> Monthl
         groups.setdefault(_key(p.diff), []).append(p)
     ranked = sorted(
         groups.values(),
-        key=lambda ps: (-len({e for p in ps for e in p.evidence_ids}), ps[0].week_end, ps[0].id),
+        key=lambda ps: (
+            ps[0].week_end.strftime("%Y-%m"),
+            -len({e for p in ps for e in p.evidence_ids}),
+            ps[0].week_end,
+            ps[0].id,
+        ),
     )
     existing_ids = {r.id for r in pending if r.month == month}
     room = max(0, limit - len(existing_ids))
     reviews: list[PendingReview] = []
+    deferred: list[str] = []
     n = len(existing_ids)
     for ps in ranked:
         if len(reviews) >= room:
-            skipped.extend(p.id for p in ps)
+            deferred.extend(p.id for p in ps)
             continue
         n += 1
         while f"rev-{month}-{n}" in existing_ids:
@@ -150,4 +162,6 @@ def _plan(reader: ScopedReader, day: date, limit: int, when: datetime) -> Monthl
                 created=when,
             )
         )
-    return MonthlyPlan(day=day, month=month, limit=limit, reviews=reviews, skipped=skipped)
+    return MonthlyPlan(
+        day=day, month=month, limit=limit, reviews=reviews, skipped=skipped, deferred=deferred
+    )

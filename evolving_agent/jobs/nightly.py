@@ -2,14 +2,23 @@
 
 The reflector gets only ``ScopedReader(root, "nightly", evidence_window=(day, day))``
 and the previous carry, so Canon and the rest of history are out of its reach.  The
-job itself reads the same narrow scope (Today: carry, register cache, recent types;
-Evidence: the one day), so its cost grows with the day's evidence, not with history.
+job itself reads the same narrow scope (Today: carry, register cache, recent types,
+the last week's untagged friction; Evidence: the one day), so its cost grows with the
+day's evidence, not with history.
 
-Steps: record how yesterday's carry fared (a ``carry-outcome`` record), apply the day's
-support / contradiction to the register, write bias + carry + register through
-``Writer(root, "nightly")``, append one batch of records ending with the job record.
-Idempotent and crash-safe through a run marker (see ``jobs/runs.py``).  A quiet day
-(no hypothesis to carry, no friction) writes no bias or carry: nothing is invented.
+Nothing recorded is silently never reflected: a run for a day after a gap first
+reflects every day since the last reflected one, in order, each as its own idempotent
+run (bounded to :data:`MAX_CATCH_UP` days, and it says so).  A run for a past day sees
+what it would have seen then: the register without hypotheses created later.
+
+Steps per day: adopt hypotheses a session added that day; note hypotheses the weekly
+job proposed; record how yesterday's carry fared (``carry-outcome``); apply the day's
+support / contradiction to the register; raise a hypothesis from recurring untagged
+friction; check the reflector's answer for meaning (retry once, then ``rules``); write
+bias + carry + register through ``Writer(root, "nightly")``; append one batch of
+records ending with the job record.  Idempotent and crash-safe through a run marker
+(see ``jobs/runs.py``).  A quiet day (nothing to carry, no friction) writes no bias or
+carry: nothing is invented.
 """
 
 from __future__ import annotations
@@ -21,32 +30,39 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from evolving_agent.errors import InvalidInput
-from evolving_agent.jobs.hypotheses import (
+from evolving_agent.jobs.runs import RunMarker, append_once, finish, plan_or_resume, refuse_future
+from evolving_agent.memory.authority import ScopedReader, Writer
+from evolving_agent.memory.evidence import EvidenceRecord
+from evolving_agent.memory.evidence import now as local_now
+from evolving_agent.memory.hypotheses import (
     Hypothesis,
     HypothesisState,
     apply_day,
     day_links,
+    hypothesis_id,
     merge_into_register,
+    read_register,
     snapshot_data,
+    snapshot_of,
 )
-from evolving_agent.jobs.runs import RunMarker, append_once, finish, plan_or_resume, refuse_future
-from evolving_agent.memory.authority import ScopedReader, Writer
-from evolving_agent.memory.evidence import now as local_now
 from evolving_agent.memory.redact import redact
 from evolving_agent.memory.root import require_root
 from evolving_agent.memory.today import BIAS_FILE, CARRY_FILE, Carry
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.reflectors import Reflector, ReflectorError, reflect_with_fallback
 from evolving_agent.reflectors.base import (
     NIGHTLY_STATE_FILE,
     NightlyContext,
     NightlyReflection,
     NightlyState,
-    Reflector,
-    ReflectorError,
+    OutcomeNote,
+    UntaggedNote,
     read_previous_carry,
-    reflect_with_fallback,
 )
 from evolving_agent.reflectors.rules import RulesReflector
+
+# A run after downtime reflects at most this many days (the most recent ones).
+MAX_CATCH_UP = 31
 
 Outcome = Literal["held", "slipped", "mixed", "untested"]
 
@@ -81,8 +97,12 @@ class NightlyPlan(BaseModel):
     bias: str | None = None
     carry: Carry | None = None
     changes: list[StateStep] = Field(default_factory=list)
+    raised: Hypothesis | None = None
+    adopted: list[Hypothesis] = Field(default_factory=list)
     outcome: CarryOutcome | None = None
     recent_types: list[str] = Field(default_factory=list)
+    state: NightlyState | None = None
+    notes: list[str] = Field(default_factory=list)
 
     @property
     def quiet(self) -> bool:
@@ -93,11 +113,17 @@ class NightlyResult(BaseModel):
     status: Literal["done", "already done", "resumed"]
     plan: NightlyPlan
     record_ids: list[str]
+    caught_up: list[date] = Field(default_factory=list)  # earlier days reflected first
 
 
 def default_day(now: datetime) -> date:
     """The nightly job runs after midnight and reflects on the day that just ended."""
     return now.astimezone().date() - timedelta(days=1)
+
+
+def last_reflected(root: MemoryRoot) -> date | None:
+    data = ScopedReader(root, "nightly").read_json("today", NIGHTLY_STATE_FILE)
+    return NightlyState.model_validate(data).last_date if data else None
 
 
 def run_nightly(
@@ -107,11 +133,44 @@ def run_nightly(
     reflector: Reflector | None = None,
     now: datetime | None = None,
 ) -> NightlyResult:
-    """Run the nightly job for ``day`` (default: yesterday).  Idempotent for a date."""
+    """Run the nightly job for ``day`` (default: yesterday).  Idempotent for a date.
+
+    After a gap, every day since the last reflected one is reflected first, in order
+    (at most :data:`MAX_CATCH_UP` days in all; the result's notes say what was skipped).
+    """
     require_root(root)
     when = now or local_now()
     day = day or default_day(when)
     refuse_future(day, when)
+    last = last_reflected(root)
+    notes: list[str] = []
+    first = day
+    if last is not None and day > last + timedelta(days=1):
+        first = last + timedelta(days=1)
+        span = (day - first).days + 1
+        if span > MAX_CATCH_UP:
+            skipped_to = day - timedelta(days=MAX_CATCH_UP)
+            notes.append(
+                f"{span - MAX_CATCH_UP} day(s) {first}..{skipped_to} were not reflected: a "
+                f"catch-up reflects at most the last {MAX_CATCH_UP} days"
+            )
+            first = skipped_to + timedelta(days=1)
+        if first < day:
+            notes.append(f"caught up: reflected {first}..{day - timedelta(days=1)} first, in order")
+    caught: list[date] = []
+    d = first
+    while d < day:
+        _run_one(root, d, reflector, when, [])
+        caught.append(d)
+        d += timedelta(days=1)
+    result = _run_one(root, day, reflector, when, notes)
+    result.caught_up = caught
+    return result
+
+
+def _run_one(
+    root: MemoryRoot, day: date, reflector: Reflector | None, when: datetime, notes: list[str]
+) -> NightlyResult:
     reader = ScopedReader(root, "nightly", evidence_window=(day, day))
     state_data = reader.read_json("today", NIGHTLY_STATE_FILE)
     last = NightlyState.model_validate(state_data).last_date if state_data else None
@@ -129,7 +188,7 @@ def run_nightly(
         day,
         when,
         NightlyPlan,
-        lambda: _plan(day, reader, reflector or RulesReflector()),
+        lambda: _plan(day, reader, reflector or RulesReflector(), notes),
         guard=refuse_stale,
     )
     if status == "already done":
@@ -141,35 +200,100 @@ def run_nightly(
     return NightlyResult(status=status, plan=plan, record_ids=marker.record_ids)
 
 
-def _plan(day: date, reader: ScopedReader, reflector: Reflector) -> NightlyPlan:
-    ctx = NightlyContext(day=day, reader=reader, previous_carry=read_previous_carry(reader))
+def _adopted(events: list[EvidenceRecord], known: set[str]) -> list[Hypothesis]:
+    """Hypotheses a session added that day (Evidence only) that the cache lacks."""
+    out = []
+    for rec in events:
+        snap = snapshot_of(rec)
+        if snap is not None and snap.origin == "session" and snap.id not in known:
+            out.append(snap)
+            known.add(snap.id)
+    return out
+
+
+def _proposed_marks(ctx: NightlyContext) -> list[tuple[Hypothesis, str]]:
+    """Hypotheses a weekly job proposed (its job record lands on the day it ran)."""
+    out = []
+    for rec in ctx.events:
+        if rec.kind != "job" or rec.data.get("job") != "weekly":
+            continue
+        for hid in rec.data.get("hypotheses") or []:
+            h = ctx.register.get(str(hid))
+            if h is not None and h.proposed is None:
+                out.append((h.model_copy(update={"proposed": ctx.day}), "proposed for Canon"))
+    return out
+
+
+def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str]) -> NightlyPlan:
+    base = NightlyContext(day=day, reader=reader, previous_carry=read_previous_carry(reader))
+    known = set(read_register(reader))
+    adopted = _adopted(list(base.events), known)
+    marks = {h.id: (h, why) for h, why in _proposed_marks(base)}
+    ctx = NightlyContext(
+        day=day,
+        reader=reader,
+        previous_carry=base.previous_carry,
+        adopted=adopted + [h for h, _ in marks.values()],
+    )
     register = ctx.register
-    untagged = {r.id for r in ctx.friction if not r.supports and not r.contradicts}
+    untagged = {r.id for r in ctx.untagged}
+    recent_ids = {n.id: n for n in ctx.recent_untagged}
     prev = ctx.previous_carry
 
     def check(ref: NightlyReflection) -> None:
         given = (ref.bias is not None, ref.carry_type is not None, ref.carry_text is not None)
         if any(given) and not all(given):
             raise ReflectorError("bias, carry_type and carry_text come together (or none)")
+        readings = [(x.event, x.hypothesis, x.relation) for x in ref.readings]
+        after = apply_day(register, day, day_links(ctx.friction, readings), ctx.friction)
+        carriable = [
+            after[hid][0] if hid in after else h
+            for hid, h in register.items()
+            if (after[hid][0] if hid in after else h).carriable
+        ]
+        if ref.empty() and ctx.friction and (ctx.untagged or carriable):
+            raise ReflectorError("an empty answer on a day with friction")
         if prev is not None and ref.carry_type == prev.type:
             raise ReflectorError(f"carry type '{ref.carry_type}' repeats yesterday's")
-        if ref.hypothesis is not None:
-            h = register.get(ref.hypothesis)
-            if h is None or not h.active:
-                raise ReflectorError(f"'{ref.hypothesis}' is not an active hypothesis")
-        if ref.hypothesis is not None and ref.carry_type is None:
-            raise ReflectorError("a chosen hypothesis needs a carry")
+        raised = _check_raise(ref, ctx, register, untagged, recent_ids)
         for r in ref.readings:
             if r.event not in untagged:
                 raise ReflectorError(f"reading cites {r.event!r}, not an untagged friction event")
             if r.hypothesis not in register:
                 raise ReflectorError(f"reading names unknown hypothesis {r.hypothesis!r}")
+        if ref.complete() and ref.hypothesis is None and carriable:
+            raise ReflectorError("the carry cites no hypothesis while active ones exist")
+        if ref.hypothesis is None:
+            if ref.carry_text and "tomorrow" in ref.carry_text.lower():
+                raise ReflectorError(
+                    "the carry is read at boot on the day it applies: no 'tomorrow'"
+                )
+            return
+        if ref.carry_type is None:
+            raise ReflectorError("a chosen hypothesis needs a carry")
+        h = register.get(ref.hypothesis)
+        if h is None and raised is not None and raised.id == ref.hypothesis:
+            h = raised
+        if h is None or not h.carriable:
+            raise ReflectorError(f"'{ref.hypothesis}' is not an active hypothesis")
+        _check_words(ref, h, ctx, register)
 
     got = reflect_with_fallback(reflector, lambda r, fb: r.nightly(context=ctx, feedback=fb), check)
     ref: NightlyReflection = got.value
     readings = [(x.event, x.hypothesis, x.relation) for x in ref.readings]
     links = day_links(ctx.friction, readings)
-    changes = apply_day(register, day, links)
+    changes = apply_day(register, day, links, ctx.friction)
+    raised = ctx.raised(ref.raise_hypothesis) if ref.raise_hypothesis else None
+    steps = [
+        StateStep(hypothesis=snap, previous=ctx.register[hid].state, reason=reason)
+        for hid, (snap, reason) in changes.items()
+    ]
+    for hid, (h, why) in marks.items():
+        if hid not in changes:
+            steps.append(StateStep(hypothesis=h, previous=h.state, reason=why))
+        else:  # the day's evidence snapshot carries the mark too
+            i = [s.hypothesis.id for s in steps].index(hid)
+            steps[i].hypothesis = steps[i].hypothesis.model_copy(update={"proposed": day})
     outcome = None
     if prev is not None:
         sups, cons = links.get(prev.hypothesis or "", ([], []))
@@ -194,6 +318,29 @@ def _plan(day: date, reader: ScopedReader, reflector: Reflector) -> NightlyPlan:
             date=day + timedelta(days=1),
         )
         recent = (recent + [ref.carry_type])[-3:]
+    outcomes = list(ctx.outcomes)
+    if outcome is not None:
+        outcomes.append(
+            OutcomeNote(
+                day=day,
+                hypothesis=prev.hypothesis if prev else None,
+                type=outcome.carry_type,
+                outcome=outcome.outcome,
+            )
+        )
+    cited = set(raised.cites) if raised else set()
+    keep = [n for n in ctx.recent_untagged if n.id not in cited and (day - n.day).days < 6]
+    keep += [
+        UntaggedNote(id=r.id, day=day, text=r.text[:400]) for r in ctx.untagged if r.id not in cited
+    ]
+    state = NightlyState.model_validate(
+        {
+            "last_date": day,
+            "recent_types": recent,
+            "outcomes": [o.model_dump() for o in outcomes[-20:]],
+            "untagged": [n.model_dump() for n in keep],
+        }
+    )
     return NightlyPlan(
         day=day,
         requested=reflector.name,
@@ -201,17 +348,78 @@ def _plan(day: date, reader: ScopedReader, reflector: Reflector) -> NightlyPlan:
         fallback=got.fallback,
         bias=ref.bias if carry else None,
         carry=carry,
-        changes=[
-            StateStep(hypothesis=snap, previous=register[hid].state, reason=reason)
-            for hid, (snap, reason) in changes.items()
-        ],
+        changes=steps,
+        raised=raised,
+        adopted=adopted,
         outcome=outcome,
         recent_types=recent,
+        state=state,
+        notes=notes,
     )
 
 
+def _check_raise(
+    ref: NightlyReflection,
+    ctx: NightlyContext,
+    register: dict[str, Hypothesis],
+    untagged: set[str],
+    recent: dict[str, UntaggedNote],
+) -> Hypothesis | None:
+    """A raised hypothesis must cite untagged friction from ≥ 2 distinct days within 7."""
+    new = ref.raise_hypothesis
+    if new is None:
+        return None
+    days = set()
+    for eid in new.cites:
+        if eid in untagged:
+            days.add(ctx.day)
+        elif eid in recent:
+            days.add(recent[eid].day)
+        else:
+            raise ReflectorError(f"a raised hypothesis cites {eid!r}, not recent untagged friction")
+    if len(days) < 2:
+        raise ReflectorError("a raised hypothesis needs untagged friction on 2 distinct days")
+    if hypothesis_id(new.text) in register:
+        raise ReflectorError("the raised hypothesis already exists")
+    return ctx.raised(new)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split()).strip(" .")
+
+
+def _check_words(
+    ref: NightlyReflection, h: Hypothesis, ctx: NightlyContext, register: dict[str, Hypothesis]
+) -> None:
+    """The meaning checks that need the hypothesis: direction, stakes, boot-time wording."""
+    assert ref.carry_type is not None and ref.bias is not None and ref.carry_text is not None
+    if h.do and ref.carry_type != "release" and _norm(h.do) not in _norm(ref.bias):
+        raise ReflectorError(
+            f"a '{ref.carry_type}' carry frames the counter-move, never drops or inverts it: "
+            f"the bias must contain it ({h.do!r})"
+        )
+    if ref.carry_type in ("release", "refusal") and h.stakes == "high":
+        cons = set(h.contradicted_on)
+        if any(r.contradicts == h.id for r in ctx.friction):
+            cons.add(ctx.day)
+        for r in ref.readings:
+            if r.hypothesis == h.id and r.relation == "contradicts":
+                cons.add(ctx.day)
+        if len(cons) < 2:
+            raise ReflectorError(
+                f"'{ref.carry_type}' of a high-stakes hypothesis needs contradiction on 2 "
+                "distinct days"
+            )
+    if "tomorrow" in ref.carry_text.lower():
+        raise ReflectorError("the carry is read at boot on the day it applies: no 'tomorrow'")
+    if h.stakes == "high" and len(ref.bias.splitlines()) < 3:
+        raise ReflectorError("a high-stakes bias has a third line saying what is at stake")
+
+
 def _write_today(writer: Writer, plan: NightlyPlan) -> None:
-    state = NightlyState.model_validate({"last_date": plan.day, "recent_types": plan.recent_types})
+    state = plan.state or NightlyState.model_validate(
+        {"last_date": plan.day, "recent_types": plan.recent_types}
+    )
     files: dict[str, str | bytes] = {
         NIGHTLY_STATE_FILE: json.dumps(state.model_dump(mode="json"), indent=2) + "\n"
     }
@@ -219,8 +427,11 @@ def _write_today(writer: Writer, plan: NightlyPlan) -> None:
         files[BIAS_FILE] = redact(plan.bias) + "\n"
         files[CARRY_FILE] = json.dumps(plan.carry.model_dump(mode="json"), indent=2) + "\n"
     writer.write_many("today", files)
-    if plan.changes:
-        merge_into_register(writer, [c.hypothesis for c in plan.changes])
+    snaps = [*plan.adopted, *[c.hypothesis for c in plan.changes]]
+    if plan.raised is not None:
+        snaps.append(plan.raised)
+    if snaps:
+        merge_into_register(writer, snaps)
 
 
 def _records(plan: NightlyPlan) -> list[dict[str, object]]:
@@ -234,6 +445,17 @@ def _records(plan: NightlyPlan) -> list[dict[str, object]]:
                 "kind": "carry-outcome",
                 "text": f"{day}: yesterday's {o.carry_type}{about} {o.outcome}",
                 "data": {"date": day, **o.model_dump(mode="json")},
+            }
+        )
+    if plan.raised is not None:
+        h = plan.raised
+        out.append(
+            {
+                "kind": "hypothesis",
+                "text": f"raised hypothesis {h.id} from recurring untagged friction: {h.text}",
+                "data": snapshot_data(
+                    h, reason="raised from recurring untagged friction", cites=h.cites, date=day
+                ),
             }
         )
     for c in plan.changes:
@@ -259,6 +481,8 @@ def _records(plan: NightlyPlan) -> list[dict[str, object]]:
         if carry
         else f"nightly {day}: quiet day, nothing carried ({plan.reflector})"
     )
+    if plan.notes:
+        summary += "; " + "; ".join(plan.notes)
     out.append(
         {
             "kind": "job",
@@ -270,6 +494,8 @@ def _records(plan: NightlyPlan) -> list[dict[str, object]]:
                 "fallback": plan.fallback is not None,
                 "carry_type": carry.type if carry else None,
                 "hypothesis": carry.hypothesis if carry else None,
+                "raised": plan.raised.id if plan.raised else None,
+                "notes": plan.notes,
             },
         }
     )

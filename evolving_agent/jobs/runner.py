@@ -19,7 +19,7 @@ from evolving_agent.jobs.settings import JOB_NAMES, load_schedule
 from evolving_agent.jobs.weekly import run_weekly
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.reflectors.base import Reflector, get_reflector
+from evolving_agent.reflectors import Reflector, get_reflector
 
 
 def resolve_reflector(

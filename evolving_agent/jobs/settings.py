@@ -25,21 +25,15 @@ from tzlocal import get_localzone
 from evolving_agent.memory.yamlio import load_model
 from evolving_agent.paths import MemoryRoot
 
+# The reflector settings live with the reflectors (reflectors never import jobs).
+from evolving_agent.reflectors.settings import (  # noqa: F401  # re-exported
+    REFLECTOR_NAMES,
+    ReflectorName,
+    ReflectorSettings,
+)
+
 JobName = Literal["nightly", "weekly", "monthly"]
 JOB_NAMES: tuple[JobName, ...] = ("nightly", "weekly", "monthly")
-ReflectorName = Literal["rules", "command", "openai"]
-REFLECTOR_NAMES: tuple[str, ...] = ("rules", "command", "openai")
-
-
-class ReflectorSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: ReflectorName = "rules"
-    command: str | None = None  # for 'command': the CLI that reads a prompt on stdin
-    base_url: str = "http://127.0.0.1:11434/v1"  # for 'openai'
-    model: str = "llama3.1"
-    api_key_env: str = "OPENAI_API_KEY"
-    timeout: float = Field(120.0, gt=0)
 
 
 class JobCrons(BaseModel):

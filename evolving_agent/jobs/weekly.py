@@ -3,9 +3,13 @@
 Reads only the 7 days of Evidence ending on the date (``evidence_window``) and the
 existing proposals (to stay idempotent).  The hypotheses come from the snapshots the
 nightly job and ``hypothesis add`` left in that week, plus the week's tagged friction.
-A candidate meets the rules floor — supported on at least 5 distinct days within 14
-and never contradicted — and has no proposal yet.  The reflector words the diff; the
-job fills in the hypothesis id and the evidence ids and writes
+A candidate meets the promotion floor (``memory/hypotheses.meets_floor``: live, support
+*recorded* on ≥ 5 distinct days across ≥ 2 calendar weeks, contradicted on fewer than a
+third as many days) and has no proposal yet; the reflector words an ``add`` (or a
+``replace`` when the human edited a hypothesis already in Canon) and gets the friction
+texts behind each candidate, fenced as untrusted data.  A hypothesis that is in Canon
+and was retired this week gets a ``remove`` proposal, worded by the job.  The job fills
+in the hypothesis id and the evidence ids and writes
 ``reviews/proposals/prop-<date>-<hypothesis>.json`` through ``Writer(root, "weekly")``,
 which cannot write Canon.
 """
@@ -18,20 +22,22 @@ from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
-from evolving_agent.jobs.hypotheses import Hypothesis, meets_floor, snapshot_of
 from evolving_agent.jobs.runs import append_once, finish, plan_or_resume, refuse_future
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.evidence import EvidenceRecord
 from evolving_agent.memory.evidence import now as local_now
+from evolving_agent.memory.hypotheses import (
+    Hypothesis,
+    advance,
+    meets_floor,
+    recorded_day,
+    sanitise,
+    snapshot_of,
+)
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.reflectors.base import (
-    Reflector,
-    ReflectorError,
-    WeeklyContext,
-    WeeklyReflection,
-    reflect_with_fallback,
-)
+from evolving_agent.reflectors import Reflector, ReflectorError, reflect_with_fallback
+from evolving_agent.reflectors.base import WeeklyContext, WeeklyReflection
 from evolving_agent.reflectors.rules import RulesReflector
 from evolving_agent.review.models import CanonDiff, Proposal
 
@@ -55,7 +61,8 @@ def default_week_end(now: datetime) -> date:
 
 
 def week_hypotheses(records: list[EvidenceRecord]) -> dict[str, Hypothesis]:
-    """The latest snapshot of each hypothesis seen this week, with the week's tags merged in."""
+    """The latest snapshot of each hypothesis seen this week, with the week's tags applied
+    by the shared state rules (so a run before the nightly job caught up sees the same)."""
     known: dict[str, Hypothesis] = {}
     for rec in records:
         snap = snapshot_of(rec)
@@ -64,22 +71,20 @@ def week_hypotheses(records: list[EvidenceRecord]) -> dict[str, Hypothesis]:
     for rec in records:
         if rec.kind != "friction":
             continue
-        day = rec.day()
         for hid, is_support in ((rec.supports, True), (rec.contradicts, False)):
             h = known.get(hid or "")
             if h is None:
                 continue
-            ids, days = (
-                ("supports", "supported_on") if is_support else ("contradicts", "contradicted_on")
+            step = advance(
+                h,
+                rec.day(),
+                [rec.id] if is_support else [],
+                [] if is_support else [rec.id],
+                recorded={rec.id: recorded_day(rec)},
+                quotes={rec.id: rec.text},
             )
-            if rec.id in getattr(h, ids):
-                continue
-            known[h.id] = h.model_copy(
-                update={
-                    ids: [*getattr(h, ids), rec.id],
-                    days: sorted(set(getattr(h, days)) | {day}),
-                }
-            )
+            if step is not None:
+                known[h.id] = step[0]
     return known
 
 
@@ -132,6 +137,8 @@ def run_weekly(
                 "reflector": plan.reflector,
                 "fallback": plan.fallback is not None,
                 "proposals": [p.id for p in plan.proposals],
+                # the nightly job reads this to know what is on its way to Canon
+                "hypotheses": [p.hypothesis for p in plan.proposals],
             },
         }
     )
@@ -153,10 +160,15 @@ def _existing(reader: ScopedReader) -> set[str]:
 def _plan(root: MemoryRoot, week_end: date, reflector: Reflector, when: datetime) -> WeeklyPlan:
     start = week_end - timedelta(days=6)
     reader = ScopedReader(root, "weekly", evidence_window=(start, week_end))
-    hyps = week_hypotheses(list(reader.evidence(start, week_end)))
+    records = list(reader.evidence(start, week_end))
+    hyps = week_hypotheses(records)
     proposed = _existing(reader)
     candidates = [h for h in hyps.values() if meets_floor(h) and h.id not in proposed]
-    ctx = WeeklyContext(week_end=week_end, reader=reader, candidates=candidates)
+    texts = {r.id: sanitise(r.text, 300) for r in records if r.kind == "friction"}
+    friction = {
+        h.id: [texts[e] for e in [*h.supports, *h.contradicts] if e in texts] for h in candidates
+    }
+    ctx = WeeklyContext(week_end=week_end, reader=reader, candidates=candidates, friction=friction)
     ids = {h.id for h in candidates}
 
     def check(ref: WeeklyReflection) -> None:
@@ -170,18 +182,44 @@ def _plan(root: MemoryRoot, week_end: date, reflector: Reflector, when: datetime
 
     got = reflect_with_fallback(reflector, lambda r, fb: r.weekly(context=ctx, feedback=fb), check)
     ref: WeeklyReflection = got.value
-    proposals = [
-        Proposal(
-            id=f"prop-{week_end.isoformat()}-{d.hypothesis}",
-            week_end=week_end,
-            hypothesis=d.hypothesis,
-            diff=CanonDiff(section=d.section, op="add", text=d.text),
-            evidence_ids=hyps[d.hypothesis].supports,
-            rationale=d.rationale,
-            created=when,
+    proposals = []
+    for d in ref.proposals:
+        h = hyps[d.hypothesis]
+        if h.canon_text and h.canon_text != d.text:
+            diff = CanonDiff(section=d.section, op="replace", text=d.text, old_text=h.canon_text)
+        else:
+            diff = CanonDiff(section=d.section, op="add", text=d.text)
+        proposals.append(
+            Proposal(
+                id=f"prop-{week_end.isoformat()}-{d.hypothesis}",
+                week_end=week_end,
+                hypothesis=d.hypothesis,
+                diff=diff,
+                evidence_ids=h.supports,
+                rationale=d.rationale,
+                created=when,
+            )
         )
-        for d in ref.proposals
-    ]
+    for h in hyps.values():
+        # Retired this week while in Canon: propose taking the entry out.
+        if h.state != "retired" or not h.canon_text or not start <= h.updated <= week_end:
+            continue
+        evidence = h.contradicts or h.supports
+        pid = f"prop-{week_end.isoformat()}-{h.id}"
+        if not evidence or pid in {p.id for p in proposals}:
+            continue
+        why = h.reason or f"contradicted on {len(set(h.contradicted_on))} distinct days"
+        proposals.append(
+            Proposal(
+                id=pid,
+                week_end=week_end,
+                hypothesis=h.id,
+                diff=CanonDiff(section="habits", op="remove", old_text=h.canon_text),
+                evidence_ids=evidence,
+                rationale=f"Hypothesis {h.id} was retired ({why}); its Canon entry goes too.",
+                created=when,
+            )
+        )
     return WeeklyPlan(
         week_end=week_end,
         requested=reflector.name,

@@ -12,7 +12,7 @@ from pydantic_core import PydanticCustomError
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord
+from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 
@@ -73,6 +73,7 @@ def import_events(root: MemoryRoot, actor: str, file: Path) -> list[EvidenceReco
     if not file.is_file():
         raise InvalidInput("no such file", file=file)
     drafts: list[EvidenceDraft] = []
+    today = now().date().isoformat()
     with file.open("rb") as fh:
         for lineno, raw_bytes in enumerate(fh, 1):
             try:
@@ -93,7 +94,11 @@ def import_events(root: MemoryRoot, actor: str, file: Path) -> list[EvidenceReco
                     else f"not a JSON object ({exc})"
                 )
                 raise InvalidInput(msg, file=file, line=lineno) from None
-            drafts.append(EvidenceDraft(actor=actor, **line.model_dump()))
+            # An import says when things happened (ts); the day it was recorded is kept
+            # apart, because promotion counts the days evidence was *recorded*.
+            drafts.append(
+                EvidenceDraft(actor=actor, **line.model_dump(), data={"recorded": today})
+            )
     return Writer(root, actor).append_drafts(drafts)
 
 

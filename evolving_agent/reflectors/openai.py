@@ -15,8 +15,8 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 
-from evolving_agent.jobs.settings import ReflectorSettings
 from evolving_agent.reflectors.base import PromptReflector, ReflectorError
+from evolving_agent.reflectors.settings import ReflectorSettings
 
 SYSTEM = "You are the reflector of a long-lived assistant's memory. Answer with one JSON object."
 

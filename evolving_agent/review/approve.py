@@ -28,6 +28,7 @@ from evolving_agent.memory import gitrepo
 from evolving_agent.memory.authority import Approval, Writer
 from evolving_agent.memory.canon import IDENTITY_FILE
 from evolving_agent.memory.evidence import now
+from evolving_agent.memory.hypotheses import mark_canon
 from evolving_agent.memory.policy import Policy
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.apply import CANON_FILE, AppliedDiff, apply_diff, describe
@@ -284,5 +285,12 @@ def _apply(root: MemoryRoot, plan: ApprovalPlan, approver: str) -> ApprovalResul
             "commit": sha,
             "evidence_ids": review.pending.evidence_ids,
         },
+    )
+    applied = decision.diff or review.diff
+    mark_canon(
+        root,
+        review.pending.hypothesis,
+        None if applied.op == "remove" else applied.text,
+        review.id,
     )
     return ApprovalResult(review.id, sha, plan.resuming, decision, plan)

@@ -1,0 +1,53 @@
+"""Layering as a checked contract: ``reflectors`` never imports ``jobs``; the reflector
+base imports no implementation; the hypothesis register lives in ``memory``."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from evolving_agent.errors import UsageError
+from evolving_agent.reflectors import REGISTRY, get_reflector, reflector_class
+from evolving_agent.reflectors.rules import RulesReflector
+
+PKG = Path(__file__).resolve().parents[1] / "evolving_agent"
+
+
+def imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return found
+
+
+@pytest.mark.parametrize("path", sorted((PKG / "reflectors").glob("*.py")), ids=lambda p: p.name)
+def test_reflectors_never_import_jobs(path: Path) -> None:
+    assert not {m for m in imports(path) if m.startswith("evolving_agent.jobs")}
+
+
+def test_the_base_imports_no_implementation() -> None:
+    mods = imports(PKG / "reflectors" / "base.py")
+    assert not {m for m in mods if m.startswith("evolving_agent.reflectors")}
+
+
+def test_memory_never_imports_jobs_or_reflectors() -> None:
+    for path in (PKG / "memory").glob("*.py"):
+        bad = {
+            m
+            for m in imports(path)
+            if m.startswith(("evolving_agent.jobs", "evolving_agent.reflectors"))
+        }
+        assert not bad, path.name
+
+
+def test_registry_by_name_and_unknown_names_list_the_valid_ones() -> None:
+    assert list(REGISTRY) == ["rules", "command", "openai"]
+    assert reflector_class("rules") is RulesReflector
+    assert isinstance(get_reflector("rules"), RulesReflector)
+    with pytest.raises(UsageError, match=r"valid: rules, command, openai"):
+        reflector_class("gpt")
