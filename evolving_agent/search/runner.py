@@ -26,6 +26,7 @@ from pathlib import Path
 from evolving_agent.errors import InvalidInput, UsageError
 from evolving_agent.search.agents import make_agent
 from evolving_agent.search.agents.base import Agent, TurnRequest
+from evolving_agent.search.budget import Admission, TurnLedger
 from evolving_agent.search.config import SearchConfig, agent_turn_shares, validate_config
 from evolving_agent.search.judge import Judge, Verdict
 from evolving_agent.search.prompt import build_prompt
@@ -189,6 +190,10 @@ class _Runner:
         )
         self.task = config.task.read_text(encoding="utf-8")
         self.lock = threading.Lock()
+        # Turns in flight reserve their expected cost (see budget.py); a finished turn
+        # wakes agents waiting for room in the budget.
+        self.ledger = TurnLedger()
+        self.turn_done = threading.Condition(self.lock)
         self.records = run.read_log(repair=True)
         self.best_score, self.best_commit, self.best_repo = seed.score, seed.commit, seed_repo(run)
         for record in self.records:
@@ -280,10 +285,22 @@ class _Runner:
                     self.closing = decision.end_round
                 if not decision.run_turn:
                     return
+                admission = self.ledger.admit(self._round().plan, self.records)
+                if admission is Admission.WAIT:
+                    self.turn_done.wait()
+                    continue
+                if admission is Admission.STOP:
+                    self.closing = self.closing or "budget"
+                    return
                 mine = [r for r in self.records if r.agent == agent]
                 turn = len(mine) + 1
                 round_turn = sum(1 for r in mine if r.round == self._round().plan.number) + 1
-            self._take_turn(agent, turn, round_turn, decision)
+            try:
+                self._take_turn(agent, turn, round_turn, decision)
+            finally:
+                with self.lock:
+                    self.ledger.release()
+                    self.turn_done.notify_all()
 
     def _round(self) -> OpenRound:
         assert self.round is not None
