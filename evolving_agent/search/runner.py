@@ -54,6 +54,7 @@ from evolving_agent.search.state import (
     TurnRecord,
     now_iso,
 )
+from evolving_agent.search.stats import noise_floor
 from evolving_agent.search.workspace import (
     commit_turn,
     copy_candidate,
@@ -155,7 +156,7 @@ def _score_seed(config: SearchConfig, run: RunDir) -> SeedInfo:
         raise InvalidInput(
             f"score command gave no number on the seed candidate ({first}): {config.score_cmd}"
         )
-    floor = max(verdict.scores) - min(verdict.scores)
+    floor = noise_floor(verdict.scores)  # see stats.noise_floor for the derivation
     seed = SeedInfo(
         commit=commit,
         scores=verdict.scores,
@@ -439,6 +440,9 @@ class _Runner:
             self._export_best()
         best = next((r for r in reversed(self.records) if r.improved), None)
         rounds = max((r.round for r in self.records), default=1)
+        # The search-time best won a selection among noisy scores; scoring it afresh
+        # (score_repeats times, median) tells how good it really is.
+        rescored = self.judge.judge(self.best_repo, self.best_commit)
         return SearchSummary(
             run_dir=self.run_dir.path,
             policy=self.config.policy,
@@ -448,6 +452,8 @@ class _Runner:
             best_commit=self.best_commit,
             best_round=best.round if best else None,
             best_agent=best.agent if best else None,
+            best_rescored=rescored.score,
+            best_rescores=rescored.scores,
             seed_score=self.seed.score,
             noise_floor=self.seed.noise_floor,
             turns=len(self.records),
