@@ -149,8 +149,8 @@ def permutation_p(
     rng = random.Random(seed)
     hits = 0
     for _ in range(rounds):
-        chosen = rng.sample(range(len(pooled)), n)
-        if diff(sum(pooled[i] for i in chosen)) >= observed - tolerance:
+        picked = rng.sample(range(len(pooled)), n)
+        if diff(sum(pooled[i] for i in picked)) >= observed - tolerance:
             hits += 1
     return (hits + 1) / (rounds + 1)
 
