@@ -61,7 +61,8 @@ def _render_progress(event: Progress) -> None:
     "--policies",
     default="single,parallel,forget-team",
     show_default=True,
-    help="Comma-separated policies to compare.",
+    help="Comma-separated policies to compare; NAME+plateau runs a forgetting policy "
+    "with --forget-on-plateau K beside its fixed-round self.",
 )
 @click.option(
     "--agents",
@@ -114,10 +115,15 @@ def compare_cmd(
 ) -> None:
     """Run several policies on one task at the same total budget, REPEATS seeds each.
 
-    Prints a table of mean ± sd best score per policy and its improvement over
-    `single` and `parallel` (positive = better, whichever the direction), like the
-    paper's Table 1, and writes it to OUT/compare.md and OUT/compare.json.  Progress
-    goes to stderr.
+    Prints a table like the paper's Table 1: per policy the mean ± sd of the runs'
+    final bests (re-scored after each search) with a 95% bootstrap interval, and its
+    improvement over `single` and `parallel` (positive = better, whichever the
+    direction) with a 95% bootstrap interval and a permutation-test p-value.  Writes
+    OUT/compare.md, OUT/compare.json and OUT/compare.png (best-so-far against turns
+    and spend: median and band over seeds).  Progress goes to stderr.
+
+    Plateau forgetting beside the baselines: add `forget-team+plateau` to --policies
+    with --forget-on-plateau K.
 
     \b
     Example (the bundled example, offline, a few minutes):
@@ -133,7 +139,12 @@ def compare_cmd(
     if out is None:
         out = Path("runs") / f"compare-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}"
     base = SearchConfig(
-        **settings, policy=names[0], agents=agents, rounds=rounds, turns=turns, seed=seed
+        **settings,
+        policy=names[0].removesuffix("+plateau"),
+        agents=agents,
+        rounds=rounds,
+        turns=turns,
+        seed=seed,
     )
     result = compare_policies(
         base,
@@ -147,6 +158,8 @@ def compare_cmd(
         return
     click.echo(format_table(result), nl=False)
     click.echo(f"\n{result.out / 'compare.md'}\n{result.out / 'compare.json'}")
+    if result.plot is not None:
+        click.echo(str(result.plot))
 
 
 def register(group: click.Group) -> None:

@@ -461,10 +461,10 @@ def _smallest_p_note(comparison: Comparison) -> str:
     if not floors:
         return ""
     low = min(floors)
-    note = f"With these run counts the smallest possible p is {_p(low)}"
+    note = f"  With these run counts the smallest possible p is {_p(low)}"
     if low > 0.05:
         note += "; no difference can reach p < 0.05 — add repeats"
-    return note + ".  "
+    return note + "."
 
 
 def render_markdown(comparison: Comparison) -> str:
@@ -485,17 +485,15 @@ def render_markdown(comparison: Comparison) -> str:
         if any(row.rescored for row in comparison.rows)
         else "each run's best score"
     )
-    plot = f"\n\n![best-so-far]({comparison.plot.name})" if comparison.plot else ""
-    return (
-        f"# Policy comparison{state}\n\n"
-        f"{lead} ({budget}); {comparison.repeats} "
-        f"repeat(s) per policy with seeds {seeds}; {better} scores are better.  "
+    paragraphs = [
+        f"# Policy comparison{state}",
+        f"{lead} ({budget}); {comparison.repeats} repeat(s) per policy with seeds {seeds}; "
+        f"{better} scores are better.",
         f"Statistics of {value}: mean ± sample sd, and a 95% bootstrap interval of the "
         "mean.  \"vs X\" is the improvement of the mean over X's, in percent of X's "
         "(positive = better), with its 95% bootstrap interval and a two-sided "
-        "permutation-test p-value.  "
-        + _smallest_p_note(comparison)
-        + plot
-        + "\n\n"
-        + format_table(comparison)
-    )
+        "permutation-test p-value." + _smallest_p_note(comparison),
+    ]
+    if comparison.plot:
+        paragraphs.append(f"![best-so-far, median and band over seeds]({comparison.plot.name})")
+    return "\n\n".join(paragraphs) + "\n\n" + format_table(comparison)

@@ -20,6 +20,8 @@ from evolving_agent.errors import InvalidInput
 from evolving_agent.search.report import LogEntry, read_log, run_best_steps
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
     from evolving_agent.search.compare import Comparison
 
 GRID = 200
@@ -76,7 +78,8 @@ def plot_comparison(comparison: Comparison, labels: Sequence[str]) -> Path | Non
         if kind
         else 0.0
     )
-    for label in labels:
+    for index, label in enumerate(labels):
+        color = f"C{index % 10}"
         curves = []
         for records, seed in runs.get(label, []):
             values = run_best_steps(records, seed, minimize=comparison.minimize)
@@ -87,14 +90,14 @@ def plot_comparison(comparison: Comparison, labels: Sequence[str]) -> Path | Non
         # Against turns: value after t turns (t = 0 is the seed), held after a run ends.
         xs = list(range(max_turns + 1))
         grid = [[v[min(t, len(v) - 1)] for t in xs] for _, v in curves]
-        line = _draw(axes[0], xs, grid, label)
+        _draw(axes[0], xs, grid, label, color)
         if kind:
             sx = [max_spend * i / GRID for i in range(GRID + 1)]
             sgrid = []
             for records, values in curves:
                 spend = [0.0, *_spend(records, kind)]
                 sgrid.append([_step_at(spend, values, x) for x in sx])
-            _draw(axes[1], sx, sgrid, label, color=line)
+            _draw(axes[1], sx, sgrid, label, color)
     better = "lower" if comparison.minimize else "higher"
     axes[0].set_xlabel("turns (all agents)")
     axes[0].set_ylabel(f"best score ({better} is better)")
@@ -114,13 +117,12 @@ def plot_comparison(comparison: Comparison, labels: Sequence[str]) -> Path | Non
 
 
 def _draw(
-    ax: object, xs: Sequence[float], grid: Sequence[Sequence[float]], label: str, color: str = ""
-) -> str:
-    """Median line and min-max band; the line's colour (to reuse on the other axes)."""
-    med = [statistics.median(col) for col in zip(*grid, strict=True)]
-    lo = [min(col) for col in zip(*grid, strict=True)]
-    hi = [max(col) for col in zip(*grid, strict=True)]
-    kwargs = {"color": color} if color else {}
-    (line,) = ax.step(xs, med, where="post", linewidth=2, label=label, **kwargs)  # type: ignore[attr-defined]
-    ax.fill_between(xs, lo, hi, step="post", alpha=0.2, color=line.get_color())  # type: ignore[attr-defined]
-    return str(line.get_color())
+    ax: Axes, xs: Sequence[float], grid: Sequence[Sequence[float]], label: str, color: str
+) -> None:
+    """Median line and a band from the lowest to the highest run."""
+    columns = list(zip(*grid, strict=True))
+    med = [statistics.median(col) for col in columns]
+    ax.step(xs, med, where="post", linewidth=2, label=label, color=color)
+    lo = [min(col) for col in columns]
+    hi = [max(col) for col in columns]
+    ax.fill_between(xs, lo, hi, step="post", alpha=0.2, color=color)
