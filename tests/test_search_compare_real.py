@@ -12,7 +12,7 @@ from test_search_helpers import PY, TSP
 from evolving_agent.cli import cli
 
 
-def test_compare_single_parallel_and_plateau_forgetting_with_the_builtin_agent(tmp_path: Path) -> None:
+def test_compare_baselines_and_plateau_forgetting_with_the_builtin_agent(tmp_path: Path) -> None:
     out = tmp_path / "cmp"
     result = CliRunner().invoke(
         cli,
