@@ -325,9 +325,10 @@ def test_statistics_use_the_rescored_best_when_the_run_has_one(tmp_path: Path) -
     )
     assert [o.best_score for o in result.outcomes] == [10.0, 11.0]
     assert result.rows[0].mean == 5.0 and result.rows[0].rescored
-    assert "Statistics of each run's best re-scored after the search" in (
-        tmp_path / "c" / "compare.md"
-    ).read_text()
+    assert (
+        "Statistics of each run's best re-scored after the search"
+        in (tmp_path / "c" / "compare.md").read_text()
+    )
 
 
 def test_plateau_forgetting_runs_beside_the_baselines(tmp_path: Path) -> None:
