@@ -420,7 +420,20 @@ def git_numstat(run_dir: Path) -> NumstatFn:
         if repo is None:
             return None
         proc = subprocess.run(
-            ["git", "-c", "core.hooksPath=/dev/null", "diff", "--numstat", a, b],
+            # Agents share this repository's config: run nothing they could have set.
+            [
+                "git",
+                "-c",
+                "core.hooksPath=/dev/null",
+                "-c",
+                "core.fsmonitor=false",
+                "diff",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--numstat",
+                a,
+                b,
+            ],
             cwd=repo,
             capture_output=True,
             text=True,
