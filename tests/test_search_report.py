@@ -403,6 +403,11 @@ def test_edit_sizes_are_fresh_proposals_against_the_same_sessions_next_ones() ->
     assert (got.fresh_n, got.median_fresh) == (4, 35.0)
     assert (got.continued_n, got.median_continued) == (3, 3.0)
     assert (got.sessions, got.continued_sessions, got.excluded_empty) == (2, 2, 1)
+    # A turn that only adopted a visible candidate (own size 0) is no proposal either.
+    sizes[0] = 0
+    adopted = edit_sizes(records, sizes, window=2)
+    assert (adopted.excluded_empty, adopted.pure_adoptions) == (1, 1)
+    assert (adopted.fresh_n, adopted.median_fresh) == (4, 25.0)  # 40, 3 | 30, 20
 
 
 def test_adopting_a_peers_candidate_is_not_an_edit(tmp_path: Path) -> None:

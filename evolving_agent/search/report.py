@@ -139,9 +139,10 @@ class EditSizes:
     continued_n: int
     median_fresh: float | None
     median_continued: float | None
-    excluded_empty: int  # empty turns (and pure adoptions) left out
+    excluded_empty: int  # empty turns, left out
     adopted: int  # proposals whose size shrank because they started from a visible candidate
     measured: str  # "git" (adoption discounted) or "log" (lines_changed as recorded)
+    pure_adoptions: int = 0  # turns that only adopted a visible candidate, left out
 
 
 @dataclass(frozen=True)
@@ -510,10 +511,11 @@ def edit_sizes(
     """Median own-edit size of each session's first ``window`` non-empty proposals
     (fresh) against its next ``window`` (continued), pooled over sessions."""
     sessions: dict[tuple[int, str], list[int]] = {}
-    excluded = 0
+    excluded = pure = 0
     for rec, size in zip(records, sizes, strict=True):
-        if size <= 0:
-            excluded += 1
+        if rec.empty or size <= 0:
+            excluded += rec.empty
+            pure += not rec.empty
             continue
         sessions.setdefault(_session_key(rec), []).append(size)
     fresh = [n for s in sessions.values() for n in s[:window]]
@@ -527,6 +529,7 @@ def edit_sizes(
         median_fresh=_median(fresh),
         median_continued=_median(continued),
         excluded_empty=excluded,
+        pure_adoptions=pure,
         adopted=adopted,
         measured=measured,
     )

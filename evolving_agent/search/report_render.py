@@ -217,7 +217,9 @@ def _edit_note(report: RunReport) -> str:
     note = (
         f"The paper's figure: lines changed by the first {e.window} non-empty proposals "
         f"of each fresh session against the next {e.window} of the same session.  "
-        f"{e.excluded_empty} empty turn(s) are left out; a proposal's size is {how}."
+        f"{e.excluded_empty} empty turn(s) are left out"
+        + (f", and {e.pure_adoptions} that only adopted a candidate" if e.pure_adoptions else "")
+        + f"; a proposal's size is {how}."
     )
     if e.continued_n == 0:
         note += f"  No session got past {e.window} non-empty proposals in this run."
