@@ -360,3 +360,11 @@ def test_forget_on_plateau_alone_applies_to_the_forgetting_policies_only(tmp_pat
         policy_specs(["forget+plateau"], None)
     with pytest.raises(UsageError, match="only a forgetting policy"):
         parse_policies("parallel+plateau")
+
+
+def test_the_plot_zooms_past_a_seed_far_worse_than_every_run() -> None:
+    from evolving_agent.search.compare_plot import _zoom
+
+    low, high = _zoom([98892.0], [10800.0, 12000.0]) or (0.0, 0.0)
+    assert low == pytest.approx(10800 - 96) and high == pytest.approx(12000 + 96)
+    assert _zoom([11000.0], [10800.0, 12000.0]) is None

@@ -78,6 +78,8 @@ def plot_comparison(comparison: Comparison, labels: Sequence[str]) -> Path | Non
         if kind
         else 0.0
     )
+    seeds: list[float] = []
+    later: list[float] = []  # every value after turn 0, for the zoom
     for index, label in enumerate(labels):
         color = f"C{index % 10}"
         curves = []
@@ -90,6 +92,8 @@ def plot_comparison(comparison: Comparison, labels: Sequence[str]) -> Path | Non
         # Against turns: value after t turns (t = 0 is the seed), held after a run ends.
         xs = list(range(max_turns + 1))
         grid = [[v[min(t, len(v) - 1)] for t in xs] for _, v in curves]
+        seeds += [v[0] for _, v in curves]
+        later += [x for _, v in curves for x in v[1:]]
         _draw(axes[0], xs, grid, label, color)
         if kind:
             sx = [max_spend * i / GRID for i in range(GRID + 1)]
@@ -108,12 +112,27 @@ def plot_comparison(comparison: Comparison, labels: Sequence[str]) -> Path | Non
     for ax in axes:
         ax.grid(True, alpha=0.3)
     axes[0].legend(loc="best", fontsize="small")
-    fig.suptitle(
-        f"median over {comparison.repeats} seed(s); band = lowest to highest run", fontsize=10
-    )
+    title = f"median over {comparison.repeats} seed(s); band = lowest to highest run"
+    zoom = _zoom(seeds, later)
+    if zoom is not None:
+        axes[0].set_ylim(*zoom)  # shared with the spend axes
+        title += "; the seed's score is off the scale"
+    fig.suptitle(title, fontsize=10)
     path = comparison.out / "compare.png"
     fig.savefig(path, dpi=110)
     return path
+
+
+def _zoom(seeds: Sequence[float], later: Sequence[float]) -> tuple[float, float] | None:
+    """Y limits leaving out a seed far worse than every candidate (else None): a trivial
+    seed ten times worse would flatten every difference between policies into one line."""
+    if not seeds or not later:
+        return None
+    lo, hi = min(later), max(later)
+    span = hi - lo or abs(hi) * 0.01 or 1.0
+    if all(lo - 3 * span <= s <= hi + 3 * span for s in seeds):
+        return None
+    return lo - 0.08 * span, hi + 0.08 * span
 
 
 def _draw(
