@@ -12,7 +12,7 @@ from test_search_helpers import PY, TSP
 from evolving_agent.cli import cli
 
 
-def test_compare_single_parallel_forget_team_with_the_builtin_agent(tmp_path: Path) -> None:
+def test_compare_baselines_and_plateau_forgetting_with_the_builtin_agent(tmp_path: Path) -> None:
     out = tmp_path / "cmp"
     result = CliRunner().invoke(
         cli,
@@ -29,7 +29,9 @@ def test_compare_single_parallel_forget_team_with_the_builtin_agent(tmp_path: Pa
             "--agent",
             "builtin",
             "--policies",
-            "single,parallel,forget-team",
+            "single,parallel,forget-team+plateau",
+            "--forget-on-plateau",
+            "2",
             "--agents",
             "2",
             "--rounds",
@@ -46,31 +48,39 @@ def test_compare_single_parallel_forget_team_with_the_builtin_agent(tmp_path: Pa
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0] == (
-        "| policy | agents × rounds | runs | best (mean ± sd) | vs single | vs parallel "
-        "| mean tokens | mean turns |"
+        "| policy | agents × rounds | runs | best (mean ± sd) | 95% CI | vs single "
+        "| vs parallel | mean tokens | mean turns |"
     )
     number = r"\d+(\.\d+)?"
-    pct = r"[+-]\d+\.\d+%"
+    ci = rf"\[{number}, {number}\]"
+    vs = r"[+-]\d+\.\d+% \[[+-]\d+\.\d+, [+-]\d+\.\d+\] p=\d\.\d+"
     assert re.fullmatch(
-        rf"\| single \| 1 × 1 \| 2 \| {number} ± {number} \| — \| {pct} "
+        rf"\| single \| 1 × 1 \| 2 \| {number} ± {number} \| {ci} \| — \| {vs} "
         rf"\| \d+ \| 4 \|",
         lines[2],
     ), lines[2]
     assert re.fullmatch(
-        rf"\| parallel \| 2 × 1 \| 2 \| {number} ± {number} \| {pct} \| — "
+        rf"\| parallel \| 2 × 1 \| 2 \| {number} ± {number} \| {ci} \| {vs} \| — "
         rf"\| \d+ \| 4 \|",
         lines[3],
     ), lines[3]
     assert re.fullmatch(
-        rf"\| forget-team \| 2 × 2 \| 2 \| {number} ± {number} \| {pct} "
-        rf"\| {pct} \| \d+ \| 4 \|",
+        rf"\| forget-team\+plateau \| 2 × 2 \| 2 \| {number} ± {number} \| {ci} \| {vs} "
+        rf"\| {vs} \| \d+ \| 4 \|",
         lines[4],
     ), lines[4]
-    assert lines[5:] == ["", str(out / "compare.md"), str(out / "compare.json")]
+    assert lines[5:] == [
+        "",
+        str(out / "compare.md"),
+        str(out / "compare.json"),
+        str(out / "compare.png"),
+    ]
+    png = (out / "compare.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
     progress = result.stderr.splitlines()
     assert progress[0] == "[1/6] single seed 0: running ..."
     assert re.fullmatch(
-        r"\[6/6\] forget-team seed 1: best \d+(\.\d+)? \(4 turns, \$0\.0000, "
+        r"\[6/6\] forget-team\+plateau seed 1: best \d+(\.\d+)? \(4 turns, \$0\.0000, "
         r"\d+\.\d s\)",
         progress[-1],
     ), progress[-1]
@@ -81,14 +91,18 @@ def test_compare_single_parallel_forget_team_with_the_builtin_agent(tmp_path: Pa
     assert [(r["policy"], r["seed"]) for r in runs] == [
         ("single", 0),
         ("parallel", 0),
-        ("forget-team", 0),
+        ("forget-team+plateau", 0),
         ("single", 1),
         ("parallel", 1),
-        ("forget-team", 1),
+        ("forget-team+plateau", 1),
     ]
     for r in runs:
         assert r["turns"] == 4 and r["best_score"] < r["seed_score"]
         assert (Path(r["run_dir"]) / "log.jsonl").is_file()
+        # The TSP scorer is deterministic: the re-scored best is the search-time best.
+        assert r["best_rescored"] == r["best_score"]
+        run_json = json.loads((Path(r["run_dir"]) / "run.json").read_text())
+        assert run_json["forget_on_plateau"] == (2 if r["policy"].endswith("+plateau") else None)
     # Each row's "vs single" follows from the means: lower tour length = positive gain.
     rows = {row["policy"]: row for row in data["rows"]}
     single = rows["single"]["mean"]

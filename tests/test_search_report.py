@@ -20,6 +20,8 @@ from evolving_agent.search.report import (
     edit_sizes,
     forget_starts,
     load_run,
+    proposal_sizes,
+    run_best_steps,
     spend_axis,
     tree_diff,
     write_report,
@@ -84,11 +86,25 @@ def numbered(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return records
 
 
+def mark_improved(
+    records: list[dict[str, Any]], seed: float, floor: float, minimize: bool = True
+) -> list[dict[str, Any]]:
+    """Set ``improved`` the way the runner does: a gain past the noise floor."""
+    best = seed
+    for rec in records:
+        score = rec["score"]
+        gain = None if score is None else (best - score if minimize else score - best)
+        rec["improved"] = gain is not None and gain > floor
+        if rec["improved"]:
+            best = score
+    return records
+
+
 def forget_team_log() -> list[dict[str, Any]]:
     """2 agents, 3 rounds, 3 turns each per round; minimising, seed 1000.
 
     Round 1: 1000 -> 900, round 2: 900 -> 700, round 3: 699.8, within the noise floor of
-    0.5 (and one failed turn).
+    0.5, so the run keeps 700 (and one failed turn).
     The runner marks the first record of each new round with why the last one ended.
     """
     r1 = [
@@ -115,7 +131,7 @@ def forget_team_log() -> list[dict[str, Any]]:
         turn(3, 1, 9, 701, lines=3),
         turn(3, 2, 9, 699.8, lines=4),
     ]
-    return numbered(r1 + r2 + r3)
+    return mark_improved(numbered(r1 + r2 + r3), 1000.0, 0.5)
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -167,7 +183,7 @@ def make_run(
                 "policy": "forget-team",
                 "agent": "builtin",
                 "direction": "minimize",
-                "best_score": 699.8,
+                "best_score": 700.0,
                 "best_commit": "2" * 40,
                 "best_round": 2,
                 "best_agent": 1,
@@ -236,17 +252,22 @@ def test_out_option_writes_elsewhere_and_leaves_run_dir_alone(tmp_path: Path) ->
 
 
 def test_markdown_has_per_round_gains_empty_counts_and_forget_edit_sizes(tmp_path: Path) -> None:
-    md = write_report(make_run(tmp_path)).markdown.read_text()
-    # round | turns | empty | failed | start | end | gain | gain % | cost
-    assert "| 1 | 6 | 1 | 0 | 1000 | 900 | 100 | +10.0% | $0.0600 |" in md
-    assert "| 2 | 6 | 2 | 0 | 900 | 700 | 200 | +22.2% | $0.0600 |" in md
-    assert "| 3 | 6 | 0 | 1 | 700 | 699.8 | 0.2 (within noise) | +0.029% | $0.0600 |" in md
-    # Windows are the 6 turns of each round (empty turns count 0): before round 2
-    # median(30,20,4,6,0,3) = 5, after median(40,44,12,8,0,0) = 10; before round 3 that
-    # same 10, after median(50,60,10,9,3,4) = 9.5.
-    assert "| 2 | 6 | rounds | 5 (6) | 10 (6) |" in md
-    assert "| 3 | 12 | plateau | 10 (6) | 9.5 (6) |" in md
-    assert "| improvement over seed | 300.2 (+30.0%) |" in md
+    run = make_run(tmp_path)
+    (run / "rounds" / "r02").mkdir(parents=True)
+    (run / "rounds" / "r02" / "closed.json").write_text('{"reason": "plateau"}')
+    md = write_report(run).markdown.read_text()
+    # round | turns | empty | failed | start | end | gain | gain % | cost | ended by
+    assert "| 1 | 6 | 1 | 0 | 1000 | 900 | 100 | +10.0% | $0.0600 | — |" in md
+    assert "| 2 | 6 | 2 | 0 | 900 | 700 | 200 | +22.2% | $0.0600 | plateau |" in md
+    # 699.8 is within the noise floor of 700: the run kept 700, and so does the report.
+    assert "| 3 | 6 | 0 | 1 | 700 | 700 | 0 | +0.0% | $0.0600 | — |" in md
+    # Every session has under 10 non-empty proposals: all are "fresh".  Pooled sizes
+    # 30,4 20,6,3 40,12 44,8 50,10,3 60,9,4 -> median 10; the 3 empty turns left out.
+    assert "| first 10 of a fresh session | 6 | 15 | 10 |" in md
+    assert "| next 10 of the continued session | 0 | 0 | — |" in md
+    assert "3 empty turn(s) are left out" in md
+    assert "| 2 | 6 | rounds |" in md and "| 3 | 12 | plateau |" in md
+    assert "| improvement over seed | 300 (+30.0%) |" in md
     assert "| rounds | 3 of 3 planned |" in md
     assert "| spend axis | cost (USD) |" in md
 
@@ -304,7 +325,7 @@ def test_team_and_agent_curves_are_best_so_far_in_the_runs_direction(tmp_path: P
         700,
         700,
         700,
-        699.8,
+        700,
     ]
     agent1 = report.agent_curves[1]
     assert agent1.label == "agent 2"
@@ -316,6 +337,7 @@ def test_team_and_agent_curves_are_best_so_far_in_the_runs_direction(tmp_path: P
 
 def test_maximising_run_counts_higher_scores_as_gains(tmp_path: Path) -> None:
     recs = [turn(1, 1, 1, 0.5), turn(1, 1, 2, 0.4), turn(2, 1, 3, 0.8, forget="plateau")]
+    mark_improved(recs, 0.25, 0.0, minimize=False)
     run = make_run(
         tmp_path,
         recs,
@@ -369,23 +391,82 @@ def test_forgets_come_from_round_changes_when_the_log_never_mentions_them() -> N
     assert forget_starts(marked) == []
 
 
-def test_edit_windows_stop_at_the_neighbouring_forget() -> None:
-    sizes = [1, 2, 3, 100, 200, 7, 300]
-    records = [LogEntry.model_validate(turn(1, 1, i, 1.0, lines=n)) for i, n in enumerate(sizes)]
-    stats = edit_sizes(records, [(3, "a"), (6, "b")], window=10)
-    assert [(s.median_before, s.before_n, s.median_after, s.after_n) for s in stats] == [
-        (2.0, 3, 100.0, 3),
-        (100.0, 3, 300.0, 1),
+def test_edit_sizes_are_fresh_proposals_against_the_same_sessions_next_ones() -> None:
+    # Session A: 5 proposals and an empty turn; session B (another round): 3 proposals.
+    a = [turn(1, 1, i, 1.0, lines=n) for i, n in enumerate([50, 40, 0, 3, 2, 1])]
+    a[2] = turn(1, 1, 2, 1.0, empty=True)
+    b = [turn(2, 1, 10 + i, 1.0, lines=n) for i, n in enumerate([30, 20, 4])]
+    records = [LogEntry.model_validate(r) for r in numbered(a + b)]
+    sizes = [r.lines_changed or 0 for r in records]
+    got = edit_sizes(records, sizes, window=2)
+    # fresh: A's 50, 40 and B's 30, 20 -> 35; continued: A's 3, 2 and B's 4 -> 3.
+    assert (got.fresh_n, got.median_fresh) == (4, 35.0)
+    assert (got.continued_n, got.median_continued) == (3, 3.0)
+    assert (got.sessions, got.continued_sessions, got.excluded_empty) == (2, 2, 1)
+    # A turn that only adopted a visible candidate (own size 0) is no proposal either.
+    sizes[0] = 0
+    adopted = edit_sizes(records, sizes, window=2)
+    assert (adopted.excluded_empty, adopted.pure_adoptions) == (1, 1)
+    assert (adopted.fresh_n, adopted.median_fresh) == (4, 25.0)  # 40, 3 | 30, 20
+
+
+def test_adopting_a_peers_candidate_is_not_an_edit(tmp_path: Path) -> None:
+    """Agent 2 copies agent 1's 40-line rewrite and changes one line: one line of its own."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "s.py").write_text("".join(f"x{i} = 0\n" for i in range(40)))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "start")
+    base = git(repo, "rev-parse", "HEAD")
+    (repo / "s.py").write_text("".join(f"y{i} = 1\n" for i in range(40)))
+    git(repo, "commit", "-qam", "agent 1 rewrites")
+    peer = git(repo, "rev-parse", "HEAD")
+    (repo / "s.py").write_text("".join(f"y{i} = 1\n" for i in range(39)) + "y39 = 2\n")
+    git(repo, "commit", "-qam", "agent 2 adopts and nudges")
+    mine = git(repo, "rev-parse", "HEAD")
+    records = [
+        LogEntry.model_validate(r)
+        for r in numbered(
+            [
+                turn(1, 1, 1, 90.0, lines=80, commit=peer, base_commit=base),
+                turn(1, 2, 1, 89.0, lines=80, commit=mine, base_commit=base),
+            ]
+        )
     ]
+
+    def numstat(_round: int, a: str, b: str) -> int | None:
+        out = git(repo, "diff", "--numstat", a, b)
+        return sum(int(x) + int(y) for x, y, _ in (row.split("\t") for row in out.splitlines()))
+
+    sizes, adopted = proposal_sizes(
+        records, minimize=True, share_peers=True, same_repo=False, numstat=numstat
+    )
+    assert (sizes, adopted) == ([80, 2], 1)  # one line replaced: 1 added + 1 deleted
+    alone, none = proposal_sizes(
+        records, minimize=True, share_peers=False, same_repo=False, numstat=numstat
+    )
+    assert (alone, none) == ([80, 80], 0)
 
 
 def test_best_so_far_ignores_failed_candidates_without_a_seed_score() -> None:
-    records = [
-        LogEntry.model_validate(turn(1, 1, i, s))
-        for i, s in enumerate([None, 5.0, float("nan"), 3.0])
-    ]
+    # An older log without ``improved``: the report judges scores itself.
+    raw = [turn(1, 1, i, s) for i, s in enumerate([None, 5.0, float("nan"), 3.0])]
+    for rec in raw:
+        del rec["improved"]
+    records = [LogEntry.model_validate(r) for r in raw]
     curve = best_so_far(records, [1, 2, 3, 4], minimize=True, seed_score=None, label="team")
     assert (curve.turns, curve.values) == ([2, 3, 4], [5.0, 5.0, 3.0])
+
+
+def test_the_team_curve_follows_the_runs_improved_marks() -> None:
+    """A score better by less than the noise floor did not move the run's best."""
+    raw = numbered([turn(1, 1, 1, 90.0), turn(1, 1, 2, 89.9), turn(1, 1, 3, 80.0)])
+    mark_improved(raw, 100.0, floor=0.5)
+    records = [LogEntry.model_validate(r) for r in raw]
+    curve = best_so_far(records, [1, 2, 3], minimize=True, seed_score=100.0, label="team")
+    assert curve.values == [100.0, 90.0, 90.0, 80.0]
+    assert run_best_steps(records, 100.0, minimize=True) == [100.0, 90.0, 90.0, 80.0]
 
 
 def test_tree_diff_reports_added_removed_and_binary_files(tmp_path: Path) -> None:
@@ -412,7 +493,7 @@ def test_log_order_follows_seq_not_file_order(tmp_path: Path) -> None:
     assert shuffled != recs
     report = load_run(make_run(tmp_path, shuffled))
     assert [r.seq for r in report.records] == list(range(1, 19))
-    assert report.team.values[-1] == 699.8
+    assert report.team.values[-1] == 700
 
 
 def test_unfinished_run_without_summary_uses_run_json_and_seed_json(tmp_path: Path) -> None:
@@ -434,7 +515,7 @@ def test_unfinished_run_without_summary_uses_run_json_and_seed_json(tmp_path: Pa
     report = load_run(run)
     assert report.minimize is True
     assert len(report.records) == 18
-    assert report.best_score == 699.8
+    assert report.best_score == 700  # 699.8 was within the noise floor: not an improvement
     assert (report.seed_score, report.noise_floor) == (1000.0, 2.0)
     assert report.rounds[0].gain == 100
     assert "no summary.json" in report.warnings[0]

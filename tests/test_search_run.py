@@ -275,7 +275,8 @@ print(float((cand / "value.txt").read_text().split()[0]) + noise)
         )
     )
     rows = records(tmp_path / "run")
-    assert summary.noise_floor == pytest.approx(0.8)
+    # sd of [10, 10.4, 9.6] is 0.4: the floor is 1.645 * 0.4 * sqrt(2/3) (was the range, 0.8).
+    assert summary.noise_floor == pytest.approx(1.6448536 * 0.4 * (2 / 3) ** 0.5)
     assert summary.seed_score == pytest.approx(10.0)
     assert rows[0]["score"] == pytest.approx(10.5) and len(rows[0]["scores"]) == 3
     assert rows[0]["improved"] is False  # +0.5 is inside the noise floor
@@ -369,3 +370,63 @@ def test_runs_without_any_git_identity(tmp_path: Path, monkeypatch: pytest.Monke
         check=True,
     ).stdout.strip()
     assert author == "evolving-agent <evolving-agent@localhost>"
+
+
+def _noisy_scorer(tmp: Path, noise: str) -> str:
+    """value.txt plus noise drawn by call number (deterministic, so tests are exact)."""
+    counter = tmp / "calls"
+    return write_scorer(
+        tmp,
+        f"""
+import os, pathlib, random
+cand = pathlib.Path(os.environ["EA_CANDIDATE"])
+counter = pathlib.Path({str(counter)!r})
+n = int(counter.read_text()) if counter.exists() else 0
+counter.write_text(str(n + 1))
+{noise}
+print(float((cand / "value.txt").read_text().split()[0]) + noise)
+""",
+    )
+
+
+def test_noise_floor_comes_from_the_seed_scores_spread(tmp_path: Path) -> None:
+    """A scorer with known noise (sd 2): the floor is z * sd * sqrt(2/n) of the seed's
+    repeated scores, near its expected 1.645 * 2 * sqrt(2/10) = 1.47."""
+    import statistics
+
+    make_candidate(tmp_path, "100")
+    make_task(tmp_path)
+    scorer = _noisy_scorer(tmp_path, "noise = random.Random(n).gauss(0, 2)")
+    agent = write_agent(tmp_path, "write(value())")  # never changes anything
+    summary = run_search(
+        config(
+            tmp_path, score_cmd=scorer, agent_cmd=agent, policy="single", turns=1, score_repeats=10
+        )
+    )
+    seed = json.loads((tmp_path / "run" / "seed.json").read_text())
+    assert len(seed["scores"]) == 10
+    sd = statistics.stdev(seed["scores"])
+    assert 1.6 < sd < 2.5  # these ten draws of a noise with sd 2 have sd 2.08
+    assert seed["noise_floor"] == pytest.approx(1.6448536 * sd * (2 / 10) ** 0.5)
+    assert 1.2 < summary.noise_floor < 1.8
+    # The range of 10 draws (the old floor) is about 3 sd: it grows with n, this shrinks.
+    assert max(seed["scores"]) - min(seed["scores"]) > 4 * summary.noise_floor
+
+
+def test_the_final_best_is_rescored(tmp_path: Path) -> None:
+    """A lucky +5 draw makes a +1 candidate the best; re-scoring shows its real value."""
+    make_candidate(tmp_path, "0")
+    make_task(tmp_path)
+    # Calls: 0-2 the seed (score_repeats 3), 3-5 the candidate, then the re-score.
+    scorer = _noisy_scorer(tmp_path, "noise = 5.0 if 3 <= n <= 5 else 0.0")
+    agent = write_agent(tmp_path, "write(value() + 1)")
+    summary = run_search(
+        config(
+            tmp_path, score_cmd=scorer, agent_cmd=agent, policy="single", turns=1, score_repeats=3
+        )
+    )
+    assert summary.best_score == pytest.approx(6.0)
+    assert summary.best_rescored == pytest.approx(1.0)
+    assert summary.best_rescores == pytest.approx([1.0, 1.0, 1.0])
+    data = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert data["best_rescored"] == pytest.approx(1.0)

@@ -13,6 +13,7 @@ from evolving_agent.cli._search_options import task_options
 
 if TYPE_CHECKING:
     from evolving_agent.search.compare import Progress
+    from evolving_agent.search.state import TurnRecord
 
 # Like search_run_cmds: the core (matplotlib, GitPython) is imported inside the commands,
 # because every CLI start pays for module imports and most commands never report.
@@ -61,7 +62,8 @@ def _render_progress(event: Progress) -> None:
     "--policies",
     default="single,parallel,forget-team",
     show_default=True,
-    help="Comma-separated policies to compare.",
+    help="Comma-separated policies to compare; NAME+plateau runs a forgetting policy "
+    "with --forget-on-plateau K beside its fixed-round self.",
 )
 @click.option(
     "--agents",
@@ -114,10 +116,15 @@ def compare_cmd(
 ) -> None:
     """Run several policies on one task at the same total budget, REPEATS seeds each.
 
-    Prints a table of mean ± sd best score per policy and its improvement over
-    `single` and `parallel` (positive = better, whichever the direction), like the
-    paper's Table 1, and writes it to OUT/compare.md and OUT/compare.json.  Progress
-    goes to stderr.
+    Prints a table like the paper's Table 1: per policy the mean ± sd of the runs'
+    final bests (re-scored after each search) with a 95% bootstrap interval, and its
+    improvement over `single` and `parallel` (positive = better, whichever the
+    direction) with a 95% bootstrap interval and a permutation-test p-value.  Writes
+    OUT/compare.md, OUT/compare.json and OUT/compare.png (best-so-far against turns
+    and spend: median and band over seeds).  Progress goes to stderr.
+
+    Plateau forgetting beside the baselines: add `forget-team+plateau` to --policies
+    with --forget-on-plateau K.
 
     \b
     Example (the bundled example, offline, a few minutes):
@@ -133,7 +140,12 @@ def compare_cmd(
     if out is None:
         out = Path("runs") / f"compare-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}"
     base = SearchConfig(
-        **settings, policy=names[0], agents=agents, rounds=rounds, turns=turns, seed=seed
+        **settings,
+        policy=names[0].removesuffix("+plateau"),
+        agents=agents,
+        rounds=rounds,
+        turns=turns,
+        seed=seed,
     )
     result = compare_policies(
         base,
@@ -147,9 +159,66 @@ def compare_cmd(
         return
     click.echo(format_table(result), nl=False)
     click.echo(f"\n{result.out / 'compare.md'}\n{result.out / 'compare.json'}")
+    if result.plot is not None:
+        click.echo(str(result.plot))
+
+
+@click.command("plateau-test")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option(
+    "--turns",
+    required=True,
+    type=int,
+    help="Turns for each side (total over the run's agents).",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Directory for the results (default: RUN_DIR/plateau-test).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print plateau-test.json instead.")
+@click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
+def plateau_test_cmd(
+    run_dir: Path, turns: int, out: Path | None, as_json: bool, quiet: bool
+) -> None:
+    """Continue or forget from the same plateau: the gain and cost of each.
+
+    From a finished run's best candidate, spends N turns continuing the sessions the
+    run ended with and N turns with fresh sessions (same agent, scorer, policy and
+    agents), then prints both sides' gain (their best re-scored, against the start
+    re-scored) and spend side by side.  Writes OUT/plateau-test.json and .md.
+
+    \b
+    Example:
+      evolving-agent search plateau-test runs/search-20260101-120000-forget-team --turns 8
+    """
+    from evolving_agent.search.plateau import format_table, plateau_test
+
+    if turns < 1:
+        raise click.UsageError(f"--turns must be at least 1, got {turns}")
+
+    def show(side: str, record: TurnRecord) -> None:
+        score = "failed" if record.score is None else f"{record.score:g}"
+        what = "empty" if record.empty else f"{record.lines_changed} lines"
+        mark = " *improved*" if record.improved else ""
+        click.echo(
+            f"[{side}] agent {record.agent} turn {record.turn}: {score} ({what}){mark}", err=True
+        )
+
+    result = plateau_test(run_dir, turns=turns, out=out, progress=None if quiet else show)
+    if as_json:
+        echo_json(result.to_json())
+        return
+    click.echo(format_table(result), nl=False)
+    if result.gain_ratio is not None:
+        cost = "" if result.cost_ratio is None else f" at {result.cost_ratio:.2f}× the spend"
+        click.echo(f"\nfresh / continue gain: {result.gain_ratio:.2f}×{cost}")
+    click.echo(f"\n{result.out / 'plateau-test.md'}\n{result.out / 'plateau-test.json'}")
 
 
 def register(group: click.Group) -> None:
     """Add this module's subcommands to the search group."""
     group.add_command(report_cmd)
     group.add_command(compare_cmd)
+    group.add_command(plateau_test_cmd)

@@ -50,6 +50,9 @@ def _print(summary: SearchSummary, as_json: bool) -> None:
         f"{summary.agents} agent(s), ${summary.cost_usd:.4f}"
     )
     click.echo(f"run directory: {summary.run_dir}")
+    if summary.best_rescored is not None:
+        n = len(summary.best_rescores)
+        click.echo(f"best re-scored: {summary.best_rescored:g} (median of {n} fresh score(s))")
 
 
 @click.command("run")

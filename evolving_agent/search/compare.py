@@ -2,21 +2,33 @@
 
 ``compare_policies`` derives one config per (policy, seed) from a base config, runs
 them one after another through ``run`` (``run_search`` unless a test passes another),
-and aggregates each policy's best scores into mean ± sd and its relative difference to
-the reference policies (``single``, ``parallel``), signed so that positive always means
-better whatever the direction.  Every repeat ``k`` uses seed ``base.seed + k`` for every
-policy, so policies meet the same seeds.  ``compare.json`` is rewritten after each run so
-an interrupted comparison keeps what it finished; ``compare.md`` holds the table.
+and aggregates each policy's best scores.  Every repeat ``k`` uses seed ``base.seed + k``
+for every policy, so policies meet the same seeds.  ``compare.json`` is rewritten after
+each run so an interrupted comparison keeps what it finished; ``compare.md`` holds the
+table and ``compare.png`` the best-so-far curves (median and min-max band over seeds).
 
-The run function is a parameter (``run_search`` by default) and only a few attributes
-of its summary are read, so the tests can drive it with a small fake runner.
+What a row says (all in ``stats``): the mean and sd of the runs' final bests (the best
+*re-scored* after the search where the runner did so, else the search-time best), a 95%
+bootstrap interval of that mean, and against each reference policy (``single``,
+``parallel``) the relative gain of the means -- signed so that positive always means
+better, whatever the direction -- with a 95% bootstrap interval and a two-sided
+permutation-test p-value.  With 3 seeds per policy p cannot go below 0.1; the table
+prints that floor so nobody reads a small comparison as a significant one.
+
+Plateau forgetting runs beside the fixed-round policies as ``NAME+plateau`` (for
+example ``forget-team,forget-team+plateau``): the same forgetting policy with
+``--forget-on-plateau K``.  Given ``--forget-on-plateau`` and no ``+plateau`` entry,
+every forgetting policy runs with it (and is labelled ``+plateau``); the policies that
+never forget always run without it.
+
+The run function is a parameter and only a few attributes of its summary are read, so
+the tests can drive it with a small fake runner.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -24,15 +36,18 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evolving_agent.errors import InvalidInput, UsageError
+from evolving_agent.search import stats
 from evolving_agent.search.config import SearchConfig, validate_config
 from evolving_agent.search.presets import PRESETS, preset_for
 from evolving_agent.search.runner import run_search
 
 REFERENCES = ("single", "parallel")
+PLATEAU_SUFFIX = "+plateau"
 
 
 class SummaryLike(Protocol):
-    """What compare reads from a ``SearchSummary`` (a test may hand back a smaller one)."""
+    """What compare reads from a ``SearchSummary`` (a test may hand back a smaller one;
+    ``best_rescored`` is read with ``getattr`` and may be missing)."""
 
     @property
     def best_score(self) -> float | None: ...
@@ -51,19 +66,34 @@ class SummaryLike(Protocol):
 
 
 @dataclass(frozen=True)
-class RunOutcome:
+class PolicySpec:
+    """One entry of ``--policies``: the label in the table and what actually runs."""
+
+    label: str
     policy: str
+    forget_on_plateau: int | None = None
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    policy: str  # the label (e.g. "forget-team+plateau")
     repeat: int
     seed: int
     agents: int
     rounds: int
-    best_score: float | None
+    best_score: float | None  # what the search saw
     seed_score: float | None
     cost_usd: float
     tokens: int  # input + output, as the agent reported them
     turns: int
     wall_s: float
     run_dir: str
+    best_rescored: float | None = None  # the final best scored again after the search
+
+    @property
+    def final(self) -> float | None:
+        """The number the statistics use: the re-scored best if there is one."""
+        return self.best_rescored if self.best_rescored is not None else self.best_score
 
 
 @dataclass(frozen=True)
@@ -75,6 +105,16 @@ class Progress:
     policy: str
     seed: int
     outcome: RunOutcome | None = None  # None when starting
+
+
+@dataclass(frozen=True)
+class Versus:
+    """One policy against one reference policy."""
+
+    gain_pct: float | None  # relative gain of the means, positive = better
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None  # two-sided permutation test of the final bests
 
 
 @dataclass(frozen=True)
@@ -90,6 +130,10 @@ class PolicyRow:
     mean_tokens: float
     mean_turns: float
     vs: dict[str, float | None]  # reference policy -> % better (positive = better)
+    ci_low: float | None = None  # 95% bootstrap interval of the mean
+    ci_high: float | None = None
+    tests: dict[str, Versus] = field(default_factory=dict)
+    rescored: bool = False  # the statistics use re-scored bests
 
 
 @dataclass
@@ -103,6 +147,7 @@ class Comparison:
     rows: list[PolicyRow] = field(default_factory=list)
     outcomes: list[RunOutcome] = field(default_factory=list)
     complete: bool = False
+    plot: Path | None = None
 
     @property
     def references(self) -> list[str]:
@@ -118,8 +163,16 @@ class Comparison:
             "complete": self.complete,
             "settings": self.settings,
             "references": self.references,
+            "statistics": {
+                "interval": f"95% percentile bootstrap, {stats.BOOTSTRAP_ROUNDS} resamples, seed 0",
+                "test": "two-sided permutation test of the difference in means "
+                f"(exact up to {stats.EXACT_LIMIT} splits)",
+                "value": "best re-scored after the search where available, else the "
+                "search-time best",
+            },
             "rows": [asdict(r) for r in self.rows],
             "runs": [asdict(o) for o in self.outcomes],
+            "plot": str(self.plot) if self.plot else None,
         }
 
 
@@ -128,15 +181,45 @@ ProgressFn = Callable[[Progress], None]
 
 
 def parse_policies(text: str) -> list[str]:
-    """``"single, parallel,forget-team"`` -> list; unknown or repeated names are refused."""
+    """``"single, parallel,forget-team"`` -> list; unknown or repeated names are refused.
+
+    A forgetting policy may carry ``+plateau`` (``forget-team+plateau``).
+    """
     names = [p.strip() for p in text.split(",") if p.strip()]
     if not names:
         raise UsageError(f"no policies given; choose from: {', '.join(PRESETS)}")
     for name in names:
-        preset_for(name)  # an unknown name lists the valid ones
+        base = name.removesuffix(PLATEAU_SUFFIX)
+        preset = preset_for(base)  # an unknown name lists the valid ones
+        if name != base and not preset.forgets:
+            raise UsageError(
+                f"{name}: only a forgetting policy (forget, forget-team, fork-and-flush) "
+                "can forget on a plateau"
+            )
     if len(set(names)) != len(names):
         raise UsageError(f"policy listed twice in {text!r}")
     return names
+
+
+def policy_specs(names: Sequence[str], forget_on_plateau: int | None) -> list[PolicySpec]:
+    """What each name runs; see the module docstring for the ``+plateau`` rule."""
+    explicit = any(n.endswith(PLATEAU_SUFFIX) for n in names)
+    if explicit and forget_on_plateau is None:
+        raise UsageError("a +plateau policy needs --forget-on-plateau K")
+    specs = []
+    for name in names:
+        base = name.removesuffix(PLATEAU_SUFFIX)
+        forgets = preset_for(base).forgets
+        if name != base:
+            specs.append(PolicySpec(name, base, forget_on_plateau))
+        elif forgets and forget_on_plateau is not None and not explicit:
+            specs.append(PolicySpec(base + PLATEAU_SUFFIX, base, forget_on_plateau))
+        else:
+            specs.append(PolicySpec(name, base, None))
+    labels = [s.label for s in specs]
+    if len(set(labels)) != len(labels):
+        raise UsageError(f"policy listed twice: {', '.join(labels)}")
+    return specs
 
 
 def shape(policy: str, agents: int, rounds: int) -> tuple[int, int]:
@@ -145,7 +228,7 @@ def shape(policy: str, agents: int, rounds: int) -> tuple[int, int]:
     The runner ignores what a preset does not use anyway; passing the effective numbers
     keeps each run's ``run.json`` and the table honest about what ran.
     """
-    preset = preset_for(policy)
+    preset = preset_for(policy.removesuffix(PLATEAU_SUFFIX))
     return (1 if preset.single_agent else agents), (rounds if preset.forgets else 1)
 
 
@@ -154,27 +237,34 @@ def relative_gain(value: float | None, reference: float | None, *, minimize: boo
 
     Positive is better in either direction: minimising 80 against 100 is +20%.
     """
-    if value is None or reference is None or reference == 0:
+    if value is None or reference is None:
         return None
-    diff = reference - value if minimize else value - reference
-    return diff / abs(reference) * 100
+    return stats.relative_gain(value, reference, minimize=minimize)
 
 
-def _row(policy: str, outcomes: Sequence[RunOutcome], agents: int, rounds: int) -> PolicyRow:
-    scores = [o.best_score for o in outcomes if o.best_score is not None]
+def _fmean(values: Sequence[float]) -> float:
+    return math.fsum(values) / len(values) if values else 0.0
+
+
+def _row(label: str, outcomes: Sequence[RunOutcome], agents: int, rounds: int) -> PolicyRow:
+    scores = [o.final for o in outcomes if o.final is not None]
+    mean, sd = stats.mean_sd(scores)
+    ci = stats.bootstrap_ci(scores)
     return PolicyRow(
-        policy=policy,
+        policy=label,
         agents=agents,
         rounds=rounds,
         runs=len(outcomes),
         scored=len(scores),
-        mean=statistics.fmean(scores) if scores else None,
-        # Sample sd; a single repeat has no spread to speak of.
-        sd=statistics.stdev(scores) if len(scores) > 1 else None,
-        mean_cost_usd=statistics.fmean(o.cost_usd for o in outcomes) if outcomes else 0.0,
-        mean_tokens=statistics.fmean(o.tokens for o in outcomes) if outcomes else 0.0,
-        mean_turns=statistics.fmean(o.turns for o in outcomes) if outcomes else 0.0,
+        mean=mean,
+        sd=sd,  # sample sd; a single repeat has no spread to speak of
+        mean_cost_usd=_fmean([o.cost_usd for o in outcomes]),
+        mean_tokens=_fmean([float(o.tokens) for o in outcomes]),
+        mean_turns=_fmean([float(o.turns) for o in outcomes]),
         vs={},
+        ci_low=ci.low if ci else None,
+        ci_high=ci.high if ci else None,
+        rescored=any(o.best_rescored is not None for o in outcomes),
     )
 
 
@@ -186,16 +276,26 @@ def aggregate(
     rounds: int,
     minimize: bool,
 ) -> list[PolicyRow]:
-    """One row per policy (in the order given) with the relative differences filled in."""
+    """One row per policy label (in the order given) with the comparisons filled in."""
     rows = []
-    for p in policies:
-        a, r = shape(p, agents, rounds)
-        rows.append(_row(p, [o for o in outcomes if o.policy == p], a, r))
+    finals: dict[str, list[float]] = {}
+    for label in policies:
+        a, r = shape(label, agents, rounds)
+        mine = [o for o in outcomes if o.policy == label]
+        rows.append(_row(label, mine, a, r))
+        finals[label] = [o.final for o in mine if o.final is not None]
     means = {row.policy: row.mean for row in rows}
     for row in rows:
         for ref in REFERENCES:
             if ref in means and ref != row.policy:
                 row.vs[ref] = relative_gain(row.mean, means[ref], minimize=minimize)
+                ci = stats.bootstrap_diff_ci(finals[row.policy], finals[ref], minimize=minimize)
+                row.tests[ref] = Versus(
+                    gain_pct=row.vs[ref],
+                    ci_low=ci.low if ci else None,
+                    ci_high=ci.high if ci else None,
+                    p_value=stats.permutation_p(finals[row.policy], finals[ref]),
+                )
     return rows
 
 
@@ -219,37 +319,40 @@ def compare_policies(
     out: Path,
     run: RunFn = run_search,
     progress: ProgressFn | None = None,
+    plot: bool = True,
 ) -> Comparison:
     """Run every policy ``repeats`` times at ``base``'s total budget; aggregate and write.
 
     ``base`` supplies the task, agent, budget and first seed; its ``agents``/``rounds`` are
-    what the multi-agent / multi-round policies use.  Runs go to ``out/POLICY/seed-S``.
-    Every run's config is validated before the first run starts, so a bad combination
-    fails in seconds, not after an hour.  ``run`` defaults to ``run_search``.
+    what the multi-agent / multi-round policies use, its ``forget_on_plateau`` what the
+    ``+plateau`` policies use.  Runs go to ``out/LABEL/seed-S``.  Every run's config is
+    validated before the first run starts, so a bad combination fails in seconds, not
+    after an hour.  ``run`` defaults to ``run_search``.
     """
     if repeats < 1:
         raise UsageError(f"--repeats must be at least 1, got {repeats}")
-    for p in policies:
-        preset_for(p)
+    specs = policy_specs(policies, base.forget_on_plateau)
+    labels = [s.label for s in specs]
     if (out / "compare.json").exists():
         raise InvalidInput("a comparison already lives here; choose another --out", file=out)
     seeds = [base.seed + k for k in range(repeats)]
     # Interleave policies within a repeat so an interrupted comparison stays balanced.
-    plan: list[tuple[int, str, SearchConfig]] = []
+    plan: list[tuple[int, PolicySpec, SearchConfig]] = []
     for k, seed in enumerate(seeds):
-        for policy in policies:
-            agents, rounds = shape(policy, base.agents, base.rounds)
+        for spec in specs:
+            agents, rounds = shape(spec.policy, base.agents, base.rounds)
             config = base.model_copy(
                 update={
-                    "policy": policy,
+                    "policy": spec.policy,
                     "agents": agents,
                     "rounds": rounds,
                     "seed": seed,
-                    "out": out / policy / f"seed-{seed}",
+                    "forget_on_plateau": spec.forget_on_plateau,
+                    "out": out / spec.label / f"seed-{seed}",
                 }
             )
             validate_config(config)
-            plan.append((k, policy, config))
+            plan.append((k, spec, config))
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -263,13 +366,13 @@ def compare_policies(
         out=out,
         settings=base.model_dump(mode="json", exclude={"policy", "seed", "out"}),
     )
-    for index, (k, policy, config) in enumerate(plan, start=1):
+    for index, (k, spec, config) in enumerate(plan, start=1):
         if progress:
-            progress(Progress(index, len(plan), policy, config.seed))
+            progress(Progress(index, len(plan), spec.label, config.seed))
         started = time.monotonic()
         summary = run(config)
         outcome = RunOutcome(
-            policy=policy,
+            policy=spec.label,
             repeat=k,
             seed=config.seed,
             agents=config.agents,
@@ -281,19 +384,25 @@ def compare_policies(
             turns=int(summary.turns),
             wall_s=round(time.monotonic() - started, 3),
             run_dir=str(summary.run_dir),
+            best_rescored=_finite(getattr(summary, "best_rescored", None)),
         )
         comparison.outcomes.append(outcome)
         comparison.rows = aggregate(
             comparison.outcomes,
-            policies,
+            labels,
             agents=base.agents,
             rounds=base.rounds,
             minimize=base.minimize,
         )
         write_outputs(comparison)
         if progress:
-            progress(Progress(index, len(plan), policy, config.seed, outcome))
+            progress(Progress(index, len(plan), spec.label, config.seed, outcome))
     comparison.complete = True
+    if plot:
+        # Imported here: matplotlib is slow to import and tests with fake runs skip it.
+        from evolving_agent.search.compare_plot import plot_comparison
+
+        comparison.plot = plot_comparison(comparison, labels)
     write_outputs(comparison)
     return comparison
 
@@ -305,25 +414,57 @@ def _num(value: float | None) -> str:
     return "—" if value is None else f"{value:.6g}"
 
 
+def _p(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.2g}" if value < 0.01 else f"{value:.2f}"
+
+
+def _versus(test: Versus | None) -> str:
+    if test is None or test.gain_pct is None:
+        return "—"
+    cell = f"{test.gain_pct:+.1f}%"
+    if test.ci_low is not None and test.ci_high is not None:
+        cell += f" [{test.ci_low:+.1f}, {test.ci_high:+.1f}]"
+    return cell + f" p={_p(test.p_value)}"
+
+
 def format_table(comparison: Comparison) -> str:
     """The markdown table printed by the CLI and kept in ``compare.md``."""
     refs = comparison.references
-    header = ["policy", "agents × rounds", "runs", "best (mean ± sd)"]
+    header = ["policy", "agents × rounds", "runs", "best (mean ± sd)", "95% CI"]
     # Offline agents report tokens but no dollars; show whichever says something.
     paid = any(row.mean_cost_usd > 0 for row in comparison.rows)
     header += [f"vs {r}" for r in refs] + ["mean cost" if paid else "mean tokens", "mean turns"]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for row in comparison.rows:
         best = _num(row.mean) + ("" if row.sd is None else f" ± {row.sd:.3g}")
+        ci = "—" if row.ci_low is None else f"[{row.ci_low:.6g}, {row.ci_high:.6g}]"
         runs = f"{row.runs}" if row.scored == row.runs else f"{row.scored}/{row.runs} scored"
-        cells = [row.policy, f"{row.agents} × {row.rounds}", runs, best]
+        cells = [row.policy, f"{row.agents} × {row.rounds}", runs, best, ci]
         for ref in refs:
-            gain = row.vs.get(ref)
-            cells.append("—" if ref == row.policy or gain is None else f"{gain:+.1f}%")
+            cells.append("—" if ref == row.policy else _versus(row.tests.get(ref)))
         spend = f"${row.mean_cost_usd:.4f}" if paid else f"{row.mean_tokens:.0f}"
         cells += [spend, f"{row.mean_turns:g}"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _smallest_p_note(comparison: Comparison) -> str:
+    sizes = {row.policy: row.scored for row in comparison.rows}
+    floors = []
+    for row in comparison.rows:
+        for ref in row.tests:
+            n, m = sizes[row.policy], sizes[ref]
+            if n and m:
+                floors.append(stats.min_permutation_p(n, m))
+    if not floors:
+        return ""
+    low = min(floors)
+    note = f"  With these run counts the smallest possible p is {_p(low)}"
+    if low > 0.05:
+        note += "; no difference can reach p < 0.05 — add repeats"
+    return note + "."
 
 
 def render_markdown(comparison: Comparison) -> str:
@@ -339,10 +480,20 @@ def render_markdown(comparison: Comparison) -> str:
     lead = "Same total budget per run"
     if settings.get("agent"):
         lead = f"Agent `{settings['agent']}`, same total budget per run"
-    return (
-        f"# Policy comparison{state}\n\n"
-        f"{lead} ({budget}); {comparison.repeats} "
-        f"repeat(s) per policy with seeds {seeds}; {better} scores are better.  "
-        "\"vs X\" is the improvement of the mean best score over X's, in percent of X's "
-        "(positive = better).\n\n" + format_table(comparison)
+    value = (
+        "each run's best re-scored after the search"
+        if any(row.rescored for row in comparison.rows)
+        else "each run's best score"
     )
+    paragraphs = [
+        f"# Policy comparison{state}",
+        f"{lead} ({budget}); {comparison.repeats} repeat(s) per policy with seeds {seeds}; "
+        f"{better} scores are better.",
+        f"Statistics of {value}: mean ± sample sd, and a 95% bootstrap interval of the "
+        "mean.  \"vs X\" is the improvement of the mean over X's, in percent of X's "
+        "(positive = better), with its 95% bootstrap interval and a two-sided "
+        "permutation-test p-value." + _smallest_p_note(comparison),
+    ]
+    if comparison.plot:
+        paragraphs.append(f"![best-so-far, median and band over seeds]({comparison.plot.name})")
+    return "\n\n".join(paragraphs) + "\n\n" + format_table(comparison)

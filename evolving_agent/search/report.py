@@ -3,10 +3,21 @@
 ``load_run`` reads a run directory (``log.jsonl``, ``summary.json``, ``run.json``,
 ``seed.json``, ``best/`` and the seed commit in round 1's repository) into a
 ``RunReport``: best-so-far curves for the team and each agent, the spend axis,
-per-round gains and empty turns, the edit sizes either side of every forget and the
-best candidate's diff from the seed.  ``write_report`` renders that one object three
-ways (``report.png``, ``report.md``, ``report.html``) through ``report_render``; nothing
-here prints.
+per-round gains and empty turns, the paper's edit-size figure and the best candidate's
+diff from the seed.
+
+The team curve and the per-round table follow the run's own bookkeeping: a turn moves
+the best only when the run marked it ``improved`` (past the noise floor), so the report
+never shows a best the run did not have.  The edit-size figure is the paper's: the
+median lines changed in the first ``EDIT_WINDOW`` non-empty proposals of each fresh
+session against the next ``EDIT_WINDOW`` of the same session once continued.  Empty
+turns are excluded, and adopting a candidate the agent could see (a peer's best, or its
+own earlier one) is not an edit: a proposal's size is its diff from the nearest of its
+base, its own best earlier candidate and each peer's best (read from the round's git
+repository), so "copy the leader, change one line" counts one line.
+
+``write_report`` renders the one ``RunReport`` three ways (``report.png``,
+``report.md``, ``report.html``) through ``report_render``; nothing here prints.
 
 The log is read with its own lenient view (``LogEntry``: unknown fields ignored, a torn
 last line skipped, a missing ``summary.json`` made up from ``run.json`` and
@@ -21,8 +32,9 @@ import difflib
 import json
 import math
 import statistics
+import subprocess
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,11 +42,12 @@ from typing import Any
 import pydantic
 
 from evolving_agent.errors import InvalidInput, NotFound
+from evolving_agent.search.presets import PRESETS
 from evolving_agent.search.rounds import seed_repo
 from evolving_agent.search.state import RunDir, check_version
 from evolving_agent.search.workspace import export_commit
 
-# The paper compares the first 10 proposals after a forget with the last 10 before it.
+# The paper compares the first 10 proposals of a fresh session with its next 10.
 EDIT_WINDOW = 10
 # A diff longer than this is cut in the report; the full one is a `git diff` away.
 MAX_DIFF_LINES = 400
@@ -49,6 +62,8 @@ class LogEntry(pydantic.BaseModel, extra="ignore"):
     agent: int | str
     turn: int
     session: str | None = None
+    new_session: bool | None = None
+    base_commit: str | None = None
     commit: str | None = None
     score: float | None = None
     feedback: str | None = None
@@ -101,19 +116,33 @@ class RoundStats:
     end_best: float | None
     gain: float | None  # improvement in the run's direction: positive is better
     gain_pct: float | None
+    ended: str | None = None  # why the round ended (closed.json), if recorded
 
 
 @dataclass(frozen=True)
 class ForgetStats:
-    """Edit sizes in the turns either side of one forget boundary."""
+    """One forget boundary."""
 
     round: int  # the round that starts fresh
     at_turn: int  # turns completed when the forget happened
     reason: str
-    before_n: int
-    after_n: int
-    median_before: float | None
-    median_after: float | None
+
+
+@dataclass(frozen=True)
+class EditSizes:
+    """The paper's figure: lines changed by fresh sessions' first proposals vs their next."""
+
+    window: int
+    sessions: int  # sessions with at least one non-empty proposal
+    continued_sessions: int  # sessions that got past ``window`` proposals
+    fresh_n: int
+    continued_n: int
+    median_fresh: float | None
+    median_continued: float | None
+    excluded_empty: int  # empty turns, left out
+    adopted: int  # proposals whose size shrank because they started from a visible candidate
+    measured: str  # "git" (adoption discounted) or "log" (lines_changed as recorded)
+    pure_adoptions: int = 0  # turns that only adopted a visible candidate, left out
 
 
 @dataclass(frozen=True)
@@ -141,10 +170,14 @@ class RunReport:
     agent_curves: list[Curve]
     rounds: list[RoundStats]
     forgets: list[ForgetStats]
+    edits: EditSizes
     diff: SeedDiff
     total_cost_usd: float
     total_tokens: int
     warnings: list[str] = field(default_factory=list)
+    best_rescored: float | None = None
+    rescore_n: int = 0
+    forget_on_plateau: int | None = None
 
     @property
     def direction(self) -> str:
@@ -263,6 +296,43 @@ def spend_axis(records: Sequence[LogEntry]) -> SpendAxis:
     )
 
 
+def _uses_flags(records: Sequence[LogEntry]) -> bool:
+    """Did the runner mark its improvements?  (Older logs did not.)"""
+    return any("improved" in r.model_fields_set for r in records)
+
+
+def _moves_best(rec: LogEntry, best: float | None, minimize: bool, flags: bool) -> float | None:
+    """The new best after ``rec`` (None: unchanged), as the run counted it."""
+    score = rec.ok_score
+    if score is None:
+        return None
+    if flags:
+        return score if rec.improved else None
+    return score if best is None or _better(score, best, minimize) else None
+
+
+def run_best_steps(
+    records: Sequence[LogEntry], seed_score: float | None, *, minimize: bool
+) -> list[float]:
+    """The run's best after 0, 1, ... len(records) turns (index 0 = the seed).
+
+    Empty if nothing is known (no seed score and no scored turn).
+    """
+    flags = _uses_flags(records)
+    best = seed_score
+    if best is None:
+        best = next((r.ok_score for r in records if r.ok_score is not None), None)
+    if best is None:
+        return []
+    out = [best]
+    for rec in records:
+        moved = _moves_best(rec, best, minimize, flags)
+        if moved is not None:
+            best = moved
+        out.append(best)
+    return out
+
+
 def best_so_far(
     records: Sequence[LogEntry],
     spend: Sequence[float],
@@ -274,8 +344,11 @@ def best_so_far(
 ) -> Curve:
     """The best score seen so far, one point per turn of ``agent`` (all agents if None).
 
-    The curve starts at turn 0 with the seed's score when it is known.
+    The curve starts at turn 0 with the seed's score when it is known.  The team curve
+    (``agent`` None) moves only on the turns the run marked ``improved``; an agent's
+    curve is the best of that agent's own candidates.
     """
+    flags = agent is None and _uses_flags(records)
     turns: list[int] = []
     xs: list[float] = []
     values: list[float] = []
@@ -287,9 +360,9 @@ def best_so_far(
     for i, rec in enumerate(records):
         if agent is not None and rec.agent != agent:
             continue
-        score = rec.ok_score
-        if score is not None and (best is None or _better(score, best, minimize)):
-            best = score
+        moved = _moves_best(rec, best, minimize, flags)
+        if moved is not None:
+            best = moved
         if best is not None:
             turns.append(i + 1)
             xs.append(spend[i])
@@ -322,44 +395,164 @@ def _median(values: Sequence[int]) -> float | None:
     return float(statistics.median(values)) if values else None
 
 
-def edit_sizes(
-    records: Sequence[LogEntry], starts: Sequence[tuple[int, str]], window: int = EDIT_WINDOW
-) -> list[ForgetStats]:
-    """Median lines changed in the first ``window`` turns after each forget vs the last
-    ``window`` before it, never reaching past the neighbouring forgets."""
-    out: list[ForgetStats] = []
-    bounds = [0] + [i for i, _ in starts] + [len(records)]
-    for k, (i, reason) in enumerate(starts):
-        lo, hi = bounds[k], bounds[k + 2]
-        before = [r.lines_changed or 0 for r in records[max(lo, i - window) : i]]
-        after = [r.lines_changed or 0 for r in records[i : min(hi, i + window)]]
-        out.append(
-            ForgetStats(
-                round=records[i].round,
-                at_turn=i,
-                reason=reason,
-                before_n=len(before),
-                after_n=len(after),
-                median_before=_median(before),
-                median_after=_median(after),
-            )
+def forget_stats(records: Sequence[LogEntry]) -> list[ForgetStats]:
+    return [ForgetStats(records[i].round, i, reason) for i, reason in forget_starts(records)]
+
+
+NumstatFn = Callable[[int, str, str], int | None]  # (round, from commit, to commit) -> lines
+
+
+def git_numstat(run_dir: Path) -> NumstatFn:
+    """Lines changed between two commits of a round's repository (None if unknown)."""
+    cache: dict[int, Path | None] = {}
+
+    def repo_of(number: int) -> Path | None:
+        if number not in cache:
+            path = RunDir(run_dir).round_dir(number) / "round.json"
+            try:
+                repo = Path(json.loads(path.read_text(encoding="utf-8"))["repo"])
+            except (OSError, ValueError, KeyError, TypeError):
+                repo = None
+            cache[number] = repo if repo is not None and repo.is_dir() else None
+        return cache[number]
+
+    def numstat(number: int, a: str, b: str) -> int | None:
+        repo = repo_of(number)
+        if repo is None:
+            return None
+        proc = subprocess.run(
+            # Agents share this repository's config: run nothing they could have set.
+            [
+                "git",
+                "-c",
+                "core.hooksPath=/dev/null",
+                "-c",
+                "core.fsmonitor=false",
+                "diff",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--numstat",
+                a,
+                b,
+            ],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            check=False,
         )
-    return out
+        if proc.returncode != 0:
+            return None
+        lines = 0
+        for row in proc.stdout.splitlines():
+            added, deleted, _name = row.split("\t", 2)
+            lines += (int(added) if added != "-" else 1) + (int(deleted) if deleted != "-" else 0)
+        return lines
+
+    return numstat
+
+
+def _session_key(rec: LogEntry) -> tuple[int, str]:
+    return rec.round, rec.session or f"agent-{rec.agent}"
+
+
+def _best_of(records: Sequence[LogEntry], minimize: bool) -> LogEntry | None:
+    best: LogEntry | None = None
+    for r in records:
+        s = r.ok_score
+        if s is not None and (best is None or _better(s, best.ok_score or 0.0, minimize)):
+            best = r
+    return best
+
+
+def proposal_sizes(
+    records: Sequence[LogEntry],
+    *,
+    minimize: bool,
+    share_peers: bool,
+    same_repo: bool,
+    numstat: NumstatFn | None,
+) -> tuple[list[int], int]:
+    """Each turn's own edit size (adoption discounted when ``numstat`` can tell), and how
+    many turns it shrank.  ``same_repo``: every round shares one repository (history kept).
+    """
+    sizes: list[int] = []
+    adopted = 0
+    for i, rec in enumerate(records):
+        lines = rec.lines_changed or 0
+        if rec.empty or lines == 0 or numstat is None or not rec.commit:
+            sizes.append(0 if rec.empty else lines)
+            continue
+        earlier = [r for r in records[:i] if r.commit and (same_repo or r.round == rec.round)]
+        sources = [_best_of([r for r in earlier if r.agent == rec.agent], minimize)]
+        if share_peers:
+            for peer in sorted({r.agent for r in earlier} - {rec.agent}, key=str):
+                sources.append(_best_of([r for r in earlier if r.agent == peer], minimize))
+        own = lines
+        for src in sources:
+            if src is None or not src.commit or src.commit in (rec.commit, rec.base_commit):
+                continue
+            n = numstat(rec.round, src.commit, rec.commit)
+            if n is not None and n < own:
+                own = n
+        adopted += own < lines
+        sizes.append(own)
+    return sizes, adopted
+
+
+def edit_sizes(
+    records: Sequence[LogEntry],
+    sizes: Sequence[int],
+    *,
+    window: int = EDIT_WINDOW,
+    measured: str = "log",
+    adopted: int = 0,
+) -> EditSizes:
+    """Median own-edit size of each session's first ``window`` non-empty proposals
+    (fresh) against its next ``window`` (continued), pooled over sessions."""
+    sessions: dict[tuple[int, str], list[int]] = {}
+    excluded = pure = 0
+    for rec, size in zip(records, sizes, strict=True):
+        if rec.empty or size <= 0:
+            excluded += rec.empty
+            pure += not rec.empty
+            continue
+        sessions.setdefault(_session_key(rec), []).append(size)
+    fresh = [n for s in sessions.values() for n in s[:window]]
+    continued = [n for s in sessions.values() for n in s[window : 2 * window]]
+    return EditSizes(
+        window=window,
+        sessions=len(sessions),
+        continued_sessions=sum(1 for s in sessions.values() if len(s) > window),
+        fresh_n=len(fresh),
+        continued_n=len(continued),
+        median_fresh=_median(fresh),
+        median_continued=_median(continued),
+        excluded_empty=excluded,
+        pure_adoptions=pure,
+        adopted=adopted,
+        measured=measured,
+    )
 
 
 def round_stats(
-    records: Sequence[LogEntry], *, minimize: bool, seed_score: float | None
+    records: Sequence[LogEntry],
+    *,
+    minimize: bool,
+    seed_score: float | None,
+    ended: dict[int, str] | None = None,
 ) -> list[RoundStats]:
     """Per round: turns, empty and failed turns, spend and the team best's gain over it."""
     out: list[RoundStats] = []
+    flags = _uses_flags(records)
     best = seed_score
     for rnd in sorted({r.round for r in records}):
         rows = [r for r in records if r.round == rnd]
         start = best
         for r in rows:
-            s = r.ok_score
-            if s is not None and (best is None or _better(s, best, minimize)):
-                best = s
+            moved = _moves_best(r, best, minimize, flags)
+            if moved is not None:
+                best = moved
         gain = score_gain(start, best, minimize)
         pct = gain / abs(start) * 100 if gain is not None and start else None
         out.append(
@@ -373,6 +566,7 @@ def round_stats(
                 end_best=best,
                 gain=gain,
                 gain_pct=pct,
+                ended=ended.get(rnd) if ended else None,
             )
         )
     return out
@@ -525,13 +719,37 @@ def load_run(run_dir: Path) -> RunReport:
     best_score = _opt_float(summary, "best_score", summary_path)
     if best_score is None and team.values:
         best_score = team.values[-1]
-    policy = summary.get("policy") or config.get("policy") or "unknown"
+    policy = str(summary.get("policy") or config.get("policy") or "unknown")
+    preset = PRESETS.get(policy)
+    # Planned rounds come from run.json (summary.json's "rounds" is how many ran); a
+    # policy that never forgets runs one whatever --rounds said.
+    planned = _opt_int(config, "rounds")
+    if preset is not None and not preset.forgets:
+        planned = 1
+    git_diff = git_numstat(run_dir)
+    unknown = 0
+
+    def numstat(number: int, a: str, b: str) -> int | None:
+        nonlocal unknown
+        lines = git_diff(number, a, b)
+        unknown += lines is None
+        return lines
+
+    sizes, adopted = proposal_sizes(
+        records,
+        minimize=minimize,
+        share_peers=preset.share_peers if preset else False,
+        same_repo=bool(preset and preset.forgets and not preset.fresh_repo)
+        or bool(preset and not preset.forgets),
+        numstat=numstat,
+    )
+    rescores = summary.get("best_rescores")
     return RunReport(
         run_dir=run_dir,
         policy=str(policy),
         minimize=minimize,
         agents=_opt_int(summary, "agents") or _opt_int(config, "agents") or len(agent_ids),
-        rounds_planned=_opt_int(summary, "rounds") or _opt_int(config, "rounds"),
+        rounds_planned=planned,
         seed_score=seed_score,
         best_score=best_score,
         noise_floor=noise_floor,
@@ -539,13 +757,33 @@ def load_run(run_dir: Path) -> RunReport:
         spend=spend,
         team=team,
         agent_curves=agent_curves,
-        rounds=round_stats(records, minimize=minimize, seed_score=seed_score),
-        forgets=edit_sizes(records, forget_starts(records)),
+        rounds=round_stats(
+            records, minimize=minimize, seed_score=seed_score, ended=_round_endings(run_dir)
+        ),
+        forgets=forget_stats(records),
+        edits=edit_sizes(records, sizes, measured="log" if unknown else "git", adopted=adopted),
         diff=seed_diff(run_dir, config, seed_commit if isinstance(seed_commit, str) else None),
         total_cost_usd=sum(r.cost_usd or 0.0 for r in records),
         total_tokens=sum((r.input_tokens or 0) + (r.output_tokens or 0) for r in records),
         warnings=warnings,
+        best_rescored=_opt_float(summary, "best_rescored", summary_path),
+        rescore_n=len(rescores) if isinstance(rescores, list) else 0,
+        forget_on_plateau=_opt_int(config, "forget_on_plateau"),
     )
+
+
+def _round_endings(run_dir: Path) -> dict[int, str]:
+    """Why each round ended, from ``rounds/rNN/closed.json`` (what the runner decided)."""
+    out: dict[int, str] = {}
+    for path in sorted((run_dir / "rounds").glob("r[0-9]*/closed.json")):
+        try:
+            reason = json.loads(path.read_text(encoding="utf-8")).get("reason")
+            number = int(path.parent.name[1:])
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(reason, str):
+            out[number] = reason
+    return out
 
 
 def write_report(run_dir: Path, *, out: Path | None = None) -> ReportFiles:

@@ -12,7 +12,7 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
-from evolving_agent.search.report import EDIT_WINDOW, RunReport, score_gain
+from evolving_agent.search.report import RunReport, score_gain
 
 
 def _fmt(value: float | None) -> str:
@@ -101,11 +101,7 @@ def _summary_rows(report: RunReport) -> list[tuple[str, str]]:
         ("policy", report.policy),
         ("direction", f"{report.direction} ({'lower' if report.minimize else 'higher'} is better)"),
         ("agents", str(report.agents)),
-        (
-            "rounds",
-            f"{len(report.rounds)}"
-            + (f" of {report.rounds_planned} planned" if report.rounds_planned else ""),
-        ),
+        ("rounds", _rounds_cell(report)),
         ("turns", str(len(report.records))),
         ("seed score", _fmt(report.seed_score)),
         ("best score", _fmt(report.best_score)),
@@ -114,9 +110,32 @@ def _summary_rows(report: RunReport) -> list[tuple[str, str]]:
         ("tokens (input + output)", str(report.total_tokens)),
         ("spend axis", report.spend.label),
     ]
+    if report.best_rescored is not None:
+        rows.insert(
+            rows.index(("best score", _fmt(report.best_score))) + 1,
+            (
+                "best re-scored",
+                f"{_fmt(report.best_rescored)} (median of {report.rescore_n} fresh score(s) "
+                "after the search; the best score above won a selection among noisy scores)",
+            ),
+        )
     if report.noise_floor is not None:
         rows.append(("noise floor", _fmt(report.noise_floor)))
     return rows
+
+
+def _rounds_cell(report: RunReport) -> str:
+    ran = len(report.rounds)
+    planned = report.rounds_planned
+    if report.forget_on_plateau is not None:
+        return (
+            f"{ran} ({planned} planned; plateau forgetting after "
+            f"{report.forget_on_plateau} turns without improvement ends rounds early and "
+            "hands their turns on)"
+            if planned
+            else f"{ran} (plateau forgetting on)"
+        )
+    return f"{ran}" + (f" of {planned} planned" if planned else "")
 
 
 def _round_rows(report: RunReport) -> list[list[str]]:
@@ -137,6 +156,7 @@ def _round_rows(report: RunReport) -> list[list[str]]:
                 gain,
                 _pct(r.gain_pct),
                 f"${r.cost_usd:.4f}",
+                r.ended or "—",
             ]
         )
     return rows
@@ -152,36 +172,58 @@ _ROUND_HEADER = (
     "gain",
     "gain %",
     "cost",
+    "ended by",
 )
-_FORGET_HEADER = (
-    "forget before round",
-    "after turn",
-    "reason",
-    "median lines before (n)",
-    "median lines after (n)",
-)
+_FORGET_HEADER = ("forget before round", "after turn", "reason")
+_EDIT_HEADER = ("proposals", "sessions", "n", "median lines changed")
 
 
 def _forget_rows(report: RunReport) -> list[list[str]]:
-    return [
-        [
-            str(f.round),
-            str(f.at_turn),
-            f.reason,
-            f"{_fmt(f.median_before)} ({f.before_n})",
-            f"{_fmt(f.median_after)} ({f.after_n})",
-        ]
-        for f in report.forgets
-    ]
+    return [[str(f.round), str(f.at_turn), f.reason] for f in report.forgets]
 
 
 def _forget_note(report: RunReport) -> str:
-    if not report.forgets:
-        return "No forgets in this run."
-    return (
-        f"Lines changed per turn (empty turns count as 0) in up to {EDIT_WINDOW} turns "
-        "after each forget against up to as many before it."
+    return "No forgets in this run." if not report.forgets else "Forgets in this run:"
+
+
+def _edit_rows(report: RunReport) -> list[list[str]]:
+    e = report.edits
+    return [
+        [
+            f"first {e.window} of a fresh session",
+            str(e.sessions),
+            str(e.fresh_n),
+            _fmt(e.median_fresh),
+        ],
+        [
+            f"next {e.window} of the continued session",
+            str(e.continued_sessions),
+            str(e.continued_n),
+            _fmt(e.median_continued),
+        ],
+    ]
+
+
+def _edit_note(report: RunReport) -> str:
+    e = report.edits
+    how = (
+        "its diff from the nearest of its base, its own best earlier candidate and each "
+        "peer's best (adopting a visible candidate is not an edit"
+        + (f"; {e.adopted} proposal(s) shrank that way)" if e.adopted else ")")
+        if e.measured == "git"
+        else "lines changed as logged (the round repositories are gone, so adopting a "
+        "peer's candidate could not be discounted)"
     )
+    note = (
+        f"The paper's figure: lines changed by the first {e.window} non-empty proposals "
+        f"of each fresh session against the next {e.window} of the same session.  "
+        f"{e.excluded_empty} empty turn(s) are left out"
+        + (f", and {e.pure_adoptions} that only adopted a candidate" if e.pure_adoptions else "")
+        + f"; a proposal's size is {how}."
+    )
+    if e.continued_n == 0:
+        note += f"  No session got past {e.window} non-empty proposals in this run."
+    return note
 
 
 def render_markdown(report: RunReport, png_name: str) -> str:
@@ -190,7 +232,9 @@ def render_markdown(report: RunReport, png_name: str) -> str:
     lines += [f"![best-so-far]({png_name})", ""]
     lines += _table(("", ""), [list(r) for r in _summary_rows(report)]) + [""]
     lines += ["## Per round", ""] + _table(_ROUND_HEADER, _round_rows(report)) + [""]
-    lines += ["## Edit size around forgets", "", _forget_note(report), ""]
+    lines += ["## Edit size: fresh vs continued sessions", "", _edit_note(report), ""]
+    lines += _table(_EDIT_HEADER, _edit_rows(report)) + [""]
+    lines += ["## Forgets", "", _forget_note(report), ""]
     if report.forgets:
         lines += _table(_FORGET_HEADER, _forget_rows(report)) + [""]
     lines += ["## Best candidate vs seed", "", report.diff.note + ".", ""]
@@ -223,7 +267,10 @@ def render_html(report: RunReport, png: bytes) -> str:
         _html_table(("", ""), _summary_rows(report)),
         "<h2>Per round</h2>",
         _html_table(_ROUND_HEADER, _round_rows(report)),
-        "<h2>Edit size around forgets</h2>",
+        "<h2>Edit size: fresh vs continued sessions</h2>",
+        f"<p>{html.escape(_edit_note(report))}</p>",
+        _html_table(_EDIT_HEADER, _edit_rows(report)),
+        "<h2>Forgets</h2>",
         f"<p>{html.escape(_forget_note(report))}</p>",
     ]
     if report.forgets:

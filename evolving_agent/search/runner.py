@@ -26,6 +26,7 @@ from pathlib import Path
 from evolving_agent.errors import InvalidInput, UsageError
 from evolving_agent.search.agents import make_agent
 from evolving_agent.search.agents.base import Agent, TurnRequest
+from evolving_agent.search.budget import Admission, TurnLedger
 from evolving_agent.search.config import SearchConfig, agent_turn_shares, validate_config
 from evolving_agent.search.judge import Judge, Verdict
 from evolving_agent.search.prompt import build_prompt
@@ -53,6 +54,7 @@ from evolving_agent.search.state import (
     TurnRecord,
     now_iso,
 )
+from evolving_agent.search.stats import noise_floor
 from evolving_agent.search.workspace import (
     commit_turn,
     copy_candidate,
@@ -154,7 +156,7 @@ def _score_seed(config: SearchConfig, run: RunDir) -> SeedInfo:
         raise InvalidInput(
             f"score command gave no number on the seed candidate ({first}): {config.score_cmd}"
         )
-    floor = max(verdict.scores) - min(verdict.scores)
+    floor = noise_floor(verdict.scores)  # see stats.noise_floor for the derivation
     seed = SeedInfo(
         commit=commit,
         scores=verdict.scores,
@@ -189,6 +191,10 @@ class _Runner:
         )
         self.task = config.task.read_text(encoding="utf-8")
         self.lock = threading.Lock()
+        # Turns in flight reserve their expected cost (see budget.py); a finished turn
+        # wakes agents waiting for room in the budget.
+        self.ledger = TurnLedger()
+        self.turn_done = threading.Condition(self.lock)
         self.records = run.read_log(repair=True)
         self.best_score, self.best_commit, self.best_repo = seed.score, seed.commit, seed_repo(run)
         for record in self.records:
@@ -280,10 +286,22 @@ class _Runner:
                     self.closing = decision.end_round
                 if not decision.run_turn:
                     return
+                admission = self.ledger.admit(self._round().plan, self.records)
+                if admission is Admission.WAIT:
+                    self.turn_done.wait()
+                    continue
+                if admission is Admission.STOP:
+                    self.closing = self.closing or "budget"
+                    return
                 mine = [r for r in self.records if r.agent == agent]
                 turn = len(mine) + 1
                 round_turn = sum(1 for r in mine if r.round == self._round().plan.number) + 1
-            self._take_turn(agent, turn, round_turn, decision)
+            try:
+                self._take_turn(agent, turn, round_turn, decision)
+            finally:
+                with self.lock:
+                    self.ledger.release()
+                    self.turn_done.notify_all()
 
     def _round(self) -> OpenRound:
         assert self.round is not None
@@ -422,6 +440,9 @@ class _Runner:
             self._export_best()
         best = next((r for r in reversed(self.records) if r.improved), None)
         rounds = max((r.round for r in self.records), default=1)
+        # The search-time best won a selection among noisy scores; scoring it afresh
+        # (score_repeats times, median) tells how good it really is.
+        rescored = self.judge.judge(self.best_repo, self.best_commit)
         return SearchSummary(
             run_dir=self.run_dir.path,
             policy=self.config.policy,
@@ -431,6 +452,8 @@ class _Runner:
             best_commit=self.best_commit,
             best_round=best.round if best else None,
             best_agent=best.agent if best else None,
+            best_rescored=rescored.score,
+            best_rescores=rescored.scores,
             seed_score=self.seed.score,
             noise_floor=self.seed.noise_floor,
             turns=len(self.records),

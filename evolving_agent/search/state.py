@@ -99,6 +99,10 @@ class SearchSummary(pydantic.BaseModel, extra="forbid"):
     best_commit: str
     best_round: int | None
     best_agent: int | None
+    # The final best scored again after the search (``score_repeats`` times, median):
+    # free of the selection that made it the best.  None if that scoring failed.
+    best_rescored: float | None = None
+    best_rescores: list[float] = []
     seed_score: float
     noise_floor: float
     turns: int
