@@ -12,7 +12,7 @@ from pydantic_core import PydanticCustomError
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord
+from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 
@@ -68,10 +68,15 @@ class ImportLine(BaseModel):
 
 
 def import_events(root: MemoryRoot, actor: str, file: Path) -> list[EvidenceRecord]:
-    """Bulk append from JSON lines.  Validates every line first: one bad line, nothing lands."""
+    """Bulk append from JSON lines.  Validates every line first: one bad line, nothing lands.
+
+    Every record's ``ts`` is the import's own time; a line's ``ts`` is kept as
+    ``data.claimed_ts``.
+    """
     require_root(root)
     if not file.is_file():
         raise InvalidInput("no such file", file=file)
+    recorded = now()
     drafts: list[EvidenceDraft] = []
     with file.open("rb") as fh:
         for lineno, raw_bytes in enumerate(fh, 1):
@@ -93,7 +98,18 @@ def import_events(root: MemoryRoot, actor: str, file: Path) -> list[EvidenceReco
                     else f"not a JSON object ({exc})"
                 )
                 raise InvalidInput(msg, file=file, line=lineno) from None
-            drafts.append(EvidenceDraft(actor=actor, **line.model_dump()))
+            # The record is stamped with the time it is *recorded* (now, today's file);
+            # the time the line claims is kept beside it.  So a back-dated import counts
+            # as evidence of today, and cannot fill past days to skip the slow clock.
+            fields = line.model_dump(exclude={"ts"})
+            drafts.append(
+                EvidenceDraft(
+                    actor=actor,
+                    ts=recorded,
+                    data={"claimed_ts": line.ts.isoformat()},
+                    **fields,
+                )
+            )
     return Writer(root, actor).append_drafts(drafts)
 
 
