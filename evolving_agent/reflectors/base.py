@@ -39,6 +39,12 @@ class ReflectorError(EvolvingAgentError):
     """A reflector failed or answered something that is not a valid reflection."""
 
 
+class ReflectorUnavailable(ReflectorError):
+    """The backend never gave an answer (program missing, timeout, HTTP error, a
+    malformed response body).  Not the model's fault: no retry with "your answer was
+    refused"; the job falls back to rules at once and names the cause."""
+
+
 # -- what reflectors answer ------------------------------------------------------------------
 
 _SELF_DESCRIPTION = re.compile(r"^\s*(i\s+am|i'm|i’m|i\s+feel|i\s+have\s+become)\b", re.I)
@@ -364,11 +370,15 @@ def reflect_with_fallback(
     from evolving_agent.reflectors.rules import RulesReflector
 
     feedback: str | None = None
+    unavailable: str | None = None
     for _attempt in range(2):
         try:
             value = call(reflector, feedback)
             check(value)
             return Reflected(value, reflector.name)
+        except ReflectorUnavailable as exc:
+            unavailable = str(exc)
+            break
         except ReflectorError as exc:
             feedback = str(exc).removeprefix("invalid reflector output: ")
         except ValidationError as exc:
@@ -379,5 +389,11 @@ def reflect_with_fallback(
     rules = RulesReflector()
     value = call(rules, None)
     check(value)
-    note = f"{reflector.name} reflector output was invalid twice ({feedback}); fell back to rules"
+    if unavailable is not None:
+        note = f"{reflector.name} reflector failed ({unavailable}); fell back to rules"
+    else:
+        note = (
+            f"{reflector.name} reflector output was invalid twice ({feedback}); "
+            "fell back to rules"
+        )
     return Reflected(value, "rules", note)
