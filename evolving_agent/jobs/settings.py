@@ -9,7 +9,8 @@ mapping::
       name: openai
       base_url: http://127.0.0.1:11434/v1   # any OpenAI-compatible endpoint
       model: llama3.1
-      api_key_env: OPENAI_API_KEY           # the *name* of the variable, never the key
+      api_key_env: OLLAMA_KEY               # the *name* of the variable, never the key
+      api_key_for: http://127.0.0.1:11434   # the one origin that key may be sent to
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ import zoneinfo
 from datetime import tzinfo
 from typing import Any, Literal
 
-from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.base import BaseTrigger
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from tzlocal import get_localzone
 
+from evolving_agent.jobs.cronexpr import CronError, CronSpec, parse_cron
 from evolving_agent.memory.yamlio import load_model
 from evolving_agent.paths import MemoryRoot
 
@@ -38,8 +40,13 @@ class ReflectorSettings(BaseModel):
     command: str | None = None  # for 'command': the CLI that reads a prompt on stdin
     base_url: str = "http://127.0.0.1:11434/v1"  # for 'openai'
     model: str = "llama3.1"
-    api_key_env: str = "OPENAI_API_KEY"
-    timeout: float = Field(120.0, gt=0)
+    # The *name* of the variable holding the key.  A key is only ever sent to its own
+    # service (OPENAI_API_KEY -> https://api.openai.com) or to the origin named in
+    # api_key_for: changing base_url alone never carries a key elsewhere.
+    api_key_env: str | None = "OPENAI_API_KEY"
+    api_key_for: str | None = None  # e.g. http://gpu-box:8000: send api_key_env's key there
+    timeout: float = Field(120.0, gt=0)  # seconds per request (the command: per call)
+    retries: int = Field(2, ge=0, le=10)  # 'openai': retries of 429/5xx/connection errors
 
 
 class JobCrons(BaseModel):
@@ -53,8 +60,8 @@ class JobCrons(BaseModel):
     @classmethod
     def _cron(cls, v: str) -> str:
         try:
-            CronTrigger.from_crontab(v, timezone="UTC")
-        except ValueError as exc:
+            parse_cron(v)
+        except CronError as exc:
             raise ValueError(f"not a cron expression ({exc})") from None
         return v
 
@@ -85,8 +92,12 @@ class ScheduleFile(BaseModel):
     def tz(self) -> tzinfo:
         return get_localzone() if self.timezone == "local" else zoneinfo.ZoneInfo(self.timezone)
 
-    def trigger(self, job: str) -> CronTrigger:
-        return CronTrigger.from_crontab(getattr(self.jobs, job), timezone=self.tz())
+    def cron(self, job: str) -> CronSpec:
+        """The job's cron line, read as cron reads it (0 and 7 = Sunday)."""
+        return parse_cron(getattr(self.jobs, job))
+
+    def trigger(self, job: str) -> BaseTrigger:
+        return self.cron(job).trigger(self.tz())
 
 
 def load_schedule(root: MemoryRoot) -> ScheduleFile:
