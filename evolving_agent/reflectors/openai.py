@@ -92,6 +92,7 @@ class OpenAIReflector(PromptReflector):
         self.settings = settings
         self.json_mode = True
         self._client: openai.OpenAI | None = None
+        self._key_sent = False
         self._withheld: str | None = None
 
     def client(self) -> openai.OpenAI:
@@ -99,6 +100,7 @@ class OpenAIReflector(PromptReflector):
             import openai
 
             key, self._withheld = key_for(self.settings)
+            self._key_sent = key is not None
             headers: dict[str, Any] = {
                 # Never let the client fill these in from the environment.
                 "OpenAI-Organization": openai.Omit(),
@@ -107,7 +109,8 @@ class OpenAIReflector(PromptReflector):
             try:
                 self._client = openai.OpenAI(
                     # Always explicit: with None the client reads OPENAI_API_KEY itself.
-                    api_key=key or "unused",
+                    # Without a key the Authorization header is omitted per request.
+                    api_key=key or "no-key",
                     admin_api_key="",
                     organization="",
                     project="",
@@ -159,7 +162,7 @@ class OpenAIReflector(PromptReflector):
         extra: dict[str, Any] = {}
         if self.json_mode:
             extra["response_format"] = {"type": "json_object"}
-        if client.api_key == "unused":  # no key may go there: send no Authorization at all
+        if not self._key_sent:  # no key may go there: send no Authorization at all
             extra["extra_headers"] = {"Authorization": openai.Omit()}
         return client.chat.completions.create(
             model=self.settings.model,
