@@ -106,7 +106,11 @@ def test_empty_friction_is_refused(root: MemoryRoot) -> None:
     assert list(root.evidence.iterdir()) == []
 
 
-def test_import_puts_past_events_in_their_own_day(root: MemoryRoot, tmp_path: Path) -> None:
+def test_import_records_now_as_session_and_keeps_the_claimed_time(
+    root: MemoryRoot, tmp_path: Path
+) -> None:
+    # Issue 11: a back-dated import used to fill past days (and act as human).  Now it
+    # is recorded today, as the session, with each line's ts kept as data.claimed_ts.
     src = tmp_path / "events.jsonl"
     src.write_text(
         '{"ts": "2026-10-01T09:00:00+00:00", "kind": "friction", "text": "a", "supports": "h-1"}\n'
@@ -114,13 +118,27 @@ def test_import_puts_past_events_in_their_own_day(root: MemoryRoot, tmp_path: Pa
         '{"ts": "2026-10-03T09:00:00+00:00", "kind": "raw", "text": "b", "session": "s1"}\n'
         '{"ts": "2026-10-01T18:00:00+00:00", "kind": "journal", "text": "c"}\n'
     )
-    result = run_cli("evidence", "import", str(src))
+    with freeze_time("2026-11-30 12:00:00"):
+        result = run_cli("evidence", "import", str(src))
     assert result.exit_code == 0
     assert result.output == "imported 3 event(s)\n"
     log = EvidenceLog(root)
-    assert [r.text for r in log.read_day(date(2026, 10, 1))] == ["a", "c"]
-    assert [r.text for r in log.read_day(date(2026, 10, 3))] == ["b"]
+    assert log.days() == [date(2026, 11, 30)]
+    records = log.read_day(date(2026, 11, 30))
+    assert [(r.text, r.actor) for r in records] == [
+        ("a", "session"),
+        ("b", "session"),
+        ("c", "session"),
+    ]
+    assert [r.data["claimed_ts"] for r in records] == [
+        "2026-10-01T09:00:00+00:00",
+        "2026-10-03T09:00:00+00:00",
+        "2026-10-01T18:00:00+00:00",
+    ]
     assert log.verify_chain() == []
+    with freeze_time("2026-11-30 12:00:00"):
+        assert run_cli("evidence", "import", "--as", "human", str(src)).exit_code == 0
+    assert log.read_day(date(2026, 11, 30))[-1].actor == "human"
 
 
 def test_malformed_import_line_aborts_with_line_number_and_appends_nothing(

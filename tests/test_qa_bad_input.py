@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from freezegun import freeze_time
+
 from evolving_agent.memory.root import init_root
 from tests.helpers import run_cli, run_proc
 
@@ -152,7 +154,9 @@ def test_piping_into_head_is_not_an_unexpected_error(tmp_path: Path) -> None:
     file = tmp_path / "many.jsonl"
     line = {"ts": "2026-11-29T10:00:00Z", "kind": "raw", "text": "a line of evidence " * 3}
     file.write_text((json.dumps(line) + "\n") * 3000)
-    assert run_cli("--root", str(root), "evidence", "import", str(file)).exit_code == 0
+    # An import records its lines now (issue 11): freeze "now" on the day shown below.
+    with freeze_time("2026-11-29 10:00:00"):
+        assert run_cli("--root", str(root), "evidence", "import", str(file)).exit_code == 0
     proc = subprocess.Popen(
         [sys.executable, "-m", "evolving_agent", "--root", str(root)]
         + ["evidence", "show", "--date", "2026-11-29"],

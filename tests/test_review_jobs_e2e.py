@@ -1,10 +1,10 @@
-"""End to end through the real jobs: imported evidence -> nightly / weekly / monthly runs
+"""End to end through the real jobs: a month's evidence -> nightly / weekly / monthly runs
 -> the queued review approved -> its commit carries the review id -> verify -> a revert
 restores Canon byte for byte.
 
 The jobs and the read-only look-ups run through the CLI in-process (the jobs under
 freezegun, each on the morning after its day, as the scheduler would run them); the
-import, the approval, the revert and ``verify`` are real ``python -m evolving_agent``
+approval, the revert and ``verify`` are real ``python -m evolving_agent``
 processes on the real git repository.
 """
 
@@ -49,16 +49,14 @@ def test_evidence_through_all_three_jobs_to_an_approved_reverted_identity_change
 ) -> None:
     with freeze_time("2026-10-05 08:00:00"):
         hid = _cli("hypothesis", "add", "give one answer, not a menu").split()[0]
-    # Friction is recorded on the days it happens: promotion counts the days evidence
-    # was *recorded*, so a bulk import of the same lines would not reach the floor.
-    lines = [{"ts": "2026-10-07T12:00:00", "kind": "journal", "text": "Long refactoring session."}]
-    events = tmp_path / "october.jsonl"
-    events.write_text("".join(json.dumps(e) + "\n" for e in lines))
-    assert _proc("evidence", "import", str(events)) == "imported 1 event(s)\n"
+    # Each event is recorded on its own day (an import would record them all today:
+    # back-dating cannot fill past days, see issue 11).
     for d in SUPPORT_DAYS:
         with freeze_time(f"{START + timedelta(days=d)} 10:00:00"):
             text = f"day {d}: listed options nobody asked for; one answer would do"
             _cli("friction", text, "--supports", hid)
+    with freeze_time("2026-10-07 12:00:00"):
+        _cli("evidence", "append", "--kind", "journal", "Long refactoring session.")
     canon_before = {p.name: p.read_bytes() for p in root.canon.iterdir()}
     head_before = git.Repo(root.path).head.commit.hexsha
 

@@ -275,13 +275,21 @@ def evidence_show(ctx: click.Context, day: object, as_json: bool) -> None:
 
 @evidence_group.command("import")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--as", "actor", type=click.Choice(ACTORS), default="human", show_default=True)
+@click.option(
+    "--as",
+    "actor",
+    type=click.Choice(ACTORS),
+    default="session",
+    show_default=True,
+    help="Acting as (the assistant's default; the human may say --as human).",
+)
 @click.pass_context
 def evidence_import(ctx: click.Context, file: Path, actor: str) -> None:
     """Bulk-append events from JSON lines (ts, kind, text, session?, supports?, contradicts?).
 
     Every line is validated first; one malformed line aborts with its line number and
-    nothing is appended.  Past timestamps land in their own day.
+    nothing is appended.  Events are recorded now, in today's file; each line's ts is
+    kept as data.claimed_ts (a back-dated import cannot fill past days).
 
     \b
     Example:

@@ -11,7 +11,7 @@ import click
 from evolving_agent.cli._common import echo_json, root_from
 from evolving_agent.jobs.monthly import MonthlyResult
 from evolving_agent.jobs.nightly import NightlyResult
-from evolving_agent.jobs.runner import run_job
+from evolving_agent.jobs.runner import check_strict, fallback_of, run_job
 from evolving_agent.jobs.settings import REFLECTOR_NAMES
 from evolving_agent.jobs.weekly import WeeklyResult
 
@@ -19,6 +19,11 @@ R = TypeVar("R", NightlyResult, WeeklyResult, MonthlyResult)
 
 
 def _options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option(
+        "--strict",
+        is_flag=True,
+        help="Exit 4 if the job fell back from the requested reflector (it still ran).",
+    )(fn)
     fn = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")(fn)
     fn = click.option(
         "--reflector-cmd",
@@ -50,6 +55,7 @@ def _run(
     as_json: bool,
     reflector: str | None = None,
     reflector_cmd: str | None = None,
+    strict: bool = False,
 ) -> R | None:
     """Run ``job``; with --json print the result and return None, else return it."""
     result = run_job(
@@ -62,12 +68,19 @@ def _run(
     assert isinstance(result, result_type)
     if as_json:
         echo_json(result.model_dump(mode="json"))
+        if strict:
+            check_strict(job, result)
         return None
     return result
 
 
 def _status(job: str, what: str, result: Any, reflector: str | None = None) -> None:
-    used = f" (reflector: {reflector})" if reflector else ""
+    """The result line: status, the reflector used and, if it fell back, why."""
+    fallback = fallback_of(result)
+    used = ""
+    if reflector:
+        why = f"; {fallback}" if fallback else ""
+        used = f" (reflector: {reflector}{why})"
     note = " (nothing changed)" if result.status == "already done" else ""
     click.echo(f"{job} {what}: {result.status}{note}{used}")
 
@@ -86,21 +99,29 @@ def run_nightly_cmd(
     reflector: str | None,
     reflector_cmd: str | None,
     as_json: bool,
+    strict: bool,
 ) -> None:
     """Reflect on one day (default: yesterday): new bias, one typed carry, states.
+
+    A reflector that fails falls back to rules and the first line says why; with
+    --strict that exits 4.  A command reflector that changes Canon fails the job (exit 5).
 
     \b
     Example:
       evolving-agent run nightly --date 2026-11-29
-      evolving-agent run nightly --reflector command --reflector-cmd "claude -p"
+      evolving-agent run nightly --strict --reflector command --reflector-cmd "claude -p"
     """
-    result = _run(ctx, "nightly", NightlyResult, day, as_json, reflector, reflector_cmd)
+    result = _run(ctx, "nightly", NightlyResult, day, as_json, reflector, reflector_cmd, strict)
     if result is None:
         return
+    _nightly_lines(result)
+    if strict:
+        check_strict("nightly", result)
+
+
+def _nightly_lines(result: NightlyResult) -> None:
     plan = result.plan
     _status("nightly", plan.day.isoformat(), result, plan.reflector)
-    if plan.fallback:
-        click.echo(f"note: {plan.fallback}")
     for note in plan.notes:  # catch-up after downtime, and its bound
         click.echo(f"note: {note}")
     if plan.outcome is not None:
@@ -133,20 +154,26 @@ def run_weekly_cmd(
     reflector: str | None,
     reflector_cmd: str | None,
     as_json: bool,
+    strict: bool,
 ) -> None:
     """Propose identity diffs from the week ending on a date (default: yesterday).
 
     \b
     Example:
       evolving-agent run weekly --date 2026-11-29
+      evolving-agent run weekly --strict --reflector openai
     """
-    result = _run(ctx, "weekly", WeeklyResult, day, as_json, reflector, reflector_cmd)
+    result = _run(ctx, "weekly", WeeklyResult, day, as_json, reflector, reflector_cmd, strict)
     if result is None:
         return
+    _weekly_lines(result)
+    if strict:
+        check_strict("weekly", result)
+
+
+def _weekly_lines(result: WeeklyResult) -> None:
     plan = result.plan
     _status("weekly", f"week ending {plan.week_end}", result, plan.reflector)
-    if plan.fallback:
-        click.echo(f"note: {plan.fallback}")
     if not plan.proposals:
         click.echo("no proposals this week")
     for p in plan.proposals:
@@ -163,10 +190,11 @@ def run_monthly_cmd(
     reflector: str | None,
     reflector_cmd: str | None,
     as_json: bool,
+    strict: bool,
 ) -> None:
     """Queue the previous month's proposals for human review (at most the monthly limit).
 
-    Consolidation is deterministic, so --reflector is accepted but not used.
+    Consolidation is deterministic, so --reflector (and --strict) are accepted but not used.
 
     \b
     Example:

@@ -45,7 +45,8 @@ def schedule_run(ctx: click.Context, roots: str | None) -> None:
     """
     sched = JobScheduler(_roots(ctx, roots), log=click.echo)
     for r in sched.next_runs():
-        click.echo(f"{r.root}: {r.job} next at {r.next_run:%Y-%m-%d %H:%M %Z}")
+        nxt = f"{r.next_run:%a %Y-%m-%d %H:%M %Z}" if r.next_run else "never"
+        click.echo(f"{r.root}: {r.job} next at {nxt}")
     click.echo("scheduler running (Ctrl-C to stop)")
     try:
         sched.start(blocking=True)
@@ -58,7 +59,11 @@ def schedule_run(ctx: click.Context, roots: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def schedule_show(ctx: click.Context, roots: str | None, as_json: bool) -> None:
-    """List each job's cron line, next run time and last run.
+    """List each job's cron line, next run (with its weekday), last run and last problem.
+
+    A job whose last run failed, or fell back from the requested reflector, gets a
+    second line saying why ("fell back" or "failed").  Day-of-week numbers mean what
+    cron means: 0 and 7 are Sunday.
 
     \b
     Example:
@@ -69,9 +74,13 @@ def schedule_show(ctx: click.Context, roots: str | None, as_json: bool) -> None:
         echo_json([r.model_dump(mode="json") for r in runs])
         return
     for r in runs:
-        nxt = f"{r.next_run:%Y-%m-%d %H:%M %Z}" if r.next_run else "never"
+        nxt = f"{r.next_run:%a %Y-%m-%d %H:%M %Z}" if r.next_run else "never"
         last = f"{r.last_run:%Y-%m-%d %H:%M}" if r.last_run else "never"
         click.echo(f"{r.root}  {r.job:<8} {r.cron:<16} next {nxt}  last {last}")
+        if r.fallback:
+            click.echo(f"  last run fell back: {r.fallback}")
+        elif r.last_error:
+            click.echo(f"  last run failed: {r.last_error}")
 
 
 @schedule_group.command("print-cron")

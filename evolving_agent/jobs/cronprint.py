@@ -1,7 +1,9 @@
 """Equivalent crontab lines and systemd timer units, for people who prefer the system scheduler.
 
 systemd timers get ``Persistent=true``, which gives the same coalesced catch-up as our
-own scheduler: after downtime a missed timer fires once.
+own scheduler: after downtime a missed timer fires once.  Both outputs come from the
+same parsed cron line as the scheduler's own trigger (``jobs/cronexpr.py``), so day 0
+and day 7 are Sunday everywhere, and each root's time zone stays with its own lines.
 """
 
 from __future__ import annotations
@@ -10,12 +12,12 @@ import shlex
 import shutil
 import sys
 
+from tzlocal import get_localzone
+
 from evolving_agent.errors import InvalidInput
+from evolving_agent.jobs.cronexpr import CronError, parse_cron
 from evolving_agent.jobs.settings import JOB_NAMES, load_schedule
 from evolving_agent.paths import MemoryRoot
-
-_DOW = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
-_DOW_NAMES = {name.lower(): i for i, name in enumerate(_DOW[:7])}
 
 
 def executable() -> list[str]:
@@ -27,80 +29,50 @@ def job_command(root: MemoryRoot, job: str) -> str:
     return shlex.join([*executable(), "--root", str(root.path), "run", job])
 
 
-def _num(part: str, width: int) -> str:
-    if not part.isdigit():
-        raise ValueError(part)
-    return part.zfill(width)
-
-
-def _field(value: str, width: int) -> str:
-    """One cron field (minute, hour, day or month) as systemd calendar syntax."""
-    if value == "*":
-        return "*"
-    out = []
-    for item in value.split(","):
-        base, _, step = item.partition("/")
-        if base == "*":
-            text = "0".zfill(width) if step else "*"
-        elif "-" in base:
-            lo, hi = base.split("-", 1)
-            text = f"{_num(lo, width)}..{_num(hi, width)}"
-        else:
-            text = _num(base, width)
-        out.append(text + (f"/{int(step)}" if step else ""))
-    return ",".join(out)
-
-
-def _dow(value: str) -> str:
-    if value in ("*", "?"):
-        return ""
-
-    def one(tok: str) -> str:
-        tok = tok.lower()
-        if tok in _DOW_NAMES:
-            return _DOW[_DOW_NAMES[tok]]
-        return _DOW[int(tok)]
-
-    parts = []
-    for item in value.split(","):
-        if "-" in item:
-            lo, hi = item.split("-", 1)
-            parts.append(f"{one(lo)}..{one(hi)}")
-        else:
-            parts.append(one(item))
-    return ",".join(parts) + " "
-
-
-def on_calendar(cron: str, timezone: str = "local") -> str:
-    """Translate a 5-field cron expression into a systemd ``OnCalendar=`` value."""
-    fields = cron.split()
-    if len(fields) != 5:
-        raise InvalidInput(f"cron expression {cron!r} does not have 5 fields")
-    minute, hour, dom, month, dow = fields
+def on_calendar(cron: str, timezone: str = "local") -> list[str]:
+    """A 5-field cron line as systemd ``OnCalendar=`` values (two when cron would fire on
+    either of a restricted day of month and day of week)."""
     try:
-        text = (
-            f"{_dow(dow)}*-{_field(month, 2)}-{_field(dom, 2)} "
-            f"{_field(hour, 2)}:{_field(minute, 2)}:00"
-        )
-    except (ValueError, IndexError):
-        raise InvalidInput(f"cannot translate cron {cron!r} to a systemd timer") from None
-    return text if timezone == "local" else f"{text} {timezone}"
+        return parse_cron(cron).on_calendar(timezone)
+    except CronError as exc:
+        raise InvalidInput(f"cannot translate cron {cron!r} to a systemd timer: {exc}") from None
+
+
+def local_zone_name() -> str | None:
+    """The IANA name of this machine's zone, if it has one (to reset ``CRON_TZ``)."""
+    key = getattr(get_localzone(), "key", None)
+    return key if isinstance(key, str) and key else None
 
 
 def print_cron(roots: list[MemoryRoot]) -> str:
     """Crontab lines and systemd ``.service`` / ``.timer`` units for every root's jobs."""
     lines = ["# --- crontab (crontab -e) ---"]
     units: list[str] = []
-    for n, root in enumerate(roots):
-        schedule = load_schedule(root)
+    schedules = [(n, root, load_schedule(root)) for n, root in enumerate(roots)]
+    # A CRON_TZ= line applies to every later line of a crontab.  So roots on the local
+    # zone come first, each other zone gets its own block, and the zone is set back to
+    # the machine's after the last block (lines appended later stay on local time).
+    crontab_order = sorted(schedules, key=lambda item: item[2].timezone != "local")
+    zoned = False
+    for _n, root, schedule in crontab_order:
         lines.append(f"# evolving-agent jobs for {root.path}")
         if schedule.timezone != "local":
             lines.append(f"CRON_TZ={schedule.timezone}")
+            zoned = True
+        for job in JOB_NAMES:
+            log = shlex.quote(str(root.state / f"{job}.log"))
+            cron = getattr(schedule.jobs, job)
+            lines.append(f"{cron} {job_command(root, job)} >> {log} 2>&1")
+    if zoned:
+        local = local_zone_name()
+        if local:
+            lines.append(f"CRON_TZ={local}")
+        else:
+            lines.append("# CRON_TZ above applies to every line below it: keep these lines last")
+    for n, root, schedule in schedules:
         suffix = "" if len(roots) == 1 else f"-{n + 1}"
         for job in JOB_NAMES:
             cron = getattr(schedule.jobs, job)
-            log = shlex.quote(str(root.state / f"{job}.log"))
-            lines.append(f"{cron} {job_command(root, job)} >> {log} 2>&1")
             name = f"evolving-agent-{job}{suffix}"
             units += [
                 f"# ~/.config/systemd/user/{name}.service",
@@ -116,7 +88,7 @@ def print_cron(roots: list[MemoryRoot]) -> str:
                 f"Description=Run evolving-agent {job} for {root.path}",
                 "",
                 "[Timer]",
-                f"OnCalendar={on_calendar(cron, schedule.timezone)}",
+                *(f"OnCalendar={c}" for c in on_calendar(cron, schedule.timezone)),
                 "Persistent=true",
                 "",
                 "[Install]",

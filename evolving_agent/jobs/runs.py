@@ -8,17 +8,26 @@ run ``done``.  A re-run for the same date finds ``done`` and returns the stored
 outcome; a re-run after a crash finds ``planned`` and applies the same plan again,
 appending the records only if the run's batch is not already in Evidence (the batch
 lands in one write, so it is all there or not at all).
+
+Runs that race (two ``run nightly`` for one date, a hand run beside the scheduler) are
+serialised by a lock per job and date (``.ea/locks/run-<job>-<date>.lock``) around both
+critical steps: load-or-plan-and-save, and check-then-append.  Whoever takes the lock
+first makes the plan; the other finds it and applies the *same* plan (its Today writes
+are identical overwrites), and finds the batch already appended — one record set per
+date, whoever wins.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from filelock import FileLock
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evolving_agent.errors import InvalidInput
@@ -76,6 +85,14 @@ def save_marker(root: MemoryRoot, marker: RunMarker) -> None:
     atomic_write(marker_path(root, marker.job, marker.date), (body + "\n").encode())
 
 
+@contextmanager
+def run_lock(root: MemoryRoot, job: str, day: date) -> Iterator[None]:
+    """Hold the per-job-and-date lock (a blocking ``flock``; released on any exit)."""
+    root.lock_dir.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(root.lock_dir / f"run-{job}-{day.isoformat()}.lock")):
+        yield
+
+
 def new_marker(job: str, day: date, run_ts: datetime, plan: dict[str, Any]) -> RunMarker:
     return RunMarker(
         job=job, date=day, run_id=f"{job}-{uuid.uuid4().hex[:12]}", run_ts=run_ts, plan=plan
@@ -85,12 +102,11 @@ def new_marker(job: str, day: date, run_ts: datetime, plan: dict[str, Any]) -> R
 def append_once(
     root: MemoryRoot, writer: Writer, marker: RunMarker, records: list[dict[str, Any]]
 ) -> list[EvidenceRecord]:
-    """Append the run's records in one batch, unless a previous attempt already did."""
-    run_day = marker.run_ts.astimezone().date()
-    # The runner's own bookkeeping: find this run's batch in the run day's file.
-    already = [r for r in EvidenceLog(root).read_day(run_day) if r.data.get("run") == marker.run_id]
-    if already:
-        return already
+    """Append the run's records in one batch, unless a previous attempt already did.
+
+    Check and append happen under the run lock, so two racing runs of one plan append
+    the batch once.
+    """
     drafts = [
         EvidenceDraft(
             ts=marker.run_ts,
@@ -101,7 +117,17 @@ def append_once(
         )
         for r in records
     ]
-    return writer.append_drafts(drafts)
+    if not drafts:
+        return []
+    # The batch lands in the file of the run's timestamp (its own day, whatever TZ reads it).
+    run_day = drafts[0].day()
+    with run_lock(root, marker.job, marker.date):
+        # The runner's own bookkeeping: find this run's batch in the run day's file.
+        log = EvidenceLog(root)
+        already = [r for r in log.read_day(run_day) if r.data.get("run") == marker.run_id]
+        if already:
+            return already
+        return writer.append_drafts(drafts)
 
 
 def finish(root: MemoryRoot, marker: RunMarker, records: list[EvidenceRecord]) -> RunMarker:
@@ -128,14 +154,15 @@ def plan_or_resume(
     point.  ``guard`` sees the marker (None for a fresh run) before any planning and
     may refuse the run; it is not called for a finished one.
     """
-    marker = load_marker(root, job, day)
-    if marker is not None and marker.phase == "done":
-        return "already done", model.model_validate(marker.plan), marker
-    if guard is not None:
-        guard(marker)
-    if marker is None:
-        plan = make_plan()
-        marker = new_marker(job, day, when, plan.model_dump(mode="json"))
-        save_marker(root, marker)  # from here a re-run applies this plan
-        return "done", plan, marker
+    with run_lock(root, job, day):
+        marker = load_marker(root, job, day)
+        if marker is not None and marker.phase == "done":
+            return "already done", model.model_validate(marker.plan), marker
+        if guard is not None:
+            guard(marker)
+        if marker is None:
+            plan = make_plan()
+            marker = new_marker(job, day, when, plan.model_dump(mode="json"))
+            save_marker(root, marker)  # from here a re-run applies this plan
+            return "done", plan, marker
     return "resumed", model.model_validate(marker.plan), marker

@@ -8,8 +8,9 @@ that time and now, the job runs **once** (coalesced: five missed nights give one
 for the last complete day), then the cron triggers take over with ``coalesce=True``.
 
 One scheduler serves any number of roots; each root's jobs use that root's time zone.
-A failing job is reported and recorded, never fatal to the scheduler.  A file lock per
-root keeps two schedulers from serving the same root.
+A failing job is reported and recorded, never fatal to the scheduler; so is a job that
+fell back from the requested reflector (``last_error`` says why, ``schedule show`` too).
+A file lock per root keeps two schedulers from serving the same root.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evolving_agent.errors import EvolvingAgentError, InvalidInput, UsageError
-from evolving_agent.jobs.runner import run_job
+from evolving_agent.jobs.runner import fallback_of, run_job
 from evolving_agent.jobs.settings import JOB_NAMES, load_schedule
 from evolving_agent.memory.atomic import atomic_write
 from evolving_agent.memory.evidence import now as local_now
@@ -37,11 +38,18 @@ MISFIRE_GRACE = int(timedelta(days=31).total_seconds())
 
 
 class SchedulerState(BaseModel):
+    """``.ea/scheduler.json``.  ``since`` is the first start (the catch-up baseline for
+    jobs that never ran); ``last_run`` holds only runs that happened.  ``last_error`` is
+    why the last run failed *or* fell back to another reflector; ``last_fallback`` is
+    the fallback note alone (empty when the requested reflector was used)."""
+
     model_config = ConfigDict(extra="forbid")
 
     schema_version: int = Field(1, le=1)
+    since: datetime | None = None
     last_run: dict[str, datetime] = Field(default_factory=dict)
     last_error: dict[str, str] = Field(default_factory=dict)
+    last_fallback: dict[str, str] = Field(default_factory=dict)
 
 
 def state_path(root: MemoryRoot) -> Any:
@@ -72,6 +80,8 @@ class NextRun(BaseModel):
     timezone: str
     next_run: datetime | None
     last_run: datetime | None
+    last_error: str | None = None
+    fallback: str | None = None
 
 
 def missed(root: MemoryRoot, state: SchedulerState, now: datetime) -> list[str]:
@@ -79,7 +89,7 @@ def missed(root: MemoryRoot, state: SchedulerState, now: datetime) -> list[str]:
     schedule = load_schedule(root)
     out: list[str] = []
     for job in JOB_NAMES:
-        last = state.last_run.get(job)
+        last = state.last_run.get(job) or state.since
         if last is None:
             continue
         trigger = schedule.trigger(job)
@@ -125,7 +135,7 @@ class JobScheduler:
             state = load_state(root)
             if state is None:
                 # First start: nothing was missed; remember now as the baseline.
-                save_state(root, SchedulerState(last_run={j: now for j in JOB_NAMES}))
+                save_state(root, SchedulerState(since=now))
                 continue
             for job in missed(root, state, now):
                 self.fire(root, job)
@@ -136,10 +146,13 @@ class JobScheduler:
         """Run one job now and record it; errors are reported, not raised."""
         started = self.clock()
         error = ""
+        fallback: str | None = None
         try:
             result = self.runner(root, job)
             status = getattr(result, "status", "done")
-            self.log(f"{started:%Y-%m-%d %H:%M} {root.path}: {job} {status}")
+            fallback = fallback_of(result)
+            note = f" ({fallback})" if fallback else ""
+            self.log(f"{started:%Y-%m-%d %H:%M} {root.path}: {job} {status}{note}")
         except EvolvingAgentError as exc:
             error = str(exc)
         except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a failing job
@@ -151,10 +164,14 @@ class JobScheduler:
         with FileLock(str(root.lock_dir / "scheduler-state.lock")):
             state = load_state(root) or SchedulerState()
             state.last_run[job] = started
-            if error:
-                state.last_error[job] = error
+            if error or fallback:
+                state.last_error[job] = error or str(fallback)
             else:
                 state.last_error.pop(job, None)
+            if fallback:
+                state.last_fallback[job] = fallback
+            else:
+                state.last_fallback.pop(job, None)
             save_state(root, state)
 
     # -- APScheduler ---------------------------------------------------------------------------
@@ -223,6 +240,8 @@ class JobScheduler:
                         timezone=schedule.timezone,
                         next_run=schedule.trigger(job).get_next_fire_time(None, now),
                         last_run=state.last_run.get(job) if state else None,
+                        last_error=state.last_error.get(job) if state else None,
+                        fallback=state.last_fallback.get(job) if state else None,
                     )
                 )
         return out

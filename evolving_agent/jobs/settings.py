@@ -9,7 +9,8 @@ mapping::
       name: openai
       base_url: http://127.0.0.1:11434/v1   # any OpenAI-compatible endpoint
       model: llama3.1
-      api_key_env: OPENAI_API_KEY           # the *name* of the variable, never the key
+      api_key_env: OLLAMA_KEY               # the *name* of the variable, never the key
+      api_key_for: http://127.0.0.1:11434   # the one origin that key may be sent to
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ import zoneinfo
 from datetime import tzinfo
 from typing import Any, Literal
 
-from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.base import BaseTrigger
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from tzlocal import get_localzone
 
+from evolving_agent.jobs.cronexpr import CronError, CronSpec, parse_cron
 from evolving_agent.memory.yamlio import load_model
 from evolving_agent.paths import MemoryRoot
 
@@ -47,8 +49,8 @@ class JobCrons(BaseModel):
     @classmethod
     def _cron(cls, v: str) -> str:
         try:
-            CronTrigger.from_crontab(v, timezone="UTC")
-        except ValueError as exc:
+            parse_cron(v)
+        except CronError as exc:
             raise ValueError(f"not a cron expression ({exc})") from None
         return v
 
@@ -79,8 +81,12 @@ class ScheduleFile(BaseModel):
     def tz(self) -> tzinfo:
         return get_localzone() if self.timezone == "local" else zoneinfo.ZoneInfo(self.timezone)
 
-    def trigger(self, job: str) -> CronTrigger:
-        return CronTrigger.from_crontab(getattr(self.jobs, job), timezone=self.tz())
+    def cron(self, job: str) -> CronSpec:
+        """The job's cron line, read as cron reads it (0 and 7 = Sunday)."""
+        return parse_cron(getattr(self.jobs, job))
+
+    def trigger(self, job: str) -> BaseTrigger:
+        return self.cron(job).trigger(self.tz())
 
 
 def load_schedule(root: MemoryRoot) -> ScheduleFile:

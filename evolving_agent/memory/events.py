@@ -68,12 +68,16 @@ class ImportLine(BaseModel):
 
 
 def import_events(root: MemoryRoot, actor: str, file: Path) -> list[EvidenceRecord]:
-    """Bulk append from JSON lines.  Validates every line first: one bad line, nothing lands."""
+    """Bulk append from JSON lines.  Validates every line first: one bad line, nothing lands.
+
+    Every record's ``ts`` is the import's own time; a line's ``ts`` is kept as
+    ``data.claimed_ts``.
+    """
     require_root(root)
     if not file.is_file():
         raise InvalidInput("no such file", file=file)
+    recorded = now()
     drafts: list[EvidenceDraft] = []
-    today = now().date().isoformat()
     with file.open("rb") as fh:
         for lineno, raw_bytes in enumerate(fh, 1):
             try:
@@ -94,10 +98,17 @@ def import_events(root: MemoryRoot, actor: str, file: Path) -> list[EvidenceReco
                     else f"not a JSON object ({exc})"
                 )
                 raise InvalidInput(msg, file=file, line=lineno) from None
-            # An import says when things happened (ts); the day it was recorded is kept
-            # apart, because promotion counts the days evidence was *recorded*.
+            # The record is stamped with the time it is *recorded* (now, today's file);
+            # the time the line claims is kept beside it.  So a back-dated import counts
+            # as evidence of today, and cannot fill past days to skip the slow clock.
+            fields = line.model_dump(exclude={"ts"})
             drafts.append(
-                EvidenceDraft(actor=actor, **line.model_dump(), data={"recorded": today})
+                EvidenceDraft(
+                    actor=actor,
+                    ts=recorded,
+                    data={"claimed_ts": line.ts.isoformat()},
+                    **fields,
+                )
             )
     return Writer(root, actor).append_drafts(drafts)
 

@@ -1,4 +1,7 @@
-"""Evidence: append-only JSON lines, one file per local day, hash-chained.
+"""Evidence: append-only JSON lines, one file per day, hash-chained.
+
+A record's day is the date of its ``ts`` in the offset it was stamped with (the
+writer's local day), so it does not change with the zone of whoever reads it.
 
 Every record carries ``prev`` (the previous record's hash in the same day file, or a
 day-specific genesis value) and ``hash`` (sha256 of the record's canonical JSON
@@ -18,7 +21,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Literal
 
@@ -76,7 +79,22 @@ class EvidenceDraft(BaseModel):
         return v if v.tzinfo is not None else v.astimezone()
 
     def day(self) -> date:
-        return self.ts.astimezone().date()
+        """The record's day: its date in the UTC offset it was stamped with.
+
+        Not the reader's zone: a laptop that travels, or a scheduler started with
+        another ``TZ``, writes honest records whose day must not change with who reads.
+        """
+        return self.ts.date()
+
+    def fits_day(self, day: date) -> bool:
+        """Whether a file named ``day`` is a consistent place for this record: its own
+        day, or the date some real UTC offset (-12:00..+14:00) gives its instant (older
+        records were filed by the writer's zone).  Moving a record between files breaks
+        the chain anyway; this check only catches a record dated nowhere near its file."""
+        if self.day() == day:
+            return True
+        utc = self.ts.astimezone(timezone.utc)
+        return (utc - timedelta(hours=12)).date() <= day <= (utc + timedelta(hours=14)).date()
 
 
 class EvidenceRecord(EvidenceDraft):
@@ -284,7 +302,7 @@ class EvidenceLog:
                         problems.append(f"{where}: record {rec.id} was edited (hash mismatch)")
                     elif rec.prev != prev:
                         problems.append(f"{where}: chain broken before record {rec.id}")
-                    if rec.day() != day:
+                    if not rec.fits_day(day):
                         problems.append(f"{where}: record {rec.id} dated {rec.day()} in wrong file")
                     prev = rec.hash
         return problems

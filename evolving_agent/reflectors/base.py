@@ -40,6 +40,12 @@ class ReflectorError(EvolvingAgentError):
     """A reflector failed or answered something that is not a valid reflection."""
 
 
+class ReflectorUnavailable(ReflectorError):
+    """The backend never gave an answer (program missing, timeout, HTTP error, a
+    malformed response body).  Not the model's fault: no retry with "your answer was
+    refused"; the job falls back to rules at once and names the cause."""
+
+
 # -- what reflectors answer ------------------------------------------------------------------
 
 # A self-description in any person: "I am…", "You tend to…", "The assistant is…",

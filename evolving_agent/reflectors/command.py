@@ -2,46 +2,177 @@
 
 Works with ``claude -p``, ``codex exec``, ``ollama run MODEL``, ``llm`` — anything that
 reads a prompt on stdin and prints an answer.  The answer's JSON object may be bare,
-fenced, or the last line of the output.  A non-zero exit, a timeout or a missing
-program is an invalid answer (retried once, then the job falls back to rules).
+fenced, or the last line of the output.
+
+The command is code we did not write, run while a job holds write authority, so it
+runs *contained* (``evolving_agent.process.run_process``): its own session and process
+group, in a fresh scratch directory outside the memory root, killed as a group on
+timeout together with any descendant that escaped with ``setsid``.  Around every call
+the protected files of the root — Canon, ``schedule.yaml`` (which names this very
+command) and the ``crons/`` prompts — are snapshotted; if the command changed any of
+them, they are put back byte for byte and :class:`ReflectorTampered` (exit 5) fails the
+job before anything is planned or written.  A missing program, a timeout or a non-zero
+exit is :class:`ReflectorUnavailable`: the job falls back to rules at once and says why.
 """
 
 from __future__ import annotations
 
+import os
 import shlex
-import subprocess
+import shutil
+import stat
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
-from evolving_agent.reflectors.base import PromptReflector, ReflectorError
+from evolving_agent.errors import EXIT_TAMPERED, EvolvingAgentError
+from evolving_agent.paths import MemoryRoot
+from evolving_agent.process import run_process
+from evolving_agent.reflectors.base import PromptReflector, ReflectorError, ReflectorUnavailable
+
+
+class ReflectorTampered(EvolvingAgentError):
+    """A reflector changed files it has no authority over; they were restored."""
+
+    exit_code = EXIT_TAMPERED
+
+    def __init__(self, reflector: str, changed: list[str]) -> None:
+        self.reflector = reflector
+        self.changed = changed
+        shown = ", ".join(changed[:5]) + (
+            f" (+{len(changed) - 5} more)" if len(changed) > 5 else ""
+        )
+        super().__init__(
+            f"the {reflector} reflector changed {shown} while it ran; restored to the state "
+            "before the run and the job failed (nothing was planned or written)"
+        )
+
+
+# -- what the reflector must leave alone --------------------------------------------------
+
+Entry = tuple[str, int, bytes]  # (kind: file/link/dir, permission bits, content or target)
+
+
+def protected_paths(root: MemoryRoot) -> list[Path]:
+    """Canon, the schedule file (it names the reflector command) and the prompt files."""
+    return [root.canon, root.schedule_file, root.path / "crons"]
+
+
+def snapshot(root: MemoryRoot) -> dict[str, Entry]:
+    """Every protected path's type, mode and bytes (links are not followed)."""
+    out: dict[str, Entry] = {}
+    for top in protected_paths(root):
+        _take(root.path, top, out)
+    return out
+
+
+def _take(base: Path, path: Path, out: dict[str, Entry]) -> None:
+    rel = path.relative_to(base).as_posix()
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    mode = stat.S_IMODE(st.st_mode)
+    if stat.S_ISLNK(st.st_mode):
+        out[rel] = ("link", mode, os.readlink(path).encode())
+    elif stat.S_ISDIR(st.st_mode):
+        out[rel] = ("dir", mode, b"")
+        for child in sorted(os.listdir(path)):
+            _take(base, path / child, out)
+    elif stat.S_ISREG(st.st_mode):
+        out[rel] = ("file", mode, path.read_bytes())
+    else:
+        out[rel] = ("other", mode, b"")
+
+
+def changed_paths(before: dict[str, Entry], after: dict[str, Entry]) -> list[str]:
+    return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+
+
+def restore(root: MemoryRoot, before: dict[str, Entry], after: dict[str, Entry]) -> None:
+    """Put the protected paths back exactly as ``before`` (new entries removed)."""
+    for rel in sorted(after.keys() - before.keys(), reverse=True):  # children first
+        _remove(root.path / rel)
+    for rel in sorted(before):  # parents first
+        kind, mode, data = before[rel]
+        path = root.path / rel
+        if after.get(rel) == before[rel]:
+            continue
+        if kind == "dir":
+            if not path.is_dir() or path.is_symlink():
+                _remove(path)
+                path.mkdir()
+            os.chmod(path, mode)
+        elif kind == "link":
+            _remove(path)
+            os.symlink(data.decode(), path)
+        elif kind == "file":
+            _remove(path)
+            tmp = path.with_name(f".{path.name}.restore")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, mode)
+            os.replace(tmp, path)
+
+
+def _remove(path: Path) -> None:
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        path.unlink()
+
+
+# -- the reflector ---------------------------------------------------------------------------
 
 
 class CommandReflector(PromptReflector):
     name = "command"
 
     def __init__(
-        self, command: str, *, prompts: Callable[[str], str], timeout: float = 120
+        self,
+        command: str,
+        *,
+        prompts: Callable[[str], str],
+        timeout: float = 120,
+        root: MemoryRoot | None = None,
     ) -> None:
         super().__init__(prompts)
         self.argv = shlex.split(command)
         if not self.argv:
             raise ReflectorError("the reflector command is empty")
         self.timeout = timeout
+        self.root = root  # None: no root to guard (a bare library call)
+
+    def guard(self, root: MemoryRoot) -> CommandReflector:
+        """Check ``root``'s Canon, schedule and prompts around every call."""
+        self.root = root
+        return self
 
     def complete(self, prompt: str) -> str:
-        try:
-            proc = subprocess.run(
+        root = self.root
+        before = snapshot(root) if root is not None else None
+        with tempfile.TemporaryDirectory(prefix="ea-reflector-") as scratch:
+            done = run_process(
                 self.argv,
-                input=prompt,
-                capture_output=True,
-                text=True,
+                cwd=Path(scratch),
                 timeout=self.timeout,
-                check=False,
+                input=prompt,
+                env={"EA_REFLECTOR_SCRATCH": scratch},
             )
-        except FileNotFoundError:
-            raise ReflectorError(f"reflector command not found: {self.argv[0]}") from None
-        except subprocess.TimeoutExpired:
-            raise ReflectorError(f"reflector command timed out after {self.timeout:g}s") from None
-        if proc.returncode != 0:
-            last = (proc.stderr.strip().splitlines() or [""])[-1]
-            raise ReflectorError(f"reflector command exited {proc.returncode}: {last}")
-        return proc.stdout
+        if root is not None and before is not None:
+            after = snapshot(root)
+            changed = changed_paths(before, after)
+            if changed:
+                restore(root, before, after)
+                raise ReflectorTampered(self.name, changed)
+        if not done.ok:
+            why = done.describe_failure()
+            if done.timed_out:
+                why = f"timed out after {self.timeout:g}s"
+            raise ReflectorUnavailable(f"{self.argv[0]}: {why}" if not done.launch_error else why)
+        return done.stdout

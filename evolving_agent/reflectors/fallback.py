@@ -1,7 +1,8 @@
 """Retry once, then fall back to ``rules``: how a job asks a reflector for an answer.
 
-Invalid output (a schema error, or a ``check`` that refuses its meaning in context) is
-retried once with the reason as feedback; a second refusal falls back to the
+A backend that never answers (missing program, timeout, HTTP error) falls back at
+once and names the cause.  Invalid output (a schema error, or a ``check`` that refuses
+its meaning in context) is retried once with the reason as feedback; a second refusal falls back to the
 deterministic ``rules`` reflector and says so, so a job never writes malformed text
 into Today.
 """
@@ -14,7 +15,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from evolving_agent.reflectors.base import Reflector, ReflectorError
+from evolving_agent.reflectors.base import Reflector, ReflectorError, ReflectorUnavailable
 from evolving_agent.reflectors.rules import RulesReflector
 
 R = TypeVar("R", bound=BaseModel)
@@ -41,11 +42,16 @@ def reflect_with_fallback(
     with friction…).
     """
     feedback: str | None = None
+    unavailable: str | None = None
     for _attempt in range(2):
         try:
             value = call(reflector, feedback)
             check(value)
             return Reflected(value, reflector.name)
+        except ReflectorUnavailable as exc:
+            # The backend never answered: not the model's fault, so no "refused" retry.
+            unavailable = str(exc)
+            break
         except ReflectorError as exc:
             feedback = str(exc).removeprefix("invalid reflector output: ")
         except ValidationError as exc:
@@ -56,5 +62,11 @@ def reflect_with_fallback(
     rules = RulesReflector()
     value = call(rules, None)
     check(value)
-    note = f"{reflector.name} reflector output was invalid twice ({feedback}); fell back to rules"
+    if unavailable is not None:
+        note = f"{reflector.name} reflector failed ({unavailable}); fell back to rules"
+    else:
+        note = (
+            f"{reflector.name} reflector output was invalid twice ({feedback}); "
+            "fell back to rules"
+        )
     return Reflected(value, "rules", note)

@@ -1,24 +1,87 @@
 """The ``openai`` reflector: any OpenAI-compatible chat-completions endpoint.
 
 Ollama, vLLM, llama.cpp server and hosted APIs all speak ``POST {base_url}/chat/completions``.
-Settings (base URL, model, the *name* of the environment variable holding the key)
-come from the root's ``schedule.yaml`` ``reflector:`` section.  Plain ``urllib`` keeps
-the dependency list short; an HTTP error, a malformed response body or a malformed
-answer is an invalid answer (retried once, then the job falls back to rules).
+Settings come from the root's ``schedule.yaml`` ``reflector:`` section.  The maintained
+``openai`` client does the transport: a timeout per request, retries of 408/409/429/5xx
+and connection errors with backoff that honours ``Retry-After`` (up to two minutes).
+
+- **JSON mode** (``response_format={"type": "json_object"}``) is asked for; a server
+  that refuses it (HTTP 400/422) is asked once more without it, and this reflector
+  stops asking.
+- **Transport failures** (unreachable, timeout, an HTTP error after the retries, a body
+  that is not a chat completion) raise :class:`ReflectorUnavailable`: the job falls
+  back to rules at once and names the cause; the model is never told "your answer was
+  refused" for a failure that was not its answer.
+- **The key goes only where it was configured to go**: :func:`key_for`.  The client is
+  never left to read ``OPENAI_API_KEY`` (or an organisation / project id) from the
+  environment by itself.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import urllib.error
-import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
-from evolving_agent.reflectors.base import PromptReflector, ReflectorError
+from evolving_agent.reflectors.base import PromptReflector, ReflectorError, ReflectorUnavailable
 from evolving_agent.reflectors.settings import ReflectorSettings
 
+if TYPE_CHECKING:  # the client costs ~0.3 s to import; only jobs that use it pay
+    import openai
+
 SYSTEM = "You are the reflector of a long-lived assistant's memory. Answer with one JSON object."
+
+# Well-known key variables and the one origin each belongs to.
+KEY_HOMES: dict[str, str] = {
+    "OPENAI_API_KEY": "https://api.openai.com",
+    "OPENROUTER_API_KEY": "https://openrouter.ai",
+    "GROQ_API_KEY": "https://api.groq.com",
+    "MISTRAL_API_KEY": "https://api.mistral.ai",
+    "DEEPSEEK_API_KEY": "https://api.deepseek.com",
+    "TOGETHER_API_KEY": "https://api.together.xyz",
+}
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def origin(url: str) -> str:
+    """``scheme://host[:port]`` of a URL, lower-cased, default ports dropped."""
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if ":" in host:
+        host = f"[{host}]"
+    shown = f":{port}" if port is not None and port != _DEFAULT_PORTS.get(scheme) else ""
+    return f"{scheme}://{host}{shown}"
+
+
+def key_for(
+    settings: ReflectorSettings, environ: Mapping[str, str] | None = None
+) -> tuple[str | None, str | None]:
+    """The key to send to ``settings.base_url``, and why one was withheld (if it was).
+
+    The key named by ``api_key_env`` is sent only when ``base_url``'s origin is the
+    key's own service (:data:`KEY_HOMES`) or the origin ``api_key_for`` names.  So the
+    documented ``OPENAI_API_KEY`` goes to api.openai.com and nowhere else, and a local
+    server gets a key only when the file pairs that key with that server explicitly.
+    """
+    env = os.environ if environ is None else environ
+    name = settings.api_key_env
+    value = env.get(name) if name else None
+    if not name or not value:
+        return None, None
+    target = origin(settings.base_url)
+    allowed = {KEY_HOMES[name]} if name in KEY_HOMES else set()
+    if settings.api_key_for:
+        allowed.add(origin(settings.api_key_for))
+    if target in allowed:
+        return value, None
+    where = " or ".join(sorted(allowed)) if allowed else "no origin (set api_key_for)"
+    return None, f"{name} was not sent to {target}: it may only go to {where}"
 
 
 class OpenAIReflector(PromptReflector):
@@ -27,38 +90,106 @@ class OpenAIReflector(PromptReflector):
     def __init__(self, settings: ReflectorSettings, *, prompts: Callable[[str], str]) -> None:
         super().__init__(prompts)
         self.settings = settings
+        self.json_mode = True
+        self._client: openai.OpenAI | None = None
+        self._key_sent = False
+        self._withheld: str | None = None
+
+    def client(self) -> openai.OpenAI:
+        if self._client is None:
+            import openai
+
+            key, self._withheld = key_for(self.settings)
+            self._key_sent = key is not None
+            headers: dict[str, Any] = {
+                # Never let the client fill these in from the environment.
+                "OpenAI-Organization": openai.Omit(),
+                "OpenAI-Project": openai.Omit(),
+            }
+            try:
+                self._client = openai.OpenAI(
+                    # Always explicit: with None the client reads OPENAI_API_KEY itself.
+                    # Without a key the Authorization header is omitted per request.
+                    api_key=key or "no-key",
+                    admin_api_key="",
+                    organization="",
+                    project="",
+                    base_url=self.settings.base_url,
+                    timeout=self.settings.timeout,
+                    max_retries=self.settings.retries,
+                    default_headers=headers,
+                )
+            except openai.OpenAIError as exc:
+                raise ReflectorUnavailable(f"cannot set up the openai client: {exc}") from None
+        return self._client
 
     def complete(self, prompt: str) -> str:
-        s = self.settings
-        body = {
-            "model": s.model,
-            "messages": [
-                {"role": "system", "content": SYSTEM},
-                {"role": "user", "content": prompt},
-            ],
-            "temperature": 0,
-        }
-        headers = {"Content-Type": "application/json"}
-        key = os.environ.get(s.api_key_env)
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        url = s.base_url.rstrip("/") + "/chat/completions"
-        req = urllib.request.Request(
-            url, data=json.dumps(body).encode(), headers=headers, method="POST"
+        import openai
+
+        messages = [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": prompt},
+        ]
+        try:
+            try:
+                response = self._ask(messages)
+            except openai.APIStatusError as exc:
+                if not self.json_mode or exc.status_code not in (400, 422):
+                    raise
+                # The server does not take response_format: ask once more without it.
+                self.json_mode = False
+                response = self._ask(messages)
+        except openai.APITimeoutError:
+            raise ReflectorUnavailable(
+                f"{self.settings.base_url} timed out after {self.settings.timeout:g}s"
+            ) from None
+        except openai.APIConnectionError as exc:
+            cause = exc.__cause__ or exc
+            raise ReflectorUnavailable(f"cannot reach {self.settings.base_url}: {cause}") from None
+        except openai.APIStatusError as exc:
+            raise ReflectorUnavailable(self._status_message(exc)) from None
+        except (openai.OpenAIError, ValueError) as exc:  # ValueError: a body that is not JSON
+            raise ReflectorUnavailable(
+                f"{self.settings.base_url} answered something that is not a chat completion "
+                f"({type(exc).__name__})"
+            ) from None
+        return self._content(response)
+
+    def _ask(self, messages: list[dict[str, str]]) -> Any:
+        import openai
+
+        client = self.client()
+        extra: dict[str, Any] = {}
+        if self.json_mode:
+            extra["response_format"] = {"type": "json_object"}
+        if not self._key_sent:  # no key may go there: send no Authorization at all
+            extra["extra_headers"] = {"Authorization": openai.Omit()}
+        return client.chat.completions.create(
+            model=self.settings.model,
+            messages=messages,  # type: ignore[arg-type]  # plain dicts are the wire format
+            temperature=0,
+            **extra,
         )
+
+    def _status_message(self, exc: openai.APIStatusError) -> str:
+        detail = ""
+        body = exc.body
+        if isinstance(body, dict):
+            err = body.get("error", body)
+            msg = err.get("message") if isinstance(err, dict) else err
+            if isinstance(msg, str):
+                detail = ": " + " ".join(msg.split())[:200]
+        withheld = f" ({self._withheld})" if self._withheld else ""
+        return f"HTTP {exc.status_code} from {self.settings.base_url}{detail}{withheld}"
+
+    def _content(self, response: Any) -> str:
+        url = self.settings.base_url
         try:
-            with urllib.request.urlopen(req, timeout=s.timeout) as resp:
-                payload = json.loads(resp.read().decode("utf-8"))
-        except urllib.error.HTTPError as exc:
-            raise ReflectorError(f"{url} answered HTTP {exc.code}") from None
-        except (urllib.error.URLError, TimeoutError, OSError) as exc:
-            raise ReflectorError(f"cannot reach {url}: {exc}") from None
-        except ValueError:
-            raise ReflectorError(f"{url} did not answer JSON") from None
-        try:
-            content = payload["choices"][0]["message"]["content"]
-        except (KeyError, IndexError, TypeError):
-            raise ReflectorError(f"{url} answered without choices[0].message.content") from None
+            content = response.choices[0].message.content
+        except (AttributeError, IndexError, TypeError):
+            raise ReflectorUnavailable(
+                f"{url} answered something that is not a chat completion"
+            ) from None
         if not isinstance(content, str):
-            raise ReflectorError(f"{url} answered a non-text message")
+            raise ReflectorError(f"invalid reflector output: {url} answered a non-text message")
         return content

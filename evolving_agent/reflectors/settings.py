@@ -21,5 +21,10 @@ class ReflectorSettings(BaseModel):
     command: str | None = None  # for 'command': the CLI that reads a prompt on stdin
     base_url: str = "http://127.0.0.1:11434/v1"  # for 'openai'
     model: str = "llama3.1"
-    api_key_env: str = "OPENAI_API_KEY"
-    timeout: float = Field(120.0, gt=0)
+    # The *name* of the variable holding the key.  A key is only ever sent to its own
+    # service (OPENAI_API_KEY -> https://api.openai.com) or to the origin named in
+    # api_key_for: changing base_url alone never carries a key elsewhere.
+    api_key_env: str | None = "OPENAI_API_KEY"
+    api_key_for: str | None = None  # e.g. http://gpu-box:8000: send api_key_env's key there
+    timeout: float = Field(120.0, gt=0)  # seconds per request (the command: per call)
+    retries: int = Field(2, ge=0, le=10)  # 'openai': retries of 429/5xx/connection errors

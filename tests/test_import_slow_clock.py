@@ -1,0 +1,48 @@
+"""Issue 11, hole 11 (imports): a back-dated import cannot skip the slow clock.
+
+Six friction lines claiming the six days before today, imported in one go by a real
+``evidence import`` process, used to land in those past days' files — enough distinct
+days for the weekly floor, so a proposal for Canon appeared the same day.  Now they
+are recorded today (as the session, their claimed time kept aside) and count as one day.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime, time, timedelta
+from pathlib import Path
+
+from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.root import init_root
+from tests.helpers import run_proc
+
+
+def test_back_dated_import_counts_as_one_recorded_day(tmp_path: Path) -> None:
+    root = init_root(tmp_path / "memory")
+    added = run_proc("hypothesis", "add", "give one answer, not a menu")
+    assert added.returncode == 0, added.stderr.decode()
+    hid = added.stdout.decode().split()[0]
+    today = date.today()
+    lines = [
+        {
+            "ts": datetime.combine(today - timedelta(days=d), time(10)).astimezone().isoformat(),
+            "kind": "friction",
+            "text": f"day -{d}: listed options nobody asked for",
+            "supports": hid,
+        }
+        for d in range(1, 7)
+    ]
+    src = tmp_path / "backdated.jsonl"
+    src.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    imported = run_proc("evidence", "import", str(src))
+    assert imported.stdout.decode() == "imported 6 event(s)\n", imported.stderr.decode()
+
+    friction = [r for r in EvidenceLog(root).iter_all() if r.kind == "friction"]
+    assert {r.day() for r in friction} == {today}
+    assert {r.actor for r in friction} == {"session"}
+    assert sorted(r.data["claimed_ts"] for r in friction) == sorted(x["ts"] for x in lines)
+
+    weekly = run_proc("run", "weekly", "--date", today.isoformat())
+    assert weekly.returncode == 0, weekly.stderr.decode()
+    assert "no proposals this week" in weekly.stdout.decode()
+    assert not list((root.path / "reviews" / "proposals").glob("*.json"))
