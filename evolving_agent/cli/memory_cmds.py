@@ -263,6 +263,42 @@ def evidence_import(ctx: click.Context, file: Path, actor: str) -> None:
     click.echo(f"imported {len(records)} event(s)")
 
 
+@evidence_group.command("repair")
+@click.option(
+    "--date",
+    "day",
+    type=click.DateTime(["%Y-%m-%d"]),
+    default=None,
+    help="Day to repair (default: every day).",
+)
+@actor_option
+@click.pass_context
+def evidence_repair(ctx: click.Context, day: object, actor: str) -> None:
+    """Move a torn last line (a writer killed mid-append) aside so the day goes on.
+
+    The bytes are kept in evidence/torn/ and a 'repair' record holds their hash.
+    Appends do this on their own; this is the same by hand.
+
+    \b
+    Example:
+      evolving-agent evidence repair --date 2026-11-29
+    """
+    from datetime import datetime
+
+    from evolving_agent.memory.evidence import repair_days
+
+    root = require_root(root_from(ctx))
+    the_day = day.date() if isinstance(day, datetime) else None
+    repairs = repair_days(root, actor, the_day)
+    if not repairs:
+        click.echo("nothing to repair: every day file ends with a whole record")
+    for r in repairs:
+        click.echo(
+            f"{r.day}: moved {r.size} torn byte(s) to {r.moved_to} "
+            f"(sha256 {r.sha256[:12]}, record {r.record.id})"
+        )
+
+
 @click.command("write")
 @click.option("--as", "actor", type=click.Choice(ACTORS), required=True, help="Acting as.")
 @click.argument("layer", type=click.Choice(LAYERS))
