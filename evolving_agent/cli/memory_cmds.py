@@ -319,6 +319,28 @@ def write_cmd(ctx: click.Context, actor: str, layer: str, relpath: str) -> None:
     click.echo(f"wrote {path}")
 
 
+@click.command("accept")
+@click.argument("files", nargs=-1, required=True)
+@click.option("-m", "--message", default="", help="Commit message.")
+@click.pass_context
+def accept_cmd(ctx: click.Context, files: tuple[str, ...], message: str) -> None:
+    """Commit your own hand edits of schedule.yaml, crons/*.md or canon/ files.
+
+    FILES are relative to the memory root.  verify reports any tracked file changed
+    outside the writer; when the change is yours, this validates it and commits it as
+    the human, with provenance, so verify passes again.
+
+    \b
+    Example:
+      evolving-agent accept schedule.yaml crons/nightly.md -m "nightly at 02:00"
+    """
+    from evolving_agent.memory.authority import accept_hand_edits
+
+    root = require_root(root_from(ctx))
+    changed = accept_hand_edits(root, list(files), message=message)
+    click.echo(f"committed {', '.join(changed)}" if changed else "no change")
+
+
 @click.command("verify")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
@@ -358,6 +380,7 @@ def register(group: click.Group) -> None:
         live_group,
         evidence_group,
         write_cmd,
+        accept_cmd,
         verify_cmd,
     ):
         group.add_command(cmd)

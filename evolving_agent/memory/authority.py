@@ -26,10 +26,10 @@ from pydantic import BaseModel
 
 from evolving_agent.errors import InvalidInput, InvalidPath, ReadOutOfScope, WriteDenied
 from evolving_agent.memory import gitrepo
-from evolving_agent.memory.atomic import atomic_write, mkdirs_private
+from evolving_agent.memory.atomic import atomic_write, mkdirs_private, read_plain
 from evolving_agent.memory.canon import IDENTITY_FILE, Identity
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
-from evolving_agent.memory.policy import Policy, PolicyFile, check_actor
+from evolving_agent.memory.policy import HUMAN_ONLY_WRITERS, Policy, PolicyFile, check_actor
 from evolving_agent.memory.yamlio import parse_yaml, validate
 from evolving_agent.paths import AREAS, MemoryRoot, area_parts
 
@@ -138,6 +138,20 @@ def _read_plain(target: Path) -> bytes | None:
         return fh.read()
 
 
+def _check_tracked_file(root: MemoryRoot, target: Path, content: bytes) -> None:
+    """A broken schedule.yaml would stop every job; refuse it before it is committed."""
+    if target != root.real / "schedule.yaml":
+        return
+    from evolving_agent.jobs.settings import ScheduleFile  # the jobs own the model
+
+    shown = root.schedule_file
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput("not UTF-8 text", file=shown) from None
+    validate(ScheduleFile, parse_yaml(text, file=shown), file=shown)
+
+
 @dataclass
 class Writer:
     """Writes on behalf of one actor.  Build one per actor; it is cheap."""
@@ -202,6 +216,56 @@ class Writer:
         existed = self._confine(area, relpath).exists()
         self.update(area, relpath, lambda _old: None)
         return existed
+
+    def write_tracked(self, files: Mapping[str, bytes | None], *, message: str = "") -> list[str]:
+        """Commit the human's own files outside Canon that only the human may change:
+        ``schedule.yaml`` and ``crons/<job>.md`` (and Canon files, by their root-relative
+        path), with the same provenance as a Canon write.  Returns what changed.
+
+        ``files`` maps root-relative paths to new bytes (None deletes).  Unchanged files
+        (already committed with those bytes) are skipped.
+        """
+        targets: dict[Path, bytes | None] = {}
+        for rel, data in files.items():
+            target = self._tracked_target(rel)
+            if (
+                data is not None
+                and gitrepo.committed_blob(self.root, rel) == gitrepo.blob_sha(data)
+                and _read_plain(target) == data
+            ):
+                continue
+            if data is None and gitrepo.committed_blob(self.root, rel) is None:
+                continue
+            targets[target] = data
+        if not targets:
+            return []
+        with self._lock("canon"):
+            self._write_canon(targets, message)
+        return sorted(_area_rel(self.root, t) for t in targets)
+
+    def _tracked_target(self, rel: str) -> Path:
+        pure = PurePosixPath(rel)
+        if rel.startswith("canon/"):
+            target = self._confine("canon", rel.removeprefix("canon/"))
+            self._authorise("canon", rel.removeprefix("canon/"))
+            return target
+        if rel == "schedule.yaml" or (
+            len(pure.parts) == 2
+            and pure.parts[0] == "crons"
+            and rel.endswith(".md")
+            and not pure.parts[1].startswith(".")
+        ):
+            if self.actor not in HUMAN_ONLY_WRITERS:
+                self._deny("config", rel, "only the human changes the schedule and the prompts")
+            try:
+                check_plain_path(self.root, pure.parts, area="config", relpath=rel)
+            except SymlinkRefused as exc:
+                self._record_denial("config", rel, exc.reason)
+                raise
+            return self.root.real.joinpath(*pure.parts)
+        raise InvalidPath(
+            "config", rel, "only schedule.yaml, crons/<job>.md and canon/ files are tracked"
+        )
 
     def append(
         self,
@@ -295,6 +359,7 @@ class Writer:
         for target, content in targets.items():
             if content is not None:
                 _check_canon_file(self.root, target, content)
+                _check_tracked_file(self.root, target, content)
         gitrepo.open_repo(self.root)  # no repository: refuse before anything is written
         rels = {t: _area_rel(self.root, t) for t in targets}
         blobs = {
@@ -339,6 +404,20 @@ class Writer:
             message or f"canon: {self.actor} changed {', '.join(blobs)}",
             trailers,
         )
+
+
+def accept_hand_edits(root: MemoryRoot, relpaths: list[str], *, message: str = "") -> list[str]:
+    """Commit the human's hand edits of tracked files (as found on disk) through the
+    writer, validated, with provenance.  Returns the paths that changed."""
+    files: dict[str, bytes | None] = {}
+    for rel in relpaths:
+        rel = PurePosixPath(rel).as_posix()
+        if ".." in PurePosixPath(rel).parts or rel.startswith("/"):
+            raise InvalidPath("config", rel, "give a path relative to the memory root")
+        files[rel] = read_plain(root.real, PurePosixPath(rel).parts)
+    return Writer(root, "human").write_tracked(
+        files, message=message or f"human accepted hand edits of {', '.join(sorted(files))}"
+    )
 
 
 @dataclass
