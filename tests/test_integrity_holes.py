@@ -367,23 +367,30 @@ def test_everything_in_the_root_is_private_whatever_the_umask(tmp_path: Path) ->
     root = tmp_path / "private"
     events = tmp_path / "events.jsonl"
     events.write_text(json.dumps({"ts": "2026-01-02T10:00:00", "kind": "raw", "text": "x"}) + "\n")
-    ea = f"{sys.executable} -m evolving_agent"
-    script = " && ".join(
-        [
-            "umask 000",
-            f"{ea} init {root}",
-            f"{ea} friction 'felt off'",
-            f"echo 'name: Mine' | {ea} write --as human canon identity.yaml",
-            f"echo 'bias' | {ea} write --as human today bias.md",
-            f"{ea} live set thread 'on it'",
-            f"{ea} evidence import {events}",
-            f"printf '\\n# mine\\n' >> {root}/schedule.yaml",
-            f"{ea} accept schedule.yaml",
-            f"{ea} verify",
-        ]
-    )
+    # One real process with a wide-open umask runs the commands (git children inherit
+    # the umask too); CliRunner inside it keeps it to one interpreter start.
+    program = f"""
+import os, sys
+os.umask(0)
+from click.testing import CliRunner
+from evolving_agent.cli import cli
+def run(*args, input=None):
+    result = CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+    if result.exit_code:
+        sys.exit(f"{{args}}: {{result.output}}")
+run("init", {str(root)!r})
+run("friction", "felt off")
+run("write", "--as", "human", "canon", "identity.yaml", input="name: Mine\\n")
+run("write", "--as", "human", "today", "bias.md", input="bias")
+run("live", "set", "thread", "on it")
+run("evidence", "import", {str(events)!r})
+with open({str(root / "schedule.yaml")!r}, "a") as fh:
+    fh.write("# mine\\n")
+run("accept", "schedule.yaml")
+run("verify")
+"""
     env = {**os.environ, "EVOLVING_AGENT_ROOT": str(root)}
-    proc = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     leaks = []
     for dirpath, dirnames, filenames in os.walk(root):
