@@ -223,6 +223,9 @@ def test_live_symlinked_outside_is_refused(root: MemoryRoot, tmp_path: Path) -> 
     assert result.exit_code == 4
     assert run_cli("live", "set", "thread", "hi").exit_code == 4
     assert list(outside.iterdir()) == []
+    code, out = verify()
+    assert code == 5
+    assert f"{root.real / 'live'}: is a symlink (to {outside})" in out
 
 
 def test_an_evidence_day_file_symlinked_outside_is_never_written(

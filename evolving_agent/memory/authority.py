@@ -360,7 +360,7 @@ class Writer:
             if content is not None:
                 _check_canon_file(self.root, target, content)
                 _check_tracked_file(self.root, target, content)
-        gitrepo.open_repo(self.root)  # no repository: refuse before anything is written
+        gitrepo.require_repo(self.root)  # no repository: refuse before anything is written
         rels = {t: _area_rel(self.root, t) for t in targets}
         blobs = {
             rels[t]: (gitrepo.blob_sha(d) if d is not None else None) for t, d in targets.items()

@@ -33,8 +33,6 @@ TRACKED_DIRS = ("canon/", "crons/")
 TRACKED_FILES = ("schedule.yaml",)
 ZERO_SHA = "0" * 40
 
-FALLBACK_NAME = "evolving-agent"
-FALLBACK_EMAIL = "evolving-agent@localhost"
 
 GITIGNORE = """\
 # Only Canon and the schedule are history; other layers have their own integrity.
@@ -51,18 +49,30 @@ def blob_sha(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
+_NO_REPO = (
+    "no git repository at {path}: a memory root keeps Canon's history in git "
+    "(restore its .git directory from a backup)"
+)
+
+
 def open_repo(root: MemoryRoot) -> git.Repo:
+    """A read-only GitPython view (history listings); every write goes through plumbing."""
     import git
 
     try:
-        repo = git.Repo(root.path)
+        return git.Repo(root.path)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise InvalidInput(
-            f"no git repository at {root.path}: a memory root keeps Canon's history in git "
-            "(restore its .git directory from a backup)"
-        ) from None
-    _ensure_identity(repo)
-    return repo
+        raise InvalidInput(_NO_REPO.format(path=root.path)) from None
+
+
+def require_repo(root: MemoryRoot) -> str:
+    """HEAD's commit id; a clear error when the root has lost its repository."""
+    if not (root.path / ".git").exists():
+        raise InvalidInput(_NO_REPO.format(path=root.path))
+    head = head_commit(root)
+    if head is None:
+        raise InvalidInput(_NO_REPO.format(path=root.path))
+    return head
 
 
 def is_tracked(relpath: str) -> bool:
@@ -147,22 +157,6 @@ def commit_contents(
     # reads it; people do).
     run_git(root.path, "update-index", "-z", "--index-info", input=info, check=False)
     return commit
-
-
-def _ensure_identity(repo: git.Repo) -> None:
-    """A fresh machine may have no git identity; give this repo a local one."""
-    if os.environ.get("GIT_AUTHOR_NAME") and os.environ.get("GIT_COMMITTER_NAME"):
-        return
-    reader = repo.config_reader()
-    has_name = reader.has_option("user", "name")
-    has_email = reader.has_option("user", "email")
-    if has_name and has_email:
-        return
-    with repo.config_writer() as cw:
-        if not has_name:
-            cw.set_value("user", "name", FALLBACK_NAME)
-        if not has_email:
-            cw.set_value("user", "email", FALLBACK_EMAIL)
 
 
 def commit_paths(

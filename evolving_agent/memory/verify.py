@@ -92,6 +92,7 @@ def verify_root(root: MemoryRoot) -> VerifyReport:
             f"{root.path / '.git'}: git history is missing; Canon changes cannot be checked"
         )
         return report
+    report.problems += _check_no_symlinked_dirs(root)
     commits = read_history(root)
     report.problems += _check_history(root, commits, canon_writes, report)
     report.problems += _check_no_rollback(root, commits, head, last_write)
@@ -353,6 +354,30 @@ def _check_no_rollback(
 
 
 # -- the files on disk ---------------------------------------------------------------
+
+# Directories whose symlinking is reported here (canon/, crons/ and evidence/ are
+# reported by the checks that read them).
+_PLAIN_DIRS = (
+    "live",
+    "today",
+    "reviews",
+    "reviews/proposals",
+    "reviews/pending",
+    "reviews/decisions",
+    ".ea",
+    ".ea/evidence",
+    ".ea/locks",
+)
+
+
+def _check_no_symlinked_dirs(root: MemoryRoot) -> list[str]:
+    return [
+        f"{root.real / rel}: is a symlink (to {os.readlink(root.real / rel)}); "
+        "the writer refuses to follow it"
+        for rel in _PLAIN_DIRS
+        if (root.real / rel).is_symlink()
+    ]
+
 
 
 def _disk_files(root: MemoryRoot) -> tuple[dict[str, bytes], list[str]]:
