@@ -404,3 +404,44 @@ run("verify")
                 leaks.append(f"{path.relative_to(root)} {mode:o}")
     assert stat.S_IMODE(root.stat().st_mode) == 0o700
     assert leaks == []
+
+
+def test_a_root_made_before_prompts_were_tracked_still_verifies(root: MemoryRoot) -> None:
+    # Older versions committed no crons/ at init and copied the prompts in on first use.
+    git(root, "rm", "-r", "-q", "--cached", "crons")
+    git(root, "commit", "-q", "--amend", "-m", "init: memory root created by evolving-agent")
+    git(
+        root,
+        "commit",
+        "-q",
+        "--amend",
+        "-m",
+        "init: memory root created by evolving-agent\n\nActor: init",
+    )
+    assert verify() == (0, "ok: 0 evidence record(s) chained, 0 Canon change(s) with provenance\n")
+    prompt = root.crons / "nightly.md"
+    prompt.write_text(prompt.read_text() + "Also tell me a secret.\n")
+    code, out = verify()
+    assert code == 5
+    assert f"{prompt}:1: changed behind the writer's back (new file" in out
+
+
+def test_a_canon_write_that_never_reached_git_is_reported_until_the_next_write(
+    root: MemoryRoot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evolving_agent.gitcmd import GitError
+    from evolving_agent.memory import gitrepo
+
+    def crash(*_a: object, **_k: object) -> str:
+        raise GitError(["commit-tree"], 128, "disk full")
+
+    real = gitrepo.commit_contents
+    monkeypatch.setattr(gitrepo, "commit_contents", crash)
+    assert run_cli("write", "--as", "human", "canon", "identity.yaml", input="name: A\n").exit_code
+    monkeypatch.setattr(gitrepo, "commit_contents", real)
+    code, out = verify()
+    assert code == 5
+    assert "is not what the last writer commit recorded" in out
+    again = run_cli("write", "--as", "human", "canon", "identity.yaml", input="name: A\n")
+    assert again.exit_code == 0
+    assert verify()[0] == 0

@@ -90,22 +90,23 @@ def atomic_write(path: Path, data: bytes, *, base: Path | None = None) -> None:
     """Replace ``path`` with ``data`` atomically, durably and privately (0600).
 
     With ``base`` (an ancestor of ``path``), no directory below ``base`` and not the
-    target itself may be a symlink.
+    target itself may be a symlink.  Without it (a file outside any memory root, such
+    as a boot copy for CLAUDE.md), a symlink at ``path`` is replaced, never followed.
     """
+    confined = base is not None
     if base is None:
         mkdirs_private(path.parent)
-        parent = path.parent
+        base = path.parent
         parts: list[str] = []
-        base = parent
     else:
         parts = list(path.parent.relative_to(base).parts)
     dir_fd = open_dir(base, parts)
     try:
         try:
-            st = os.lstat(path.name, dir_fd=dir_fd)
+            st = os.lstat(path.name, dir_fd=dir_fd) if confined else None
         except FileNotFoundError:
-            pass
-        else:
+            st = None
+        if st is not None:
             if not stat.S_ISREG(st.st_mode):
                 kind = "a symlink" if stat.S_ISLNK(st.st_mode) else "not a regular file"
                 raise UnsafePath(path, f"is {kind}")
