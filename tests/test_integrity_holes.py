@@ -334,7 +334,7 @@ def test_sigkill_during_a_large_import_never_costs_the_day(
     src = tmp_path / "big.jsonl"
     text = "x" * 3000
     with src.open("w") as fh:
-        for i in range(12000):
+        for i in range(4000):
             fh.write(json.dumps({"ts": f"{today}T00:00:{i % 60:02d}", "kind": "raw", "text": text}))
             fh.write("\n")
     day_file = EvidenceLog(root).day_file(date.today())
@@ -345,14 +345,22 @@ def test_sigkill_during_a_large_import_never_costs_the_day(
         stderr=subprocess.DEVNULL,
     )
     try:
-        while day_file.stat().st_size <= start and proc.poll() is None:
-            time.sleep(0.001)
+        # Kill it the moment a chunk is seen half-written (or after a few chunks).
+        with day_file.open("rb") as fh:
+            while proc.poll() is None:
+                size = os.fstat(fh.fileno()).st_size
+                if size > start and (
+                    os.pread(fh.fileno(), 1, size - 1) != b"\n" or size > start + (3 << 20)
+                ):
+                    break
+                time.sleep(0.0002)  # leave the (shared) CPU to the import
         os.kill(proc.pid, signal.SIGKILL)
     finally:
         proc.wait()
     assert proc.returncode == -signal.SIGKILL
-    lines_after_kill = day_file.read_bytes().count(b"\n")
-    assert 2 < lines_after_kill < 2 + 12000  # the kill landed mid-import
+    left = day_file.read_bytes()
+    assert 2 < left.count(b"\n") < 2 + 4000  # the kill landed mid-import
+    torn = not left.endswith(b"\n")
     # The day goes on: friction appends, and verify finds nothing wrong.
     after = run_cli("friction", "after the kill")
     assert after.exit_code == 0, after.output
@@ -361,6 +369,13 @@ def test_sigkill_during_a_large_import_never_costs_the_day(
     records = EvidenceLog(root).read_day(date.today())
     assert [r.text for r in records[:2]] == ["felt off #0", "felt off #1"]
     assert records[-1].text == "after the kill"
+    # A kill inside a chunk's write leaves a torn line: moved aside, recorded, hashed.
+    repairs = [r for r in records if r.kind == "repair"]
+    assert len(repairs) == (1 if torn else 0)
+    if torn:
+        assert (root.path / repairs[0].data["moved_to"]).read_bytes() == left[
+            left.rindex(b"\n") + 1 :
+        ]
 
 
 # -- the private root ---------------------------------------------------------------------
