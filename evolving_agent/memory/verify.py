@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from evolving_agent.errors import EvolvingAgentError, InvalidInput
-from evolving_agent.gitcmd import git
+from evolving_agent.gitcmd import GitError, git
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, parse_line
 from evolving_agent.memory.reviews import read_decision
@@ -93,7 +93,11 @@ def verify_root(root: MemoryRoot) -> VerifyReport:
         )
         return report
     report.problems += _check_no_symlinked_dirs(root)
-    commits = read_history(root)
+    try:
+        commits = read_history(root)
+    except GitError as exc:
+        report.problems.append(f"{root.path / '.git'}: git history is unreadable ({exc})")
+        return report
     report.problems += _check_history(root, commits, canon_writes, report)
     report.problems += _check_no_rollback(root, commits, head, last_write)
     report.problems += _check_worktree(root, commits[head].tree if head in commits else {})
@@ -156,7 +160,11 @@ def _parse_batch(out: bytes, commits: dict[str, Commit]) -> None:
     pos = 0
     while pos < len(out):
         nl = out.index(b"\n", pos)
-        sha, _kind, size = out[pos:nl].decode().split()
+        header = out[pos:nl].decode(errors="replace").split()
+        if len(header) != 3:  # "<sha> missing": reported when its tree cannot be read
+            pos = nl + 1
+            continue
+        sha, _kind, size = header
         body = out[nl + 1 : nl + 1 + int(size)]
         pos = nl + 1 + int(size) + 1
         _headers, _, message = body.partition(b"\n\n")
