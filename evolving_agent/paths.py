@@ -9,7 +9,8 @@ Layout of a root::
     today/        bias, carry-forward, hypothesis register cache
     evidence/     append-only JSON lines, one file per day (YYYY-MM-DD.jsonl)
     reviews/      proposals/ (weekly), pending/ (monthly), decisions/ (human)
-    schedule.yaml cron lines for the jobs
+    schedule.yaml cron lines for the jobs (tracked in git like Canon; the human's)
+    crons/        the jobs' prompts (tracked in git like Canon; the human's)
     .ea/          private state: locks, scheduler job store
 """
 
@@ -27,6 +28,15 @@ LAYERS = ("canon", "live", "today", "evidence")
 # Review areas live beside the layers and are guarded by the same writer.
 REVIEW_AREAS = ("proposals", "pending", "decisions")
 AREAS = LAYERS + REVIEW_AREAS
+
+
+def area_parts(area: str) -> tuple[str, ...]:
+    """Path components of a layer or review area below the root."""
+    if area in LAYERS:
+        return (area,)
+    if area in REVIEW_AREAS:
+        return ("reviews", area)
+    raise ValueError(f"unknown area {area!r}")
 
 
 def resolve_root(flag: str | os.PathLike[str] | None = None) -> Path:
@@ -53,13 +63,18 @@ class MemoryRoot:
     def resolve(cls, flag: str | os.PathLike[str] | None = None) -> MemoryRoot:
         return cls(resolve_root(flag))
 
+    @cached_property
+    def real(self) -> Path:
+        """The root with every symlink above it resolved, once.
+
+        The root itself may live behind a symlink (``~/memory -> /data/memory``);
+        nothing *inside* it may.  Confinement checks walk down from this path.
+        """
+        return self.path.resolve()
+
     def area_dir(self, area: str) -> Path:
         """Directory of a layer (``canon`` …) or review area (``proposals`` …)."""
-        if area in LAYERS:
-            return self.path / area
-        if area in REVIEW_AREAS:
-            return self.path / "reviews" / area
-        raise ValueError(f"unknown area {area!r}")
+        return self.path.joinpath(*area_parts(area))
 
     @cached_property
     def canon(self) -> Path:
@@ -98,6 +113,11 @@ class MemoryRoot:
     @cached_property
     def lock_dir(self) -> Path:
         return self.state / "locks"
+
+    @cached_property
+    def crons(self) -> Path:
+        """The root's job prompts (tracked and verified like Canon; the human's)."""
+        return self.path / "crons"
 
     def exists(self) -> bool:
         return (self.path / "canon").is_dir() and (self.path / "evidence").is_dir()

@@ -102,7 +102,7 @@ def test_symlink_leaving_the_root_is_refused(root: MemoryRoot, tmp_path: Path) -
     os.symlink(outside, root.today / "link")
     result = run_cli("write", "--as", "human", "today", "link/x.md", input="payload")
     assert result.exit_code == 4
-    assert "resolves outside the layer" in result.output
+    assert "today/link is a symlink" in result.output
     assert list(outside.iterdir()) == []
 
 

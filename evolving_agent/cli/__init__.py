@@ -30,6 +30,7 @@ COMMAND_MODULES = {
     "live": "memory_cmds",
     "evidence": "memory_cmds",
     "write": "memory_cmds",
+    "accept": "memory_cmds",
     "verify": "memory_cmds",
     "hypothesis": "hypothesis_cmds",
     "run": "run_cmds",

@@ -299,6 +299,42 @@ def evidence_import(ctx: click.Context, file: Path, actor: str) -> None:
     click.echo(f"imported {len(records)} event(s)")
 
 
+@evidence_group.command("repair")
+@click.option(
+    "--date",
+    "day",
+    type=click.DateTime(["%Y-%m-%d"]),
+    default=None,
+    help="Day to repair (default: every day).",
+)
+@actor_option
+@click.pass_context
+def evidence_repair(ctx: click.Context, day: object, actor: str) -> None:
+    """Move a torn last line (a writer killed mid-append) aside so the day goes on.
+
+    The bytes are kept in evidence/torn/ and a 'repair' record holds their hash.
+    Appends do this on their own; this is the same by hand.
+
+    \b
+    Example:
+      evolving-agent evidence repair --date 2026-11-29
+    """
+    from datetime import datetime
+
+    from evolving_agent.memory.evidence import repair_days
+
+    root = require_root(root_from(ctx))
+    the_day = day.date() if isinstance(day, datetime) else None
+    repairs = repair_days(root, actor, the_day)
+    if not repairs:
+        click.echo("nothing to repair: every day file ends with a whole record")
+    for r in repairs:
+        click.echo(
+            f"{r.day}: moved {r.size} torn byte(s) to {r.moved_to} "
+            f"(sha256 {r.sha256[:12]}, record {r.record.id})"
+        )
+
+
 @click.command("write")
 @click.option("--as", "actor", type=click.Choice(ACTORS), required=True, help="Acting as.")
 @click.argument("layer", type=click.Choice(LAYERS))
@@ -322,6 +358,28 @@ def write_cmd(ctx: click.Context, actor: str, layer: str, relpath: str) -> None:
     else:
         path = Writer(root, actor).write(layer, relpath, data, message=f"{actor} wrote {relpath}")
     click.echo(f"wrote {path}")
+
+
+@click.command("accept")
+@click.argument("files", nargs=-1, required=True)
+@click.option("-m", "--message", default="", help="Commit message.")
+@click.pass_context
+def accept_cmd(ctx: click.Context, files: tuple[str, ...], message: str) -> None:
+    """Commit your own hand edits of schedule.yaml, crons/*.md or canon/ files.
+
+    FILES are relative to the memory root.  verify reports any tracked file changed
+    outside the writer; when the change is yours, this validates it and commits it as
+    the human, with provenance, so verify passes again.
+
+    \b
+    Example:
+      evolving-agent accept schedule.yaml crons/nightly.md -m "nightly at 02:00"
+    """
+    from evolving_agent.jobs.settings import accept_edits
+
+    root = require_root(root_from(ctx))
+    changed = accept_edits(root, list(files), message=message)
+    click.echo(f"committed {', '.join(changed)}" if changed else "no change")
 
 
 @click.command("verify")
@@ -363,6 +421,7 @@ def register(group: click.Group) -> None:
         live_group,
         evidence_group,
         write_cmd,
+        accept_cmd,
         verify_cmd,
     ):
         group.add_command(cmd)

@@ -12,7 +12,7 @@ from importlib import resources
 from pathlib import Path
 
 from evolving_agent.errors import InvalidInput
-from evolving_agent.memory.atomic import atomic_write
+from evolving_agent.memory.atomic import atomic_write, read_plain
 from evolving_agent.paths import MemoryRoot
 
 PROMPT_JOBS = ("nightly", "weekly")
@@ -25,16 +25,18 @@ def default_prompt(job: str) -> str:
 
 
 def prompts_dir(root: MemoryRoot) -> Path:
-    return root.path / "crons"
+    return root.real / "crons"
 
 
 def ensure_prompts(root: MemoryRoot) -> Path:
-    """Copy missing default prompts into ``<root>/crons/``; never overwrite an edit."""
+    """Copy missing default prompts into ``<root>/crons/``; never overwrite an edit.
+
+    A symlinked ``crons/`` (say ``crons -> canon``) is refused, never written through.
+    """
     folder = prompts_dir(root)
     for job in PROMPT_JOBS:
-        target = folder / f"{job}.md"
-        if not target.exists():
-            atomic_write(target, default_prompt(job).encode("utf-8"))
+        if read_plain(root.real, ("crons", f"{job}.md")) is None:
+            atomic_write(folder / f"{job}.md", default_prompt(job).encode("utf-8"), base=root.real)
     return folder
 
 
@@ -44,7 +46,7 @@ def prompt_loader(root: MemoryRoot) -> Callable[[str], str]:
     def load(job: str) -> str:
         path = ensure_prompts(root) / f"{job}.md"
         try:
-            return path.read_text(encoding="utf-8")
+            return (read_plain(root.real, ("crons", f"{job}.md")) or b"").decode("utf-8")
         except UnicodeDecodeError:
             raise InvalidInput("prompt file is not UTF-8 text", file=path) from None
 

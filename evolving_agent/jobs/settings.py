@@ -23,8 +23,9 @@ from apscheduler.triggers.base import BaseTrigger
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from tzlocal import get_localzone
 
+from evolving_agent.errors import InvalidInput
 from evolving_agent.jobs.cronexpr import CronError, CronSpec, parse_cron
-from evolving_agent.memory.yamlio import load_model
+from evolving_agent.memory.yamlio import load_model, parse_yaml, validate
 from evolving_agent.paths import MemoryRoot
 
 # The reflector settings live with the reflectors (reflectors never import jobs).
@@ -93,3 +94,26 @@ def load_schedule(root: MemoryRoot) -> ScheduleFile:
     if not root.schedule_file.exists():
         return ScheduleFile()
     return load_model(ScheduleFile, root.schedule_file)
+
+
+def check_schedule_bytes(root: MemoryRoot, content: bytes) -> None:
+    """Refuse a ``schedule.yaml`` that would stop every job, before it is committed."""
+    shown = root.schedule_file
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInput("not UTF-8 text", file=shown) from None
+    validate(ScheduleFile, parse_yaml(text, file=shown), file=shown)
+
+
+def accept_edits(root: MemoryRoot, relpaths: list[str], *, message: str = "") -> list[str]:
+    """The human's ``accept``: commit hand edits of tracked files, ``schedule.yaml``
+    validated against its model.  Returns the paths that changed."""
+    from evolving_agent.memory.authority import accept_hand_edits
+
+    return accept_hand_edits(
+        root,
+        relpaths,
+        message=message,
+        checks={"schedule.yaml": lambda data: check_schedule_bytes(root, data)},
+    )

@@ -1,34 +1,181 @@
-"""Crash-safe file replacement: temp file in the same directory, fsync, rename, fsync dir.
+"""Crash-safe, private, symlink-proof file replacement.
 
 A reader (or a process that crashed mid-write) sees the old file or the new one,
-never a mixture: ``os.replace`` is atomic on POSIX within one filesystem.
+never a mixture: the data goes to a temp file in the same directory, is fsynced, then
+``os.replace``-d over the target (atomic on POSIX within one filesystem) and the
+directory entry is fsynced too.
+
+Everything is created private (0700 directories, 0600 files), whatever the umask: a
+memory root holds a person's friction and identity.
+
+When a ``base`` directory is given, the path below it is walked one component at a
+time with ``O_NOFOLLOW``: a symlinked directory anywhere between ``base`` and the file
+is refused (:class:`UnsafePath`) instead of followed, and the temp file and the rename
+are made relative to the opened directory (``dir_fd``), so a link swapped in after the
+check cannot redirect the write either.
 """
 
 from __future__ import annotations
 
+import errno
 import os
-import tempfile
+import secrets
+import stat
+from collections.abc import Sequence
 from pathlib import Path
 
+from evolving_agent.errors import InvalidInput
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically and durably."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+class UnsafePath(InvalidInput):
+    """A directory or file on the way to a write is a symlink (or not what it should be)."""
+
+    def __init__(self, path: Path | str, reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"refusing {path}: {reason}")
+
+
+def open_dir(base: Path, parts: Sequence[str], *, create: bool = True) -> int:
+    """Open ``base/parts...`` as a directory fd, never following a symlink below ``base``.
+
+    Missing directories are created 0700 when ``create``.  Raises :class:`UnsafePath`
+    when a component is a symlink or not a directory.  The caller closes the fd.
+    """
+    # ``base`` itself is trusted (the caller resolved it once); only what lies below it
+    # is walked without following links.
+    fd = os.open(base, _DIR_FLAGS & ~os.O_NOFOLLOW)
+    where = base
     try:
-        with os.fdopen(fd, "wb") as tmp:
-            tmp.write(data)
-            tmp.flush()
-            os.fsync(tmp.fileno())
-        os.replace(tmp_name, path)
+        for part in parts:
+            if part in {"", ".", ".."} or "/" in part:
+                raise UnsafePath(where / part, "not a plain path component")
+            where = where / part
+            try:
+                nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                try:
+                    os.mkdir(part, DIR_MODE, dir_fd=fd)
+                except FileExistsError:
+                    pass
+                nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise UnsafePath(where, _why(fd, part)) from None
+                raise
+            os.close(fd)
+            fd = nxt
+        return fd
     except BaseException:
-        # Includes KeyboardInterrupt: never leave a stray temp file behind.
-        try:
-            os.unlink(tmp_name)
-        except FileNotFoundError:
-            pass
+        os.close(fd)
         raise
-    fsync_dir(path.parent)
+
+
+def _why(dir_fd: int, name: str) -> str:
+    try:
+        st = os.lstat(name, dir_fd=dir_fd)
+    except OSError:
+        return "not a directory"
+    return "is a symlink" if stat.S_ISLNK(st.st_mode) else "is not a directory"
+
+
+def atomic_write(path: Path, data: bytes, *, base: Path | None = None) -> None:
+    """Replace ``path`` with ``data`` atomically, durably and privately (0600).
+
+    With ``base`` (an ancestor of ``path``), no directory below ``base`` and not the
+    target itself may be a symlink.  Without it (a file outside any memory root, such
+    as a boot copy for CLAUDE.md), a symlink at ``path`` is replaced, never followed.
+    """
+    confined = base is not None
+    if base is None:
+        mkdirs_private(path.parent)
+        base = path.parent
+        parts: list[str] = []
+    else:
+        parts = list(path.parent.relative_to(base).parts)
+    dir_fd = open_dir(base, parts)
+    try:
+        try:
+            st = os.lstat(path.name, dir_fd=dir_fd) if confined else None
+        except FileNotFoundError:
+            st = None
+        if st is not None:
+            if not stat.S_ISREG(st.st_mode):
+                kind = "a symlink" if stat.S_ISLNK(st.st_mode) else "not a regular file"
+                raise UnsafePath(path, f"is {kind}")
+        tmp_name = f".{path.name}.{secrets.token_hex(6)}.tmp"
+        fd = os.open(
+            tmp_name,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+            FILE_MODE,
+            dir_fd=dir_fd,
+        )
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp_name, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            # Includes KeyboardInterrupt: never leave a stray temp file behind.
+            try:
+                os.unlink(tmp_name, dir_fd=dir_fd)
+            except FileNotFoundError:
+                pass
+            raise
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def read_plain(base: Path, parts: Sequence[str]) -> bytes | None:
+    """Bytes of ``base/parts...`` following no symlink below ``base``; None if absent."""
+    try:
+        dir_fd = open_dir(base, parts[:-1], create=False)
+    except FileNotFoundError:
+        return None
+    try:
+        try:
+            fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW, dir_fd=dir_fd)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise UnsafePath(base.joinpath(*parts), "is a symlink") from None
+            raise
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise UnsafePath(base.joinpath(*parts), "is not a regular file")
+            return fh.read()
+    finally:
+        os.close(dir_fd)
+
+
+def mkdirs_private(directory: Path) -> None:
+    """``mkdir -p`` with private modes for what it creates."""
+    if directory.is_dir():
+        return
+    mkdirs_private(directory.parent)
+    try:
+        os.mkdir(directory, DIR_MODE)
+    except FileExistsError:
+        pass
+
+
+def make_private_dir(directory: Path) -> None:
+    """Create ``directory`` (and missing parents) 0700; tighten it if it exists."""
+    mkdirs_private(directory)
+    os.chmod(directory, DIR_MODE)
 
 
 def fsync_dir(directory: Path) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date
@@ -25,12 +26,12 @@ from pydantic import BaseModel
 
 from evolving_agent.errors import InvalidInput, InvalidPath, ReadOutOfScope, WriteDenied
 from evolving_agent.memory import gitrepo
-from evolving_agent.memory.atomic import atomic_write
-from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
+from evolving_agent.memory.atomic import atomic_write, mkdirs_private, read_plain
 from evolving_agent.memory.canon import IDENTITY_FILE, Identity
-from evolving_agent.memory.policy import Policy, PolicyFile, check_actor
+from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
+from evolving_agent.memory.policy import HUMAN_ONLY_WRITERS, Policy, PolicyFile, check_actor
 from evolving_agent.memory.yamlio import parse_yaml, validate
-from evolving_agent.paths import AREAS, MemoryRoot
+from evolving_agent.paths import AREAS, MemoryRoot, area_parts
 
 
 @dataclass(frozen=True)
@@ -42,8 +43,24 @@ class Approval:
     evidence_ids: tuple[str, ...] = ()
 
 
+class SymlinkRefused(InvalidPath):
+    """A layer directory, a directory below it or the target is a symlink (or not a
+    plain directory / file): following it could land a write in another layer."""
+
+    def __init__(self, layer: str, relpath: str, reason: str) -> None:
+        super().__init__(layer, relpath, reason)
+        self.reason = reason
+
+
 def confine(root: MemoryRoot, area: str, relpath: str) -> Path:
-    """Resolve ``relpath`` inside ``area``; refuse anything that would leave it."""
+    """Resolve ``relpath`` inside ``area``; refuse anything that would leave it.
+
+    The check works on real paths: the root is resolved once (it may itself sit behind
+    a symlink), and every component below it - the layer directory, the directories
+    of ``relpath`` and the target - must be a plain directory or file, never a
+    symlink, so ``today -> canon`` cannot turn a Today write into a Canon write.
+    The writes themselves then walk the same components with ``O_NOFOLLOW``.
+    """
     if area not in AREAS:
         raise InvalidInput(f"unknown layer {area!r} (valid: {', '.join(AREAS)})")
     if not relpath or relpath.strip() in {"", "."}:
@@ -57,17 +74,37 @@ def confine(root: MemoryRoot, area: str, relpath: str) -> Path:
         raise InvalidPath(area, relpath, "'..' is not allowed")
     if any(part.startswith(".") for part in pure.parts):
         raise InvalidPath(area, relpath, "hidden files are reserved")
-    base = root.area_dir(area).resolve()
-    target = (base / pure).resolve()  # follows symlinks, so escaping links are caught here
-    if target != base and base not in target.parents:
-        raise InvalidPath(area, relpath, "resolves outside the layer (symlink?)")
-    if target == base:
-        raise InvalidPath(area, relpath, "names the layer itself")
-    return target
+    parts = (*area_parts(area), *pure.parts)
+    check_plain_path(root, parts, area=area, relpath=relpath)
+    return root.real.joinpath(*parts)
+
+
+def check_plain_path(
+    root: MemoryRoot, parts: tuple[str, ...], *, area: str, relpath: str, is_dir: bool = False
+) -> None:
+    """Refuse when any existing component of ``root/parts`` is a symlink, or a
+    directory component is not a directory, or the last one not a regular file."""
+    where = root.real
+    for i, part in enumerate(parts):
+        where = where / part
+        try:
+            st = os.lstat(where)
+        except FileNotFoundError:
+            return  # the rest will be created as plain directories and a file
+        shown = where.relative_to(root.real).as_posix()
+        if stat.S_ISLNK(st.st_mode):
+            raise SymlinkRefused(area, relpath, f"{shown} is a symlink")
+        last = i == len(parts) - 1
+        if not last and not stat.S_ISDIR(st.st_mode):
+            raise SymlinkRefused(area, relpath, f"{shown} is not a directory")
+        if last and is_dir and not stat.S_ISDIR(st.st_mode):
+            raise SymlinkRefused(area, relpath, f"{shown} is not a directory")
+        if last and not is_dir and not stat.S_ISREG(st.st_mode):
+            raise SymlinkRefused(area, relpath, f"{shown} is not a regular file")
 
 
 def _area_rel(root: MemoryRoot, target: Path) -> str:
-    return target.relative_to(root.path.resolve()).as_posix()
+    return target.relative_to(root.real).as_posix()
 
 
 def _check_canon_file(root: MemoryRoot, target: Path, content: bytes) -> None:
@@ -91,6 +128,22 @@ def _check_canon_file(root: MemoryRoot, target: Path, content: bytes) -> None:
     validate(model, parse_yaml(text, file=shown), file=shown)
 
 
+def _read_plain(target: Path) -> bytes | None:
+    """Bytes of ``target`` opened without following a symlink, or None if absent."""
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read()
+
+
+# Checks of the human's tracked files outside Canon (root-relative path -> check of the
+# new bytes).  The models belong to higher layers (schedule.yaml is the jobs' file), so
+# they are handed in by the caller instead of imported here: memory imports downward only.
+TrackedChecks = Mapping[str, Callable[[bytes], None]]
+
+
 @dataclass
 class Writer:
     """Writes on behalf of one actor.  Build one per actor; it is cheap."""
@@ -110,20 +163,20 @@ class Writer:
     def write(self, area: str, relpath: str, content: str | bytes, *, message: str = "") -> Path:
         """Replace ``area/relpath`` with ``content`` atomically.  Returns the path."""
         data = content.encode("utf-8") if isinstance(content, str) else content
-        target = confine(self.root, area, relpath)
+        target = self._confine(area, relpath)
         self._authorise(area, relpath)
         with self._lock(area):
             if area == "canon":
                 self._write_canon({target: data}, message)
             else:
-                atomic_write(target, data)
+                self._put(target, data)
         return target
 
     def write_many(self, area: str, files: dict[str, str | bytes], *, message: str = "") -> None:
         """Replace several files of one layer; Canon gets them in a single commit."""
         targets: dict[Path, bytes] = {}
         for rel, content in files.items():
-            targets[confine(self.root, area, rel)] = (
+            targets[self._confine(area, rel)] = (
                 content.encode("utf-8") if isinstance(content, str) else content
             )
             self._authorise(area, rel)
@@ -132,14 +185,14 @@ class Writer:
                 self._write_canon(targets, message)
             else:
                 for target, data in targets.items():
-                    atomic_write(target, data)
+                    self._put(target, data)
 
     def update(self, area: str, relpath: str, fn: Callable[[bytes | None], bytes | None]) -> Path:
         """Read-modify-write under the layer lock; ``fn`` returns None to delete."""
-        target = confine(self.root, area, relpath)
+        target = self._confine(area, relpath)
         self._authorise(area, relpath)
         with self._lock(area):
-            old = target.read_bytes() if target.exists() else None
+            old = _read_plain(target)
             new = fn(old)
             if area == "canon":
                 self._write_canon({target: new}, "")
@@ -147,14 +200,75 @@ class Writer:
                 if target.exists():
                     target.unlink()
             else:
-                atomic_write(target, new)
+                self._put(target, new)
         return target
 
     def delete(self, area: str, relpath: str) -> bool:
         """Remove ``area/relpath``; True if it existed."""
-        existed = confine(self.root, area, relpath).exists()
+        existed = self._confine(area, relpath).exists()
         self.update(area, relpath, lambda _old: None)
         return existed
+
+    def write_tracked(
+        self,
+        files: Mapping[str, bytes | None],
+        *,
+        message: str = "",
+        checks: TrackedChecks | None = None,
+    ) -> list[str]:
+        """Commit the human's own files outside Canon that only the human may change:
+        ``schedule.yaml`` and ``crons/<job>.md`` (and Canon files, by their root-relative
+        path), with the same provenance as a Canon write.  Returns what changed.
+
+        ``files`` maps root-relative paths to new bytes (None deletes).  Unchanged files
+        (already committed with those bytes) are skipped.  ``checks`` validate the new
+        bytes of the files they name before anything is written.
+        """
+        targets: dict[Path, bytes | None] = {}
+        for rel, data in files.items():
+            target = self._tracked_target(rel)
+            if (
+                data is not None
+                and gitrepo.committed_blob(self.root, rel) == gitrepo.blob_sha(data)
+                and _read_plain(target) == data
+            ):
+                continue
+            if data is None and gitrepo.committed_blob(self.root, rel) is None:
+                continue
+            targets[target] = data
+        if not targets:
+            return []
+        for rel, check in (checks or {}).items():
+            data = files.get(rel)
+            if data is not None:
+                check(data)
+        with self._lock("canon"):
+            self._write_canon(targets, message)
+        return sorted(_area_rel(self.root, t) for t in targets)
+
+    def _tracked_target(self, rel: str) -> Path:
+        pure = PurePosixPath(rel)
+        if rel.startswith("canon/"):
+            target = self._confine("canon", rel.removeprefix("canon/"))
+            self._authorise("canon", rel.removeprefix("canon/"))
+            return target
+        if rel == "schedule.yaml" or (
+            len(pure.parts) == 2
+            and pure.parts[0] == "crons"
+            and rel.endswith(".md")
+            and not pure.parts[1].startswith(".")
+        ):
+            if self.actor not in HUMAN_ONLY_WRITERS:
+                self._deny("config", rel, "only the human changes the schedule and the prompts")
+            try:
+                check_plain_path(self.root, pure.parts, area="config", relpath=rel)
+            except SymlinkRefused as exc:
+                self._record_denial("config", rel, exc.reason)
+                raise
+            return self.root.real.joinpath(*pure.parts)
+        raise InvalidPath(
+            "config", rel, "only schedule.yaml, crons/<job>.md and canon/ files are tracked"
+        )
 
     def append(
         self,
@@ -193,6 +307,19 @@ class Writer:
 
     # -- internals -----------------------------------------------------------------
 
+    def _confine(self, area: str, relpath: str) -> Path:
+        """:func:`confine`, recording a symlink escape attempt as a denied write."""
+        try:
+            return confine(self.root, area, relpath)
+        except SymlinkRefused as exc:
+            if area != "evidence":  # a broken Evidence directory cannot record anything
+                self._record_denial(area, relpath, exc.reason)
+            raise
+
+    def _put(self, target: Path, data: bytes) -> None:
+        """Atomic, private write that follows no symlink below the root."""
+        atomic_write(target, data, base=self.root.real)
+
     def _authorise(self, area: str, relpath: str, *, replace: bool = True) -> None:
         if not self.policy.may_write(self.actor, area):
             self._deny(area, relpath, "")
@@ -213,6 +340,10 @@ class Writer:
         return ""
 
     def _deny(self, area: str, relpath: str, reason: str) -> None:
+        self._record_denial(area, relpath, reason)
+        raise WriteDenied(self.actor, area, relpath, reason)
+
+    def _record_denial(self, area: str, relpath: str, reason: str) -> None:
         self.evidence.append(
             EvidenceDraft(
                 ts=now(),
@@ -222,22 +353,29 @@ class Writer:
                 data={"layer": area, "path": relpath, "reason": reason},
             )
         )
-        raise WriteDenied(self.actor, area, relpath, reason)
 
     def _lock(self, area: str) -> FileLock:
-        self.root.lock_dir.mkdir(parents=True, exist_ok=True)
-        return FileLock(str(self.root.lock_dir / f"{area}.lock"))
+        mkdirs_private(self.root.lock_dir)
+        return FileLock(str(self.root.lock_dir / f"{area}.lock"), mode=0o600)
 
     def _write_canon(self, targets: Mapping[Path, bytes | None], message: str) -> None:
         for target, content in targets.items():
             if content is not None:
                 _check_canon_file(self.root, target, content)
-        gitrepo.open_repo(self.root)  # no repository: refuse before anything is written
+        gitrepo.require_repo(self.root)  # no repository: refuse before anything is written
         rels = {t: _area_rel(self.root, t) for t in targets}
         blobs = {
             rels[t]: (gitrepo.blob_sha(d) if d is not None else None) for t, d in targets.items()
         }
-        data: dict[str, Any] = {"blobs": blobs}
+        # The whole tracked tree after this write: verify compares HEAD with the last
+        # one recorded, so a commit dropped by 'git reset' is a rollback, not history.
+        tree = gitrepo.tracked_tree(self.root)
+        for rel, sha in blobs.items():
+            if sha is None:
+                tree.pop(rel, None)
+            else:
+                tree[rel] = sha
+        data: dict[str, Any] = {"blobs": blobs, "tree": dict(sorted(tree.items()))}
         if self.approval is not None:
             data.update(
                 review_id=self.approval.review_id,
@@ -252,7 +390,7 @@ class Writer:
                 if target.exists():
                     target.unlink()
             else:
-                atomic_write(target, payload)
+                self._put(target, payload)
         trailers = {"Actor": self.actor, "Evidence-Id": record.id}
         if self.approval is not None:
             trailers.update(
@@ -262,12 +400,34 @@ class Writer:
                     "Evidence-Ids": ", ".join(self.approval.evidence_ids) or "-",
                 }
             )
-        gitrepo.commit_paths(
+        gitrepo.commit_contents(
             self.root,
-            list(blobs),
+            {rels[t]: d for t, d in targets.items()},
             message or f"canon: {self.actor} changed {', '.join(blobs)}",
             trailers,
         )
+
+
+def accept_hand_edits(
+    root: MemoryRoot,
+    relpaths: list[str],
+    *,
+    message: str = "",
+    checks: TrackedChecks | None = None,
+) -> list[str]:
+    """Commit the human's hand edits of tracked files (as found on disk) through the
+    writer, validated, with provenance.  Returns the paths that changed."""
+    files: dict[str, bytes | None] = {}
+    for rel in relpaths:
+        rel = PurePosixPath(rel).as_posix()
+        if ".." in PurePosixPath(rel).parts or rel.startswith("/"):
+            raise InvalidPath("config", rel, "give a path relative to the memory root")
+        files[rel] = read_plain(root.real, PurePosixPath(rel).parts)
+    return Writer(root, "human").write_tracked(
+        files,
+        message=message or f"human accepted hand edits of {', '.join(sorted(files))}",
+        checks=checks,
+    )
 
 
 @dataclass
@@ -314,6 +474,7 @@ class ScopedReader:
 
     def list(self, area: str, pattern: str = "*") -> list[Path]:
         self._check(area)
+        check_plain_path(self.root, area_parts(area), area=area, relpath=".", is_dir=True)
         base = self.root.area_dir(area)
         return sorted(p for p in base.glob(pattern) if p.is_file()) if base.exists() else []
 

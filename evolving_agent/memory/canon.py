@@ -7,7 +7,6 @@ authority override (see :mod:`policy`).
 
 from __future__ import annotations
 
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from evolving_agent.memory.yamlio import parse_yaml, validate
@@ -96,7 +95,8 @@ def save_canon(root: MemoryRoot, relpath: str, text: str, *, message: str = "") 
     check_canon_text(root, relpath, text)
     data = text.encode("utf-8")
     on_disk = target.read_bytes() if target.exists() else None
-    if on_disk == data and gitrepo.committed_blob(root, f"canon/{relpath}") == gitrepo.blob_sha(data):
+    committed = gitrepo.committed_blob(root, f"canon/{relpath}")
+    if on_disk == data and committed == gitrepo.blob_sha(data):
         return False
     Writer(root, "human").write(
         "canon", relpath, text, message=message or f"human edited canon/{relpath}"

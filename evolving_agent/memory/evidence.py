@@ -9,18 +9,37 @@ without ``hash``).  Rewriting, deleting or reordering any line breaks the chain 
 ``verify`` reports it with file and line.
 
 Appends from many processes are serialised with ``flock`` on the day file itself and
-written with one ``write`` on an ``O_APPEND`` descriptor, then fsynced: nothing is
-lost and no two lines interleave.  The chain is per day so a bulk import of past
-events extends that day's chain and leaves today's alone.
+written on an ``O_APPEND`` descriptor, then fsynced: nothing is lost and no two lines
+interleave.  The chain is per day so a bulk import of past events extends that day's
+chain and leaves today's alone.
+
+End anchor: under the same lock, after the data is durable, the writer stores the
+day's head - line count and last hash - in ``.ea/evidence/<day>.head`` and notes each
+new day in ``.ea/evidence/days``.  A chain alone cannot tell a cut tail from a short
+day; with the head, ``verify`` reports cut lines and deleted day files as tampering.
+The head may lag (a crash between the data and the head) but never lead.
+
+Torn tails never block the log: a writer killed mid-``write`` can leave a partial last
+line.  The next append (or ``evidence repair``) moves those bytes to
+``evidence/torn/<day>.<sha>.part``, truncates to the last whole line and records a
+``repair`` event with the bytes' hash before its own records.  Large imports are
+written in bounded chunks, each fsynced and anchored, so a kill loses at most the
+unfinished chunk of the import.
+
+Day files are opened below the resolved root with ``O_NOFOLLOW`` and must be plain
+files: an Evidence directory or day file that is a symlink is refused.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -28,6 +47,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evolving_agent.errors import InvalidInput
+from evolving_agent.memory.atomic import FILE_MODE, UnsafePath, atomic_write, open_dir
 from evolving_agent.memory.policy import Actor
 from evolving_agent.memory.redact import redact, redact_data
 from evolving_agent.paths import MemoryRoot
@@ -47,6 +67,7 @@ Kind = Literal[
     "carry-outcome",  # how yesterday's bias/carry fared
     "reflector-fallback",  # a model reflector's output was invalid; rules were used
     "review",  # a human review decision (approve / reject / edit)
+    "repair",  # a torn tail was moved aside (see EvidenceLog.repair)
 ]
 
 
@@ -167,9 +188,82 @@ def _last_line(fd: int, size: int) -> bytes:
         chunk *= 4
 
 
-# (size, last hash) per day file after this process's last append: skips re-reading
-# the tail when no other process appended in between (checked under the lock).
-_TAIL: dict[Path, tuple[int, str]] = {}
+def _whole_end(fd: int, size: int) -> int:
+    """Offset just past the last newline of the file (0 when there is none)."""
+    chunk = 4096
+    end = size
+    while end > 0:
+        start = max(0, end - chunk)
+        data = os.pread(fd, end - start, start)
+        nl = data.rfind(b"\n")
+        if nl >= 0:
+            return start + nl + 1
+        end = start
+    return 0
+
+
+def _scan(fd: int, size: int, nth: int) -> tuple[int, str]:
+    """(line count, hash of line ``nth``) of a day file; "" when it has no such line."""
+    count, offset, found, rest = 0, 0, "", b""
+    while offset < size:
+        data = os.pread(fd, min(1 << 20, size - offset), offset)
+        if not data:
+            break
+        offset += len(data)
+        lines = (rest + data).split(b"\n")
+        rest = lines.pop()
+        for line in lines:
+            count += 1
+            if count == nth:
+                try:
+                    found = _hash_of_line(line)
+                except ValueError:
+                    found = ""
+    return count, found
+
+
+def _count_lines(fd: int, size: int) -> int:
+    count, offset = 0, 0
+    while offset < size:
+        data = os.pread(fd, min(1 << 20, size - offset), offset)
+        if not data:
+            break
+        count += data.count(b"\n")
+        offset += len(data)
+    return count
+
+
+# Bound on one write+fsync+anchor step: a kill loses at most this much of an import.
+CHUNK_LINES = 500
+CHUNK_BYTES = 1 << 20
+
+_HEAD_FMT = "{count:012d} {hash}\n"
+_HEAD_SIZE = len(_HEAD_FMT.format(count=0, hash="0" * 64))
+_HEADS = (".ea", "evidence")
+
+
+@dataclass(frozen=True)
+class Head:
+    """A day's anchored head: how many lines the writer had written, and the last hash."""
+
+    count: int
+    hash: str
+
+
+@dataclass(frozen=True)
+class Repair:
+    """A torn tail moved aside."""
+
+    day: date
+    size: int
+    sha256: str
+    moved_to: Path
+    record: EvidenceRecord
+
+
+# (size, last hash, line count) per day file after this process's last append: skips
+# re-reading the tail when no other process appended in between (checked under lock).
+_TAIL: dict[Path, tuple[int, str, int]] = {}
 
 
 def _masked(draft: EvidenceDraft) -> EvidenceDraft:
@@ -214,44 +308,216 @@ class EvidenceLog:
             sealed.extend(self._append_day(day, items))
         return sealed
 
-    def _append_day(self, day: date, drafts: list[EvidenceDraft]) -> list[EvidenceRecord]:
+    def repair(self, day: date, actor: str = "human") -> Repair | None:
+        """Move a torn tail of ``day`` aside (recorded as a ``repair`` event); None if whole."""
+        if not self.day_file(day).exists():
+            return None
+        repairs: list[Repair] = []
+        self._append_day(day, [], repair_actor=actor, repairs=repairs)
+        return repairs[0] if repairs else None
+
+    def _open_day(self, day: date) -> tuple[int, Path]:
+        """Open (creating) a day file without following links; returns (fd, path)."""
         path = self.day_file(day)
+        dir_fd = open_dir(self.root.real, ("evidence",))
         try:
-            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-        except FileNotFoundError:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                fd = os.open(
+                    path.name,
+                    os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+                    FILE_MODE,
+                    dir_fd=dir_fd,
+                )
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise UnsafePath(path, "is a symlink; Evidence day files must be plain files")
+                raise
+        finally:
+            os.close(dir_fd)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise UnsafePath(path, "is not a regular file")
+        return fd, path
+
+    def _append_day(
+        self,
+        day: date,
+        drafts: list[EvidenceDraft],
+        *,
+        repair_actor: str | None = None,
+        repairs: list[Repair] | None = None,
+    ) -> list[EvidenceRecord]:
+        fd, path = self._open_day(day)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             size = os.fstat(fd).st_size
-            if not size:
-                prev = genesis(day)
-            else:
+            prev, count = genesis(day), 0
+            records: list[EvidenceRecord] = []
+            if size:
                 cached = _TAIL.get(path)
                 if cached is not None and cached[0] == size:
-                    prev = cached[1]  # nobody appended since our last write
+                    _, prev, count = cached  # nobody appended since our last write
                 else:
-                    try:
-                        prev = _hash_of_line(_last_line(fd, size))
-                    except ValueError:
-                        raise InvalidInput(
-                            "last Evidence line is damaged; run 'evolving-agent verify'",
-                            file=path,
-                        ) from None
-            records = []
-            lines = []
+                    tail = self._quarantine_torn(day, fd, size)
+                    if tail is not None:
+                        size = tail[0]
+                    prev, count, anomaly = self._head_of(day, fd, size)
+                    if tail is not None or anomaly:
+                        info = {**(tail[1] if tail else {}), **anomaly}
+                        what = (
+                            f"moved a torn tail of {path.name} aside"
+                            if tail
+                            else f"{path.name} no longer holds what the writer anchored"
+                        )
+                        actor = repair_actor or (drafts[0].actor if drafts else "human")
+                        ts = drafts[0].ts if drafts else now()
+                        draft = EvidenceDraft(
+                            ts=ts
+                            if ts.astimezone().date() == day
+                            else datetime.combine(day, datetime.min.time()).astimezone(),
+                            kind="repair",
+                            actor=actor,
+                            text=what,
+                            data=info,
+                        )
+                        drafts = [draft, *drafts]
+            pending: list[bytes] = []
+            pending_size = 0
             for d in drafts:
                 rec, line = _seal(d, prev)
                 prev = rec.hash
                 records.append(rec)
-                lines.append(line)
-            data = b"".join(lines)
-            os.write(fd, data)
-            os.fsync(fd)
-            _TAIL[path] = (size + len(data), prev)
+                pending.append(line)
+                pending_size += len(line)
+                if len(pending) >= CHUNK_LINES or pending_size >= CHUNK_BYTES:
+                    size, count = self._write_chunk(day, fd, path, pending, size, count, prev)
+                    pending, pending_size = [], 0
+            if pending:
+                size, count = self._write_chunk(day, fd, path, pending, size, count, prev)
+            if repairs is not None and records and "sha256" in records[0].data:
+                info = records[0].data
+                repairs.append(
+                    Repair(day, info["bytes"], info["sha256"], Path(info["moved_to"]), records[0])
+                )
             return records
         finally:
             os.close(fd)  # also releases the flock
+
+    def _write_chunk(
+        self, day: date, fd: int, path: Path, lines: list[bytes], size: int, count: int, last: str
+    ) -> tuple[int, int]:
+        view = memoryview(b"".join(lines))
+        written = len(view)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+        size += written
+        count += len(lines)
+        _TAIL[path] = (size, last, count)
+        self._store_head(day, Head(count, last))
+        return size, count
+
+    def _head_of(self, day: date, fd: int, size: int) -> tuple[str, int, dict[str, Any]]:
+        """(last hash, line count, anomaly) of a whole-lined day file of ``size`` bytes.
+
+        The anomaly is non-empty when the file no longer holds what the anchor says
+        the writer wrote (lines cut or rewritten): the append goes on, and the repair
+        record it adds keeps the finding in the chain for ``verify``.
+        """
+        prev = _hash_of_line(_last_line(fd, size)) if size else genesis(day)
+        head = self.head(day)
+        if head is None:
+            return prev, _count_lines(fd, size), {}
+        if head.hash == prev:
+            return prev, head.count, {}  # the anchor is current: no need to count
+        count, at_anchor = _scan(fd, size, head.count)
+        if count < head.count:
+            return prev, count, {"cut": head.count - count, "anchor": head.count}
+        if at_anchor != head.hash:
+            return prev, count, {"rewritten": head.count, "anchor": head.count}
+        return prev, count, {}  # the anchor lagged (a crash before it was stored)
+
+    def _quarantine_torn(self, day: date, fd: int, size: int) -> tuple[int, dict[str, Any]] | None:
+        """Cut a partial (or unreadable) last line; returns (new size, repair data)."""
+        end = _whole_end(fd, size)
+        if end == size:
+            try:
+                _hash_of_line(_last_line(fd, size))
+                return None
+            except ValueError:
+                # A whole but unreadable last line cannot be chained after; set it aside
+                # too (verify still reports it when the anchor had counted it).
+                end = _whole_end(fd, size - 1)
+        torn = os.pread(fd, size - end, end)
+        digest = hashlib.sha256(torn).hexdigest()
+        side = self.dir / "torn" / f"{day.isoformat()}.{digest[:12]}.part"
+        atomic_write(side, torn, base=self.root.real)
+        os.ftruncate(fd, end)
+        os.fsync(fd)
+        data = {
+            "file": f"evidence/{day.isoformat()}.jsonl",
+            "offset": end,
+            "bytes": len(torn),
+            "sha256": digest,
+            "moved_to": side.relative_to(self.root.real).as_posix(),
+        }
+        return end, data
+
+    # -- the end anchor ----------------------------------------------------------
+
+    def head(self, day: date) -> Head | None:
+        """The anchored head of ``day``, or None when none was recorded."""
+        path = self.root.real.joinpath(*_HEADS, f"{day.isoformat()}.head")
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            return None
+        try:
+            raw = os.pread(fd, _HEAD_SIZE, 0).decode("ascii", "replace")
+        finally:
+            os.close(fd)
+        count, _, digest = raw.strip().partition(" ")
+        if not count.isdigit() or len(digest) != 64:
+            return None
+        return Head(int(count), digest)
+
+    def anchored_days(self) -> set[date]:
+        """Every day the writer ever anchored (head files and the days register)."""
+        base = self.root.real.joinpath(*_HEADS)
+        out: set[date] = set()
+        names: list[str] = []
+        try:
+            names = [p.stem for p in base.glob("*.head")]
+            names += (base / "days").read_text(encoding="ascii", errors="replace").split()
+        except OSError:
+            pass
+        for name in names:
+            try:
+                out.add(date.fromisoformat(name))
+            except ValueError:
+                continue
+        return out
+
+    def _store_head(self, day: date, head: Head) -> None:
+        dir_fd = open_dir(self.root.real, _HEADS)
+        try:
+            name = f"{day.isoformat()}.head"
+            flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+            try:
+                fd = os.open(name, flags, dir_fd=dir_fd)
+            except FileNotFoundError:
+                fd = os.open(name, flags | os.O_CREAT, FILE_MODE, dir_fd=dir_fd)
+                reg = os.open("days", flags | os.O_CREAT | os.O_APPEND, FILE_MODE, dir_fd=dir_fd)
+                try:
+                    os.write(reg, f"{day.isoformat()}\n".encode())
+                finally:
+                    os.close(reg)
+            try:
+                os.pwrite(fd, _HEAD_FMT.format(count=head.count, hash=head.hash).encode(), 0)
+            finally:
+                os.close(fd)
+        finally:
+            os.close(dir_fd)
 
     # -- reading ---------------------------------------------------------------
 
@@ -284,11 +550,18 @@ class EvidenceLog:
     # -- checking --------------------------------------------------------------
 
     def verify_chain(self) -> list[str]:
-        """Problems found in the chain, each as 'file:line: what'."""
+        """Problems found in the chain and against its anchors, each as 'file:line: what'."""
         problems: list[str] = []
-        for day in self.days():
+        if self.dir.is_symlink():
+            return [f"{self.dir}: the Evidence directory is a symlink"]
+        days = self.days()
+        for day in days:
             path = self.day_file(day)
+            if path.is_symlink():
+                problems.append(f"{path}: is a symlink; Evidence day files must be plain files")
+                continue
             prev = genesis(day)
+            hashes: list[str] = []
             with path.open("rb") as fh:
                 for lineno, raw in enumerate(fh, 1):
                     where = f"{path}:{lineno}"
@@ -297,6 +570,7 @@ class EvidenceLog:
                     except InvalidInput as exc:
                         problems.append(f"{where}: unreadable record ({exc})")
                         prev = ""
+                        hashes.append("")
                         continue
                     if rec.expected_hash() != rec.hash or rec.expected_id() != rec.id:
                         problems.append(f"{where}: record {rec.id} was edited (hash mismatch)")
@@ -305,7 +579,53 @@ class EvidenceLog:
                     if not rec.fits_day(day):
                         problems.append(f"{where}: record {rec.id} dated {rec.day()} in wrong file")
                     prev = rec.hash
+                    hashes.append(rec.hash)
+                    if rec.kind == "repair" and (rec.data.get("cut") or rec.data.get("rewritten")):
+                        problems.append(_anomaly(where, rec))
+            problems += self._check_head(day, path, hashes)
+        for day in sorted(self.anchored_days() - set(days)):
+            head = self.head(day)
+            held = f" (its anchor counts {head.count} record(s))" if head else ""
+            problems.append(f"{self.day_file(day)}: day file deleted{held}")
         return problems
+
+    def _check_head(self, day: date, path: Path, hashes: list[str]) -> list[str]:
+        head = self.head(day)
+        if head is None:
+            return []  # a day written before anchors existed
+        if len(hashes) < head.count:
+            missing = head.count - len(hashes)
+            return [
+                f"{path}:{len(hashes) + 1}: {missing} record(s) cut from the end "
+                f"(the writer's anchor counts {head.count})"
+            ]
+        if head.count and hashes[head.count - 1] != head.hash:
+            return [f"{path}:{head.count}: differs from the writer's anchored head"]
+        return []
+
+
+def repair_days(root: MemoryRoot, actor: str, day: date | None = None) -> list[Repair]:
+    """Move the torn tail of ``day`` (default: every day) aside, as ``actor``.
+
+    What an append does on its own when it meets a torn tail, by hand: the bytes go to
+    ``evidence/torn/``, a ``repair`` record holds their hash, the chain goes on.
+    """
+    from evolving_agent.memory.policy import check_actor
+
+    check_actor(actor)
+    log = EvidenceLog(root)
+    days = [day] if day is not None else log.days()
+    return [r for r in (log.repair(d, actor) for d in days) if r is not None]
+
+
+def _anomaly(where: str, rec: EvidenceRecord) -> str:
+    anchor = rec.data.get("anchor")
+    if rec.data.get("cut"):
+        return (
+            f"{where}: {rec.data['cut']} anchored record(s) had been cut from the end before "
+            f"this append (the writer's anchor counted {anchor}; repair {rec.id})"
+        )
+    return f"{where}: record {anchor} had been rewritten before this append (repair {rec.id})"
 
 
 def parse_line(raw: bytes | str, *, file: Path | str, line: int) -> EvidenceRecord:

@@ -1,26 +1,38 @@
 """The root's git repository: Canon history with provenance trailers.
 
-Only Canon (plus the schedule file and .gitignore) is tracked; the other layers change
-too often to commit and have their own integrity (the Evidence chain).  Every Canon
-commit made by the writer carries an ``Evidence-Id`` trailer pointing at a
-``canon-write`` record that holds the new blob hashes, which is what ``verify`` checks.
+Only Canon, the schedule file, the jobs' prompts (``crons/``) and .gitignore are
+tracked; the other layers change too often to commit and have their own integrity
+(the Evidence chain).  Every Canon commit made by the writer carries an
+``Evidence-Id`` trailer pointing at a ``canon-write`` record that holds the new blob
+hashes, which is what ``verify`` checks.
+
+Commits are made with plumbing through the hardened runner (:mod:`evolving_agent.gitcmd`):
+blobs are hashed from the bytes the writer wrote, a private temporary index is built
+from HEAD, and HEAD moves by compare-and-swap - the shared index, hooks and the
+user's config play no part.  The repository is created ``--shared=0600`` so git keeps
+its own files private whatever the umask.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # GitPython costs ~100 ms to import; friction appends never need it.
     import git
 
 from evolving_agent.errors import InvalidInput
+from evolving_agent.gitcmd import git as run_git
+from evolving_agent.memory.atomic import mkdirs_private
 from evolving_agent.paths import MemoryRoot
 
-FALLBACK_NAME = "evolving-agent"
-FALLBACK_EMAIL = "evolving-agent@localhost"
+# Paths whose every change must come through the writer (verify checks them all).
+TRACKED_DIRS = ("canon/", "crons/")
+TRACKED_FILES = ("schedule.yaml",)
+ZERO_SHA = "0" * 40
+
 
 GITIGNORE = """\
 # Only Canon and the schedule are history; other layers have their own integrity.
@@ -37,42 +49,117 @@ def blob_sha(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
+_NO_REPO = (
+    "no git repository at {path}: a memory root keeps Canon's history in git "
+    "(restore its .git directory from a backup)"
+)
+
+
 def open_repo(root: MemoryRoot) -> git.Repo:
+    """A read-only GitPython view (history listings); every write goes through plumbing."""
     import git
 
     try:
-        repo = git.Repo(root.path)
+        return git.Repo(root.path)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise InvalidInput(
-            f"no git repository at {root.path}: a memory root keeps Canon's history in git "
-            "(restore its .git directory from a backup)"
-        ) from None
-    _ensure_identity(repo)
-    return repo
+        raise InvalidInput(_NO_REPO.format(path=root.path)) from None
 
 
-def init_repo(root: MemoryRoot) -> git.Repo:
-    import git
+def require_repo(root: MemoryRoot) -> str:
+    """HEAD's commit id; a clear error when the root has lost its repository."""
+    if not (root.path / ".git").exists():
+        raise InvalidInput(_NO_REPO.format(path=root.path))
+    head = head_commit(root)
+    if head is None:
+        raise InvalidInput(_NO_REPO.format(path=root.path))
+    return head
 
-    repo = git.Repo.init(root.path)
-    _ensure_identity(repo)
-    return repo
+
+def is_tracked(relpath: str) -> bool:
+    """True for the paths only the writer may change: canon/, crons/, schedule.yaml."""
+    return relpath.startswith(TRACKED_DIRS) or relpath in TRACKED_FILES
 
 
-def _ensure_identity(repo: git.Repo) -> None:
-    """A fresh machine may have no git identity; give this repo a local one."""
+def init_repo(root: MemoryRoot) -> None:
+    """Create the root's repository, private (``--shared=0600``) whatever the umask."""
+    run_git(root.path, "init", "-q", "--shared=0600", ".")
+
+
+def _identity_needed(root: MemoryRoot) -> bool:
+    """True when neither the environment nor the repository names a committer."""
     if os.environ.get("GIT_AUTHOR_NAME") and os.environ.get("GIT_COMMITTER_NAME"):
-        return
-    reader = repo.config_reader()
-    has_name = reader.has_option("user", "name")
-    has_email = reader.has_option("user", "email")
-    if has_name and has_email:
-        return
-    with repo.config_writer() as cw:
-        if not has_name:
-            cw.set_value("user", "name", FALLBACK_NAME)
-        if not has_email:
-            cw.set_value("user", "email", FALLBACK_EMAIL)
+        return False
+    for key in ("user.name", "user.email"):
+        if not run_git(root.path, "config", "--get", key, check=False).text:
+            return True
+    return False
+
+
+def head_commit(root: MemoryRoot) -> str | None:
+    """HEAD's commit id, or None when the repository has no commit (or no HEAD)."""
+    res = run_git(root.path, "rev-parse", "-q", "--verify", "HEAD^{commit}", check=False)
+    return res.text if res.ok and res.text else None
+
+
+def tracked_tree(root: MemoryRoot, rev: str = "HEAD") -> dict[str, str]:
+    """path -> blob id of every tracked path (canon/, crons/, schedule.yaml) at ``rev``."""
+    res = run_git(root.path, "ls-tree", "-r", "-z", "--full-tree", rev, check=False)
+    if not res.ok:
+        return {}
+    out: dict[str, str] = {}
+    for item in res.z_items():
+        meta, _, path = item.partition("\t")
+        if is_tracked(path):
+            out[path] = meta.split()[2]
+    return out
+
+
+def commit_contents(
+    root: MemoryRoot,
+    contents: Mapping[str, bytes | None],
+    message: str,
+    trailers: Mapping[str, str],
+) -> str:
+    """Commit exactly ``contents`` (relpath -> bytes, None to delete) on top of HEAD.
+
+    The blobs are the given bytes, not whatever the files hold by the time git looks;
+    HEAD moves only if nobody moved it meanwhile.  Returns the new commit id.
+    """
+    parent = head_commit(root)
+    mkdirs_private(root.state)
+    index = root.state / f"index.{os.getpid()}.tmp"
+    env = {"GIT_INDEX_FILE": str(index)}
+    try:
+        if parent:
+            run_git(root.path, "read-tree", parent, env=env)
+        else:
+            run_git(root.path, "read-tree", "--empty", env=env)
+        entries = []
+        for rel, data in contents.items():
+            if data is None:
+                entries.append(f"0 {ZERO_SHA}\t{rel}")
+            else:
+                sha = run_git(root.path, "hash-object", "-w", "--stdin", input=data).text
+                entries.append(f"100644 {sha}\t{rel}")
+        info = "".join(e + "\0" for e in entries).encode("utf-8", "surrogateescape")
+        run_git(root.path, "update-index", "-z", "--index-info", input=info, env=env)
+        tree = run_git(root.path, "write-tree", env=env).text
+    finally:
+        index.unlink(missing_ok=True)
+    body = message.rstrip() + "\n\n" + "".join(f"{k}: {v}\n" for k, v in trailers.items())
+    args = ["commit-tree", tree, "-F", "-"] + (["-p", parent] if parent else [])
+    commit = run_git(
+        root.path, *args, input=body.encode("utf-8"), identity=_identity_needed(root)
+    ).text
+    old = parent or ZERO_SHA
+    run_git(root.path, "update-ref", "-m", "evolving-agent writer", "HEAD", commit, old)
+    # Keep git's own index in step so 'git status' shows a clean tree (verify never
+    # reads it; people do).
+    run_git(root.path, "update-index", "-z", "--index-info", input=info, check=False)
+    from evolving_agent.memory.canon_snapshot import record_canon_snapshot
+
+    record_canon_snapshot(root)  # boot serves only Canon matching this commit
+    return commit
 
 
 def commit_paths(
@@ -81,39 +168,36 @@ def commit_paths(
     message: str,
     trailers: dict[str, str],
 ) -> str:
-    """Stage exactly ``relpaths`` (relative to the root) and commit them with trailers."""
-    repo = open_repo(root)
-    present = [p for p in relpaths if (root.path / p).exists()]
-    gone = [p for p in relpaths if not (root.path / p).exists()]
-    if present:
-        repo.index.add(present)
-    if gone:
-        repo.index.remove(gone, working_tree=False, ignore_unmatch=True)
-    body = message.rstrip() + "\n\n" + "".join(f"{k}: {v}\n" for k, v in trailers.items())
-    commit = repo.index.commit(body)
-    from evolving_agent.memory.canon_snapshot import record_canon_snapshot
-
-    record_canon_snapshot(root)  # boot serves only Canon matching this commit
-    return commit.hexsha
+    """Commit exactly ``relpaths`` (relative to the root) as they are on disk now."""
+    contents: dict[str, bytes | None] = {}
+    for rel in relpaths:
+        try:
+            fd = os.open(root.real / rel, os.O_RDONLY | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            contents[rel] = None
+            continue
+        with os.fdopen(fd, "rb") as fh:
+            contents[rel] = fh.read()
+    return commit_contents(root, contents, message, trailers)
 
 
 def committed_blob(root: MemoryRoot, relpath: str) -> str | None:
     """The blob id of ``relpath`` in the last commit, or None if it is not there."""
-    repo = open_repo(root)
-    try:
-        return str(repo.head.commit.tree[relpath].hexsha)
-    except (KeyError, ValueError):
-        return None
+    res = run_git(root.path, "rev-parse", "-q", "--verify", f"HEAD:{relpath}", check=False)
+    return res.text if res.ok and res.text else None
 
 
 def committed_text(root: MemoryRoot, relpath: str) -> bytes | None:
     """The bytes of ``relpath`` in the last commit, or None if it is not there."""
-    repo = open_repo(root)
-    try:
-        data: bytes = repo.head.commit.tree[relpath].data_stream.read()
-    except (KeyError, ValueError):
+    sha = committed_blob(root, relpath)
+    if sha is None:
         return None
-    return data
+    return read_blob(root, sha)
+
+
+def read_blob(root: MemoryRoot, sha: str) -> bytes | None:
+    res = run_git(root.path, "cat-file", "blob", sha, check=False)
+    return res.stdout if res.ok else None
 
 
 def parse_trailers(message: str) -> dict[str, str]:

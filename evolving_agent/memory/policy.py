@@ -9,6 +9,9 @@ authority over Canon, ever), and Evidence is append-only for everyone.
 Read scopes are the slow clock: the nightly job sees Today and Evidence, the weekly
 job one week of Evidence (and its own proposals), the monthly job the proposals and
 the queue.  Boot (the session) sees Canon, Today and the Live Bus.
+
+``schedule.yaml`` and ``crons/`` sit outside the layers but are the human's alone
+(:data:`HUMAN_ONLY_WRITERS`): tracked in git and verified like Canon.
 """
 
 from __future__ import annotations
@@ -48,6 +51,11 @@ READ_SCOPES: dict[str, frozenset[str]] = {
 
 # Grants that no override may add: they are the product's reason to exist.
 _CANON_WRITERS_ALLOWED = frozenset({"human", "monthly"})
+
+# schedule.yaml names the command a reflector runs and crons/ holds the prompts the
+# jobs send to a model: whoever changes them steers every job.  They are tracked and
+# verified like Canon, and only the human changes them (no override, no review).
+HUMAN_ONLY_WRITERS = frozenset({"human"})
 
 
 class ReviewSettings(BaseModel):

@@ -1,12 +1,18 @@
-"""Creating a memory root: layer directories, Canon template, schedule, git repo."""
+"""Creating a memory root: layer directories, Canon template, schedule, prompts, git repo.
+
+Everything is created private (0700 directories, 0600 files) whatever the umask, and
+the init commit holds exactly :func:`init_contents` - which is how ``verify`` tells
+the one commit allowed to create Canon without a review from a forged one.
+"""
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory import gitrepo
-from evolving_agent.memory.canon_snapshot import record_canon_snapshot
+from evolving_agent.memory.atomic import atomic_write, make_private_dir
 from evolving_agent.memory.canon import IDENTITY_FILE, IDENTITY_TEMPLATE, POLICY_TEMPLATE
 from evolving_agent.memory.policy import POLICY_FILE
 from evolving_agent.paths import LAYERS, REVIEW_AREAS, MemoryRoot
@@ -23,6 +29,28 @@ reflector: rules           # rules | command | openai
 """
 
 INIT_MESSAGE = "init: memory root created by evolving-agent"
+PROMPT_JOBS = ("nightly", "weekly")
+
+
+def default_prompt(job: str) -> str:
+    """The shipped prompt of a job (``evolving_agent/data/crons/<job>.md``)."""
+    return (resources.files("evolving_agent") / "data" / "crons" / f"{job}.md").read_text(
+        encoding="utf-8"
+    )
+
+
+def init_contents(*, with_prompts: bool = True) -> dict[str, bytes]:
+    """The tracked files ``init`` commits (roots made before prompts were tracked
+    committed them without ``crons/``)."""
+    out = {
+        f"canon/{IDENTITY_FILE}": IDENTITY_TEMPLATE.encode("utf-8"),
+        f"canon/{POLICY_FILE}": POLICY_TEMPLATE.encode("utf-8"),
+        "schedule.yaml": SCHEDULE_TEMPLATE.encode("utf-8"),
+    }
+    if with_prompts:
+        for job in PROMPT_JOBS:
+            out[f"crons/{job}.md"] = default_prompt(job).encode("utf-8")
+    return out
 
 
 def init_root(path: Path) -> MemoryRoot:
@@ -35,21 +63,24 @@ def init_root(path: Path) -> MemoryRoot:
     # A placeholder such as the repository's memory/.gitkeep does not count as content.
     if root.path.exists() and any(p.name != ".gitkeep" for p in root.path.iterdir()):
         raise InvalidInput(f"{root.path} exists and is not empty; choose an empty directory")
+    make_private_dir(root.path)
+    real = root.real
     for layer in LAYERS:
-        (root.path / layer).mkdir(parents=True, exist_ok=True)
+        make_private_dir(real / layer)
     for area in REVIEW_AREAS:
-        root.area_dir(area).mkdir(parents=True, exist_ok=True)
-    root.lock_dir.mkdir(parents=True, exist_ok=True)
-    (root.canon / IDENTITY_FILE).write_text(IDENTITY_TEMPLATE, encoding="utf-8")
-    (root.canon / POLICY_FILE).write_text(POLICY_TEMPLATE, encoding="utf-8")
-    root.schedule_file.write_text(SCHEDULE_TEMPLATE, encoding="utf-8")
-    (root.path / ".gitignore").write_text(gitrepo.GITIGNORE, encoding="utf-8")
-    repo = gitrepo.init_repo(root)
-    repo.index.add(
-        [".gitignore", "schedule.yaml", f"canon/{IDENTITY_FILE}", f"canon/{POLICY_FILE}"]
+        make_private_dir(root.real / "reviews" / area)
+    make_private_dir(real / "crons")
+    make_private_dir(real / ".ea" / "locks")
+    contents = init_contents()
+    for rel, data in {**contents, ".gitignore": gitrepo.GITIGNORE.encode()}.items():
+        atomic_write(real / rel, data, base=real)
+    gitrepo.init_repo(root)
+    gitrepo.commit_contents(
+        root,
+        {**contents, ".gitignore": gitrepo.GITIGNORE.encode()},
+        INIT_MESSAGE,
+        {"Actor": "init"},
     )
-    repo.index.commit(INIT_MESSAGE + "\n\nActor: init\n")
-    record_canon_snapshot(root)
     return root
 
 

@@ -1,28 +1,46 @@
 """verify: is every byte of the self where the writer put it?
 
-Checks (1) the Evidence hash chain, line by line; (2) that every git commit touching
-Canon is the root's first commit, or carries an ``Evidence-Id`` trailer naming a
-``canon-write`` record whose blob hashes match the commit's files, and for the
-monthly actor an approved review; (3) that Canon on disk matches the last commit —
-a file edited behind the writer's back is found, not trusted.  A monthly commit must
-name its review in a ``Review-Id`` trailer, and an approval applies once: a second
-commit citing the same review or the same ``canon-write`` record is reported.
+It reads git's objects, never its porcelain: no index (so ``--assume-unchanged`` and
+``--skip-worktree`` hide nothing), no ignore rules (so ``.gitignore`` and
+``.git/info/exclude`` hide nothing), NUL-separated paths (so ``über.md`` or a name
+with a quote or newline is still a Canon path).  The tracked paths are ``canon/``,
+``crons/`` and ``schedule.yaml``: only the human (or an approved review) changes them.
+
+Checks:
+
+1. the Evidence hash chain, line by line, and each day against the writer's anchored
+   head (a cut tail or a deleted day file is tampering);
+2. every commit reachable from HEAD, parentless ones included: its tracked tree
+   against its first parent's (``git diff-tree -z``).  A change needs an
+   ``Evidence-Id`` trailer naming a ``canon-write`` record whose blob hashes (and
+   whole recorded tree) match, by an actor with authority; a monthly commit needs an
+   approved review whose approver is its ``Approved-By`` and must be exactly the
+   approved diff.  The only exception is *the* init commit: the first root commit,
+   with init's message, holding exactly the files ``init`` writes;
+3. no rollback: HEAD's tracked tree equals the tree the last ``canon-write`` record
+   recorded, and every approved review's commit is still an ancestor of HEAD;
+4. the files on disk equal HEAD's, hashed directly from disk (no symlinks; a new file
+   under ``canon/`` or ``crons/`` that HEAD lacks is reported).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from evolving_agent.errors import EvolvingAgentError, InvalidInput
+from evolving_agent.gitcmd import GitError, git
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, parse_line
 from evolving_agent.memory.reviews import read_decision
-from evolving_agent.memory.root import require_root
+from evolving_agent.memory.root import INIT_MESSAGE, default_prompt, init_contents, require_root
 from evolving_agent.paths import MemoryRoot
 
-TRACKED_PREFIXES = ("canon/",)
+REGULAR_MODES = ("100644", "100755")
+IDENTITY_PATH = "canon/identity.yaml"
 
 
 @dataclass
@@ -36,8 +54,23 @@ class VerifyReport:
         return not self.problems
 
 
-def _touches_tracked(paths: list[str]) -> list[str]:
-    return [p for p in paths if p.startswith(TRACKED_PREFIXES)]
+@dataclass
+class Commit:
+    """One commit as git's objects hold it."""
+
+    sha: str
+    parents: list[str]
+    message: str
+    changes: list[tuple[str, str, str]] = field(default_factory=list)  # (path, mode, blob)
+    tree: dict[str, str] = field(default_factory=dict)  # tracked path -> blob after it
+
+    @property
+    def summary(self) -> str:
+        return self.message.split("\n", 1)[0]
+
+    @property
+    def where(self) -> str:
+        return f"commit {self.sha[:10]} ({self.summary})"
 
 
 def verify_root(root: MemoryRoot) -> VerifyReport:
@@ -46,19 +79,28 @@ def verify_root(root: MemoryRoot) -> VerifyReport:
     log = EvidenceLog(root)
     report.problems += log.verify_chain()
     canon_writes: dict[str, EvidenceRecord] = {}
+    last_write: EvidenceRecord | None = None
     for rec in _readable_records(log):
         report.evidence_records += 1
         if rec.kind == "canon-write":
             canon_writes[rec.id] = rec
-    try:
-        gitrepo.open_repo(root)
-    except InvalidInput:
+            if last_write is None or rec.ts >= last_write.ts:
+                last_write = rec
+    head = gitrepo.head_commit(root) if (root.path / ".git").exists() else None
+    if head is None:
         report.problems.append(
             f"{root.path / '.git'}: git history is missing; Canon changes cannot be checked"
         )
         return report
-    report.problems += _check_history(root, canon_writes, report)
-    report.problems += _check_worktree(root)
+    report.problems += _check_no_symlinked_dirs(root)
+    try:
+        commits = read_history(root)
+    except GitError as exc:
+        report.problems.append(f"{root.path / '.git'}: git history is unreadable ({exc})")
+        return report
+    report.problems += _check_history(root, commits, canon_writes, report)
+    report.problems += _check_no_rollback(root, commits, head, last_write)
+    report.problems += _check_worktree(root, commits[head].tree if head in commits else {})
     return report
 
 
@@ -66,6 +108,8 @@ def _readable_records(log: EvidenceLog) -> Iterator[EvidenceRecord]:
     """Every record that parses; a damaged line is skipped here (verify_chain reports it)."""
     for day in log.days():
         path = log.day_file(day)
+        if path.is_symlink():
+            continue
         with path.open("rb") as fh:
             for lineno, raw in enumerate(fh, 1):
                 if not raw.strip():
@@ -76,28 +120,118 @@ def _readable_records(log: EvidenceLog) -> Iterator[EvidenceRecord]:
                     continue
 
 
+# -- reading git's objects ---------------------------------------------------------
+
+
+def read_history(root: MemoryRoot) -> dict[str, Commit]:
+    """Every commit reachable from HEAD, parents first, with its tracked changes and tree.
+
+    Three git processes whatever the history's length: ``rev-list``, ``cat-file
+    --batch`` for the messages, ``diff-tree --stdin -z`` for the changes.
+    """
+    lines = git(root.path, "rev-list", "--topo-order", "--reverse", "--parents", "HEAD").text
+    commits: dict[str, Commit] = {}
+    for line in lines.splitlines():
+        sha, *parents = line.split()
+        commits[sha] = Commit(sha, parents, "")
+    if not commits:
+        return commits
+    batch = git(root.path, "cat-file", "--batch", input="\n".join(commits).encode() + b"\n")
+    _parse_batch(batch.stdout, commits)
+    spec = "".join(
+        f"{c.sha} {c.parents[0]}\n" if c.parents else f"{c.sha}\n" for c in commits.values()
+    )
+    diff = git(
+        root.path, "diff-tree", "--stdin", "-z", "-r", "--root", "--no-renames", input=spec.encode()
+    )
+    _parse_diff(diff.z_items(), commits)
+    for c in commits.values():  # parents come first (--reverse --topo-order)
+        tree = dict(commits[c.parents[0]].tree) if c.parents and c.parents[0] in commits else {}
+        for path, mode, blob in c.changes:
+            if mode == "000000":
+                tree.pop(path, None)
+            else:
+                tree[path] = blob
+        c.tree = tree
+    return commits
+
+
+def _parse_batch(out: bytes, commits: dict[str, Commit]) -> None:
+    pos = 0
+    while pos < len(out):
+        nl = out.index(b"\n", pos)
+        header = out[pos:nl].decode(errors="replace").split()
+        if len(header) != 3:  # "<sha> missing": reported when its tree cannot be read
+            pos = nl + 1
+            continue
+        sha, _kind, size = header
+        body = out[nl + 1 : nl + 1 + int(size)]
+        pos = nl + 1 + int(size) + 1
+        _headers, _, message = body.partition(b"\n\n")
+        commits[sha].message = message.decode("utf-8", errors="replace")
+
+
+def _parse_diff(items: list[str], commits: dict[str, Commit]) -> None:
+    """``diff-tree --stdin -z -r`` output: a commit id, then (meta, path) pairs."""
+    current: Commit | None = None
+    i = 0
+    while i < len(items):
+        item = items[i]
+        if not item.startswith(":"):
+            current = commits.get(item)
+            i += 1
+            continue
+        path = items[i + 1]
+        i += 2
+        if current is None or not gitrepo.is_tracked(path):
+            continue
+        _old_mode, new_mode, _old_sha, new_sha, _status = item[1:].split(" ", 4)
+        current.changes.append((path, new_mode, new_sha))
+
+
+# -- history -------------------------------------------------------------------------
+
+
+def _init_trees() -> list[dict[str, str]]:
+    return [
+        {p: gitrepo.blob_sha(d) for p, d in init_contents(with_prompts=w).items()}
+        for w in (True, False)
+    ]
+
+
+def _is_init(commit: Commit) -> bool:
+    """The commit ``init`` makes: parentless, init's message, exactly init's files."""
+    trailers = gitrepo.parse_trailers(commit.message)
+    return (
+        not commit.parents
+        and commit.summary == INIT_MESSAGE
+        and trailers.get("Actor") == "init"
+        and commit.tree in _init_trees()
+    )
+
+
 def _check_history(
-    root: MemoryRoot, canon_writes: dict[str, EvidenceRecord], report: VerifyReport
+    root: MemoryRoot,
+    commits: dict[str, Commit],
+    canon_writes: dict[str, EvidenceRecord],
+    report: VerifyReport,
 ) -> list[str]:
     problems: list[str] = []
-    import git
-
-    repo = gitrepo.open_repo(root)
-    try:
-        commits = list(repo.iter_commits("HEAD", reverse=True))
-    except (git.GitCommandError, ValueError):
-        return [f"{root.path}: git history is missing or unreadable"]
     used_records: dict[str, str] = {}  # canon-write record id -> first commit citing it
-    for commit in commits:
-        if not commit.parents:
-            continue  # the root's first commit (created by init)
-        changed = [str(p) for p in commit.stats.files]
-        tracked = _touches_tracked(changed)
-        if not tracked:
+    init_seen = False
+    for commit in commits.values():
+        if not commit.changes:
+            continue
+        where = commit.where
+        for path, mode, _blob in commit.changes:
+            if mode != "000000" and mode not in REGULAR_MODES:
+                problems.append(f"{where}: {path} is not a regular file (mode {mode})")
+        if not init_seen and _is_init(commit):
+            init_seen = True
             continue
         report.canon_commits += 1
-        where = f"commit {commit.hexsha[:10]} ({commit.summary!s})"
-        trailers = gitrepo.parse_trailers(str(commit.message))
+        tracked = [path for path, _m, _b in commit.changes]
+        trailers = gitrepo.parse_trailers(commit.message)
         record = canon_writes.get(trailers.get("Evidence-Id", ""))
         if record is None:
             problems.append(
@@ -105,25 +239,32 @@ def _check_history(
             )
             continue
         blobs = record.data.get("blobs", {})
-        for path in tracked:
-            try:
-                actual: str | None = commit.tree[path].hexsha
-            except KeyError:
-                actual = None
+        for path, mode, blob in commit.changes:
+            actual = None if mode == "000000" else blob
             if path not in blobs or blobs[path] != actual:
                 problems.append(f"{where}: {path} differs from what the writer recorded")
-        first = used_records.setdefault(record.id, commit.hexsha)
-        if first != commit.hexsha:
+        recorded_tree = record.data.get("tree")
+        if isinstance(recorded_tree, dict) and recorded_tree != commit.tree:
+            problems.append(f"{where}: its Canon tree differs from the one the writer recorded")
+        if trailers.get("Actor", record.actor) != record.actor:
+            problems.append(
+                f"{where}: Actor trailer '{trailers.get('Actor')}' does not match the "
+                f"record's actor '{record.actor}'"
+            )
+        first = used_records.setdefault(record.id, commit.sha)
+        if first != commit.sha:
             problems.append(f"{where}: reuses the provenance record of commit {first[:10]}")
         if record.actor == "monthly":
-            problems += _check_approval(root, where, commit.hexsha, record, trailers)
-            problems += _check_applied_diff(root, where, commit)
+            problems += _check_approval(root, where, commit.sha, record, trailers)
+            problems += _check_applied_diff(root, commits, commit, trailers)
         elif record.actor != "human":
             problems.append(f"{where}: actor '{record.actor}' has no authority over Canon")
     return problems
 
 
-def _check_applied_diff(root: MemoryRoot, where: str, commit: Any) -> list[str]:
+def _check_applied_diff(
+    root: MemoryRoot, commits: dict[str, Commit], commit: Commit, trailers: dict[str, str]
+) -> list[str]:
     """A monthly commit must be exactly the approved diff applied to its parent's Canon.
 
     The writer lets the monthly actor write Canon while it holds an approval; this
@@ -132,22 +273,30 @@ def _check_applied_diff(root: MemoryRoot, where: str, commit: Any) -> list[str]:
     from evolving_agent.review.apply import apply_diff
     from evolving_agent.review.models import CanonDiff
 
-    trailers = gitrepo.parse_trailers(str(commit.message))
+    where = commit.where
     decision = read_decision(root, trailers.get("Review-Id", ""))
     if decision is None or not decision.get("diff"):
         return []  # reported by _check_approval
-    path = "canon/identity.yaml"
-    changed = [p for p in _touches_tracked([str(p) for p in commit.stats.files]) if p != path]
+    changed = [p for p, _m, _b in commit.changes if p != IDENTITY_PATH]
     if changed:
-        return [f"{where}: an approved review may change only {path}, not {', '.join(changed)}"]
+        return [
+            f"{where}: an approved review may change only {IDENTITY_PATH}, not {', '.join(changed)}"
+        ]
+    parent = commits.get(commit.parents[0]) if commit.parents else None
+    before_sha = parent.tree.get(IDENTITY_PATH) if parent else None
+    after_sha = commit.tree.get(IDENTITY_PATH)
+    before = gitrepo.read_blob(root, before_sha) if before_sha else None
+    after = gitrepo.read_blob(root, after_sha) if after_sha else None
     try:
-        before = commit.parents[0].tree[path].data_stream.read().decode("utf-8")
-        after = commit.tree[path].data_stream.read().decode("utf-8")
-        expected = apply_diff(before, CanonDiff.model_validate(decision["diff"])).after
+        if before is None or after is None:
+            raise ValueError("missing")
+        expected = apply_diff(
+            before.decode("utf-8"), CanonDiff.model_validate(decision["diff"])
+        ).after
     except (KeyError, ValueError, EvolvingAgentError):
         return [f"{where}: the approved diff does not apply to the Canon before it"]
-    if expected != after:
-        return [f"{where}: {path} holds more than the approved diff"]
+    if expected != after.decode("utf-8", errors="replace"):
+        return [f"{where}: {IDENTITY_PATH} holds more than the approved diff"]
     return []
 
 
@@ -161,6 +310,12 @@ def _check_approval(
         return [f"{where}: monthly Canon change without an approved review"]
     if trailers.get("Review-Id") != review_id:
         return [f"{where}: Review-Id trailer does not match the approved review {review_id}"]
+    approver = str(decision.get("approver", ""))
+    if trailers.get("Approved-By") != approver or record.data.get("approver") != approver:
+        return [
+            f"{where}: Approved-By '{trailers.get('Approved-By')}' does not match the "
+            f"decision's approver '{approver}'"
+        ]
     applied = decision.get("commit")
     if applied and applied != sha:
         return [
@@ -169,30 +324,140 @@ def _check_approval(
     return []
 
 
-def _check_worktree(root: MemoryRoot) -> list[str]:
-    repo = gitrepo.open_repo(root)
-    problems = []
-    dirty = repo.git.status("--porcelain", "--untracked-files=all", "--", "canon")
-    for line in dirty.splitlines():
-        path = line[3:].strip()
-        lineno = _first_changed_line(root, path)
-        problems.append(
-            f"{root.path / path}:{lineno}: changed behind the writer's back (not committed)"
-        )
+# -- rollback ------------------------------------------------------------------------
+
+
+def _check_no_rollback(
+    root: MemoryRoot, commits: dict[str, Commit], head: str, last_write: EvidenceRecord | None
+) -> list[str]:
+    problems: list[str] = []
+    recorded = last_write.data.get("tree") if last_write is not None else None
+    if last_write is not None and isinstance(recorded, dict):
+        if head in commits and recorded != commits[head].tree:
+            gone = sorted(
+                p
+                for p in set(recorded) | set(commits[head].tree)
+                if recorded.get(p) != commits[head].tree.get(p)
+            )
+            problems.append(
+                f"{root.path}: HEAD's Canon ({', '.join(gone)}) is not what the last writer "
+                f"commit recorded (Evidence {last_write.id}, {last_write.ts:%Y-%m-%d %H:%M}): "
+                "a commit was rolled back or rewritten"
+            )
+    decisions = root.area_dir("decisions")
+    for path in sorted(decisions.glob("*.json")) if decisions.is_dir() else []:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(data, dict) or data.get("status") != "approved":
+            continue
+        sha = data.get("commit")
+        if sha and str(sha) not in commits:
+            problems.append(
+                f"{path}: review {data.get('review_id', path.stem)} was applied by commit "
+                f"{str(sha)[:10]}, which is no longer in HEAD's history (rolled back)"
+            )
     return problems
 
 
-def _first_changed_line(root: MemoryRoot, relpath: str) -> int:
-    """1-based number of the first line that differs from the last commit (1 if new)."""
-    committed = gitrepo.committed_text(root, relpath)
+# -- the files on disk ---------------------------------------------------------------
+
+# Directories whose symlinking is reported here (canon/, crons/ and evidence/ are
+# reported by the checks that read them).
+_PLAIN_DIRS = (
+    "live",
+    "today",
+    "reviews",
+    "reviews/proposals",
+    "reviews/pending",
+    "reviews/decisions",
+    ".ea",
+    ".ea/evidence",
+    ".ea/locks",
+)
+
+
+def _check_no_symlinked_dirs(root: MemoryRoot) -> list[str]:
+    return [
+        f"{root.real / rel}: is a symlink (to {os.readlink(root.real / rel)}); "
+        "the writer refuses to follow it"
+        for rel in _PLAIN_DIRS
+        if (root.real / rel).is_symlink()
+    ]
+
+
+
+def _disk_files(root: MemoryRoot) -> tuple[dict[str, bytes], list[str]]:
+    """Tracked-area files on disk (rel -> bytes), and problems (symlinks, odd files)."""
+    base = root.real
+    files: dict[str, bytes] = {}
+    problems: list[str] = []
+
+    def visit(rel: str) -> None:
+        full = base / rel
+        try:
+            st = os.lstat(full)
+        except FileNotFoundError:
+            return
+        if stat.S_ISLNK(st.st_mode):
+            problems.append(
+                f"{full}: is a symlink (to {os.readlink(full)}); the writer never makes one"
+            )
+        elif stat.S_ISDIR(st.st_mode):
+            for name in sorted(os.listdir(full)):
+                if name.startswith(".") and name.endswith(".tmp"):
+                    continue  # an atomic write in flight (or killed); never served
+                visit(f"{rel}/{name}")
+        elif stat.S_ISREG(st.st_mode):
+            fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW)
+            with os.fdopen(fd, "rb") as fh:
+                files[rel] = fh.read()
+        else:
+            problems.append(f"{full}: is not a regular file")
+
+    for top in ("canon", "crons", *gitrepo.TRACKED_FILES):
+        visit(top)
+    return files, problems
+
+
+def _check_worktree(root: MemoryRoot, head_tree: dict[str, str]) -> list[str]:
+    files, problems = _disk_files(root)
+    for rel in sorted(set(head_tree) | set(files)):
+        where = root.path / rel
+        if rel not in files:
+            if (root.real / rel).is_symlink():
+                continue  # reported by _disk_files
+            problems.append(f"{where}:1: changed behind the writer's back (deleted, not committed)")
+            continue
+        data = files[rel]
+        if rel not in head_tree:
+            if _is_default_prompt(rel, data, head_tree):
+                continue
+            problems.append(f"{where}:1: changed behind the writer's back (new file, not committed)")
+        elif gitrepo.blob_sha(data) != head_tree[rel]:
+            committed = gitrepo.read_blob(root, head_tree[rel]) or b""
+            line = _first_changed_line(committed, data)
+            problems.append(f"{where}:{line}: changed behind the writer's back (not committed)")
+    return problems
+
+
+def _is_default_prompt(rel: str, data: bytes, head_tree: dict[str, str]) -> bool:
+    """A root made before prompts were tracked gets the shipped prompt copied in on first
+    use; that copy is not an edit."""
+    if not rel.startswith("crons/") or any(p.startswith("crons/") for p in head_tree):
+        return False
+    job = rel.removeprefix("crons/").removesuffix(".md")
     try:
-        current = (root.path / relpath).read_bytes().splitlines()
-    except OSError:
-        return 1  # deleted: the file as a whole is the change
-    if committed is None:
-        return 1
-    old = committed.splitlines()
-    for i, (a, b) in enumerate(zip(old, current, strict=False), 1):
+        return data == default_prompt(job).encode("utf-8")
+    except (FileNotFoundError, OSError):
+        return False
+
+
+def _first_changed_line(committed: bytes, current: bytes) -> int:
+    """1-based number of the first line that differs from the committed text."""
+    old, new = committed.splitlines(), current.splitlines()
+    for i, (a, b) in enumerate(zip(old, new, strict=False), 1):
         if a != b:
             return i
-    return min(len(old), len(current)) + 1
+    return min(len(old), len(new)) + 1

@@ -2,9 +2,9 @@
 
 A backend that never answers (missing program, timeout, HTTP error) falls back at
 once and names the cause.  Invalid output (a schema error, or a ``check`` that refuses
-its meaning in context) is retried once with the reason as feedback; a second refusal falls back to the
-deterministic ``rules`` reflector and says so, so a job never writes malformed text
-into Today.
+its meaning in context) is retried once with the reason as feedback; a second refusal
+falls back to the deterministic ``rules`` reflector and says so, so a job never writes
+malformed text into Today.
 """
 
 from __future__ import annotations
