@@ -191,8 +191,9 @@ def approve_cmd(
     if plan.resuming:
         click.echo(f"finishing the interrupted approval of {review_id}")
     elif not _confirm(plan, yes, allow_large_removal):
+        # Saying no is an answer, not a failure: scripts and shells see success.
         click.echo("not approved; nothing changed")
-        ctx.exit(1)
+        return
     result = approve_review(
         root,
         review_id,

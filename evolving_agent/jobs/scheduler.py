@@ -42,6 +42,9 @@ class SchedulerState(BaseModel):
     schema_version: int = Field(1, le=1)
     last_run: dict[str, datetime] = Field(default_factory=dict)
     last_error: dict[str, str] = Field(default_factory=dict)
+    # When the first scheduler started: catch-up counts missed runs from here for jobs
+    # that never ran, without claiming a run that did not happen (`schedule show`).
+    since: datetime | None = None
 
 
 def state_path(root: MemoryRoot) -> Any:
@@ -79,7 +82,7 @@ def missed(root: MemoryRoot, state: SchedulerState, now: datetime) -> list[str]:
     schedule = load_schedule(root)
     out: list[str] = []
     for job in JOB_NAMES:
-        last = state.last_run.get(job)
+        last = state.last_run.get(job) or state.since
         if last is None:
             continue
         trigger = schedule.trigger(job)
@@ -125,7 +128,7 @@ class JobScheduler:
             state = load_state(root)
             if state is None:
                 # First start: nothing was missed; remember now as the baseline.
-                save_state(root, SchedulerState(last_run={j: now for j in JOB_NAMES}))
+                save_state(root, SchedulerState(since=now))
                 continue
             for job in missed(root, state, now):
                 self.fire(root, job)
