@@ -209,3 +209,27 @@ def test_two_search_runs_started_in_the_same_second_get_two_folders(
     assert runs == ["search-20261130-120000-single", "search-20261130-120000-single-2"]
     for name in runs:
         assert (tmp_path / "runs" / name / "summary.json").is_file()
+
+
+# -- the slow-clock tour's plumbing: a kept demo, pending ids for scripts -----------------
+
+
+def test_demo_takes_dir_or_keep_not_both(tmp_path: Path) -> None:
+    result = run_cli("demo", "--dir", str(tmp_path / "a"), "--keep", str(tmp_path / "b"))
+    assert result.exit_code == 2
+    assert result.output.startswith("error: give either --dir or --keep, not both")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_review_list_pending_ids_is_what_a_script_needs(tmp_path: Path) -> None:
+    from tests.test_review_support import add, queue, set_identity
+
+    root = init_root(tmp_path / "memory")
+    set_identity(root)
+    queue(root, "rev-2026-11-1", add("Ask first."))
+    queue(root, "rev-2026-11-2", add("Say less."))
+    assert run_cli("review", "approve", "rev-2026-11-1", "--yes").exit_code == 0
+    assert run_cli("review", "list", "--ids").output == "rev-2026-11-1\nrev-2026-11-2\n"
+    assert run_cli("review", "list", "--pending", "--ids").output == "rev-2026-11-2\n"
+    pending = json.loads(run_cli("review", "list", "--pending", "--json").output)
+    assert [r["id"] for r in pending] == ["rev-2026-11-2"]
