@@ -59,6 +59,7 @@ def test_root_after_the_subcommand_means_the_same_as_before_it(
     assert run_cli(*args).exit_code == 4  # and without it the root is really not found
 
 
+@pytest.mark.slow
 def test_root_after_a_nested_command_in_a_real_process(elsewhere: MemoryRoot) -> None:
     proc = run_proc("live", "set", "thread", "parser refactor", "--root", str(elsewhere.path))
     assert proc.returncode == 0, proc.stderr
@@ -121,6 +122,7 @@ def test_a_bare_group_still_shows_its_help() -> None:
 # -- init's hint leads to a root that verify accepts -----------------------------------------
 
 
+@pytest.mark.slow
 def test_init_hint_names_canon_edit_and_following_it_keeps_verify_green(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -182,6 +184,7 @@ def test_new_dir_gives_each_caller_its_own_folder(tmp_path: Path) -> None:
     assert all(p.is_dir() for p in made)
 
 
+@pytest.mark.slow
 def test_two_search_runs_started_in_the_same_second_get_two_folders(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -3,7 +3,9 @@
 The commands are read from README.md itself, so the tour cannot drift from what works.
 They run in a fresh directory laid out like a clone (``examples/``, ``memory/``), with
 the virtual environment "activated" (its bin first on PATH), each through ``bash`` as a
-newcomer would paste it; a terminal answers ``y`` to the one confirmation prompt.
+newcomer would paste it; a terminal answers ``y`` to the one confirmation prompt.  The one
+line not run here is ``evolving-agent demo --keep demo``: the session's ``kept_demo``
+fixture ran exactly that command once, and its directory is copied in its place.
 """
 
 from __future__ import annotations
@@ -17,8 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import KeptDemo, copy_tree
+
 REPO = Path(__file__).resolve().parent.parent
 ACTIVATE = ". .venv/bin/activate"
+KEEP_DEMO = "evolving-agent demo --keep demo"
 EDITOR = """\
 import pathlib, sys
 p = pathlib.Path(sys.argv[1])
@@ -89,7 +94,7 @@ class Shell:
 
 
 @pytest.mark.slow
-def test_the_readme_tour_runs_as_written(tmp_path: Path) -> None:
+def test_the_readme_tour_runs_as_written(tmp_path: Path, kept_demo: KeptDemo) -> None:
     clone = tmp_path / "clone"
     (clone / "memory").mkdir(parents=True)
     (clone / "memory" / ".gitkeep").touch()
@@ -106,6 +111,7 @@ def test_the_readme_tour_runs_as_written(tmp_path: Path) -> None:
     assert ("bash", ACTIVATE + "\n") == blocks[0]  # the tour says to activate the venv first
     env["PATH"] = f"{venv_bin}{os.pathsep}{env['PATH']}"  # …which is what activating does
     outputs: dict[str, str] = {}
+    kept_demo_used = False
     for lang, body in blocks[1:]:
         if lang == "console":
             for command, expected in console_steps(body):
@@ -118,6 +124,10 @@ def test_the_readme_tour_runs_as_written(tmp_path: Path) -> None:
             if command.startswith("export "):
                 shell.export(command)
                 continue
+            if command.split("#")[0].strip() == KEEP_DEMO:
+                copy_tree(kept_demo.directory, clone / "demo")
+                kept_demo_used = True
+                continue
             proc = shell.run(command)
             assert proc.returncode == 0, f"{command}\n{proc.stdout}"
             outputs[command.split("#")[0].strip()] = proc.stdout
@@ -127,6 +137,7 @@ def test_the_readme_tour_runs_as_written(tmp_path: Path) -> None:
         return text
 
     # What the tour promises, as it promises it.
+    assert kept_demo_used  # the slow-clock part ran in the kept demo's root
     assert out("evolving-agent boot").startswith("# Boot context: Ada")  # canon edit took
     assert out("evolving-agent verify").startswith("ok: ")
     assert "1 Canon change(s)" in out("evolving-agent verify")  # the edit, with provenance

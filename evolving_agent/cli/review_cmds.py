@@ -65,7 +65,7 @@ def list_cmd(ctx: click.Context, as_json: bool, pending: bool, ids_only: bool) -
 
     \b
     Example:
-      evolving-agent review approve "$(evolving-agent review list --pending --ids | head -n 1)"
+      evolving-agent review list --pending --ids
     """
     reviews = list_reviews(root_from(ctx))
     if pending:
