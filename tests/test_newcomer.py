@@ -8,8 +8,10 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from freezegun import freeze_time
 
+from evolving_agent.cli import cli
 from evolving_agent.jobs.scheduler import JobScheduler, load_state
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
@@ -100,6 +102,14 @@ USAGE_ERRORS = [
 
 @pytest.mark.parametrize(("args", "expected"), USAGE_ERRORS)
 def test_usage_errors_are_one_line_and_exit_2(args: list[str], expected: str) -> None:
+    result = CliRunner().invoke(cli, args, prog_name="evolving-agent")
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == expected + "\n"
+
+
+def test_a_usage_error_from_a_real_process_is_one_line() -> None:
+    args, expected = USAGE_ERRORS[0]
     proc = run_proc(*args)
     assert proc.returncode == 2
     assert proc.stdout == b""
