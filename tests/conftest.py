@@ -86,7 +86,7 @@ def mcp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpServer]:
     env = {**os.environ, **_test_env(tmp)}
     env.pop("EVOLVING_AGENT_RAISE", None)
     with pytest.MonkeyPatch.context() as mp:
-        for name, value in env.items():
+        for name, value in _test_env(tmp).items():
             mp.setenv(name, value)
         root = init_root(tmp / "memory")
     params = StdioServerParameters(
