@@ -35,8 +35,8 @@ class DemoResult:
     run_dir: Path
     report: Path
     carry_types: list[str]
-    approved: str
-    reverted: str
+    approved: str | None  # None when kept: the review is left pending for the reader
+    reverted: str | None
 
 
 def example_dir() -> Path:
@@ -63,7 +63,11 @@ def demo_month(today: date) -> tuple[date, int]:
     return last.replace(day=1), calendar.monthrange(last.year, last.month)[1]
 
 
-def run_demo(directory: Path | None, *, say: Say, today: date | None = None) -> DemoResult:
+def run_demo(
+    directory: Path | None, *, say: Say, today: date | None = None, keep: bool = False
+) -> DemoResult:
+    """Run the demo in ``directory``.  ``keep``: leave the month's review pending, so the
+    root it leaves behind is one to continue in (the README's slow-clock tour)."""
     from evolving_agent.jobs.simulate import simulate_month
     from evolving_agent.review.approve import approve_review
     from evolving_agent.review.history import canon_revert
@@ -132,11 +136,17 @@ def run_demo(directory: Path | None, *, say: Say, today: date | None = None) -> 
     if not pending:
         raise InvalidInput("the simulated month queued no review; this is a bug in the demo")
     first = pending[0]
-    approved = approve_review(root, first.id, approver="demo-human")
-    say(f"   approved {first.id}: {first.diff.op} to {first.diff.section}: {first.diff.text!r}")
-    say(f"   committed to Canon as {approved.commit[:10]} with the review id in its trailers")
-    reverted = canon_revert(root, approved.commit)
-    say(f"   …and reverted as {reverted.commit[:10]}: every identity change is reversible")
+    approved_id = reverted_commit = None
+    if keep:
+        for review in pending:
+            say(f"   left pending for you: {review.id}: {review.diff.op} to {review.diff.section}")
+    else:
+        approved = approve_review(root, first.id, approver="demo-human")
+        say(f"   approved {first.id}: {first.diff.op} to {first.diff.section}: {first.diff.text!r}")
+        say(f"   committed to Canon as {approved.commit[:10]} with the review id in its trailers")
+        reverted = canon_revert(root, approved.commit)
+        say(f"   …and reverted as {reverted.commit[:10]}: every identity change is reversible")
+        approved_id, reverted_commit = first.id, reverted.commit
     report = verify_root(root)
     if not report.ok:
         raise InvalidInput("verify failed on the demo root:\n" + "\n".join(report.problems))
@@ -179,13 +189,18 @@ def run_demo(directory: Path | None, *, say: Say, today: date | None = None) -> 
     say(f"   {root.path}/evidence/             append-only, hash-chained events")
     say(f"   {summary.run_dir}/log.jsonl   one record per search turn; best/ holds the winner")
     say(f"   {files.png}")
-    say(f"Try: evolving-agent --root {root.path} boot")
+    if keep:
+        say(f"Kept: {root.path} has lived a month; {len(pending)} review(s) wait for you:")
+        say(f"   export EVOLVING_AGENT_ROOT={shlex.quote(str(root.path))}")
+        say("   evolving-agent review list")
+    else:
+        say(f"Try: evolving-agent --root {root.path} boot")
     return DemoResult(
         directory=base,
         root=root,
         run_dir=summary.run_dir,
         report=files.markdown,
         carry_types=carries,
-        approved=first.id,
-        reverted=reverted.commit,
+        approved=approved_id,
+        reverted=reverted_commit,
     )

@@ -2,26 +2,179 @@
 
 Git needs an author for commits; a fresh machine may have none, so the tests (like the
 product itself, see ``memory/gitrepo.py``) never rely on a global one.
+
+Expensive things are made once per session and shared: one MCP server (``mcp_server``)
+that the MCP tests talk to, each checking only what its own calls changed, one simulated
+month (``lived_month``) and one kept demo (``kept_demo``) that tests read or copy rather
+than recompute.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+
+    from evolving_agent.jobs.simulate import SimulationResult
+    from evolving_agent.paths import MemoryRoot
+
+T = TypeVar("T")
+
+
+def _test_env(tmp: Path) -> dict[str, str]:
+    return {
+        "EVOLVING_AGENT_ROOT": str(tmp / "memory"),
+        "GIT_AUTHOR_NAME": "Test Human",
+        "GIT_AUTHOR_EMAIL": "human@example.invalid",
+        "GIT_COMMITTER_NAME": "Test Human",
+        "GIT_COMMITTER_EMAIL": "human@example.invalid",
+        # Keep git from reading the developer's global config (hooks, signing, templates).
+        "GIT_CONFIG_GLOBAL": str(tmp / "gitconfig"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
 
 
 @pytest.fixture(autouse=True)
 def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("EVOLVING_AGENT_ROOT", str(tmp_path / "memory"))
-    monkeypatch.setenv("GIT_AUTHOR_NAME", "Test Human")
-    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "human@example.invalid")
-    monkeypatch.setenv("GIT_COMMITTER_NAME", "Test Human")
-    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "human@example.invalid")
+    for name, value in _test_env(tmp_path).items():
+        monkeypatch.setenv(name, value)
     monkeypatch.delenv("EVOLVING_AGENT_RAISE", raising=False)
-    # Keep git from reading the developer's global config (hooks, signing, templates).
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "gitconfig"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+
+
+# -- one MCP server for the session ---------------------------------------------------------
+
+
+@dataclass
+class McpServer:
+    """A real ``evolving-agent --root ROOT mcp`` process and an SDK client session to it.
+
+    Tests share the server and its root, so each one checks what its own calls changed
+    (new records, its own keys and texts), never the root's totals.
+    """
+
+    root: MemoryRoot
+    stderr_log: Path
+    _portal: Any
+    _session: ClientSession
+
+    def call(self, body: Callable[[ClientSession], Awaitable[T]]) -> T:
+        """Run ``body(session)`` on the server's event loop; returns its result."""
+        result: T = self._portal.call(body, self._session)
+        return result
+
+
+@pytest.fixture(scope="session")
+def mcp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpServer]:
+    import sys
+
+    from anyio.from_thread import start_blocking_portal
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    from evolving_agent.memory.root import init_root
+
+    tmp = tmp_path_factory.mktemp("mcp-server")
+    env = {**os.environ, **_test_env(tmp)}
+    env.pop("EVOLVING_AGENT_RAISE", None)
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in _test_env(tmp).items():
+            mp.setenv(name, value)
+        root = init_root(tmp / "memory")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "evolving_agent", "--root", str(root.path), "mcp"],
+        env=env,
+        cwd=str(tmp),
+    )
+    stderr_log = tmp / "server-stderr.log"
+
+    @asynccontextmanager
+    async def connected() -> AsyncIterator[ClientSession]:
+        with stderr_log.open("a", encoding="utf-8") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    yield session
+
+    with start_blocking_portal() as portal:
+        with portal.wrap_async_context_manager(connected()) as session:
+            yield McpServer(root, stderr_log, portal, session)
+
+
+# -- one lived month for the session ------------------------------------------------------------
+
+MONTH_START = date(2026, 10, 1)
+
+
+@dataclass(frozen=True)
+class LivedMonth:
+    """A root that lived October 2026 through the simulator (read-only: copy to change)."""
+
+    path: Path
+    result: SimulationResult
+    progress: list[str]  # what the simulator reported, day by day
+
+
+@pytest.fixture(scope="session")
+def lived_month(tmp_path_factory: pytest.TempPathFactory) -> LivedMonth:
+    from evolving_agent.jobs.simulate import simulate_month
+    from evolving_agent.memory.root import init_root
+
+    tmp = tmp_path_factory.mktemp("lived-month")
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in _test_env(tmp).items():
+            mp.setenv(name, value)
+        root = init_root(tmp / "memory")
+        seen: list[str] = []
+        result = simulate_month(
+            root, MONTH_START, 31, progress=lambda _i, d, m: seen.append(f"{d} {m}")
+        )
+    return LivedMonth(root.path, result, seen)
+
+
+# -- one kept demo for the session -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KeptDemo:
+    """``evolving-agent demo --keep DIR`` run once, as a real process (read-only: copy it)."""
+
+    directory: Path
+    stdout: str
+
+
+@pytest.fixture(scope="session")
+def kept_demo(tmp_path_factory: pytest.TempPathFactory) -> KeptDemo:
+    import subprocess
+    import sys
+
+    tmp = tmp_path_factory.mktemp("kept-demo")
+    directory = tmp / "demo"
+    proc = subprocess.run(
+        [sys.executable, "-m", "evolving_agent", "demo", "--keep", str(directory)],
+        env={**os.environ, **_test_env(tmp), "NO_PROXY": "*", "HTTPS_PROXY": "http://0.0.0.0:9"},
+        cwd=tmp,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return KeptDemo(directory, proc.stdout)
+
+
+def copy_tree(source: Path, target: Path) -> Path:
+    """A private copy of a shared root or demo (git history and all) to change freely."""
+    shutil.copytree(source, target, symlinks=True)
+    return target
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -39,3 +192,77 @@ def pytest_configure(config: pytest.Config) -> None:
     for info in pkgutil.walk_packages(evolving_agent.__path__, "evolving_agent."):
         if info.name != "evolving_agent.__main__":
             importlib.import_module(info.name)
+
+
+# -- the slow half ------------------------------------------------------------------------------
+
+# Tests that take about a second or more on a 2-core machine: real searches, real servers,
+# real concurrent processes, the demo, the README tour.  `pytest -m "not slow"` leaves them
+# out; plain `pytest` (the README's command, and .ci/run) runs them all.  New tests mark
+# themselves with @pytest.mark.slow; these older ones are listed by module so that edits to
+# those files merge cleanly ("*": the whole module).
+SLOW: dict[str, set[str]] = {
+    "test_atomic_and_verify": {"test_sigkill_mid_write_leaves_old_or_new_file_never_a_mix"},
+    "test_canon_history": {"test_revert_of_an_approval_restores_canon_byte_for_byte"},
+    "test_demo": {
+        "test_demo_runs_offline_and_leaves_a_root_that_verify_accepts",
+        "test_demo_keep_leaves_a_lived_month_with_its_review_pending",
+    },
+    "test_evidence": {"test_8_processes_x_60_appends_lose_nothing_and_never_interleave"},
+    "test_mcp_server": {"*"},
+    "test_mcp_stdout": {"*"},
+    "test_qa_bad_input": {
+        "test_evidence_import_of_a_non_utf8_line_names_file_and_line",
+        "test_piping_into_head_is_not_an_unexpected_error",
+    },
+    "test_review_cli": {
+        "test_a_real_terminal_gets_the_prompt",
+        "test_approve_without_a_terminal_or_yes_refuses_instead_of_hanging",
+        "test_concurrent_approvals_never_exceed_the_monthly_limit",
+        "test_fourth_approval_in_a_calendar_month_is_refused",
+        "test_monthly_canon_write_without_approval_is_denied_exit_3",
+    },
+    "test_review_jobs_e2e": {"*"},
+    "test_root_and_boot": {
+        "test_boot_markdown_json_and_claude_hook",
+        "test_malformed_canon_yaml_names_file_and_line_without_traceback",
+    },
+    "test_scheduler": {"test_schedule_run_process_catches_up_and_stops_on_ctrl_c"},
+    "test_search_agents": {
+        "test_claude_run_records_sessions_cost_and_tokens",
+        "test_codex_run_reads_thread_ids_and_prices_tokens",
+    },
+    "test_search_cli": {
+        "test_a_damaged_record_is_named_in_one_line",
+        "test_a_log_from_a_newer_version_is_refused",
+        "test_progress_lines_go_to_stderr",
+        "test_resume_of_a_finished_run_does_nothing_more",
+        "test_sigkill_then_resume_finishes_every_planned_turn_exactly_once",
+    },
+    "test_search_compare_real": {"*"},
+    "test_search_judge": {"test_timeout_kills_the_whole_process_group"},
+    "test_search_report": {
+        "test_cli_writes_png_markdown_html_and_prints_their_paths",
+        "test_markdown_has_per_round_gains_empty_counts_and_forget_edit_sizes",
+        "test_out_option_writes_elsewhere_and_leaves_run_dir_alone",
+    },
+    "test_search_report_real": {"*"},
+    "test_search_run": {
+        "test_agent_timeout_is_recorded_and_the_run_goes_on",
+        "test_agents_in_a_round_run_in_parallel",
+        "test_budget_in_dollars_stops_the_run_early",
+        "test_forget_team_run_on_the_bundled_example_writes_every_record",
+        "test_plateau_forget_fires_exactly_when_the_signal_says",
+        "test_round_start_workspace_holds_only_the_best_candidate",
+        "test_runs_without_any_git_identity",
+        "test_sessions_are_fresh_per_round_and_continue_within",
+        "test_within_noise_improvement_does_not_replace_the_best",
+    },
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        names = SLOW.get(item.path.stem, set())
+        if "*" in names or getattr(item, "originalname", item.name) in names:
+            item.add_marker(pytest.mark.slow)

@@ -57,25 +57,54 @@ def test_log_lists_identity_changes_with_their_review_ids(root: MemoryRoot) -> N
     assert latest["files"] == ["canon/identity.yaml"]
 
 
-def test_diff_shows_what_a_commit_changed_in_canon(root: MemoryRoot) -> None:
-    approved = _approve(root, "rev-2026-11-1", "Ask first.")
+def test_diff_rev_is_the_change_since_rev_and_show_is_one_commit(root: MemoryRoot) -> None:
+    first = _approve(root, "rev-2026-11-1", "Ask first.")
+    second = _approve(root, "rev-2026-11-2", "Say less.")
     repo = git.Repo(root.path)
-    expected = repo.git.diff(f"{approved}~1", approved, "--", "canon") + "\n"
-    assert "+  - Ask first.\n" in expected
+    only_second = repo.git.diff(first, second, "--", "canon") + "\n"
+    both = repo.git.diff(f"{first}~1", second, "--", "canon") + "\n"
+    assert "+  - Say less.\n" in only_second and "+  - Ask first." not in only_second
+    assert "+  - Ask first.\n" in both and "+  - Say less.\n" in both
 
-    assert run_cli("canon", "diff").output == expected  # default: the last commit
-    assert run_cli("canon", "diff", approved[:10]).output == expected
+    # As `git diff REV`: everything since REV, not what REV itself changed.
+    assert run_cli("canon", "diff", "HEAD~1").output == only_second
+    assert run_cli("canon", "diff", first[:10]).output == only_second
+    assert run_cli("canon", "diff", f"{first}~1").output == both
+    assert run_cli("canon", "diff").output == "(no changes)\n"  # nothing uncommitted
     assert run_cli("canon", "diff", "--worktree").output == "(no changes)\n"
 
-    (root.canon / "identity.yaml").write_text(IDENTITY)
-    worktree = run_cli("canon", "diff", "--worktree").output
-    assert "-  - Ask first.\n" in worktree
+    # One commit: `canon show REV`, by default the newest Canon change.
+    shown = run_cli("canon", "show", first[:10])
+    assert shown.exit_code == 0
+    first_diff = repo.git.diff(f"{first}~1", first, "--", "canon") + "\n"
+    assert shown.output.endswith(
+        "\n    canon: review rev-2026-11-1 adds to habits\n\n" + first_diff
+    )
+    assert shown.output.startswith(f"commit {first}\n")
+    assert "actor  monthly (approved by alice)\nreview rev-2026-11-1\n" in shown.output
+    assert run_cli("canon", "show").output.endswith(only_second)
+    data = json.loads(run_cli("canon", "show", "--json", second).output)
+    assert (data["commit"], data["review_id"], data["diff"]) == (
+        second,
+        "rev-2026-11-2",
+        only_second,
+    )
+
+    # The comparison is with the files on disk, as in git.
+    (root.canon / "identity.yaml").write_text(IDENTITY)  # back to before both approvals
+    uncommitted = run_cli("canon", "diff").output
+    assert "-  - Ask first.\n" in uncommitted and "-  - Say less.\n" in uncommitted
+    assert run_cli("canon", "diff", "--worktree").output == uncommitted
+    assert run_cli("canon", "diff", f"{first}~1").output == "(no changes)\n"
+    both_given = run_cli("canon", "diff", "HEAD~1", "--worktree")
+    assert both_given.exit_code == 2
+    assert both_given.output.startswith("error: give either REV or --worktree, not both")
 
 
 @pytest.mark.parametrize("rev", ["no-such-rev", "../../etc", "HEAD~99", "0" * 40])
 def test_unknown_revisions_exit_4(root: MemoryRoot, rev: str) -> None:
     before = snapshot(root.path)
-    for args in (["diff", rev], ["revert", rev]):
+    for args in (["diff", rev], ["show", rev], ["revert", rev]):
         result = run_cli("canon", *args)
         assert result.exit_code == 4, args
         assert result.output == f"error: no commit {rev!r} in the memory root's history\n"

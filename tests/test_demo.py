@@ -11,6 +11,7 @@ import git
 from evolving_agent.demo import demo_month
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import MemoryRoot
+from tests.conftest import KeptDemo
 from tests.helpers import run_cli, run_proc
 
 
@@ -58,3 +59,19 @@ def test_demo_refuses_a_non_empty_directory(tmp_path: Path) -> None:
 def test_demo_month_is_the_last_full_month() -> None:
     assert demo_month(date(2026, 11, 30)) == (date(2026, 10, 1), 31)
     assert demo_month(date(2026, 3, 1)) == (date(2026, 2, 1), 28)
+
+
+def test_demo_keep_leaves_a_lived_month_with_its_review_pending(kept_demo: KeptDemo) -> None:
+    root = MemoryRoot(kept_demo.directory / "memory")
+    start, _days = demo_month(date.today())
+    review_id = f"rev-{start:%Y-%m}-1"
+    assert f"   left pending for you: {review_id}: " in kept_demo.stdout
+    assert f"Kept: {root.path} has lived a month; 1 review(s) wait for you:" in kept_demo.stdout
+    assert f"   export EVOLVING_AGENT_ROOT={root.path}" in kept_demo.stdout
+    assert verify_root(root).ok
+    listed = run_cli("--root", str(root.path), "review", "list", "--pending", "--ids")
+    assert listed.output == f"{review_id}\n"
+    # Nothing was approved for the reader: Canon is still the template, one commit.
+    assert len(list(git.Repo(root.path).iter_commits())) == 1
+    days = {p.stem[:7] for p in root.evidence.glob("*.jsonl")}
+    assert f"{start:%Y-%m}" in days

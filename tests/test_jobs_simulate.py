@@ -3,25 +3,22 @@
 from __future__ import annotations
 
 from datetime import date
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from evolving_agent.cli import cli
-from evolving_agent.jobs.simulate import simulate_month
 from evolving_agent.memory.hypotheses import check_register, list_hypotheses
-from evolving_agent.memory.root import init_root
 from evolving_agent.memory.verify import verify_root
+from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import PendingReview
+from tests.conftest import LivedMonth
 
 
-def test_simulated_month_reaches_the_review_queue(tmp_path: Path) -> None:
-    root = init_root(tmp_path / "memory")
-    seen: list[str] = []
-    result = simulate_month(
-        root, date(2026, 10, 1), 31, progress=lambda _i, d, m: seen.append(f"{d} {m}")
-    )
+def test_simulated_month_reaches_the_review_queue(lived_month: LivedMonth) -> None:
+    # The session's lived month is simulate_month(init_root(...), 2026-10-01, 31).
+    root, result, seen = MemoryRoot(lived_month.path), lived_month.result, lived_month.progress
+    assert (result.start, result.days) == (date(2026, 10, 1), 31)
     assert len(result.carry_types) == 31
     types = [t for t in result.carry_types if t]
     assert all(a != b for a, b in zip(types, types[1:], strict=False))

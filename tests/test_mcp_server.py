@@ -1,69 +1,47 @@
 """The MCP server, driven by the official SDK's own client over real stdio.
 
-Each test spawns ``python -m evolving_agent --root ROOT mcp`` through ``stdio_client``
-and talks to it with ``ClientSession``, exactly as Claude Code or Codex would.
+One ``python -m evolving_agent --root ROOT mcp`` process serves the whole session (the
+``mcp_server`` fixture in conftest.py), reached through ``stdio_client`` and
+``ClientSession`` exactly as Claude Code or Codex would.  The tests share its root, so
+each one checks what its own calls changed: the records it added, its own keys and texts.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession
 from mcp.types import CallToolResult, TextContent
 
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
-from evolving_agent.memory.hypotheses import add_hypothesis
-from evolving_agent.memory.root import init_root
+from evolving_agent.memory.hypotheses import add_hypothesis, list_hypotheses
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import MemoryRoot
-
-T = TypeVar("T")
+from tests.conftest import McpServer
 
 BIAS = "When I am about to write 'or you could also…', stop: did the user ask for options?"
 TOOLS = {"friction", "live_set", "boot", "hypotheses", "hypothesis_add"}
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> MemoryRoot:
-    r = init_root(tmp_path / "memory")
-    human = Writer(r, "human")
-    human.write("today", "bias.md", BIAS + "\n")
-    human.write(
-        "today",
-        "carry.json",
-        json.dumps({"type": "watchpoint", "text": "unasked options", "hypothesis": "h-1"}),
-    )
-    return r
-
-
-def run_session(
-    root: MemoryRoot, tmp_path: Path, body: Callable[[ClientSession], Awaitable[T]]
-) -> T:
-    """Spawn the server, initialise an SDK client session, run ``body`` in it."""
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "evolving_agent", "--root", str(root.path), "mcp"],
-        env=dict(os.environ),  # git identity + isolated git config from conftest
-        cwd=str(tmp_path),
-    )
-
-    async def main() -> T:
-        with (tmp_path / "server-stderr.log").open("a", encoding="utf-8") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write):
-                async with ClientSession(read, write) as session:
-                    await session.initialize()
-                    return await body(session)
-
-    return anyio.run(main)
+def server(mcp_server: McpServer) -> McpServer:
+    """The session's server, its root holding a bias and a carry for boot to show."""
+    human = Writer(mcp_server.root, "human")
+    if not (mcp_server.root.today / "bias.md").exists():
+        human.write("today", "bias.md", BIAS + "\n")
+        human.write(
+            "today",
+            "carry.json",
+            json.dumps({"type": "watchpoint", "text": "unasked options", "hypothesis": "h-1"}),
+        )
+    return mcp_server
 
 
 def text_of(result: CallToolResult) -> str:
@@ -93,9 +71,17 @@ def git_head(root: MemoryRoot) -> str:
     ).stdout.strip()
 
 
+def new_records(root: MemoryRoot, before: list[EvidenceRecord]) -> list[EvidenceRecord]:
+    """Records appended since ``before`` was read (Evidence only grows)."""
+    now = all_records(root)
+    assert now[: len(before)] == before
+    return now[len(before) :]
+
+
 def test_friction_arrives_once_as_session_and_canon_and_today_are_untouched(
-    root: MemoryRoot, tmp_path: Path
+    server: McpServer,
 ) -> None:
+    root = server.root
     canon_before, today_before = snapshot(root.canon), snapshot(root.today)
     head_before = git_head(root)
     records_before = all_records(root)
@@ -106,10 +92,10 @@ def test_friction_arrives_once_as_session_and_canon_and_today_are_untouched(
             {"text": "offered three options unasked; stopped at one", "supports": "h-1"},
         )
 
-    result = run_session(root, tmp_path, body)
+    result = server.call(body)
 
     assert result.is_error is False
-    new = all_records(root)[len(records_before) :]
+    new = new_records(root, records_before)
     assert len(new) == 1
     rec = new[0]
     assert (rec.kind, rec.actor, rec.text, rec.supports, rec.contradicts) == (
@@ -130,9 +116,11 @@ def test_friction_arrives_once_as_session_and_canon_and_today_are_untouched(
 
 
 def test_concurrent_friction_calls_each_arrive_once_on_an_intact_chain(
-    root: MemoryRoot, tmp_path: Path
+    server: McpServer,
 ) -> None:
-    texts = [f"friction number {i}" for i in range(12)]
+    root = server.root
+    records_before = all_records(root)
+    texts = [f"concurrent friction number {i}" for i in range(12)]
 
     async def body(s: ClientSession) -> list[CallToolResult]:
         results: list[CallToolResult] = []
@@ -145,23 +133,25 @@ def test_concurrent_friction_calls_each_arrive_once_on_an_intact_chain(
                 tg.start_soon(call, text)
         return results
 
-    results = run_session(root, tmp_path, body)
+    results = server.call(body)
 
     assert [r.is_error for r in results] == [False] * len(texts)
-    frictions = [r for r in all_records(root) if r.kind == "friction"]
-    assert sorted(r.text for r in frictions) == sorted(texts)
-    assert {r.actor for r in frictions} == {"session"}
+    new = new_records(root, records_before)
+    assert sorted(r.text for r in new) == sorted(texts)
+    assert {(r.kind, r.actor) for r in new} == {("friction", "session")}
     assert verify_root(root).problems == []
 
 
-def test_live_set_and_boot_over_mcp(root: MemoryRoot, tmp_path: Path) -> None:
+def test_live_set_and_boot_over_mcp(server: McpServer) -> None:
+    root = server.root
+
     async def body(s: ClientSession) -> tuple[CallToolResult, CallToolResult]:
         set_result = await s.call_tool(
             "live_set", {"key": "thread", "text": "parser refactor; stopped at tests"}
         )
         return set_result, await s.call_tool("boot", {})
 
-    set_result, boot_result = run_session(root, tmp_path, body)
+    set_result, boot_result = server.call(body)
 
     assert set_result.is_error is False
     entry = json.loads((root.live / "thread.json").read_text(encoding="utf-8"))
@@ -179,12 +169,12 @@ def test_live_set_and_boot_over_mcp(root: MemoryRoot, tmp_path: Path) -> None:
     assert verify_root(root).problems == []
 
 
-def test_tool_schemas_expose_no_actor_or_layer(root: MemoryRoot, tmp_path: Path) -> None:
+def test_tool_schemas_expose_no_actor_or_layer(server: McpServer) -> None:
     async def body(s: ClientSession) -> dict[str, dict[str, Any]]:
         listed = await s.list_tools()
         return {t.name: t.input_schema for t in listed.tools}
 
-    schemas = run_session(root, tmp_path, body)
+    schemas = server.call(body)
 
     assert set(schemas) == TOOLS
     params = {name: set(schema.get("properties", {})) for name, schema in schemas.items()}
@@ -199,7 +189,10 @@ def test_tool_schemas_expose_no_actor_or_layer(root: MemoryRoot, tmp_path: Path)
         assert not props & {"actor", "as", "layer", "area", "relpath", "path"}
 
 
-def test_the_session_raises_a_hypothesis_as_session(root: MemoryRoot, tmp_path: Path) -> None:
+def test_the_session_raises_a_hypothesis_as_session(server: McpServer) -> None:
+    root = server.root
+    records_before = all_records(root)
+
     async def body(s: ClientSession) -> CallToolResult:
         return await s.call_tool(
             "hypothesis_add",
@@ -211,36 +204,40 @@ def test_the_session_raises_a_hypothesis_as_session(root: MemoryRoot, tmp_path: 
             },
         )
 
-    result = run_session(root, tmp_path, body)
+    result = server.call(body)
 
     assert result.is_error is False
-    (rec,) = [r for r in all_records(root) if r.kind == "hypothesis"]
+    (rec,) = [r for r in new_records(root, records_before) if r.kind == "hypothesis"]
     assert rec.actor == "session"
     snap = rec.data["hypothesis"]
     assert (snap["origin"], snap["state"]) == ("session", "emerging")
     assert snap["do"] == "answer first, plan only if asked"
 
 
-def test_a_smuggled_actor_argument_still_acts_as_session(root: MemoryRoot, tmp_path: Path) -> None:
+def test_a_smuggled_actor_argument_still_acts_as_session(server: McpServer) -> None:
+    root = server.root
     canon_before = snapshot(root.canon)
+    records_before = all_records(root)
 
     async def body(s: ClientSession) -> CallToolResult:
         return await s.call_tool(
             "friction", {"text": "felt off", "actor": "human", "layer": "canon"}
         )
 
-    result = run_session(root, tmp_path, body)
+    result = server.call(body)
 
     assert result.is_error is False
-    (rec,) = [r for r in all_records(root) if r.kind == "friction"]
-    assert rec.actor == "session"
-    assert not [r for r in all_records(root) if r.actor == "human" and r.kind == "friction"]
+    (rec,) = new_records(root, records_before)
+    assert (rec.kind, rec.actor, rec.text) == ("friction", "session", "felt off")
     assert snapshot(root.canon) == canon_before
 
 
-def test_bad_input_is_a_tool_error_and_the_server_keeps_serving(
-    root: MemoryRoot, tmp_path: Path
-) -> None:
+def test_bad_input_is_a_tool_error_and_the_server_keeps_serving(server: McpServer) -> None:
+    root = server.root
+    records_before = all_records(root)
+    live_before = snapshot(root.live)
+    log_before = server.stderr_log.stat().st_size
+
     async def body(s: ClientSession) -> list[CallToolResult]:
         return [
             await s.call_tool("live_set", {"key": "../escape", "text": "x"}),
@@ -248,7 +245,7 @@ def test_bad_input_is_a_tool_error_and_the_server_keeps_serving(
             await s.call_tool("friction", {"text": "still serving after two errors"}),
         ]
 
-    bad_key, empty, ok = run_session(root, tmp_path, body)
+    bad_key, empty, ok = server.call(body)
 
     assert bad_key.is_error is True
     assert text_of(bad_key).endswith(
@@ -257,17 +254,20 @@ def test_bad_input_is_a_tool_error_and_the_server_keeps_serving(
     assert empty.is_error is True
     assert text_of(empty).endswith("friction text is empty: describe what felt off")
     assert ok.is_error is False
-    assert [r.text for r in all_records(root) if r.kind == "friction"] == [
-        "still serving after two errors"
+    assert [(r.kind, r.text) for r in new_records(root, records_before)] == [
+        ("friction", "still serving after two errors")
     ]
-    assert list(root.live.iterdir()) == []
-    assert "Traceback" not in (tmp_path / "server-stderr.log").read_text(encoding="utf-8")
+    assert snapshot(root.live) == live_before
+    assert not (root.path / "escape.json").exists()
+    with server.stderr_log.open("rb") as log:
+        log.seek(log_before)
+        assert b"Traceback" not in log.read()
 
 
-def test_hypotheses_tool_lists_the_register_and_friction_can_cite_it(
-    root: MemoryRoot, tmp_path: Path
-) -> None:
+def test_hypotheses_tool_lists_the_register_and_friction_can_cite_it(server: McpServer) -> None:
+    root = server.root
     h = add_hypothesis(root, "the user wants one answer, not a menu of options")
+    records_before = all_records(root)
 
     async def body(s: ClientSession) -> tuple[CallToolResult, CallToolResult]:
         listed = await s.call_tool("hypotheses", {})
@@ -276,15 +276,15 @@ def test_hypotheses_tool_lists_the_register_and_friction_can_cite_it(
         )
         return listed, cited
 
-    listed, cited = run_session(root, tmp_path, body)
+    listed, cited = server.call(body)
 
     assert listed.is_error is False
-    assert listed.structured_content == {
-        "hypotheses": [{"id": h.id, "text": h.text, "state": "emerging"}]
-    }
+    register = [{"id": x.id, "text": x.text, "state": x.state} for x in list_hypotheses(root)]
+    assert {"id": h.id, "text": h.text, "state": "emerging"} in register
+    assert listed.structured_content == {"hypotheses": register}
     assert cited.is_error is False
-    (rec,) = [r for r in all_records(root) if r.kind == "friction"]
-    assert (rec.actor, rec.supports) == ("session", h.id)
+    (rec,) = new_records(root, records_before)
+    assert (rec.kind, rec.actor, rec.supports) == ("friction", "session", h.id)
 
 
 def test_mcp_refuses_a_missing_root_with_one_line_and_exit_4(tmp_path: Path) -> None:

@@ -3,6 +3,8 @@
 Errors are mapped to exit codes here and only here: every ``EvolvingAgentError``
 prints one line on stderr and exits with its ``exit_code``; anything else is an
 unexpected failure (exit 1).  ``EVOLVING_AGENT_RAISE=1`` re-raises for debugging.
+Click's own usage errors (unknown option, missing argument) print the same way: one
+``error:`` line naming the command's --help, exit 2.
 """
 
 from __future__ import annotations
@@ -10,12 +12,13 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
 from evolving_agent import __version__
-from evolving_agent.errors import EXIT_FAILURE, EXIT_INVALID, EvolvingAgentError
+from evolving_agent.cli._common import ROOT_HELP, add_root_option
+from evolving_agent.errors import EXIT_FAILURE, EXIT_INVALID, EXIT_USAGE, EvolvingAgentError
 
 RAISE_ENV = "EVOLVING_AGENT_RAISE"
 
@@ -56,11 +59,28 @@ class _Group(click.Group):
         if module is not None and module not in self._loaded:
             importlib.import_module(f"evolving_agent.cli.{module}").register(self)
             self._loaded.add(module)
-        return super().get_command(ctx, cmd_name)
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            add_root_option(command)
+        return command
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as exc:
+            _usage_error(exc)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.UsageError as exc:
+            _usage_error(exc)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except BrokenPipeError:
@@ -82,12 +102,24 @@ class _Group(click.Group):
             ctx.exit(EXIT_FAILURE)
 
 
+def _usage_error(exc: click.UsageError) -> NoReturn:
+    """Print click's usage error as one line, as troubleshooting.md promises; exit 2."""
+    if isinstance(exc, click.exceptions.NoArgsIsHelpError):
+        raise exc  # a bare group: click prints its help, which is what the user wants
+    message = " ".join(exc.format_message().split())
+    hint = ""
+    if exc.ctx is not None:
+        hint = f" (try '{exc.ctx.command_path} --help')"
+    click.echo(f"error: {message}{hint}", err=True)
+    raise click.exceptions.Exit(EXIT_USAGE)
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--root",
     type=click.Path(file_okay=False, path_type=str),
     default=None,
-    help="Memory root (default: $EVOLVING_AGENT_ROOT, else ./memory).",
+    help=ROOT_HELP + " Also accepted after any subcommand.",
 )
 @click.version_option(__version__, prog_name="evolving-agent")
 @click.pass_context

@@ -1,4 +1,4 @@
-"""Small helpers shared by the command modules: the root, JSON output."""
+"""Small helpers shared by the command modules: the root, JSON output, usage errors."""
 
 from __future__ import annotations
 
@@ -9,12 +9,43 @@ import click
 
 from evolving_agent.paths import MemoryRoot
 
+ROOT_HELP = "Memory root (default: $EVOLVING_AGENT_ROOT, else ./memory)."
+
 
 def root_from(ctx: click.Context) -> MemoryRoot:
     """The memory root chosen by --root / $EVOLVING_AGENT_ROOT / ./memory."""
     top = ctx.find_root()
     flag = (top.obj or {}).get("root_flag")
     return MemoryRoot.resolve(flag)
+
+
+def _remember_root(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    # Contexts are made outermost first, so a --root given after the subcommand is
+    # seen last and wins over one given before it, as the last of a repeated option does.
+    if value is not None:
+        ctx.find_root().ensure_object(dict)["root_flag"] = value
+
+
+def add_root_option(command: click.Command) -> None:
+    """Accept ``--root`` on ``command`` and every subcommand, not only before them.
+
+    Users add ``--root DIR`` at the end of a command line they already have (hooks, MCP
+    configs, cron lines); the top-level group's option alone would refuse that.
+    """
+    if not any(p.name == "root" for p in command.params):
+        command.params.append(
+            click.Option(
+                ["--root"],
+                type=click.Path(file_okay=False, path_type=str),
+                default=None,
+                expose_value=False,
+                callback=_remember_root,
+                help=ROOT_HELP,
+            )
+        )
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            add_root_option(sub)
 
 
 def echo_json(obj: Any) -> None:

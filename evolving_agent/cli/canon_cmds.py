@@ -1,11 +1,17 @@
-"""canon: the identity's history (log / diff / revert), every change with its provenance."""
+"""canon: the identity's history (log / diff / show / revert / edit), with provenance."""
 
 from __future__ import annotations
 
 import click
 
 from evolving_agent.cli._common import echo_json, root_from
-from evolving_agent.review.history import CanonChange, canon_diff, canon_log, canon_revert
+from evolving_agent.review.history import (
+    CanonChange,
+    canon_diff,
+    canon_log,
+    canon_revert,
+    canon_show,
+)
 
 
 @click.group("canon")
@@ -41,17 +47,51 @@ def log_cmd(ctx: click.Context, as_json: bool, max_count: int | None) -> None:
 
 @canon_group.command("diff")
 @click.argument("rev", required=False)
-@click.option("--worktree", is_flag=True, help="Show canon/ on disk against the last commit.")
+@click.option(
+    "--worktree", is_flag=True, help="Edits on disk not yet committed (the same as no REV)."
+)
 @click.pass_context
 def diff_cmd(ctx: click.Context, rev: str | None, worktree: bool) -> None:
-    """What commit REV (default the last) changed in canon/; --worktree for uncommitted edits.
+    """How canon/ changed since REV, as `git diff REV` means it; no REV: uncommitted edits.
+
+    Compares REV with the files on disk, so `canon diff HEAD~1` shows the last commit's
+    change plus any edit not yet committed.  For one commit alone, use `canon show REV`.
 
     \b
     Example:
-      evolving-agent canon diff HEAD~1
+      evolving-agent canon diff HEAD~3
     """
-    text = canon_diff(root_from(ctx), rev, worktree=worktree)
+    if rev is not None and worktree:
+        raise click.UsageError("give either REV or --worktree, not both")
+    text = canon_diff(root_from(ctx), rev)
     click.echo(text or "(no changes)", nl=not text)
+
+
+@canon_group.command("show")
+@click.argument("rev", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def show_cmd(ctx: click.Context, rev: str | None, as_json: bool) -> None:
+    """One commit's Canon change and its provenance (default: the newest Canon change).
+
+    \b
+    Example:
+      evolving-agent canon show HEAD
+    """
+    shown = canon_show(root_from(ctx), rev)
+    if as_json:
+        echo_json({**shown.change.to_json(), "diff": shown.diff})
+        return
+    c = shown.change
+    click.echo(f"commit {c.commit}")
+    click.echo(f"date   {c.date.isoformat()}")
+    click.echo(f"actor  {c.actor}" + (f" (approved by {c.approved_by})" if c.approved_by else ""))
+    if c.review_id:
+        click.echo(f"review {c.review_id}")
+    if c.evidence_ids:
+        click.echo(f"cites  {', '.join(c.evidence_ids)}")
+    click.echo(f"\n    {c.summary}\n")
+    click.echo(shown.diff or "(no change to canon/)", nl=not shown.diff)
 
 
 @canon_group.command("revert")

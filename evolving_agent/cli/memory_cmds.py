@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from datetime import date
 from pathlib import Path
+from shlex import quote
 
 import click
 
@@ -41,10 +42,14 @@ def init_cmd(ctx: click.Context, path: Path | None) -> None:
     Example:
       evolving-agent init ./memory
     """
-    root = init_root(path if path is not None else root_from(ctx).path)
+    default = root_from(ctx).path
+    root = init_root(path if path is not None else default)
     click.echo(f"created memory root at {root.path}")
+    # Through `canon edit`, not an editor on the file: a hand edit is uncommitted, and
+    # `verify` would report it as changed behind the writer's back.
+    where = "" if root.path.absolute() == default.absolute() else f" --root {quote(str(root.path))}"
     click.echo(
-        "next: 'evolving-agent canon edit identity.yaml' (validated and committed as you), "
+        f"next: run 'evolving-agent canon edit{where}' to say who the assistant is, "
         "then 'evolving-agent boot'"
     )
 

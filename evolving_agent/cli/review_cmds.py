@@ -57,17 +57,25 @@ def review_group() -> None:
 
 @review_group.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (objects with id and status).")
+@click.option("--pending", is_flag=True, help="Only reviews waiting for a decision.")
+@click.option("--ids", "ids_only", is_flag=True, help="Only the ids, one a line (for scripts).")
 @click.pass_context
-def list_cmd(ctx: click.Context, as_json: bool) -> None:
+def list_cmd(ctx: click.Context, as_json: bool, pending: bool, ids_only: bool) -> None:
     """List queued reviews with their status (pending, approved, rejected, applying).
 
     \b
     Example:
-      evolving-agent review list --json
+      evolving-agent review list --pending --ids
     """
     reviews = list_reviews(root_from(ctx))
+    if pending:
+        reviews = [r for r in reviews if r.status == "pending"]
     if as_json:
         echo_json([to_json(r) for r in reviews])
+        return
+    if ids_only:
+        for r in reviews:
+            click.echo(r.id)
         return
     if not reviews:
         click.echo("(no reviews queued; the monthly job fills the queue)")
@@ -191,8 +199,9 @@ def approve_cmd(
     if plan.resuming:
         click.echo(f"finishing the interrupted approval of {review_id}")
     elif not _confirm(plan, yes, allow_large_removal):
+        # Saying no is an answer, not a failure: scripts and shells see success.
         click.echo("not approved; nothing changed")
-        ctx.exit(1)
+        return
     result = approve_review(
         root,
         review_id,

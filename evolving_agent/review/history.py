@@ -2,7 +2,9 @@
 
 Every Canon change is a git commit made by the writer, with trailers naming the actor
 and (for approved reviews) the review, approver and evidence.  ``log`` reads those
-trailers, ``diff`` shows what a commit (or the working tree) changed under canon/, and
+trailers, ``diff REV`` shows how canon/ changed since REV (git's meaning: REV against the
+files on disk, so ``diff`` alone shows edits not yet committed), ``show REV`` what one
+commit changed, and
 ``revert`` writes the files as they were before a commit back *through the writer as
 the human*, so the revert is itself a commit with provenance that ``verify`` accepts.
 """
@@ -109,21 +111,49 @@ def canon_log(root: MemoryRoot, limit: int | None = None) -> list[CanonChange]:
     return [_change(c) for c in commits]
 
 
-def canon_diff(root: MemoryRoot, rev: str | None = None, *, worktree: bool = False) -> str:
-    """``git diff`` of canon/: REV against its parent (default HEAD), or disk against HEAD."""
+def canon_diff(root: MemoryRoot, rev: str | None = None) -> str:
+    """``git diff REV -- canon/``: how Canon on disk differs from REV (default HEAD).
+
+    As in git, the comparison is with the files on disk, so edits not yet committed
+    through the writer show too, and new files git does not track are listed.
+    """
     repo = _repo(root)
-    if worktree:
-        if rev is not None:
-            raise InvalidInput("give either REV or --worktree, not both")
-        untracked = repo.git.ls_files("--others", "--exclude-standard", "--", CANON_DIR)
-        out: str = repo.git.diff("HEAD", "--", CANON_DIR)
-        if untracked:
-            out += "".join(f"\nuntracked: {p}" for p in untracked.splitlines())
-        return out + "\n" if out else ""
-    commit = _resolve(repo, rev or "HEAD")
+    base = _resolve(repo, rev).hexsha if rev is not None else "HEAD"
+    out: str = repo.git.diff(base, "--", CANON_DIR)
+    untracked = repo.git.ls_files("--others", "--exclude-standard", "--", CANON_DIR)
+    if untracked:
+        out += "".join(f"\nuntracked: {p}" for p in untracked.splitlines())
+    return out.lstrip("\n") + "\n" if out else ""
+
+
+def commit_diff(root: MemoryRoot, rev: str) -> str:
+    """What commit REV changed in canon/, against its first parent ('' if nothing)."""
+    repo = _repo(root)
+    commit = _resolve(repo, rev)
     parent = commit.parents[0].hexsha if commit.parents else EMPTY_TREE
     text: str = repo.git.diff(parent, commit.hexsha, "--", CANON_DIR)
     return text + "\n" if text else ""
+
+
+@dataclass(frozen=True)
+class CanonShow:
+    """One commit as ``canon show`` prints it: its provenance and its canon/ diff."""
+
+    change: CanonChange
+    diff: str
+
+
+def canon_show(root: MemoryRoot, rev: str | None = None) -> CanonShow:
+    """One commit's Canon change; by default the newest commit that changed canon/."""
+    repo = _repo(root)
+    if rev is None:
+        latest = next(iter(repo.iter_commits("HEAD", paths=CANON_DIR, max_count=1)), None)
+        if latest is None:
+            raise NotFound("no commit has changed canon/ yet")
+        commit = latest
+    else:
+        commit = _resolve(repo, rev)
+    return CanonShow(_change(commit), commit_diff(root, commit.hexsha))
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from evolving_agent.memory.canon import IDENTITY_FILE
 from evolving_agent.memory.evidence import EvidenceRecord
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.apply import apply_diff, unified
-from evolving_agent.review.history import canon_diff
+from evolving_agent.review.history import commit_diff
 from evolving_agent.review.store import Review, cited_evidence, load_review, to_json
 
 
@@ -40,7 +40,7 @@ def view_review(root: MemoryRoot, review_id: str) -> ReviewView:
     review = load_review(root, review_id)
     diff_text = problem = ""
     if review.status == "approved" and review.decision and review.decision.commit:
-        diff_text = canon_diff(root, review.decision.commit)  # what the approval changed
+        diff_text = commit_diff(root, review.decision.commit)  # what the approval changed
     else:
         current = (root.canon / IDENTITY_FILE).read_text(encoding="utf-8")
         try:

@@ -85,15 +85,22 @@ ProgressFn = Callable[[ProgressEvent], None]
 def run_search(config: SearchConfig, *, progress: ProgressFn | None = None) -> SearchSummary:
     """Run a search from scratch; returns the summary also written to ``summary.json``."""
     validate_config(config)
+    chosen = config.out is not None
     config = _resolved(config)
     assert config.out is not None
     out = config.out
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise UsageError(
-            f"output directory is not empty: {out} (use `search resume {out}` to continue)"
-        )
-    created = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
+    if not chosen:
+        # Two runs started in the same second must not share the default folder.
+        out = new_dir(out)
+        config = config.model_copy(update={"out": out})
+        created = True
+    else:
+        if out.exists() and (not out.is_dir() or any(out.iterdir())):
+            raise UsageError(
+                f"output directory is not empty: {out} (use `search resume {out}` to continue)"
+            )
+        created = not out.exists()
+        out.mkdir(parents=True, exist_ok=True)
     run = RunDir(out)
     try:
         run.write_config(config)
@@ -118,6 +125,22 @@ def resume_search(run_dir: Path, *, progress: ProgressFn | None = None) -> Searc
         shutil.rmtree(run.path / "rounds", ignore_errors=True)
         _score_seed(config, run)
     return _Runner(config, run, progress).run()
+
+
+def new_dir(path: Path) -> Path:
+    """Create ``path``, or ``path-2``, ``path-3``… if taken; the one made is ours alone.
+
+    ``mkdir`` without ``exist_ok`` is atomic, so concurrent callers never get the same one.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 10_000):
+        candidate = path if n == 1 else path.with_name(f"{path.name}-{n}")
+        try:
+            candidate.mkdir()
+        except FileExistsError:
+            continue
+        return candidate
+    raise UsageError(f"too many runs named {path.name}* in {path.parent}; pass --out")
 
 
 def _resolved(config: SearchConfig) -> SearchConfig:

@@ -1,0 +1,151 @@
+"""The README's tour, walked as written: every command of its code blocks, in order.
+
+The commands are read from README.md itself, so the tour cannot drift from what works.
+They run in a fresh directory laid out like a clone (``examples/``, ``memory/``), with
+the virtual environment "activated" (its bin first on PATH), each through ``bash`` as a
+newcomer would paste it; a terminal answers ``y`` to the one confirmation prompt.  The one
+line not run here is ``evolving-agent demo --keep demo``: the session's ``kept_demo``
+fixture ran exactly that command once, and its directory is copied in its place.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import KeptDemo, copy_tree
+
+REPO = Path(__file__).resolve().parent.parent
+ACTIVATE = ". .venv/bin/activate"
+KEEP_DEMO = "evolving-agent demo --keep demo"
+EDITOR = """\
+import pathlib, sys
+p = pathlib.Path(sys.argv[1])
+p.write_text(p.read_text().replace("name: Assistant", "name: Ada"))
+"""
+
+
+def tour_blocks() -> list[tuple[str, str]]:
+    """(language, body) of each fenced block in the README's tour section."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text.split("## A 2-minute tour", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```(\w+)\n(.*?)```", section, flags=re.S)
+
+
+def bash_commands(body: str) -> list[str]:
+    return [c for c in body.replace("\\\n", " ").splitlines() if c.strip()]
+
+
+def console_steps(body: str) -> list[tuple[str, list[str]]]:
+    """(command, expected output lines) for each ``$ `` line of a console block."""
+    steps: list[tuple[str, list[str]]] = []
+    for line in body.splitlines():
+        if line.startswith("$ "):
+            steps.append((line[2:], []))
+        else:
+            steps[-1][1].append(line)
+    return steps
+
+
+def _varying(line: str) -> str:
+    """Evidence times and ids differ on every run; the rest of a line must not."""
+    return re.sub(r"^\d\d:\d\d:\d\d ev-[0-9a-f]{12} ", "HH:MM:SS ev-ID ", line)
+
+
+class Shell:
+    """Runs lines as bash does, keeping what ``export`` lines set, like one terminal."""
+
+    def __init__(self, cwd: Path, env: dict[str, str]) -> None:
+        self.cwd = cwd
+        self.env = env
+        self.status = 0  # what `$?` is on the next line
+
+    def export(self, line: str) -> None:
+        name, _, value = line.removeprefix("export ").partition("=")
+        (expanded,) = shlex.split(value.replace("$PWD", str(self.cwd)))
+        self.env[name] = expanded
+
+    def run(self, line: str) -> subprocess.CompletedProcess[str]:
+        # stdin is a terminal holding one "y", for the prompt of `review approve`.
+        master, slave = os.openpty()
+        try:
+            os.write(master, b"y\n")
+            proc = subprocess.run(
+                ["bash", "-c", f"(exit {self.status}); {line}"],
+                cwd=self.cwd,
+                env=self.env,
+                stdin=slave,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,  # interleaved, as a terminal shows them
+                text=True,
+                timeout=300,
+            )
+        finally:
+            os.close(slave)
+            os.close(master)
+        self.status = proc.returncode
+        return proc
+
+
+@pytest.mark.slow
+def test_the_readme_tour_runs_as_written(tmp_path: Path, kept_demo: KeptDemo) -> None:
+    clone = tmp_path / "clone"
+    (clone / "memory").mkdir(parents=True)
+    (clone / "memory" / ".gitkeep").touch()
+    (clone / "examples").symlink_to(REPO / "examples")
+    editor = tmp_path / "editor.py"
+    editor.write_text(EDITOR)
+    venv_bin = str(Path(sys.executable).parent)
+    env = {**os.environ, "EDITOR": f"{sys.executable} {editor}"}
+    env.pop("VISUAL", None)
+    env.pop("EVOLVING_AGENT_ROOT", None)  # the tour sets its own
+    shell = Shell(clone, env)
+
+    blocks = tour_blocks()
+    assert ("bash", ACTIVATE + "\n") == blocks[0]  # the tour says to activate the venv first
+    env["PATH"] = f"{venv_bin}{os.pathsep}{env['PATH']}"  # …which is what activating does
+    outputs: dict[str, str] = {}
+    kept_demo_used = False
+    for lang, body in blocks[1:]:
+        if lang == "console":
+            for command, expected in console_steps(body):
+                proc = shell.run(command)
+                shown = proc.stdout.splitlines()
+                assert [_varying(x) for x in shown] == [_varying(x) for x in expected], command
+            continue
+        assert lang == "bash"
+        for command in bash_commands(body):
+            if command.startswith("export "):
+                shell.export(command)
+                continue
+            if command.split("#")[0].strip() == KEEP_DEMO:
+                copy_tree(kept_demo.directory, clone / "demo")
+                kept_demo_used = True
+                continue
+            proc = shell.run(command)
+            assert proc.returncode == 0, f"{command}\n{proc.stdout}"
+            assert "warning:" not in proc.stdout, f"{command}\n{proc.stdout}"  # e.g. a stale id
+            outputs[command.split("#")[0].strip()] = proc.stdout
+
+    def out(prefix: str) -> str:
+        (text,) = [v for k, v in outputs.items() if k.startswith(prefix)]
+        return text
+
+    # What the tour promises, as it promises it.
+    assert kept_demo_used  # the slow-clock part ran in the kept demo's root
+    assert out("evolving-agent boot").startswith("# Boot context: Ada")  # canon edit took
+    assert out("evolving-agent verify").startswith("ok: ")
+    assert "1 Canon change(s)" in out("evolving-agent verify")  # the edit, with provenance
+    assert "pending" in out("evolving-agent review list")
+    approved = out("evolving-agent review approve")
+    assert re.search(r"approved rev-\d{4}-\d\d-1: commit [0-9a-f]{10}", approved), approved
+    assert re.search(r"rev-\d{4}-\d\d-1", out("evolving-agent canon log"))
+    assert "(approved by " in out("evolving-agent canon show")
+    assert (clone / "runs" / "tsp" / "report.md").is_file()
+    assert (clone / "demo" / "memory" / "canon" / "identity.yaml").is_file()
