@@ -16,7 +16,6 @@ import pytest
 from _search_fakes import calls, fake_env
 from test_search_helpers import (
     INCREMENT,
-    PY,
     TSP,
     config,
     make_candidate,
