@@ -313,6 +313,7 @@ class _Runner:
         self.task = run.task_copy.read_text(encoding="utf-8")
         self.lock = threading.Lock()
         self.records = run.read_log(repair=True)
+        self.resumed_at = len(self.records)
         self.best_score, self.best_commit, self.best_repo = seed.score, seed.commit, seed_repo(run)
         for record in self.records:
             if record.improved and record.score is not None:
@@ -433,9 +434,10 @@ class _Runner:
             self._take_turn(agent, turn, round_turn, decision)
 
     def _failing(self) -> bool:
-        """Every turn of the run failed so far, and enough of them to stop trying."""
+        """Every turn this process ran failed, and enough of them to stop trying."""
         enough = max(3, 2 * self.agents)
-        return len(self.records) >= enough and all(r.error for r in self.records)
+        mine = self.records[self.resumed_at :]
+        return len(mine) >= enough and all(r.error for r in mine)
 
     def _round(self) -> OpenRound:
         assert self.round is not None

@@ -177,6 +177,15 @@ def add_worktree(repo_dir: Path, path: Path, branch: str, commit: str) -> None:
         shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
     restore_config(repo_dir)
     remove_stale_locks(repo_dir)
+    common = _common_git_dir(repo_dir)
+    # Forget any registration of this path, locked or not: the directory is gone.
+    for gitdir in common.glob("worktrees/*/gitdir") if common else []:
+        try:
+            registered = Path(gitdir.read_text().strip()).parent
+        except OSError:
+            continue
+        if registered.absolute() == path.absolute():
+            shutil.rmtree(gitdir.parent, ignore_errors=True)
     git(repo_dir, "worktree", "prune")
     git(repo_dir, "worktree", "add", "-q", "-f", "-f", "-B", branch, str(path), commit)
 
