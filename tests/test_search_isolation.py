@@ -243,7 +243,7 @@ def test_a_setsid_escapee_is_gone_when_the_turn_ends(tmp_path: Path) -> None:
 # -- git work per turn, and worktrees a kill left behind ---------------------------------
 
 
-def test_a_turn_costs_at_most_three_git_processes(
+def test_a_turn_costs_at_most_three_git_processes_one_if_nothing_changed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo, base = _repo(tmp_path, {"value.txt": "1\n"})
@@ -260,13 +260,19 @@ def test_a_turn_costs_at_most_three_git_processes(
     assert (changed.empty, changed.lines_changed, len(calls)) == (False, 3, 3)
     calls.clear()
     same = commit_turn(repo, changed.commit, "turn 2")
-    assert (same.empty, same.commit, len(calls)) == (True, changed.commit, 3)
+    assert (same.empty, same.commit, len(calls)) == (True, changed.commit, 1)
     calls.clear()
-    # An agent that commits by itself costs one more call, and is measured from the base.
+    # An agent that commits by itself costs a diff more, and is measured from the base.
     (repo / "value.txt").write_text("3\n")
     subprocess.run(["git", "commit", "-qam", "mine"], cwd=repo, check=True)
     own = commit_turn(repo, changed.commit, "turn 3")
-    assert (own.empty, own.lines_changed, len(calls)) == (False, 3, 4)
+    assert (own.empty, own.lines_changed, len(calls)) == (False, 3, 2)
+    calls.clear()
+    (repo / "value.txt").write_text("4\n")
+    subprocess.run(["git", "commit", "-qam", "mine again"], cwd=repo, check=True)
+    (repo / "extra.txt").write_text("x\n")
+    both = commit_turn(repo, own.commit, "turn 4")
+    assert (both.lines_changed, len(calls)) == (3, 4)  # status, add, commit, diff
 
 
 def test_resume_recreates_a_worktree_left_locked_by_a_kill(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ never runs inside a harness git call.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tarfile
 from dataclasses import dataclass
@@ -223,28 +224,49 @@ def commit_turn(path: Path, base: str, message: str) -> TurnCommit:
 
     The agent may also have committed on its own; the candidate is HEAD either way.
     An empty turn is one whose tree equals the base's tree.  Git processes are the
-    bulk of the harness's own per-turn cost: a changed turn takes three (``add``,
-    ``commit``, ``show --numstat``), an unchanged one three (``add``, ``commit`` that
-    finds nothing, ``rev-parse``); a fourth only if the agent committed by itself.
+    bulk of the harness's own per-turn cost, so the common cases are cheap: a turn
+    that left nothing costs one (``status``, which also names HEAD), a changed one
+    three (``status``, ``add``, ``commit`` -- whose summary line gives the commit and
+    the lines changed); an agent that committed by itself costs a ``diff`` more.
     """
     restore_config(path)
+    status = git(path, "status", "--porcelain=v2", "--branch", "--no-renames")
+    rows = status.text.splitlines()
+    current = next((r.split()[2] for r in rows if r.startswith("# branch.oid ")), "")
+    if all(r.startswith("# ") for r in rows):  # nothing uncommitted
+        if current == base:
+            return TurnCommit(base, True, 0)
+        return _measured(current, _numstat(path, base, current))
     git(path, "add", "-A")
-    made = git(path, "commit", "-q", "--no-verify", "-m", message, check=False, identity=True)
+    made = git(
+        path, "-c", "core.abbrev=40", "commit", "--no-verify", "-m", message,
+        check=False, identity=True,
+    )  # fmt: skip
+    out = made.stdout.decode(errors="replace")
     if made.ok:
-        shown = git(path, "show", "--numstat", *_NO_PROGRAMS, "--format=%H %P", "HEAD")
-        first, _, numstat = shown.text.partition("\n")
-        commit, _, parents = first.partition(" ")
-        if parents.split() == [base]:
-            return _measured(commit, numstat)
-    else:
-        if "nothing to commit" not in made.stdout.decode(errors="replace") + made.stderr:
-            raise GitError(["commit"], made.returncode, made.stderr)
+        summary = _COMMITTED.search(out)
+        if summary and current == base:
+            stats = {kind: int(n) for n, kind in _STAT.findall(out)}
+            lines = stats.get("insertion", 0) + stats.get("deletion", 0)
+            # A binary or mode-only change still counts: one line per file.
+            return TurnCommit(summary.group(1), False, lines or stats.get("file", 1))
+        commit = summary.group(1) if summary else head(path)
+    elif "nothing to commit" in out + made.stderr:
         commit = head(path)
         if commit == base:
             return TurnCommit(commit, True, 0)
+    else:
+        raise GitError(["commit"], made.returncode, made.stderr)
     # The agent made commits of its own: measure against the turn's base.
-    numstat = git(path, "diff", "--numstat", *_NO_PROGRAMS, base, commit).text
-    return _measured(commit, numstat)
+    return _measured(commit, _numstat(path, base, commit))
+
+
+_COMMITTED = re.compile(r"^\[[^\]]*?\b([0-9a-f]{40})\] ", re.MULTILINE)
+_STAT = re.compile(r"(\d+) (file|insertion|deletion)")
+
+
+def _numstat(path: Path, base: str, commit: str) -> str:
+    return git(path, "diff", "--numstat", *_NO_PROGRAMS, base, commit).text
 
 
 def _measured(commit: str, numstat: str) -> TurnCommit:
