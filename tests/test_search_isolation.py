@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -303,3 +304,38 @@ def test_resume_recreates_a_worktree_left_locked_by_a_kill(tmp_path: Path) -> No
     assert summary.turns == 4 and summary.failed_turns == 0
     assert len(records(tmp_path / "run")) == 4
     assert not (admin / "agent-1" / "index.lock").exists()
+
+
+def test_resume_ends_agents_a_killed_harness_left_running(tmp_path: Path) -> None:
+    """SIGKILL of the harness leaves its agents running (they lead their own sessions);
+    resume finds them by the run's tag and ends them before touching the worktrees."""
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    pidfile = tmp_path / "agent.pid"
+    agent = write_agent(
+        tmp_path,
+        f"""
+        write(value() + 1)
+        if not pathlib.Path({str(pidfile)!r}).exists():
+            pathlib.Path({str(pidfile)!r}).write_text(str(os.getpid()))
+            time.sleep(300)
+        """,
+    )
+    out = tmp_path / "run"
+    proc = subprocess.Popen(
+        [PY, "-m", "evolving_agent", "search", "run", "--candidate", "candidate", "--task",
+         "task.md", "--score", write_scorer(tmp_path), "--agent", "command", "--agent-cmd",
+         agent, "--policy", "single", "--turns", "2", "--out", str(out), "--quiet"],
+        cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60  # a guard against hanging, not a speed assertion
+    while not pidfile.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    orphan = int(pidfile.read_text())
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert _alive(orphan)  # the harness is gone, its agent is not
+    summary = resume_search(out)
+    assert not _alive(orphan)
+    assert summary.turns == 2 and summary.failed_turns == 0

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
 import threading
 import time
@@ -152,6 +153,9 @@ def resume_search(run_dir: Path, *, progress: ProgressFn | None = None) -> Searc
             shutil.rmtree(run.judge_dir, ignore_errors=True)
             seal = _seal_and_score_seed(config, run)
         else:
+            # Agents of a harness that was killed outlive it: end them before their
+            # worktrees are made again.
+            end_run_processes(run_id(run))
             changed = run.changed_since_seal(seal)
             changed += Seal(seal["files"]).changed()
             if changed:
@@ -162,6 +166,35 @@ def resume_search(run_dir: Path, *, progress: ProgressFn | None = None) -> Searc
         return _Runner(config, run, progress, seal).run()
     finally:
         os.close(lock)
+
+
+RUN_ID_VAR = "EA_RUN_ID"
+
+
+def run_id(run: RunDir) -> str:
+    """The run's identity in its agents' environment (its resolved directory)."""
+    return str(run.path.resolve())
+
+
+def end_run_processes(ident: str) -> list[int]:
+    """Kill every process whose environment carries ``EA_RUN_ID=ident`` (Linux /proc)."""
+    needle = f"{RUN_ID_VAR}={ident}".encode()
+    killed = []
+    proc = Path("/proc")
+    for entry in proc.iterdir() if proc.is_dir() else []:
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            try:
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed.append(int(entry.name))
+            except (ProcessLookupError, PermissionError):
+                pass
+    return killed
 
 
 def _resolved(config: SearchConfig) -> SearchConfig:
@@ -314,6 +347,7 @@ class _Runner:
         self.lock = threading.Lock()
         self.records = run.read_log(repair=True)
         self.resumed_at = len(self.records)
+        self.run_id = run_id(run)
         self.best_score, self.best_commit, self.best_repo = seed.score, seed.commit, seed_repo(run)
         for record in self.records:
             if record.improved and record.score is not None:
@@ -470,6 +504,7 @@ class _Runner:
             state_dir=self.run_dir.agent_state,
             seed=self.config.seed,
             minimize=self.config.minimize,
+            env={RUN_ID_VAR: self.run_id},
         )
         job = TurnJob(
             request=request,

@@ -37,6 +37,9 @@ class TurnRequest:
     state_dir: Path | None = None  # private, persistent dir for backend state
     seed: int = 0
     minimize: bool = False
+    # Extra environment for the agent's processes: the harness tags them with its run
+    # (EA_RUN_ID), so a resume can find and end agents a killed harness left behind.
+    env: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

@@ -75,7 +75,9 @@ class ClaudeAgent(Agent):
         return [*argv, "--", request.prompt]
 
     def run_turn(self, *, request: TurnRequest) -> TurnResult:
-        done = run_process(self.argv(request), cwd=request.workspace, timeout=request.timeout)
+        done = run_process(
+            self.argv(request), cwd=request.workspace, timeout=request.timeout, env=request.env
+        )
         data = _result_object(done.stdout)
         raw_usage = data.get("usage")
         usage: dict[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}

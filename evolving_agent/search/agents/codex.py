@@ -167,7 +167,9 @@ class CodexAgent(Agent):
         ]
 
     def run_turn(self, *, request: TurnRequest) -> TurnResult:
-        done = run_process(self.argv(request), cwd=request.workspace, timeout=request.timeout)
+        done = run_process(
+            self.argv(request), cwd=request.workspace, timeout=request.timeout, env=request.env
+        )
         thread_id: str | None = None
         reports: list[dict[str, int]] = []
         message = ""

@@ -74,6 +74,7 @@ class CommandAgent(Agent):
             "EA_AGENT": str(request.agent),
             "EA_TURN": str(request.turn),
             "EA_SEED": str(request.seed),
+            **request.env,
         }
         command = self.new_command if request.new_session else self.resume_command
         done = run_process(
