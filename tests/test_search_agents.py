@@ -316,3 +316,24 @@ def test_a_missing_agent_program_is_refused_before_anything_is_made(
     with pytest.raises(NotFound, match="not found: (claude|codex|/nonexistent/agent) "):
         run_search(config(tmp_path, score_cmd="true", agent=agent, agent_cmd=cmd))
     assert not (tmp_path / "run").exists()
+
+
+def test_claude_new_and_resumed_turns_get_their_own_arguments(tmp_path: Path, fakes: Path) -> None:
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    run_search(
+        config(
+            tmp_path,
+            score_cmd=write_scorer(tmp_path),
+            agent="claude",
+            agent_args="--model sonnet",
+            agent_resume_args="--model haiku --permission-mode bypassPermissions",
+            policy="single",
+            turns=2,
+        )
+    )
+    first, second = (c["argv"] for c in _log(fakes))
+    assert first[5:9] == ["--permission-mode", "acceptEdits", "--model", "sonnet"]
+    assert second[5:9] == ["--model", "haiku", "--permission-mode", "bypassPermissions"]
+    assert "acceptEdits" not in second  # a chosen permission mode replaces the default
+    assert [r["score"] for r in records(tmp_path / "run")] == [1.0, 2.0]

@@ -173,3 +173,29 @@ def test_retries_back_off_and_start_from_the_turns_base(tmp_path: Path) -> None:
         sleep=slept.append,
     )  # fmt: skip
     assert limited.attempts == 2 and "429" in (limited.result.error or "")
+
+
+def test_score_cwd_runs_the_scorer_elsewhere_with_the_candidate_still_named(
+    tmp_path: Path,
+) -> None:
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    scorer_home = tmp_path / "scorer-home"
+    scorer_home.mkdir()
+    (scorer_home / "offset.txt").write_text("100\n")
+    agent = write_agent(tmp_path, "write(value() + 1)\n")
+    score = (
+        f'{PY} -c "import os, pathlib; '
+        "print(float(pathlib.Path('offset.txt').read_text()) + "
+        "float((pathlib.Path(os.environ['EA_CANDIDATE']) / 'value.txt').read_text()))\""
+    )
+    result = CliRunner().invoke(cli, [
+        "search", "run", "--candidate", str(tmp_path / "candidate"), "--task",
+        str(tmp_path / "task.md"), "--score", score, "--score-cwd", str(scorer_home),
+        "--agent", "command", "--agent-cmd", agent, "--policy", "single", "--turns", "1",
+        "--out", str(tmp_path / "run"), "--json", "--quiet",
+    ])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["best_score"] == 101.0
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert run["score_cwd"] == str(scorer_home)

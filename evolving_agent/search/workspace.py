@@ -25,6 +25,7 @@ import os
 import re
 import shutil
 import tarfile
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,10 +107,11 @@ def export_commit(repo_dir: Path, commit: str, dest: Path) -> None:
 
 
 def _write_config(git_dir: Path) -> None:
-    config = git_dir / "config"
-    tmp = git_dir / ".config.harness"
-    tmp.write_text(HARNESS_CONFIG)
-    os.replace(tmp, config)
+    # A unique temporary name: parallel agents' turns may restore the same repository.
+    fd, tmp = tempfile.mkstemp(dir=git_dir, prefix=".config.harness.")
+    with os.fdopen(fd, "w") as fh:
+        fh.write(HARNESS_CONFIG)
+    os.replace(tmp, git_dir / "config")
 
 
 def init_round_repo(repo_dir: Path, files: Path, message: str) -> str:
