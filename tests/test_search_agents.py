@@ -337,3 +337,19 @@ def test_claude_new_and_resumed_turns_get_their_own_arguments(tmp_path: Path, fa
     assert second[5:9] == ["--model", "haiku", "--permission-mode", "bypassPermissions"]
     assert "acceptEdits" not in second  # a chosen permission mode replaces the default
     assert [r["score"] for r in records(tmp_path / "run")] == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("name", ["claude", "codex"])
+def test_a_session_the_cli_cannot_find_is_given_up(tmp_path: Path, fakes: Path, name: str) -> None:
+    """Resuming a session the CLI no longer has fails; the turn reports no session, so
+    the next one starts fresh instead of failing the same way for the rest of the run."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "value.txt").write_text("1\n")
+    init_round_repo(tmp_path / "ws", src, "seed")
+    gone = make_agent(name).run_turn(
+        request=TurnRequest(workspace=tmp_path / "ws", prompt="go", session_id="lost-42",
+                            new_session=False, round=1, agent=1, turn=2, timeout=30)
+    )  # fmt: skip
+    assert gone.error is not None and "lost-42" in gone.error
+    assert gone.session_id is None

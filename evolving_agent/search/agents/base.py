@@ -113,6 +113,16 @@ def is_transient(error: str) -> bool:
 
 TURN_TIMEOUT_PREFIX = "turn timed out"
 
+_LOST = re.compile(
+    r"no (conversation|rollout|session|thread) found|session (id )?\S* ?not found", re.IGNORECASE
+)
+
+
+def continued_session(request_session: str, error: str | None) -> str | None:
+    """The session a failed *continued* turn leaves: None if the CLI says it is gone
+    (so the next turn starts a fresh one instead of failing the same way forever)."""
+    return None if error and _LOST.search(error) else request_session
+
 
 def split_args(text: str | None) -> list[str]:
     return shlex.split(text) if text else []

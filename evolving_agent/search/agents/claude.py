@@ -32,6 +32,7 @@ from evolving_agent.search.agents.base import (
     TurnResult,
     as_float,
     as_int,
+    continued_session,
     failure,
     require_program,
     split_args,
@@ -97,7 +98,7 @@ class ClaudeAgent(Agent):
             session: str | None = str(reported)
         else:
             # No result object: a new session may never have been created.
-            session = None if request.new_session else request.session_id
+            session = None if request.new_session else continued_session(request.session_id, error)
         return TurnResult(
             session_id=session,
             input_tokens=sum(i for i in inputs if i is not None) if usage else None,

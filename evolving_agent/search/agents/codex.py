@@ -50,6 +50,7 @@ from evolving_agent.search.agents.base import (
     TurnRequest,
     TurnResult,
     as_int,
+    continued_session,
     failure,
     require_program,
     split_args,
@@ -191,7 +192,9 @@ class CodexAgent(Agent):
                 if item.get("type") == "agent_message":
                     message = str(item.get("text", ""))
         error = failed or failure(done, "codex", request.timeout)
-        session = thread_id or (None if request.new_session else request.session_id)
+        session = thread_id or (
+            None if request.new_session else continued_session(request.session_id, error)
+        )
         if not reports:
             return TurnResult(session_id=session, message=message[-2000:], error=error)
         used = self._deltas(request, session, reports)
