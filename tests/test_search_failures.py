@@ -199,3 +199,28 @@ def test_score_cwd_runs_the_scorer_elsewhere_with_the_candidate_still_named(
     assert json.loads(result.output)["best_score"] == 101.0
     run = json.loads((tmp_path / "run" / "run.json").read_text())
     assert run["score_cwd"] == str(scorer_home)
+
+
+def test_turn_execution_and_judging_travel_as_plain_values(tmp_path: Path) -> None:
+    """An executor (threads here, Ray workers elsewhere) can ship a turn and a judge."""
+    import pickle
+
+    from evolving_agent.search.judge import Judge, Seal
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "value.txt").write_text("1\n")
+    workspace = tmp_path / "ws"
+    base = init_round_repo(workspace, src, "seed")
+    scorer = tmp_path / "score.sh"
+    scorer.write_text("cat value.txt\n")
+    judge = Judge(f"sh {scorer}", tmp_path, 30, seal=Seal({str(scorer): "0" * 64}))
+    agent = make_agent("command", command="echo 5 > value.txt")
+    request = TurnRequest(workspace=workspace, prompt="go", session_id="s", new_session=True,
+                          round=1, agent=1, turn=1, timeout=30)  # fmt: skip
+    job = TurnJob(request, base, "turn 1")
+    shipped_agent, shipped_job, shipped_judge = pickle.loads(pickle.dumps((agent, job, judge)))
+    outcome = execute_turn(shipped_agent, shipped_job)
+    assert outcome.change.lines_changed == 2
+    verdict = shipped_judge.judge(workspace, outcome.change.commit)
+    assert verdict.tampered and verdict.score is None  # the seal travelled too

@@ -132,6 +132,12 @@ class Seal:
         self._stats: dict[str, tuple[int, ...]] = {}
         self._lock = threading.Lock()
 
+    def __getstate__(self) -> dict[str, str]:
+        return self.files  # picklable (an executor may ship the judge): no lock, no stats
+
+    def __setstate__(self, files: dict[str, str]) -> None:
+        self.__init__(files)  # type: ignore[misc]
+
     def changed(self) -> list[str]:
         """The sealed files that are missing or whose content differs from the seal."""
         bad = []
