@@ -224,3 +224,23 @@ def test_turn_execution_and_judging_travel_as_plain_values(tmp_path: Path) -> No
     assert outcome.change.lines_changed == 2
     verdict = shipped_judge.judge(workspace, outcome.change.commit)
     assert verdict.tampered and verdict.score is None  # the seal travelled too
+
+
+def test_a_backend_that_raises_fails_its_turn_not_the_run(tmp_path: Path) -> None:
+    from evolving_agent.search.agents.base import Agent, TurnResult
+
+    class Broken(Agent):
+        name = "broken"
+
+        def run_turn(self, *, request: TurnRequest) -> TurnResult:
+            raise OSError("disk on fire")
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "value.txt").write_text("1\n")
+    base = init_round_repo(tmp_path / "ws", src, "seed")
+    request = TurnRequest(workspace=tmp_path / "ws", prompt="go", session_id="s",
+                          new_session=True, round=1, agent=1, turn=1, timeout=30)  # fmt: skip
+    outcome = execute_turn(Broken(), TurnJob(request, base, "t"))
+    assert outcome.result.error == "broken agent raised OSError: disk on fire"
+    assert outcome.change.empty and outcome.result.session_id is None

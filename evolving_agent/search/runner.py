@@ -300,7 +300,10 @@ def execute_turn(
     attempts = 0
     while True:
         attempts += 1
-        result = agent.run_turn(request=request)
+        try:
+            result = agent.run_turn(request=request)
+        except Exception as exc:  # noqa: BLE001 - a broken backend fails its turn, not the run
+            result = TurnResult(error=f"{agent.name} agent raised {type(exc).__name__}: {exc}")
         error = result.error
         if error is None or attempts > job.retries or not is_transient(error):
             break
