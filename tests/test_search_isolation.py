@@ -339,3 +339,21 @@ def test_resume_ends_agents_a_killed_harness_left_running(tmp_path: Path) -> Non
     summary = resume_search(out)
     assert not _alive(orphan)
     assert summary.turns == 2 and summary.failed_turns == 0
+
+
+def test_a_run_without_a_seal_is_sealed_on_resume_not_restarted(tmp_path: Path) -> None:
+    """Killed between seed.json and the seal (or made before runs were sealed): resume
+    seals what is there and keeps every recorded turn."""
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    agent = write_agent(tmp_path, "write(value() + 1)\n")
+    run_search(config(tmp_path, score_cmd=write_scorer(tmp_path), agent_cmd=agent,
+                      policy="single", turns=2))  # fmt: skip
+    judge_dir = tmp_path / "run" / "judge"
+    for item in judge_dir.iterdir():
+        item.unlink()
+    judge_dir.rmdir()
+    before = records(tmp_path / "run")
+    summary = resume_search(tmp_path / "run")
+    assert records(tmp_path / "run") == before and summary.best_score == 2.0
+    assert (judge_dir / "seal.json").is_file()

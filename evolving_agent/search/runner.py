@@ -147,11 +147,18 @@ def resume_search(run_dir: Path, *, progress: ProgressFn | None = None) -> Searc
     lock = run.lock()
     try:
         seal = run.read_seal()
-        if seal is None or run.read_seed() is None:
+        if run.read_seed() is None:
             # Stopped before the seed was scored: no agent ever ran; start over.
             shutil.rmtree(run.path / "rounds", ignore_errors=True)
             shutil.rmtree(run.judge_dir, ignore_errors=True)
             seal = _seal_and_score_seed(config, run)
+        elif seal is None:
+            # Killed between seed.json and the seal, or a run made before runs were
+            # sealed: seal what is there now and go on.
+            assert config.workdir is not None
+            score_cmd, files = seal_command(config.score_cmd, config.workdir)
+            run.write_seal(score_cmd, files, config.task.read_text(encoding="utf-8"))
+            seal = {"score_cmd": score_cmd, "files": files}
         else:
             # Agents of a harness that was killed outlive it: end them before their
             # worktrees are made again.
