@@ -414,6 +414,13 @@ class _Runner:
                 f"{failed[0].error}",
                 file=self.run_dir.path,
             )
+        if self.stop == "failed":
+            mine = self.records[self.resumed_at :]
+            raise InvalidInput(
+                f"every turn of this resume failed ({len(mine)}); the run stopped; the "
+                f"first: {mine[0].error}",
+                file=self.run_dir.path,
+            )
         return summary
 
     def _tag_round(self, rnd: OpenRound) -> None:
