@@ -365,7 +365,8 @@ class _Runner:
                 self.best_repo = round_repo(run, record.round)
         self.known: dict[str, float | None] = {seed.commit: seed.score}
         for record in self.records:
-            self.known[record.commit] = record.score
+            if not (record.error or "").startswith(TAMPERED):  # never judged: no score
+                self.known[record.commit] = record.score
         self.closing: str | None = None
         self.stop: str | None = None  # "failed" / "judge-tampered": the run stops here
         self.round: OpenRound | None = None
@@ -407,7 +408,8 @@ class _Runner:
         self._emit("done", summary.rounds, message="done")
         failed = [r for r in self.records if r.error]
         if self.stop == TAMPERED:
-            raise JudgeTampered(f"{failed[-1].error}; the run stopped: {self.run_dir.path}")
+            why = next(r.error for r in failed if (r.error or "").startswith(TAMPERED))
+            raise JudgeTampered(f"{why}; the run stopped: {self.run_dir.path}")
         if self.records and len(failed) == len(self.records):
             raise InvalidInput(
                 f"every turn failed ({len(failed)} of {len(self.records)}); the first: "
