@@ -202,6 +202,17 @@ def test_codex_resume_arguments_are_derived_or_refused(tmp_path: Path, fakes: Pa
     ]  # fmt: skip
     assert [r["error"] for r in records(tmp_path / "run")] == [None, None]
 
+    # --full-auto, gone from current codex, becomes its equivalent on both kinds of turn.
+    (tmp_path / "fa").mkdir()
+    make_candidate(tmp_path / "fa")
+    make_task(tmp_path / "fa")
+    summary = run_search(
+        config(tmp_path / "fa", score_cmd=write_scorer(tmp_path / "fa"), agent="codex",
+               agent_args="--full-auto", policy="single", turns=2)
+    )  # fmt: skip
+    assert summary.failed_turns == 0 and summary.best_score == 2.0
+    assert all("--full-auto" not in c["argv"] for c in _log(fakes))
+
     (tmp_path / "b").mkdir()
     make_candidate(tmp_path / "b")
     make_task(tmp_path / "b")

@@ -16,7 +16,8 @@ argument lists:
 
 * ``NEW ARGS`` default to ``-c sandbox_mode="workspace-write"`` (codex's default
   sandbox is read-only: it would edit nothing); the user's ``--agent-args`` are kept
-  as given, with that default added unless they choose a sandbox themselves;
+  as given (``--full-auto``, which current codex rejects, becomes that same ``-c``),
+  with the default added unless they choose a sandbox themselves;
 * ``RESUME ARGS`` are ``--agent-resume-args`` if given, else derived from the new
   ones: ``-s/--sandbox MODE`` and ``--full-auto`` become ``-c sandbox_mode="MODE"``,
   global options are kept, and any other option is refused before the run starts.
@@ -96,7 +97,11 @@ def _chooses_sandbox(args: list[str]) -> bool:
 
 
 def new_args(args: list[str]) -> list[str]:
-    """The arguments of a new turn: the user's, plus a writable sandbox unless chosen."""
+    """The arguments of a new turn: the user's, plus a writable sandbox unless chosen.
+
+    ``--full-auto`` (removed from current codex) becomes its exact equivalent.
+    """
+    args = [part for a in args for part in (SANDBOX_DEFAULT if a == "--full-auto" else (a,))]
     return args if _chooses_sandbox(args) else [*SANDBOX_DEFAULT, *args]
 
 
