@@ -357,3 +357,34 @@ def test_a_run_without_a_seal_is_sealed_on_resume_not_restarted(tmp_path: Path) 
     summary = resume_search(tmp_path / "run")
     assert records(tmp_path / "run") == before and summary.best_score == 2.0
     assert (judge_dir / "seal.json").is_file()
+
+
+@pytest.mark.parametrize("trigger", ["r01/agent-2", "r02/repo/.git/worktrees"])
+def test_a_kill_while_a_round_is_being_set_up_is_recoverable(tmp_path: Path, trigger: str) -> None:
+    """A real SIGKILL while a round's worktrees are being made (round 1 keeps the seed
+    repository, so a half-made, locked worktree registration stays in it): resume
+    finishes every planned turn."""
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    agent = write_agent(tmp_path, "write(value() + 1)\n")
+    out = tmp_path / "run"
+    proc = subprocess.Popen(
+        [PY, "-m", "evolving_agent", "search", "run", "--candidate", "candidate", "--task",
+         "task.md", "--score", write_scorer(tmp_path), "--agent", "command", "--agent-cmd",
+         agent, "--policy", "forget-team", "--agents", "4", "--rounds", "2", "--turns", "8",
+         "--out", str(out), "--quiet"],
+        cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    target = out / "rounds"
+    deadline = time.monotonic() + 60  # a guard against hanging, not a speed assertion
+    while not (target / trigger).exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.002)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    summary = resume_search(out)
+    assert summary.turns == 8 and summary.rounds == 2 and summary.failed_turns == 0
+    rows = records(out)
+    assert sorted((r["round"], r["agent"]) for r in rows) == [
+        (rnd, a) for rnd in (1, 2) for a in (1, 2, 3, 4)
+    ]
