@@ -181,16 +181,31 @@ def add_worktree(repo_dir: Path, path: Path, branch: str, commit: str) -> None:
     restore_config(repo_dir)
     remove_stale_locks(repo_dir)
     common = _common_git_dir(repo_dir)
-    # Forget any registration of this path, locked or not: the directory is gone.
-    for gitdir in common.glob("worktrees/*/gitdir") if common else []:
-        try:
-            registered = Path(gitdir.read_text().strip()).parent
-        except OSError:
-            continue
-        if registered.absolute() == path.absolute():
-            shutil.rmtree(gitdir.parent, ignore_errors=True)
+    # Forget any registration of this path, locked or not (the directory is gone), and
+    # any registration a kill left half-written (git cannot even prune those).
+    for admin in common.glob("worktrees/*") if common else []:
+        if _half_made(admin) or _registered_path(admin) == path.absolute():
+            shutil.rmtree(admin, ignore_errors=True)
     git(repo_dir, "worktree", "prune")
     git(repo_dir, "worktree", "add", "-q", "-f", "-f", "-B", branch, str(path), commit)
+
+
+def _registered_path(admin: Path) -> Path | None:
+    try:
+        return Path((admin / "gitdir").read_text().strip()).parent.absolute()
+    except OSError:
+        return None
+
+
+def _half_made(admin: Path) -> bool:
+    """A worktree registration missing one of the files git writes to make it."""
+    for name in ("gitdir", "commondir", "HEAD"):
+        try:
+            if not (admin / name).read_text().strip():
+                return True
+        except (OSError, UnicodeDecodeError):
+            return True
+    return False
 
 
 def remove_stale_locks(repo_dir: Path) -> list[Path]:
