@@ -11,9 +11,11 @@ Two runs of the ``single`` policy, both measured in one invocation:
 
 For each it prints ms per turn (the turn loop only: seed scoring and round setup are
 reported separately) and the breakdown from the per-turn ``timing`` in ``log.jsonl``:
-agent subprocess, git (status, add, commit, rev-parse, diff --numstat, candidate tag),
-export (git archive), scorer subprocess, and bookkeeping (reducer, prompt, fsynced
-record append, best/ export, progress) as the remainder.
+agent subprocess, git (``status``; for a changed turn also ``add`` and ``commit``:
+three git processes, one for an unchanged turn), export (``git archive`` to a file,
+untarred), scorer subprocess, and bookkeeping (reducer, prompt, fsynced record
+append, best/ export, progress) as the remainder.  Candidate tags are written once
+per round, in one git call.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ def bench(name: str, agent_cmd: str, turns: int, tmp: Path) -> None:
             agent="command",
             agent_cmd=agent_cmd,
             policy="single",
+            score_cwd=tmp / name,
             turns=turns,
             out=tmp / name / "run",
             workdir=tmp / name,
@@ -75,7 +78,7 @@ def bench(name: str, agent_cmd: str, turns: int, tmp: Path) -> None:
     )
     for label, value in (
         ("agent subprocess", agent),
-        ("git: status, add, commit, rev-parse, diff, tag", git),
+        ("git: status (+ add, commit if changed)", git),
         ("export (git archive + untar)", export),
         ("scorer subprocess", score),
         ("judge temp dirs", judge_rest),

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
+from _search_fakes import calls, fake_env
 from test_search_helpers import (
     INCREMENT,
-    PY,
     TSP,
     config,
     make_candidate,
@@ -25,86 +25,23 @@ from test_search_helpers import (
     write_scorer,
 )
 
-from evolving_agent.errors import UsageError
+from evolving_agent.errors import InvalidInput, NotFound, UsageError
 from evolving_agent.search.agents import AGENT_NAMES, make_agent
 from evolving_agent.search.agents.base import TurnRequest
 from evolving_agent.search.runner import run_search
 from evolving_agent.search.workspace import init_round_repo
 
-COMMON = """
-import json, os, pathlib, sys, uuid
-LOG = pathlib.Path(os.environ["FAKE_AGENT_LOG"])
-def log(**kw):
-    closed = os.path.samestat(os.fstat(0), os.stat(os.devnull))
-    with LOG.open("a") as fh:
-        fh.write(json.dumps({"argv": sys.argv[1:], "stdin_closed": closed, **kw}) + "\\n")
-def bump():
-    p = pathlib.Path("value.txt")
-    p.write_text(str(float(p.read_text()) + 1) + "\\n")
-args = sys.argv[1:]
-"""
-
-FAKE_CLAUDE = (
-    COMMON
-    + """
-prompt = args[args.index("-p") + 1]
-assert args[args.index("--output-format") + 1] == "json"
-if "--session-id" in args:
-    sid = args[args.index("--session-id") + 1]
-else:
-    sid = args[args.index("--resume") + 1]
-log(prompt=prompt)
-bump()
-print(json.dumps({
-    "type": "result", "subtype": "success", "is_error": False, "duration_ms": 1200,
-    "num_turns": 3, "result": "Made the number bigger.", "session_id": sid,
-    "total_cost_usd": 0.0123,
-    "usage": {"input_tokens": 100, "cache_creation_input_tokens": 10,
-              "cache_read_input_tokens": 50, "output_tokens": 20},
-}))
-"""
-)
-
-FAKE_CODEX = (
-    COMMON
-    + """
-assert args[0] == "exec" and "--json" in args
-if args[1] == "resume":
-    thread = args[-2]
-else:
-    thread = "thread-" + uuid.uuid4().hex[:8]
-log(prompt=args[-1])
-bump()
-for event in (
-    {"type": "thread.started", "thread_id": thread},
-    {"type": "turn.started"},
-    {"type": "item.completed", "item": {"id": "item_0", "type": "agent_message",
-                                       "text": "Bumped it."}},
-    {"type": "turn.completed", "usage": {"input_tokens": 1000, "cached_input_tokens": 400,
-                                         "output_tokens": 200, "reasoning_output_tokens": 50}},
-):
-    print(json.dumps(event))
-"""
-)
-
 
 @pytest.fixture()
 def fakes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Fake ``claude`` and ``codex`` on PATH; returns their shared log file."""
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    for name, body in (("claude", FAKE_CLAUDE), ("codex", FAKE_CODEX)):
-        exe = bindir / name
-        exe.write_text(f"#!{PY}\n{textwrap.dedent(body)}")
-        exe.chmod(0o755)
-    log = tmp_path / "fake.log"
-    monkeypatch.setenv("PATH", f"{bindir}:{Path(PY).parent}:/usr/bin:/bin")
-    monkeypatch.setenv("FAKE_AGENT_LOG", str(log))
-    return log
+    """Fake ``claude`` and ``codex`` on PATH (see ``_search_fakes``); returns their log."""
+    for key, value in fake_env(tmp_path).items():
+        monkeypatch.setenv(key, value)
+    return tmp_path / "fake.log"
 
 
-def _log(path: Path) -> list[dict[str, object]]:
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+def _log(path: Path) -> list[dict[str, Any]]:
+    return calls(path)
 
 
 @pytest.mark.parametrize("name", AGENT_NAMES)
@@ -180,23 +117,37 @@ def test_claude_run_records_sessions_cost_and_tokens(tmp_path: Path, fakes: Path
         )
     )
     rows = sorted(records(tmp_path / "run"), key=lambda r: r["seq"])
-    calls = _log(fakes)
-    flags = [next(a for a in c["argv"] if a in ("--session-id", "--resume")) for c in calls]
-    assert flags == ["--session-id", "--resume", "--session-id", "--resume"]
+    seen = _log(fakes)
     assert rows[0]["session"] == rows[1]["session"] != rows[2]["session"] == rows[3]["session"]
-    resumed = calls[1]["argv"]
-    assert resumed[resumed.index("--resume") + 1] == rows[0]["session"]
+    prompt = seen[0]["prompt"]
+    # New and resumed turns: the documented flags, the permission mode by default,
+    # and the prompt after "--".
+    assert seen[0]["argv"] == [
+        "-p", "--output-format", "json", "--session-id", rows[0]["session"],
+        "--permission-mode", "acceptEdits", "--", prompt,
+    ]  # fmt: skip
+    assert seen[1]["argv"] == [
+        "-p", "--output-format", "json", "--resume", rows[0]["session"],
+        "--permission-mode", "acceptEdits", "--", seen[1]["prompt"],
+    ]  # fmt: skip
     assert all(
         r["cost_usd"] == 0.0123
         and r["input_tokens"] == 160
         and r["output_tokens"] == 20
         and r["reasoning_tokens"] is None
+        and r["error"] is None
         for r in rows
     )
     assert [r["score"] for r in rows] == [1.0, 2.0, 3.0, 4.0]
 
 
-def test_codex_run_reads_thread_ids_and_prices_tokens(tmp_path: Path, fakes: Path) -> None:
+@pytest.mark.parametrize("shape", ["cumulative", "per-turn"])
+def test_codex_run_reads_thread_ids_and_prices_each_turn_once(
+    tmp_path: Path, fakes: Path, monkeypatch: pytest.MonkeyPatch, shape: str
+) -> None:
+    """Current codex reports the thread's running total, older codex each turn's own:
+    either way every turn is charged its own tokens."""
+    monkeypatch.setenv("FAKE_CODEX_USAGE", shape)
     make_candidate(tmp_path)
     make_task(tmp_path)
     run_search(
@@ -206,20 +157,210 @@ def test_codex_run_reads_thread_ids_and_prices_tokens(tmp_path: Path, fakes: Pat
             agent="codex",
             policy="forget",
             rounds=2,
-            turns=4,
+            turns=6,
             token_prices={"input": 2.0, "cached_input": 0.5, "output": 10.0},
         )
     )
     rows = sorted(records(tmp_path / "run"), key=lambda r: r["seq"])
     assert all(str(r["session"]).startswith("thread-") for r in rows)
-    assert rows[0]["session"] == rows[1]["session"] != rows[2]["session"]
-    calls = _log(fakes)
-    assert calls[1]["argv"][:3] == ["exec", "resume", "--json"]
-    assert calls[1]["argv"][-2] == rows[0]["session"]
+    assert rows[0]["session"] == rows[1]["session"] == rows[2]["session"] != rows[3]["session"]
+    seen = _log(fakes)
+    assert seen[0]["argv"] == [
+        "exec", "--json", "-c", 'sandbox_mode="workspace-write"', "--", seen[0]["prompt"],
+    ]  # fmt: skip
+    assert seen[1]["argv"] == [
+        "exec", "resume", "--json", "-c", 'sandbox_mode="workspace-write"',
+        rows[0]["session"], "--", seen[1]["prompt"],
+    ]  # fmt: skip
     # (600 uncached * 2.0 + 400 cached * 0.5 + 200 out * 10.0) per million tokens.
-    assert rows[0]["cost_usd"] == pytest.approx(0.0034)
-    assert (rows[0]["input_tokens"], rows[0]["output_tokens"], rows[0]["reasoning_tokens"]) == (
-        1000,
-        200,
-        50,
+    assert [r["cost_usd"] for r in rows] == [pytest.approx(0.0034)] * 6
+    assert {(r["input_tokens"], r["output_tokens"], r["reasoning_tokens"]) for r in rows} == {
+        (1000, 200, 50)
+    }
+    assert [r["score"] for r in rows] == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+
+
+def test_codex_resume_arguments_are_derived_or_refused(tmp_path: Path, fakes: Path) -> None:
+    """`-s` would break every resumed turn: it becomes `-c sandbox_mode=...`; an
+    exec-only option with no resume equivalent is refused before the run starts."""
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    run_search(
+        config(
+            tmp_path,
+            score_cmd=write_scorer(tmp_path),
+            agent="codex",
+            agent_args="-s workspace-write -m gpt-5",
+            policy="single",
+            turns=2,
+        )
     )
+    seen = _log(fakes)
+    assert seen[0]["argv"][:6] == ["exec", "--json", "-s", "workspace-write", "-m", "gpt-5"]
+    assert seen[1]["argv"][:7] == [
+        "exec", "resume", "--json", "-c", 'sandbox_mode="workspace-write"', "-m", "gpt-5",
+    ]  # fmt: skip
+    assert [r["error"] for r in records(tmp_path / "run")] == [None, None]
+
+    # --full-auto, gone from current codex, becomes its equivalent on both kinds of turn.
+    (tmp_path / "fa").mkdir()
+    make_candidate(tmp_path / "fa")
+    make_task(tmp_path / "fa")
+    summary = run_search(
+        config(tmp_path / "fa", score_cmd=write_scorer(tmp_path / "fa"), agent="codex",
+               agent_args="--full-auto", policy="single", turns=2)
+    )  # fmt: skip
+    assert summary.failed_turns == 0 and summary.best_score == 2.0
+    assert all("--full-auto" not in c["argv"] for c in _log(fakes))
+
+    (tmp_path / "b").mkdir()
+    make_candidate(tmp_path / "b")
+    make_task(tmp_path / "b")
+    with pytest.raises(UsageError, match="codex exec resume does not take -C"):
+        run_search(config(tmp_path / "b", score_cmd="true", agent="codex", agent_args="-C /x"))
+    assert not (tmp_path / "b" / "run").exists()
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_a_task_starting_with_front_matter_is_not_an_option(
+    tmp_path: Path, fakes: Path, agent: str
+) -> None:
+    make_candidate(tmp_path)
+    (tmp_path / "task.md").write_text("---\ntitle: bigger\n---\nMake value.txt larger.\n")
+    summary = run_search(
+        config(tmp_path, score_cmd=write_scorer(tmp_path), agent=agent, policy="single", turns=2)
+    )
+    assert summary.failed_turns == 0 and summary.best_score == 2.0
+    assert _log(fakes)[0]["prompt"].startswith("---\ntitle: bigger")
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_a_rejected_flag_is_a_failed_turn_and_a_failed_run(
+    tmp_path: Path, fakes: Path, agent: str
+) -> None:
+    """A flag the CLI rejects used to look like "no improvement"; now every turn
+    records the CLI's error, the summary counts failed turns, and the run exits 4."""
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    with pytest.raises(InvalidInput, match=r"every turn failed \(2 of 2\); the first: "):
+        run_search(
+            config(
+                tmp_path,
+                score_cmd=write_scorer(tmp_path),
+                agent=agent,
+                agent_args="--bogus-flag",
+                # Given explicitly, resume arguments go to codex exec resume unchecked.
+                agent_resume_args="--bogus-flag",
+                policy="single",
+                turns=2,
+            )
+        )
+    rows = records(tmp_path / "run")
+    assert all("bogus-flag" in r["error"] and r["attempts"] == 1 for r in rows)
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert (summary["failed_turns"], summary["empty_turns"]) == (2, 0)
+    assert "bogus-flag" in summary["first_error"]
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_an_overloaded_api_is_retried_with_backoff(
+    tmp_path: Path, fakes: Path, monkeypatch: pytest.MonkeyPatch, agent: str
+) -> None:
+    monkeypatch.setenv("FAKE_FAIL_FIRST", "2")
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    summary = run_search(
+        config(
+            tmp_path,
+            score_cmd=write_scorer(tmp_path),
+            agent=agent,
+            policy="single",
+            turns=2,
+            retries=2,
+            retry_backoff=0.01,
+        )
+    )
+    rows = records(tmp_path / "run")
+    assert [(r["attempts"], r["error"]) for r in rows] == [(3, None), (1, None)]
+    assert summary.failed_turns == 0 and summary.best_score == 2.0
+    seen = _log(fakes)
+    # The retried first turn started a new session each time, never resumed a dead one.
+    flag = "--session-id" if agent == "claude" else "exec"
+    assert all(flag in c["argv"] for c in seen[:3])
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_a_session_never_created_is_started_fresh(
+    tmp_path: Path, fakes: Path, monkeypatch: pytest.MonkeyPatch, agent: str
+) -> None:
+    """Without retries, a failed first turn used to void the round: every later turn
+    resumed a session that never existed."""
+    monkeypatch.setenv("FAKE_FAIL_FIRST", "1")
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    run_search(
+        config(
+            tmp_path,
+            score_cmd=write_scorer(tmp_path),
+            agent=agent,
+            policy="single",
+            turns=3,
+            retries=0,
+        )
+    )
+    rows = sorted(records(tmp_path / "run"), key=lambda r: r["seq"])
+    assert "529" in rows[0]["error"] and rows[0]["session"] is None
+    assert [r["error"] for r in rows[1:]] == [None, None]
+    assert [r["new_session"] for r in rows] == [True, True, False]
+    assert rows[1]["session"] == rows[2]["session"] is not None
+    assert [r["score"] for r in rows] == [0.0, 1.0, 2.0]
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "command"])
+def test_a_missing_agent_program_is_refused_before_anything_is_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent: str
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    cmd = "/nonexistent/agent --flag" if agent == "command" else None
+    with pytest.raises(NotFound, match="not found: (claude|codex|/nonexistent/agent) "):
+        run_search(config(tmp_path, score_cmd="true", agent=agent, agent_cmd=cmd))
+    assert not (tmp_path / "run").exists()
+
+
+def test_claude_new_and_resumed_turns_get_their_own_arguments(tmp_path: Path, fakes: Path) -> None:
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    run_search(
+        config(
+            tmp_path,
+            score_cmd=write_scorer(tmp_path),
+            agent="claude",
+            agent_args="--model sonnet",
+            agent_resume_args="--model haiku --permission-mode bypassPermissions",
+            policy="single",
+            turns=2,
+        )
+    )
+    first, second = (c["argv"] for c in _log(fakes))
+    assert first[5:9] == ["--permission-mode", "acceptEdits", "--model", "sonnet"]
+    assert second[5:9] == ["--model", "haiku", "--permission-mode", "bypassPermissions"]
+    assert "acceptEdits" not in second  # a chosen permission mode replaces the default
+    assert [r["score"] for r in records(tmp_path / "run")] == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("name", ["claude", "codex"])
+def test_a_session_the_cli_cannot_find_is_given_up(tmp_path: Path, fakes: Path, name: str) -> None:
+    """Resuming a session the CLI no longer has fails; the turn reports no session, so
+    the next one starts fresh instead of failing the same way for the rest of the run."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "value.txt").write_text("1\n")
+    init_round_repo(tmp_path / "ws", src, "seed")
+    gone = make_agent(name).run_turn(
+        request=TurnRequest(workspace=tmp_path / "ws", prompt="go", session_id="lost-42",
+                            new_session=False, round=1, agent=1, turn=2, timeout=30)
+    )  # fmt: skip
+    assert gone.error is not None and "lost-42" in gone.error
+    assert gone.session_id is None

@@ -213,7 +213,8 @@ def test_bad_input_is_one_line_and_starts_no_work(
     message: str,
 ) -> None:
     (tmp_path / "candidate").mkdir()
-    (tmp_path / "candidate" / "solve.py").write_text("print('0 1')\n")
+    # The bundled seed: the builtin agent works on it (any other candidate it refuses).
+    (tmp_path / "candidate" / "solve.py").write_text((TSP / "candidate" / "solve.py").read_text())
     make_task(tmp_path)
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(cli, _base_args(tmp_path, **swap))
@@ -241,7 +242,7 @@ def test_run_and_compare_parse_token_prices_alike(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     args = ["search", command, "--candidate", "c", "--task", "t.md", "--score", "true"]
-    result = CliRunner().invoke(cli, [*args, "--token-prices", prices])
+    result = CliRunner().invoke(cli, [*args, "--agent", "codex", "--token-prices", prices])
     assert (result.exit_code, result.output) == (2, message)
     assert list(tmp_path.iterdir()) == []
 
@@ -263,7 +264,7 @@ def test_compare_hands_token_prices_to_every_run(
     prices = tmp_path / "prices.json"
     prices.write_text('{"input": 2, "output": 8}')
     args = ["search", "compare", "--candidate", "c", "--task", "t.md", "--score", "true"]
-    result = CliRunner().invoke(cli, [*args, "--token-prices", str(prices)])
+    result = CliRunner().invoke(cli, [*args, "--agent", "codex", "--token-prices", str(prices)])
     assert (result.exit_code, result.output) == (2, "error: stopped before running\n")
     assert [c.token_prices for c in seen] == [{"input": 2.0, "output": 8.0}]
 

@@ -100,6 +100,7 @@ def config(tmp: Path, **overrides: Any) -> SearchConfig:
         "workdir": tmp,
         "score_timeout": 30,
         "turn_timeout": 30,
+        "retry_backoff": 0.01,
     }
     base.update(overrides)
     return SearchConfig(**base)

@@ -35,12 +35,21 @@ _OPTIONS = (
         "--score",
         "score_cmd",
         required=True,
-        help="Score command; run outside the workspace with $EA_CANDIDATE set to a "
-        "clean export ({candidate} is replaced too); last stdout line = score.",
+        help="Score command; runs inside a clean export of the candidate (see "
+        "--score-cwd) with $EA_CANDIDATE set to it ({candidate} is replaced too); "
+        "the files it names are sealed; last stdout line = score.",
+    ),
+    click.option(
+        "--score-cwd",
+        default=None,
+        type=click.Path(path_type=Path),
+        help="Run the score command in DIR instead of inside the candidate's export.",
     ),
     click.option("--minimize", is_flag=True, help="Lower scores are better."),
     click.option(
-        "--agent", default="builtin", show_default=True, help="claude | codex | command | builtin."
+        "--agent",
+        required=True,
+        help="claude | codex | command | builtin (builtin only knows the bundled example).",
     ),
     click.option(
         "--agent-cmd",
@@ -50,8 +59,29 @@ _OPTIONS = (
     click.option(
         "--agent-args",
         default=None,
-        help='Extra arguments for the agent, e.g. "--permission-mode acceptEdits" '
-        'for claude or "--full-auto" for codex.',
+        help="Arguments for new sessions (defaults: claude --permission-mode acceptEdits, "
+        'codex -c sandbox_mode="workspace-write"), e.g. "--model sonnet".',
+    ),
+    click.option(
+        "--agent-resume-args",
+        default=None,
+        help="Arguments for continued sessions (default: derived from --agent-args; "
+        "codex exec resume takes fewer options than codex exec).",
+    ),
+    click.option(
+        "--retries",
+        default=2,
+        show_default=True,
+        type=int,
+        help="Retries of a turn whose agent failed transiently (429, 529, overloaded, network).",
+    ),
+    click.option(
+        "--retry-backoff",
+        default=10.0,
+        show_default=True,
+        type=float,
+        metavar="S",
+        help="Seconds before the first retry; doubles each time.",
     ),
     click.option(
         "--budget-usd", default=None, type=float, help="Dollar cap per run, split over rounds."
@@ -92,6 +122,10 @@ _FIELDS = (
     "agent",
     "agent_cmd",
     "agent_args",
+    "agent_resume_args",
+    "score_cwd",
+    "retries",
+    "retry_backoff",
     "budget_usd",
     "budget_tokens",
     "forget_on_plateau",

@@ -34,6 +34,10 @@ def _progress(event: ProgressEvent) -> None:
         what = "empty" if record.empty else f"{record.lines_changed} lines"
         mark = " *improved*" if record.improved else ""
         line += f"  | agent {record.agent} turn {record.turn}: {score} ({what}){mark}"
+        if record.attempts > 1:
+            line += f" after {record.attempts} attempts"
+        if record.error:
+            line += f"  ERROR: {record.error[:300]}"
     elif event.message:
         line += f"  | {event.message}"
     click.echo(line, err=True)
@@ -49,6 +53,11 @@ def _print(summary: SearchSummary, as_json: bool) -> None:
         f"{summary.turns}/{summary.planned_turns} turns, {summary.rounds} round(s), "
         f"{summary.agents} agent(s), ${summary.cost_usd:.4f}"
     )
+    if summary.failed_turns:
+        click.echo(
+            f"failed turns: {summary.failed_turns} of {summary.turns} "
+            f"(first: {summary.first_error})"
+        )
     click.echo(f"run directory: {summary.run_dir}")
     if summary.best_rescored is not None:
         n = len(summary.best_rescores)
@@ -117,6 +126,10 @@ def run_cmd(
       evolving-agent search run --candidate examples/tsp/candidate \\
         --task examples/tsp/task.md --score "python examples/tsp/score.py" \\
         --minimize --agent builtin --policy forget-team --agents 2 --rounds 3 --turns 12
+
+    A failed agent turn (cannot start, exits non-zero, times out, reports an error) is
+    retried when transient and recorded with its error; a run whose turns all failed
+    exits 4.  The judge refuses to score (exit 5) if a file it trusts changes.
     """
     from evolving_agent.search.config import SearchConfig
     from evolving_agent.search.runner import run_search

@@ -16,6 +16,13 @@ so a run can be resumed from its directory alone.  Meaning of the counts:
   different edits; the same seed repeats a run of one agent or of agents that do not
   share — with sharing, what a peer has finished when an agent looks depends on
   timing, exactly as with real agents).  Other agents see it as ``EA_SEED``.
+* ``agent_args`` go to new sessions, ``agent_resume_args`` to continued ones (None:
+  the adapter's default, see ``search/agents``).
+* ``retries`` / ``retry_backoff``: a turn whose agent failed with a transient error
+  (rate limit, overload, network) is tried again up to ``retries`` times, waiting
+  ``retry_backoff`` seconds, doubling each time, before the failure is recorded.
+* ``score_cwd``: where the score command runs; None (the default, as in the reference
+  harness) runs it inside the candidate's clean export.
 """
 
 from __future__ import annotations
@@ -36,9 +43,10 @@ class SearchConfig(pydantic.BaseModel, extra="forbid"):
     task: Path
     score_cmd: str
     minimize: bool = False
-    agent: str = "builtin"
+    agent: str  # no default: the builtin agent only knows the bundled example
     agent_cmd: str | None = None
     agent_args: str | None = None
+    agent_resume_args: str | None = None
     policy: str = "forget-team"
     agents: int = 1
     rounds: int = 1
@@ -56,6 +64,9 @@ class SearchConfig(pydantic.BaseModel, extra="forbid"):
     # token price table for agents that report no dollars (USD per million tokens).
     workdir: Path | None = None
     token_prices: dict[str, float] | None = None
+    score_cwd: Path | None = None
+    retries: int = 2
+    retry_backoff: float = 10.0
 
     @property
     def preset(self) -> Preset:
@@ -116,6 +127,36 @@ def validate_config(config: SearchConfig) -> None:
         raise InvalidInput("not UTF-8 text", file=config.task) from None
     if not config.score_cmd.strip():
         raise UsageError("--score must be a non-empty command")
+    if config.retries < 0 or config.retry_backoff < 0:
+        raise UsageError("--retries and --retry-backoff must not be negative")
+    if config.score_cwd is not None and not config.score_cwd.is_dir():
+        raise NotFound(f"--score-cwd directory not found: {config.score_cwd}")
+
+
+def check_agent(config: SearchConfig, *, candidate: bool = True) -> None:
+    """Refuse, before anything is created, an agent that cannot run or cannot do the task.
+
+    A missing ``claude``/``codex``/``--agent-cmd`` program, arguments a resumed turn
+    would reject, or the ``builtin`` agent on a task other than the bundled example.
+    """
+    from evolving_agent.search.agents import make_agent
+
+    agent = make_agent(
+        config.agent,
+        command=config.agent_cmd,
+        args=config.agent_args,
+        resume_args=config.agent_resume_args,
+        prices=config.token_prices,
+    )
+    agent.check()
+    if config.agent == "builtin" and candidate:
+        from evolving_agent.search.agents.builtin import fits
+
+        if not fits(config.candidate):
+            raise InvalidInput(
+                "the builtin agent only works on the bundled TSP example (a candidate "
+                "whose solve.py it can read); use --agent claude, codex or command"
+            )
 
 
 def agent_turn_shares(config: SearchConfig) -> list[int]:

@@ -1,31 +1,55 @@
-"""The judge: scores a commit on a clean export, from outside every workspace.
+"""The judge: scores a commit on a clean export, with a scorer the agents cannot reach.
 
 The commit is exported with ``git archive`` (committed, non-ignored files only) into
-a fresh temporary directory outside the run directory.  The score command runs with
-its working directory set to where the run was started (so ``python score.py``
-keeps meaning the trusted scorer, not a copy an agent edited), gets the export's
-path as ``$EA_CANDIDATE`` (and in place of ``{candidate}`` in the command), runs in
-its own process group and is killed as a group on timeout.  Its last stdout line must
-be a number; the lines before it are feedback.  A crash (non-zero exit), timeout or
-unparsable output is a failed candidate, never an exception.
+a fresh temporary directory outside the run directory.  The score command runs, as in
+the reference harness, *inside that export* (or in ``score_cwd`` if one is given),
+gets the export's path as ``$EA_CANDIDATE`` (and in place of ``{candidate}``), runs
+in its own session and is killed with every descendant on timeout.  Its last stdout
+line must be a number; the lines before it are feedback.  A crash (non-zero exit),
+timeout or unparsable output is a failed candidate, never an exception; the message
+carries the scorer's stderr tail (and says "command not found" for exit 127).
+
+**The seal.**  When a run starts, :func:`seal_command` finds the files the score
+command names (a word that is a path to an existing file, relative to the directory
+the run was started from, or absolute), rewrites relative ones to absolute paths (so
+``python examples/tsp/score.py`` still means that file from inside the export) and
+records each file's SHA-256.  Before every score the judge checks those files (a
+``stat`` first; the hash again only if size, mtime or ctime moved) and refuses to
+score -- the verdict is ``judge-tampered`` -- if any of them changed.  Limits: files
+the scorer reads without naming them (imports, data beside it) are not sealed, and an
+agent running as the same user can defeat any check made on files it can write;
+for a hard boundary run agents as another user or in a container.
 
 With ``repeats`` > 1 the command runs that many times and the median counts.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import re
 import shlex
 import shutil
 import statistics
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evolving_agent.errors import EXIT_TAMPERED, EvolvingAgentError, InvalidInput
 from evolving_agent.process import run_process
 from evolving_agent.search.workspace import export_commit
 
 FEEDBACK_CHARS = 2000
+TAMPERED = "judge-tampered"
+_SIMPLE_WORD = re.compile(r"[A-Za-z0-9_./~+,:@%=-]+")
+
+
+class JudgeTampered(EvolvingAgentError):
+    """A file the judge trusts changed during the run (exit 5, like ``verify``)."""
+
+    exit_code = EXIT_TAMPERED
 
 
 @dataclass(frozen=True)
@@ -35,26 +59,133 @@ class Verdict:
     feedback: str = ""
     export_s: float = 0.0
     score_s: float = 0.0
+    tampered: bool = False  # the judge refused: a sealed file changed
 
     @property
     def failed(self) -> bool:
         return self.score is None
 
 
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _as_file(word: str, base: Path) -> Path | None:
+    if not word or word.startswith("-") or "{candidate}" in word:
+        return None
+    path = Path(os.path.expanduser(word))
+    path = path if path.is_absolute() else base / path
+    try:
+        return path.resolve() if path.is_file() else None
+    except OSError:
+        return None
+
+
+def seal_command(score_cmd: str, workdir: Path) -> tuple[str, dict[str, str]]:
+    """The score command with relative file paths made absolute, and the sealed files.
+
+    Returns ``(command, {absolute path: sha256})``.  Only plain words (no quotes, no
+    shell syntax) are rewritten; quoted paths are sealed but left as written.
+    """
+    files: dict[str, str] = {}
+
+    def note(word: str) -> Path | None:
+        found = _as_file(word, workdir)
+        if found is not None:
+            files[str(found)] = file_sha256(found)
+        return found
+
+    try:
+        tokens = shlex.split(score_cmd)
+    except ValueError:
+        tokens = score_cmd.split()
+    for token in tokens:
+        note(token)
+        if "=" in token:
+            note(token.split("=", 1)[1])
+
+    def rewrite(match: re.Match[str]) -> str:
+        word = match.group(0)
+        if not _SIMPLE_WORD.fullmatch(word):
+            return word
+        prefix, target = "", word
+        if "=" in word:
+            head, target = word.split("=", 1)
+            prefix = head + "="
+        if os.path.isabs(os.path.expanduser(target)):
+            return word
+        found = _as_file(target, workdir)
+        return word if found is None else prefix + shlex.quote(str(found))
+
+    return re.sub(r"\S+", rewrite, score_cmd), files
+
+
+class Seal:
+    """The sealed files and their last seen ``stat``, shared by the judge's threads."""
+
+    def __init__(self, files: dict[str, str]) -> None:
+        self.files = dict(files)
+        self._stats: dict[str, tuple[int, ...]] = {}
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, str]:
+        return self.files  # picklable (an executor may ship the judge): no lock, no stats
+
+    def __setstate__(self, files: dict[str, str]) -> None:
+        self.__init__(files)  # type: ignore[misc]
+
+    def changed(self) -> list[str]:
+        """The sealed files that are missing or whose content differs from the seal."""
+        bad = []
+        with self._lock:
+            for name, digest in self.files.items():
+                path = Path(name)
+                try:
+                    st = path.stat()
+                except OSError:
+                    bad.append(name)
+                    continue
+                key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+                if self._stats.get(name) == key:
+                    continue
+                if file_sha256(path) != digest:
+                    bad.append(name)
+                    continue
+                self._stats[name] = key
+        return bad
+
+
 @dataclass(frozen=True)
 class Judge:
     score_cmd: str
-    workdir: Path
+    workdir: Path  # where relative paths in the command were resolved
     timeout: float
     repeats: int = 1
+    cwd: Path | None = None  # None: inside the candidate's export
+    seal: Seal | None = None
 
     def judge(self, repo_dir: Path, commit: str) -> Verdict:
         """Export ``commit`` from ``repo_dir`` and score it ``repeats`` times."""
         started = time.perf_counter()
+        if self.seal is not None:
+            changed = self.seal.changed()
+            if changed:
+                names = ", ".join(changed)
+                return Verdict(
+                    None, [], f"{TAMPERED}: the scorer changed since the run began: {names}",
+                    tampered=True,
+                )  # fmt: skip
         tmp = Path(tempfile.mkdtemp(prefix="ea-judge-"))
         try:
             candidate = tmp / "candidate"
-            export_commit(repo_dir, commit, candidate)
+            try:
+                export_commit(repo_dir, commit, candidate)
+            except InvalidInput as exc:
+                return Verdict(None, [], _tail(str(exc)), time.perf_counter() - started)
             exported = time.perf_counter()
             scores: list[float] = []
             feedback = ""
@@ -80,7 +211,7 @@ class Judge:
         cmd = self.score_cmd.replace("{candidate}", shlex.quote(str(candidate)))
         done = run_process(
             cmd,
-            cwd=self.workdir,
+            cwd=self.cwd or candidate,
             timeout=self.timeout,
             env={"EA_CANDIDATE": str(candidate)},
             shell=True,
@@ -91,15 +222,27 @@ class Judge:
             return None, _tail(f"score command timed out after {self.timeout:g}s\n" + done.stderr)
         lines = [line for line in done.stdout.splitlines() if line.strip()]
         before = "\n".join(lines[:-1])
+        err = done.stderr_tail(3)
         if done.returncode != 0:
-            msg = f"score command failed (exit {done.returncode})\n{before}\n{done.stderr}"
-            return None, _tail(msg.strip())
+            head = (
+                "score command not found (exit 127)"
+                if done.returncode == 127
+                else f"score command failed (exit {done.returncode})"
+            )
+            if err:
+                head += f": {err}"
+            elif lines:
+                head += f": {lines[-1].strip()[:300]}"
+            return None, _tail(f"{head}\n{done.stdout.strip()}\n{done.stderr.strip()}".strip())
         if not lines:
-            return None, _tail("score command printed nothing\n" + done.stderr)
+            why = "score command printed nothing" + (f" (stderr: {err})" if err else "")
+            return None, _tail(why)
         try:
             value = float(lines[-1].strip())
         except ValueError:
-            return None, _tail(f"last line is not a number: {lines[-1].strip()!r}\n{before}")
+            why = f"last line is not a number: {lines[-1].strip()!r}"
+            why += f" (stderr: {err})" if err else ""
+            return None, _tail(f"{why}\n{before}")
         if value != value or value in (float("inf"), float("-inf")):
             return None, _tail(f"score is not finite: {lines[-1].strip()}\n{before}")
         return value, _tail(before)

@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import shutil
 import statistics
-import subprocess
 import tempfile
 import threading
 import time
@@ -39,10 +38,11 @@ from pathlib import Path
 from typing import Any
 
 from evolving_agent.errors import InvalidInput, NotFound, UsageError
+from evolving_agent.gitcmd import git
 from evolving_agent.search.agents import make_agent
 from evolving_agent.search.agents.base import Agent, TurnRequest
 from evolving_agent.search.config import SearchConfig
-from evolving_agent.search.judge import Judge
+from evolving_agent.search.judge import TAMPERED, Judge, JudgeTampered, Seal, seal_command
 from evolving_agent.search.prompt import build_prompt
 from evolving_agent.search.reducer import Decision, RoundPlan, SearchState, better, decide
 from evolving_agent.search.rounds import round_repo
@@ -172,9 +172,13 @@ def plateau_test(
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise UsageError(f"output directory is not empty: {dest} (choose another --out)")
     agent = make_agent(
-        config.agent, command=config.agent_cmd, args=config.agent_args, prices=config.token_prices
+        config.agent,
+        command=config.agent_cmd,
+        args=config.agent_args,
+        resume_args=config.agent_resume_args,
+        prices=config.token_prices,
     )
-    judge = _judge(config)
+    judge = _judge(config, _sealed(run, config))
     verdict = judge.judge(repo, start)
     if verdict.score is None:
         first = (verdict.feedback.splitlines() or ["no output"])[0]
@@ -257,14 +261,7 @@ def _last_sessions(records: list[TurnRecord], number: int, agents: int) -> dict[
 
 
 def _has_commit(repo: Path, commit: str) -> bool:
-    done = subprocess.run(
-        ["git", "cat-file", "-e", f"{commit}^{{commit}}"],
-        cwd=repo,
-        capture_output=True,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
-    return done.returncode == 0
+    return git(repo, "cat-file", "-e", f"{commit}^{{commit}}", check=False).ok
 
 
 def _best_in(run: RunDir, repo: Path, number: int, best_commit: str) -> str:
@@ -498,3 +495,19 @@ def render_markdown(result: PlateauTest) -> str:
         f"against the start; improvements count past the run's noise floor "
         f"({_fmt(result.noise_floor)}).\n\n" + format_table(result) + "\n" + ratio + "\n"
     )
+
+
+def _sealed(run: RunDir, config: SearchConfig) -> dict[str, Any]:
+    """The run's judge seal, checked: a scorer changed since the run began is refused."""
+    seal = run.read_seal()
+    if seal is None:  # a run made before runs were sealed
+        assert config.workdir is not None
+        score_cmd, files = seal_command(config.score_cmd, config.workdir)
+        return {"score_cmd": score_cmd, "files": files}
+    changed = Seal(seal["files"]).changed()
+    if changed:
+        raise JudgeTampered(
+            f"{TAMPERED}: {', '.join(changed)} changed since the run was sealed; "
+            f"refusing to measure from {run.path}"
+        )
+    return seal

@@ -4,7 +4,9 @@ A round is ready once ``rounds/rNN/round.json`` exists (written last, after the
 repository and every worktree are in place) and over once ``closed.json`` exists.
 A round directory without ``round.json`` was interrupted while being built and is
 rebuilt from scratch; a ready round that is not closed is reopened by resetting each
-agent's worktree to its last recorded candidate.
+agent's worktree to its last recorded candidate: each worktree is made again
+(a kill during ``git worktree add`` or mid-commit leaves a locked registration or a
+stale lock file that would otherwise fail every later git call).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from evolving_agent.search.workspace import (
     add_worktree,
     export_commit,
     init_round_repo,
-    reset_worktree,
+    remove_stale_locks,
 )
 
 
@@ -127,14 +129,16 @@ def reopen_round(run: RunDir, number: int, records: list[TurnRecord]) -> OpenRou
         budget_usd=data.get("budget_usd"),
         budget_tokens=data.get("budget_tokens"),
     )
+    repo = Path(data["repo"])
+    remove_stale_locks(repo)
     workspaces = []
     for agent in range(1, len(plan.quotas) + 1):
         path = rdir / f"agent-{agent}"
         mine = [r for r in records if r.round == number and r.agent == agent]
         last = max(mine, key=lambda r: r.seq).commit if mine else plan.start_commit
-        reset_worktree(path, last)
+        add_worktree(repo, path, f"r{number:02d}-agent-{agent}", last)
         workspaces.append(path)
-    return OpenRound(plan, Path(data["repo"]), tuple(workspaces), data.get("forget_reason"))
+    return OpenRound(plan, repo, tuple(workspaces), data.get("forget_reason"))
 
 
 def round_repo(run: RunDir, number: int) -> Path:

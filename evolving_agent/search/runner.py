@@ -12,23 +12,38 @@ the record is appended to ``log.jsonl`` (fsynced) before anything depends on it.
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from evolving_agent.errors import InvalidInput, UsageError
 from evolving_agent.search.agents import make_agent
-from evolving_agent.search.agents.base import Agent, TurnRequest
+from evolving_agent.search.agents.base import Agent, TurnRequest, TurnResult, is_transient
 from evolving_agent.search.budget import Admission, TurnLedger
-from evolving_agent.search.config import SearchConfig, agent_turn_shares, validate_config
-from evolving_agent.search.judge import Judge, Verdict
+from evolving_agent.search.config import (
+    SearchConfig,
+    agent_turn_shares,
+    check_agent,
+    validate_config,
+)
+from evolving_agent.search.judge import (
+    TAMPERED,
+    Judge,
+    JudgeTampered,
+    Seal,
+    Verdict,
+    seal_command,
+)
 from evolving_agent.search.prompt import build_prompt
 from evolving_agent.search.reducer import (
     Decision,
@@ -56,11 +71,13 @@ from evolving_agent.search.state import (
 )
 from evolving_agent.search.stats import noise_floor
 from evolving_agent.search.workspace import (
+    TurnCommit,
     commit_turn,
     copy_candidate,
     export_commit,
     init_round_repo,
-    tag_candidate,
+    reset_worktree,
+    tag_candidates,
 )
 
 
@@ -83,10 +100,16 @@ ProgressFn = Callable[[ProgressEvent], None]
 
 
 def run_search(config: SearchConfig, *, progress: ProgressFn | None = None) -> SearchSummary:
-    """Run a search from scratch; returns the summary also written to ``summary.json``."""
+    """Run a search from scratch; returns the summary also written to ``summary.json``.
+
+    Raises ``InvalidInput`` (exit 4) when every turn failed, and ``JudgeTampered``
+    (exit 5) when the judge found its scorer changed; the run directory keeps the
+    records either way.
+    """
     validate_config(config)
     chosen = config.out is not None
     config = _resolved(config)
+    check_agent(config)  # a missing agent program is refused before anything exists
     assert config.out is not None
     out = config.out
     if not chosen:
@@ -102,29 +125,92 @@ def run_search(config: SearchConfig, *, progress: ProgressFn | None = None) -> S
         created = not out.exists()
         out.mkdir(parents=True, exist_ok=True)
     run = RunDir(out)
+    lock = run.lock()
     try:
         run.write_config(config)
-        _score_seed(config, run)
+        seal = _seal_and_score_seed(config, run)
     except BaseException:
         # Nothing worth keeping yet: leave no half-made run directory behind.
+        os.close(lock)
         if created:
             shutil.rmtree(out, ignore_errors=True)
         else:
             for child in out.iterdir():
                 shutil.rmtree(child) if child.is_dir() else child.unlink()
         raise
-    return _Runner(config, run, progress).run()
+    try:
+        return _Runner(config, run, progress, seal).run()
+    finally:
+        os.close(lock)
 
 
 def resume_search(run_dir: Path, *, progress: ProgressFn | None = None) -> SearchSummary:
-    """Finish the planned turns of an interrupted run, repeating and losing none."""
+    """Finish the planned turns of an interrupted run, repeating and losing none.
+
+    Refuses (``JudgeTampered``, exit 5) a run whose ``run.json``, ``seed.json``, task
+    copy or sealed scorer files changed since the run began.
+    """
     run = RunDir(Path(run_dir).absolute())
     config = run.read_config()
-    make_agent(config.agent, command=config.agent_cmd, args=config.agent_args)
-    if run.read_seed() is None:
-        shutil.rmtree(run.path / "rounds", ignore_errors=True)
-        _score_seed(config, run)
-    return _Runner(config, run, progress).run()
+    check_agent(config, candidate=False)
+    lock = run.lock()
+    try:
+        seal = run.read_seal()
+        if run.read_seed() is None:
+            # Stopped before the seed was scored: no agent ever ran; start over.
+            shutil.rmtree(run.path / "rounds", ignore_errors=True)
+            shutil.rmtree(run.judge_dir, ignore_errors=True)
+            seal = _seal_and_score_seed(config, run)
+        elif seal is None:
+            # Killed between seed.json and the seal, or a run made before runs were
+            # sealed: seal what is there now and go on.
+            assert config.workdir is not None
+            score_cmd, files = seal_command(config.score_cmd, config.workdir)
+            run.write_seal(score_cmd, files, config.task.read_text(encoding="utf-8"))
+            seal = {"score_cmd": score_cmd, "files": files}
+        else:
+            # Agents of a harness that was killed outlive it: end them before their
+            # worktrees are made again.
+            end_run_processes(run_id(run))
+            changed = run.changed_since_seal(seal)
+            changed += Seal(seal["files"]).changed()
+            if changed:
+                raise JudgeTampered(
+                    f"{TAMPERED}: {', '.join(changed)} changed since the run was sealed; "
+                    f"refusing to resume {run.path}"
+                )
+        return _Runner(config, run, progress, seal).run()
+    finally:
+        os.close(lock)
+
+
+RUN_ID_VAR = "EA_RUN_ID"
+
+
+def run_id(run: RunDir) -> str:
+    """The run's identity in its agents' environment (its resolved directory)."""
+    return str(run.path.resolve())
+
+
+def end_run_processes(ident: str) -> list[int]:
+    """Kill every process whose environment carries ``EA_RUN_ID=ident`` (Linux /proc)."""
+    needle = f"{RUN_ID_VAR}={ident}".encode()
+    killed = []
+    proc = Path("/proc")
+    for entry in proc.iterdir() if proc.is_dir() else []:
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            try:
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed.append(int(entry.name))
+            except (ProcessLookupError, PermissionError):
+                pass
+    return killed
 
 
 def new_dir(path: Path) -> Path:
@@ -157,27 +243,47 @@ def _resolved(config: SearchConfig) -> SearchConfig:
             "task": config.task.absolute(),
             "out": out.absolute(),
             "workdir": workdir,
+            "score_cwd": config.score_cwd.absolute() if config.score_cwd else None,
         }
     )
 
 
-def _judge(config: SearchConfig) -> Judge:
+def _judge(config: SearchConfig, seal: dict[str, Any]) -> Judge:
     assert config.workdir is not None
-    return Judge(config.score_cmd, config.workdir, config.score_timeout, config.score_repeats)
+    return Judge(
+        seal["score_cmd"],
+        config.workdir,
+        config.score_timeout,
+        config.score_repeats,
+        cwd=config.score_cwd,
+        seal=Seal(seal["files"]),
+    )
 
 
-def _score_seed(config: SearchConfig, run: RunDir) -> SeedInfo:
-    """Round 1's one-commit repository, and the seed scored ``score_repeats`` times."""
+def _seal_and_score_seed(config: SearchConfig, run: RunDir) -> dict[str, Any]:
+    """Seal the judge, build round 1's one-commit repository, score the seed.
+
+    The seed is scored ``score_repeats`` times; the seal (run.json, seed.json, the
+    task text and the scorer's files) is written last.
+    """
+    assert config.workdir is not None
+    score_cmd, files = seal_command(config.score_cmd, config.workdir)
+    seal: dict[str, Any] = {"score_cmd": score_cmd, "files": files}
+    task = config.task.read_text(encoding="utf-8")
     repo = seed_repo(run)
     with tempfile.TemporaryDirectory(prefix="ea-seed-") as tmp:
-        files = Path(tmp) / "files"
-        copy_candidate(config.candidate, files)
-        commit = init_round_repo(repo, files, "round 1: the seed candidate")
-    verdict = _judge(config).judge(repo, commit)
+        files_dir = Path(tmp) / "files"
+        copy_candidate(config.candidate, files_dir)
+        commit = init_round_repo(repo, files_dir, "round 1: the seed candidate")
+    verdict = _judge(config, seal).judge(repo, commit)
     if verdict.score is None:
         first = (verdict.feedback.splitlines() or ["no output"])[0]
+        hint = ""
+        if config.score_cwd is None and "(exit " in first:
+            hint = " (it runs inside the candidate's clean export; --score-cwd DIR runs it there)"
         raise InvalidInput(
-            f"score command gave no number on the seed candidate ({first}): {config.score_cmd}"
+            f"score command gave no number on the seed candidate ({first}): "
+            f"{config.score_cmd}{hint}"
         )
     floor = noise_floor(verdict.scores)  # see stats.noise_floor for the derivation
     seed = SeedInfo(
@@ -188,13 +294,71 @@ def _score_seed(config: SearchConfig, run: RunDir) -> SeedInfo:
         feedback=verdict.feedback,
     )
     run.write_seed(seed)
-    return seed
+    run.write_seal(score_cmd, files, task)
+    return seal
+
+
+@dataclass(frozen=True)
+class TurnJob:
+    """Everything one agent turn needs, as plain values (an executor may ship it)."""
+
+    request: TurnRequest
+    base: str  # the commit the workspace is at when the turn starts
+    message: str  # the commit message for what the agent leaves
+    retries: int = 0
+    retry_backoff: float = 0.0
+
+
+@dataclass(frozen=True)
+class TurnOutcome:
+    """What one agent turn produced: the agent's report and the committed change."""
+
+    result: TurnResult
+    change: TurnCommit
+    attempts: int
+    laps: dict[str, float] = field(default_factory=dict)  # agent, commit (seconds)
+
+
+def execute_turn(
+    agent: Agent, job: TurnJob, *, sleep: Callable[[float], None] = time.sleep
+) -> TurnOutcome:
+    """Run the agent (retrying transient failures with backoff), then commit its work.
+
+    Before a retry the workspace goes back to ``job.base``, so every attempt starts
+    where the first did; a new session is retried as a new session with a fresh id.
+    """
+    request = job.request
+    started = time.perf_counter()
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            result = agent.run_turn(request=request)
+        except Exception as exc:  # noqa: BLE001 - a broken backend fails its turn, not the run
+            result = TurnResult(error=f"{agent.name} agent raised {type(exc).__name__}: {exc}")
+        error = result.error
+        if error is None or attempts > job.retries or not is_transient(error):
+            break
+        reset_worktree(request.workspace, job.base)
+        sleep(job.retry_backoff * 2 ** (attempts - 1))
+        if request.new_session:
+            request = replace(request, session_id=str(uuid.uuid4()))
+    agent_s = time.perf_counter() - started
+    change = commit_turn(request.workspace, job.base, job.message)
+    laps = {"agent": agent_s, "commit": time.perf_counter() - started - agent_s}
+    return TurnOutcome(result, change, attempts, laps)
 
 
 class _Runner:
     """One run's loop.  All mutable state is guarded by ``self.lock``."""
 
-    def __init__(self, config: SearchConfig, run: RunDir, progress: ProgressFn | None) -> None:
+    def __init__(
+        self,
+        config: SearchConfig,
+        run: RunDir,
+        progress: ProgressFn | None,
+        seal: dict[str, Any],
+    ) -> None:
         self.config = config
         self.run_dir = run
         self.progress = progress
@@ -205,20 +369,24 @@ class _Runner:
         seed = run.read_seed()
         assert seed is not None
         self.seed = seed
-        self.judge = _judge(config)
+        self.judge = _judge(config, seal)
         self.agent: Agent = make_agent(
             config.agent,
             command=config.agent_cmd,
             args=config.agent_args,
+            resume_args=config.agent_resume_args,
             prices=config.token_prices,
         )
-        self.task = config.task.read_text(encoding="utf-8")
+        # The sealed copy: the task file itself may have changed since.
+        self.task = run.task_copy.read_text(encoding="utf-8")
         self.lock = threading.Lock()
         # Turns in flight reserve their expected cost (see budget.py); a finished turn
         # wakes agents waiting for room in the budget.
         self.ledger = TurnLedger()
         self.turn_done = threading.Condition(self.lock)
         self.records = run.read_log(repair=True)
+        self.resumed_at = len(self.records)
+        self.run_id = run_id(run)
         self.best_score, self.best_commit, self.best_repo = seed.score, seed.commit, seed_repo(run)
         for record in self.records:
             if record.improved and record.score is not None:
@@ -226,8 +394,10 @@ class _Runner:
                 self.best_repo = round_repo(run, record.round)
         self.known: dict[str, float | None] = {seed.commit: seed.score}
         for record in self.records:
-            self.known[record.commit] = record.score
+            if not (record.error or "").startswith(TAMPERED):  # never judged: no score
+                self.known[record.commit] = record.score
         self.closing: str | None = None
+        self.stop: str | None = None  # "failed" / "judge-tampered": the run stops here
         self.round: OpenRound | None = None
 
     # -- the loop ----------------------------------------------------------------
@@ -254,6 +424,9 @@ class _Runner:
                     with self.lock:
                         self.closing = "interrupted"
                     raise
+            self._tag_round(rnd)
+            if self.stop is not None:
+                break  # the round stays open: a resume continues it
             reason = self.closing or "rounds"
             close_round(self.run_dir, rnd.plan.number, reason)
             if not self.preset.forgets:
@@ -262,7 +435,33 @@ class _Runner:
         summary = self._summary()
         self.run_dir.write_summary(summary)
         self._emit("done", summary.rounds, message="done")
+        failed = [r for r in self.records if r.error]
+        if self.stop == TAMPERED:
+            why = next(r.error for r in failed if (r.error or "").startswith(TAMPERED))
+            raise JudgeTampered(f"{why}; the run stopped: {self.run_dir.path}")
+        if self.records and len(failed) == len(self.records):
+            raise InvalidInput(
+                f"every turn failed ({len(failed)} of {len(self.records)}); the first: "
+                f"{failed[0].error}",
+                file=self.run_dir.path,
+            )
+        if self.stop == "failed":
+            mine = self.records[self.resumed_at :]
+            raise InvalidInput(
+                f"every turn of this resume failed ({len(mine)}); the run stopped; the "
+                f"first: {mine[0].error}",
+                file=self.run_dir.path,
+            )
         return summary
+
+    def _tag_round(self, rnd: OpenRound) -> None:
+        """Name every candidate of the round (one git call for the lot)."""
+        tags = {
+            f"cand/r{r.round:02d}-a{r.agent}-t{r.turn:03d}": r.commit
+            for r in self.records
+            if r.round == rnd.plan.number and not r.empty
+        }
+        tag_candidates(rnd.repo, tags)
 
     def _next_round(self, number: int, *, closed_reason_of: int | None) -> OpenRound | None:
         if number > 1 and not self.preset.forgets:
@@ -307,7 +506,9 @@ class _Runner:
                 )
                 if decision.end_round and self.closing is None:
                     self.closing = decision.end_round
-                if not decision.run_turn:
+                if self.stop is None and self._failing():
+                    self.stop = self.closing = "failed"
+                if not decision.run_turn or self.stop is not None:
                     return
                 admission = self.ledger.admit(self._round().plan, self.records)
                 if admission is Admission.WAIT:
@@ -325,6 +526,12 @@ class _Runner:
                 with self.lock:
                     self.ledger.release()
                     self.turn_done.notify_all()
+
+    def _failing(self) -> bool:
+        """Every turn this process ran failed, and enough of them to stop trying."""
+        enough = max(3, 2 * self.agents)
+        mine = self.records[self.resumed_at :]
+        return len(mine) >= enough and all(r.error for r in mine)
 
     def _round(self) -> OpenRound:
         assert self.round is not None
@@ -357,12 +564,20 @@ class _Runner:
             state_dir=self.run_dir.agent_state,
             seed=self.config.seed,
             minimize=self.config.minimize,
+            env={RUN_ID_VAR: self.run_id},
+        )
+        job = TurnJob(
+            request=request,
+            base=base,
+            message=f"round {rnd.plan.number} agent {agent} turn {turn}",
+            retries=self.config.retries,
+            retry_backoff=self.config.retry_backoff,
         )
         clock.lap("setup")
-        result = self.agent.run_turn(request=request)
-        clock.lap("agent")
-        change = commit_turn(workspace, base, f"round {rnd.plan.number} agent {agent} turn {turn}")
-        clock.lap("commit")
+        outcome = execute_turn(self.agent, job)
+        result, change = outcome.result, outcome.change
+        clock.laps.update(outcome.laps)
+        clock.last = time.perf_counter()
         with self.lock:
             seen = change.empty and change.commit in self.known
             prior = self.known.get(change.commit)
@@ -372,10 +587,7 @@ class _Runner:
             verdict = self.judge.judge(rnd.repo, change.commit)
         clock.lap("judge")
         clock.laps["export"], clock.laps["score"] = verdict.export_s, verdict.score_s
-        if not change.empty:
-            name = f"cand/r{rnd.plan.number:02d}-a{agent}-t{turn:03d}"
-            tag_candidate(workspace, name, change.commit)
-        clock.lap("tag")
+        error = verdict.feedback if verdict.tampered else result.error
         with self.lock:
             improved = verdict.score is not None and better(
                 verdict.score,
@@ -390,7 +602,7 @@ class _Runner:
                 agent=agent,
                 turn=turn,
                 round_turn=round_turn,
-                session=result.session_id or session,
+                session=result.session_id,
                 new_session=decision.new_session,
                 base_commit=base,
                 commit=change.commit,
@@ -411,11 +623,15 @@ class _Runner:
                 improved=improved,
                 forget=rnd.forget_reason if first_in_round else None,
                 visible=len(decision.visible),
-                error=result.error,
+                error=error,
+                attempts=outcome.attempts,
             )
             self.run_dir.append(record)
             self.records.append(record)
-            self.known[change.commit] = verdict.score
+            if not verdict.tampered:
+                self.known[change.commit] = verdict.score
+            if verdict.tampered and self.stop is None:
+                self.stop = self.closing = TAMPERED
             if improved:
                 assert verdict.score is not None
                 self.best_score, self.best_commit, self.best_repo = (
@@ -487,10 +703,12 @@ class _Runner:
             input_tokens=sum(r.input_tokens or 0 for r in self.records),
             output_tokens=sum(r.output_tokens or 0 for r in self.records),
             reasoning_tokens=sum(r.reasoning_tokens or 0 for r in self.records),
-            empty_turns=sum(1 for r in self.records if r.empty),
-            failed_turns=sum(1 for r in self.records if r.score is None),
-            complete=True,  # written only once the loop has run out of turns or money
-            stopped="turns" if len(self.records) >= self.planned else "budget",
+            empty_turns=sum(1 for r in self.records if r.empty and not r.error),
+            failed_turns=sum(1 for r in self.records if r.error),
+            unscored_turns=sum(1 for r in self.records if r.score is None and not r.error),
+            first_error=next((r.error for r in self.records if r.error), None),
+            complete=self.stop is None,
+            stopped=self.stop or ("turns" if len(self.records) >= self.planned else "budget"),
         )
 
 

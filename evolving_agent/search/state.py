@@ -4,12 +4,18 @@ Layout::
 
     run.json        the SearchConfig (+ schema version); ``search resume`` reads only this
     seed.json       the seed commit, its repeated scores and the noise floor
+    judge/          read-only: ``seal.json`` (the resolved score command, the SHA-256
+                    of every file the judge trusts, of run.json and seed.json) and
+                    ``task.md`` (the task text every prompt is built from); resume
+                    refuses a run whose sealed files changed
     log.jsonl       one TurnRecord per finished turn, appended and fsynced
     best/           the files of the best candidate so far (replaced atomically)
     summary.json    written at the end of the run (and again by resume)
     rounds/rNN/     the round's repository and one git worktree per agent;
                     ``ready`` once set up, ``closed.json`` once the round is over
-    agent-state/    private state of agent backends (the builtin agent's sessions)
+    agent-state/    private state of agent backends (the builtin agent's sessions,
+                    codex's last reported usage per thread)
+    .lock           held (flock) by the one harness process working on the run
 
 A turn exists once its record is in ``log.jsonl`` and not before: a crash mid-turn
 loses that turn's work, and resume runs it again.  A torn last line (SIGKILL during
@@ -18,6 +24,8 @@ a write) is cut off on load.
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -71,7 +79,11 @@ class TurnRecord(pydantic.BaseModel, extra="forbid"):
     # ("rounds" = fixed boundary, "plateau", "shrinking", "budget").
     forget: str | None = None
     visible: int = 0  # how many candidates the reducer let this turn see
-    error: str | None = None  # the agent failed (its changes are still judged)
+    # Why the turn failed, after its retries: the agent could not start, exited
+    # non-zero, timed out or reported an error; or "judge-tampered: ..." when the
+    # judge refused to score.  Whatever the agent left is still judged.
+    error: str | None = None
+    attempts: int = 1  # agent calls this turn took (retries of transient errors)
 
     @property
     def tokens(self) -> int:
@@ -113,10 +125,14 @@ class SearchSummary(pydantic.BaseModel, extra="forbid"):
     input_tokens: int
     output_tokens: int
     reasoning_tokens: int
-    empty_turns: int
-    failed_turns: int
-    complete: bool  # the run ended by plan (summary.json is written only then)
-    stopped: str  # "turns" (every planned turn ran) | "budget" (money ran out first)
+    empty_turns: int  # turns that changed nothing, failed ones not included
+    failed_turns: int  # turns whose agent failed (``error`` set), after retries
+    complete: bool  # the run ended by plan
+    # "turns" (every planned turn ran) | "budget" (money ran out first) | "failed"
+    # (every turn so far failed: the run stopped early) | "judge-tampered"
+    stopped: str
+    unscored_turns: int = 0  # the agent did not fail but the scorer gave no number
+    first_error: str | None = None  # the first failed turn's error
 
 
 def check_version(
@@ -161,6 +177,9 @@ class RunDir:
     best = property(lambda self: self.path / "best")
     summary_json = property(lambda self: self.path / "summary.json")
     agent_state = property(lambda self: self.path / "agent-state")
+    judge_dir = property(lambda self: self.path / "judge")
+    seal_json = property(lambda self: self.path / "judge" / "seal.json")
+    task_copy = property(lambda self: self.path / "judge" / "task.md")
 
     def round_dir(self, number: int) -> Path:
         return self.path / "rounds" / f"r{number:02d}"
@@ -201,6 +220,50 @@ class RunDir:
             raise InvalidInput("expected a JSON object", file=path)
         check_version(data, path)
         return data
+
+    # -- the seal ----------------------------------------------------------------
+
+    def write_seal(self, score_cmd: str, files: dict[str, str], task: str) -> None:
+        """Seal the run: the judge's files, the task text, run.json and seed.json."""
+        self.judge_dir.mkdir(exist_ok=True)
+        _write_readonly(self.task_copy, task.encode())
+        seal = {
+            "schema_version": SCHEMA_VERSION,
+            "score_cmd": score_cmd,
+            "files": files,
+            "sealed": {
+                name: sha256_of(self.path / name)
+                for name in ("run.json", "seed.json", "judge/task.md")
+            },
+        }
+        _write_readonly(self.seal_json, (json.dumps(seal, indent=2) + "\n").encode())
+
+    def read_seal(self) -> dict[str, Any] | None:
+        """The seal, or None for a run that never got one (stopped before its seed)."""
+        if not self.seal_json.is_file():
+            return None
+        data = self._read_json(self.seal_json)
+        if not isinstance(data.get("files"), dict) or not isinstance(data.get("sealed"), dict):
+            raise InvalidInput("not a seal (files, sealed)", file=self.seal_json)
+        return data
+
+    def changed_since_seal(self, seal: dict[str, Any]) -> list[str]:
+        """Run files whose content differs from the seal (run.json, seed.json, task)."""
+        return [
+            name for name, digest in seal["sealed"].items() if sha256_of(self.path / name) != digest
+        ]
+
+    def lock(self) -> int:
+        """Hold the run's lock for this process's lifetime (one harness per run)."""
+        fd = os.open(self.path / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise InvalidInput(
+                "another evolving-agent process is working on this run", file=self.path
+            ) from None
+        return fd
 
     # -- the log -----------------------------------------------------------------
 
@@ -265,6 +328,28 @@ class RunDir:
 
     def write_summary(self, summary: SearchSummary) -> None:
         write_json_atomic(self.summary_json, summary.model_dump(mode="json"))
+
+
+def sha256_of(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _write_readonly(path: Path, data: bytes) -> None:
+    """Write atomically, then drop write permission (a speed bump, not a wall)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o444)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _one_line(exc: pydantic.ValidationError) -> str:

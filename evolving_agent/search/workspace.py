@@ -8,25 +8,42 @@ candidate, no earlier history.  Each agent then gets its own worktree
 candidate's files.  ``fork-and-flush`` keeps round 1's repository and adds new
 worktrees at the best commit, so the whole candidate history stays reachable.
 
-Every candidate is tagged ``cand/rNN-aK-tTTT`` so peers' commits can be named and
-inspected (``git show``) from any worktree of the round's repository.
+Every candidate is tagged ``cand/rNN-aK-tTTT`` (all of a round's tags are written in
+one call, see :func:`tag_candidates`), so peers' commits can be named and inspected
+(``git show``) from any worktree of the round's repository.
+
+Agents can write to these repositories, so every git call goes through the hardened
+runner (:mod:`evolving_agent.gitcmd`), and before the harness touches a repository
+after a turn, its ``.git/config`` is put back to the harness's own
+(:func:`restore_config`): an agent-planted filter driver, hook path or fsmonitor
+never runs inside a harness git call.
 """
 
 from __future__ import annotations
 
-import io
+import os
+import re
 import shutil
-import subprocess
 import tarfile
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import git
-
 from evolving_agent.errors import InvalidInput
+from evolving_agent.gitcmd import GitError, git
 
-IDENTITY = ("evolving-agent", "evolving-agent@localhost")
 _SKIP = {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
+
+# What ``git init`` writes, and nothing else: no filters, hooks, fsmonitor, includes.
+HARNESS_CONFIG = (
+    "[core]\n"
+    "\trepositoryformatversion = 0\n"
+    "\tfilemode = true\n"
+    "\tbare = false\n"
+    "\tlogallrefupdates = true\n"
+)
+# Diff options that keep repository-configured programs out of a diff.
+_NO_PROGRAMS = ("--no-ext-diff", "--no-textconv")
 
 
 @dataclass(frozen=True)
@@ -36,26 +53,8 @@ class TurnCommit:
     lines_changed: int
 
 
-def _git(cwd: Path, *args: str) -> str:
-    return str(git.Git(str(cwd)).execute(["git", *args], strip_newline_in_stdout=True))
-
-
-def _run_git(cwd: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    """Run git quietly (stdin closed, output captured); the caller judges the exit code."""
-    return subprocess.run(
-        ["git", *args], cwd=cwd, capture_output=True, stdin=subprocess.DEVNULL, check=False
-    )
-
-
-def ensure_identity(repo_dir: Path) -> None:
-    """Give the repository a local author if git has none configured anywhere.
-
-    Asks git itself (GitPython's config reader ignores ``GIT_CONFIG_GLOBAL``).
-    """
-    for key, value in zip(("user.name", "user.email"), IDENTITY, strict=True):
-        found = _run_git(repo_dir, "config", "--get", key)
-        if found.returncode != 0 or not found.stdout.strip():
-            _git(repo_dir, "config", key, value)
+class UnsafeCandidate(InvalidInput):
+    """A commit that cannot be exported safely (a symlink leaving the candidate)."""
 
 
 def copy_candidate(candidate: Path, dest: Path) -> None:
@@ -65,14 +64,9 @@ def copy_candidate(candidate: Path, dest: Path) -> None:
     would see); a plain directory is copied without VCS and cache directories.
     """
     dest.mkdir(parents=True, exist_ok=True)
-    try:
-        repo = git.Repo(str(candidate))
-        is_root = Path(repo.working_tree_dir or "").resolve() == candidate.resolve()
-        has_head = is_root and repo.head.is_valid()
-        repo.close()
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        has_head = False
-    if has_head:
+    top = git(candidate, "rev-parse", "--show-toplevel", "HEAD", check=False)
+    lines = top.text.splitlines() if top.ok else []
+    if len(lines) == 2 and Path(lines[0]).resolve() == candidate.resolve():
         export_commit(candidate, "HEAD", dest)
         return
     for item in candidate.iterdir():
@@ -85,76 +79,237 @@ def copy_candidate(candidate: Path, dest: Path) -> None:
 
 
 def export_commit(repo_dir: Path, commit: str, dest: Path) -> None:
-    """Write the committed, non-ignored files of ``commit`` into ``dest`` (git archive)."""
+    """Write the committed, non-ignored files of ``commit`` into ``dest`` (git archive).
+
+    A symlink that is absolute or points outside the candidate raises
+    :class:`UnsafeCandidate` (an ``InvalidInput``), never a tarfile error.
+    """
     dest.mkdir(parents=True, exist_ok=True)
-    proc = _run_git(repo_dir, "archive", "--format=tar", commit)
-    if proc.returncode != 0:
-        raise InvalidInput(
-            f"cannot export commit {commit}: {proc.stderr.decode(errors='replace').strip()}",
-            file=repo_dir,
-        )
-    with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
-        tar.extractall(dest, filter="data")
+    archive = dest.parent / f".{dest.name}.tar"
+    # git writes the archive straight to a file: no copy of it in this process's memory.
+    proc = git(repo_dir, "archive", "--format=tar", "-o", str(archive), commit, check=False)
+    try:
+        if not proc.ok:
+            raise InvalidInput(
+                f"cannot export commit {commit}: {proc.stderr.strip()}", file=repo_dir
+            )
+        with tarfile.open(archive) as tar:
+            try:
+                tar.extractall(dest, filter="data")
+            except tarfile.FilterError as exc:
+                member = exc.tarinfo
+                raise UnsafeCandidate(
+                    f"candidate {commit[:12]} has an unsafe symlink: "
+                    f"{member.name} -> {member.linkname}"
+                ) from None
+    finally:
+        archive.unlink(missing_ok=True)
+
+
+def _write_config(git_dir: Path) -> None:
+    # A unique temporary name: parallel agents' turns may restore the same repository.
+    fd, tmp = tempfile.mkstemp(dir=git_dir, prefix=".config.harness.")
+    with os.fdopen(fd, "w") as fh:
+        fh.write(HARNESS_CONFIG)
+    os.replace(tmp, git_dir / "config")
 
 
 def init_round_repo(repo_dir: Path, files: Path, message: str) -> str:
     """A new repository whose only commit holds the files in ``files``; its sha."""
     repo_dir.mkdir(parents=True)
-    _git(repo_dir, "init", "-q", "-b", "main")
-    ensure_identity(repo_dir)
+    git(repo_dir, "init", "-q", "-b", "main")
+    _write_config(repo_dir / ".git")
     for item in files.iterdir():
         target = repo_dir / item.name
         if item.is_dir():
-            shutil.copytree(item, target)
+            shutil.copytree(item, target, symlinks=True)
         else:
-            shutil.copy2(item, target)
-    _git(repo_dir, "add", "-A")
-    _git(repo_dir, "commit", "-q", "--allow-empty", "--no-verify", "-m", message)
-    return _git(repo_dir, "rev-parse", "HEAD")
+            shutil.copy2(item, target, follow_symlinks=False)
+    git(repo_dir, "add", "-A")
+    git(repo_dir, "commit", "-q", "--allow-empty", "--no-verify", "-m", message, identity=True)
+    return git(repo_dir, "rev-parse", "HEAD").text
+
+
+def _common_git_dir(path: Path) -> Path | None:
+    """The repository's ``.git`` directory, from a repository or one of its worktrees."""
+    dot_git = path / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    try:
+        pointer = dot_git.read_text().strip()
+    except OSError:
+        return None
+    if not pointer.startswith("gitdir:"):
+        return None
+    gitdir = (path / pointer.removeprefix("gitdir:").strip()).resolve()
+    # <repo>/.git/worktrees/<name>  ->  <repo>/.git
+    return gitdir.parent.parent if gitdir.parent.name == "worktrees" else gitdir
+
+
+def restore_config(path: Path) -> bool:
+    """Put the harness's own ``.git/config`` back if an agent changed it; True if it had.
+
+    ``path`` is the repository or any of its worktrees.  A per-worktree config
+    (``config.worktree``) is removed too: only the harness configures these repositories.
+    """
+    common = _common_git_dir(path)
+    if common is None:
+        return False
+    changed = False
+    try:
+        current = (common / "config").read_text()
+    except (OSError, UnicodeDecodeError):
+        current = None
+    if current != HARNESS_CONFIG:
+        _write_config(common)
+        changed = True
+    for extra in common.glob("worktrees/*/config.worktree"):
+        extra.unlink(missing_ok=True)
+        changed = True
+    return changed
 
 
 def add_worktree(repo_dir: Path, path: Path, branch: str, commit: str) -> None:
-    _git(repo_dir, "worktree", "prune")
-    _git(repo_dir, "worktree", "add", "-q", "-f", "-B", branch, str(path), commit)
+    """A worktree at ``path`` on ``branch`` at ``commit``, whatever was there before.
+
+    A worktree left half-made by a kill (directory partly checked out, registration
+    locked as "initializing") is removed and made again: ``-f -f`` overrides a missing
+    but locked registration.
+    """
+    if path.exists() or path.is_symlink():
+        shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+    restore_config(repo_dir)
+    remove_stale_locks(repo_dir)
+    common = _common_git_dir(repo_dir)
+    # Forget any registration of this path, locked or not (the directory is gone), and
+    # any registration a kill left half-written (git cannot even prune those).
+    for admin in common.glob("worktrees/*") if common else []:
+        if _half_made(admin) or _registered_path(admin) == path.absolute():
+            shutil.rmtree(admin, ignore_errors=True)
+    git(repo_dir, "worktree", "prune")
+    git(repo_dir, "worktree", "add", "-q", "-f", "-f", "-B", branch, str(path), commit)
+
+
+def _registered_path(admin: Path) -> Path | None:
+    try:
+        return Path((admin / "gitdir").read_text().strip()).parent.absolute()
+    except OSError:
+        return None
+
+
+def _half_made(admin: Path) -> bool:
+    """A worktree registration missing one of the files git writes to make it."""
+    for name in ("gitdir", "commondir", "HEAD"):
+        try:
+            if not (admin / name).read_text().strip():
+                return True
+        except (OSError, UnicodeDecodeError):
+            return True
+    return False
+
+
+def remove_stale_locks(repo_dir: Path) -> list[Path]:
+    """Delete ``*.lock`` files a killed git left in the repository; the paths removed.
+
+    Only safe while no git process works on the repository: the runner holds the run
+    lock, and every process of an earlier harness has been killed.
+    """
+    common = _common_git_dir(repo_dir)
+    if common is None:
+        return []
+    removed = []
+    for lock in common.rglob("*.lock"):
+        if lock.is_file():
+            lock.unlink(missing_ok=True)
+            removed.append(lock)
+    return removed
 
 
 def reset_worktree(path: Path, commit: str) -> None:
     """Throw away anything uncommitted (a turn killed half-way) and go to ``commit``."""
-    _git(path, "reset", "-q", "--hard", commit)
-    _git(path, "clean", "-q", "-fdx")
+    restore_config(path)
+    git(path, "reset", "-q", "--hard", commit)
+    git(path, "clean", "-q", "-fdx")
 
 
 def head(path: Path) -> str:
-    return _git(path, "rev-parse", "HEAD")
+    return git(path, "rev-parse", "HEAD").text
 
 
 def commit_turn(path: Path, base: str, message: str) -> TurnCommit:
     """Commit whatever the agent left (respecting .gitignore) and measure the change.
 
     The agent may also have committed on its own; the candidate is HEAD either way.
-    An empty turn is one whose tree equals the base's tree.  Git calls are the bulk
-    of the harness's per-turn cost, so a turn that changed nothing costs two.
+    An empty turn is one whose tree equals the base's tree.  Git processes are the
+    bulk of the harness's own per-turn cost, so the common cases are cheap: a turn
+    that left nothing costs one (``status``, which also names HEAD), a changed one
+    three (``status``, ``add``, ``commit`` -- whose summary line gives the commit and
+    the lines changed); an agent that committed by itself costs a ``diff`` more.
     """
-    if _git(path, "status", "--porcelain"):
-        _git(path, "add", "-A")
-        _git(path, "commit", "-q", "--no-verify", "-m", message)
-    commit = head(path)
-    if commit == base:
-        return TurnCommit(commit, True, 0)
-    numstat = _git(path, "diff", "--numstat", base, commit)
+    restore_config(path)
+    status = git(path, "status", "--porcelain=v2", "--branch", "--no-renames")
+    rows = status.text.splitlines()
+    current = next((r.split()[2] for r in rows if r.startswith("# branch.oid ")), "")
+    if all(r.startswith("# ") for r in rows):  # nothing uncommitted
+        if current == base:
+            return TurnCommit(base, True, 0)
+        return _measured(current, _numstat(path, base, current))
+    git(path, "add", "-A")
+    made = git(
+        path, "-c", "core.abbrev=40", "commit", "--no-verify", "-m", message,
+        check=False, identity=True,
+    )  # fmt: skip
+    out = made.stdout.decode(errors="replace")
+    if made.ok:
+        summary = _COMMITTED.search(out)
+        if summary and current == base:
+            stats = {kind: int(n) for n, kind in _STAT.findall(out)}
+            lines = stats.get("insertion", 0) + stats.get("deletion", 0)
+            # A binary or mode-only change still counts: one line per file.
+            return TurnCommit(summary.group(1), False, lines or stats.get("file", 1))
+        commit = summary.group(1) if summary else head(path)
+    elif "nothing to commit" in out + made.stderr:
+        commit = head(path)
+        if commit == base:
+            return TurnCommit(commit, True, 0)
+    else:
+        raise GitError(["commit"], made.returncode, made.stderr)
+    # The agent made commits of its own: measure against the turn's base.
+    return _measured(commit, _numstat(path, base, commit))
+
+
+_COMMITTED = re.compile(r"^\[[^\]]*?\b([0-9a-f]{40})\] ", re.MULTILINE)
+_STAT = re.compile(r"(\d+) (file|insertion|deletion)")
+
+
+def _numstat(path: Path, base: str, commit: str) -> str:
+    return git(path, "diff", "--numstat", *_NO_PROGRAMS, base, commit).text
+
+
+def _measured(commit: str, numstat: str) -> TurnCommit:
     lines = 0
-    for row in numstat.splitlines():
+    rows = [row for row in numstat.splitlines() if row.strip()]
+    for row in rows:
         added, deleted, _name = row.split("\t", 2)
         # Binary files show "-": count each as one changed line.
         lines += (int(added) if added != "-" else 1) + (int(deleted) if deleted != "-" else 0)
-    return TurnCommit(commit, not numstat.strip(), lines)
+    return TurnCommit(commit, not rows, lines)
+
+
+def tag_candidates(repo_dir: Path, tags: dict[str, str]) -> None:
+    """Point each tag name at its commit, all in one git call."""
+    if not tags:
+        return
+    restore_config(repo_dir)
+    script = "".join(f"update refs/tags/{name} {commit}\n" for name, commit in tags.items())
+    git(repo_dir, "update-ref", "--stdin", input=script.encode())
 
 
 def tag_candidate(path: Path, name: str, commit: str) -> None:
-    _git(path, "tag", "-f", name, commit)
+    tag_candidates(path, {name: commit})
 
 
 def read_file_at(path: Path, commit: str, relpath: str) -> str | None:
     """A file's content at ``commit`` (None if absent); used to peek at peers' work."""
-    proc = _run_git(path, "show", f"{commit}:{relpath}")
-    return proc.stdout.decode() if proc.returncode == 0 else None
+    proc = git(path, "show", "--no-textconv", f"{commit}:{relpath}", check=False)
+    return proc.stdout.decode() if proc.ok else None

@@ -19,6 +19,7 @@ def make_agent(
     *,
     command: str | None = None,
     args: str | None = None,
+    resume_args: str | None = None,
     prices: dict[str, float] | None = None,
 ) -> Agent:
     """The backend called ``name``; an unknown name lists the valid ones."""
@@ -29,15 +30,15 @@ def make_agent(
     if name == "claude":
         from evolving_agent.search.agents.claude import ClaudeAgent
 
-        return ClaudeAgent(command=command, args=args)
+        return ClaudeAgent(command=command, args=args, resume_args=resume_args)
     if name == "codex":
         from evolving_agent.search.agents.codex import CodexAgent
 
-        return CodexAgent(command=command, args=args, prices=prices)
+        return CodexAgent(command=command, args=args, resume_args=resume_args, prices=prices)
     if name == "command":
         from evolving_agent.search.agents.command import CommandAgent
 
         if not command:
             raise UsageError("--agent command needs --agent-cmd CMD")
-        return CommandAgent(command=command, args=args)
+        return CommandAgent(command=command, args=args, resume_args=resume_args)
     raise UsageError(f"unknown agent {name!r}; choose one of: {', '.join(AGENT_NAMES)}")

@@ -10,6 +10,9 @@ agent may see; the prompt carries both.
 from __future__ import annotations
 
 import abc
+import re
+import shlex
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -34,11 +37,19 @@ class TurnRequest:
     state_dir: Path | None = None  # private, persistent dir for backend state
     seed: int = 0
     minimize: bool = False
+    # Extra environment for the agent's processes: the harness tags them with its run
+    # (EA_RUN_ID), so a resume can find and end agents a killed harness left behind.
+    env: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
 class TurnResult:
-    """What the agent reported.  ``None`` means "not reported", never zero."""
+    """What the agent reported.  ``None`` means "not reported", never zero.
+
+    ``session_id`` is the session the turn ran in, or None when there is no sign it
+    was ever created (a new session whose first call failed): the next turn then
+    starts a fresh session instead of resuming one that does not exist.
+    """
 
     session_id: str | None = None
     input_tokens: int | None = None
@@ -65,10 +76,56 @@ class Agent(abc.ABC):
         * start a new conversation when ``request.new_session`` is true, otherwise
           continue ``request.session_id``; return the session id actually used;
         * give up after ``request.timeout`` seconds, killing every child process;
-        * report failures in ``TurnResult.error`` rather than raising: a failed
-          agent turn is recorded and the run goes on;
+        * report failures in ``TurnResult.error`` rather than raising (launch
+          failure, exit code, timeout, the CLI's own error text): the harness retries
+          transient ones and records the rest, and the run goes on;
         * never read stdin (it is closed for every agent process).
         """
+
+    def check(self) -> None:
+        """Raise (UsageError / NotFound) if this backend cannot run at all; before a run."""
+        return None
+
+
+def require_program(argv0: str, what: str, hint: str) -> None:
+    """Refuse a run whose agent program is not installed (exit 4, one line)."""
+    from evolving_agent.errors import NotFound
+
+    if shutil.which(argv0) is None:
+        raise NotFound(f"{what} not found: {argv0} ({hint})")
+
+
+# Errors worth another try: rate limits, overload, the network, API-side timeouts.
+_TRANSIENT = re.compile(
+    r"\b(429|500|502|503|504|529)\b|overload|rate.?limit|too many requests|"
+    r"temporar|unavailable|timed? ?out|timeout|connection (reset|refused|error|closed)|"
+    r"network|econnreset|etimedout|socket hang up|internal server error|try again",
+    re.IGNORECASE,
+)
+
+
+def is_transient(error: str) -> bool:
+    """Is this failure worth retrying?  Not a launch failure or a turn timeout."""
+    if "could not start" in error or error.startswith(TURN_TIMEOUT_PREFIX):
+        return False
+    return bool(_TRANSIENT.search(error))
+
+
+TURN_TIMEOUT_PREFIX = "turn timed out"
+
+_LOST = re.compile(
+    r"no (conversation|rollout|session|thread) found|session (id )?\S* ?not found", re.IGNORECASE
+)
+
+
+def continued_session(request_session: str, error: str | None) -> str | None:
+    """The session a failed *continued* turn leaves: None if the CLI says it is gone
+    (so the next turn starts a fresh one instead of failing the same way forever)."""
+    return None if error and _LOST.search(error) else request_session
+
+
+def split_args(text: str | None) -> list[str]:
+    return shlex.split(text) if text else []
 
 
 def failure(done: Completed, what: str, timeout: float) -> str | None:
@@ -76,10 +133,14 @@ def failure(done: Completed, what: str, timeout: float) -> str | None:
     if done.launch_error:
         return f"{what} could not start: {done.launch_error}"
     if done.returncode is None:
-        return f"{what} timed out after {timeout:g}s"
+        return f"{TURN_TIMEOUT_PREFIX} after {timeout:g}s ({what})"
     if done.returncode != 0:
-        tail = (done.stderr.strip() or done.stdout.strip()).splitlines()[-1:] or [""]
-        return f"{what} exited {done.returncode}: {tail[0][:300]}"
+        code = done.returncode
+        head = f"{what} not found (exit 127)" if code == 127 else f"{what} exited {code}"
+        if code < 0:
+            head = f"{what} killed by signal {-code}"
+        tail = [line for line in (done.stderr.strip() or done.stdout.strip()).splitlines() if line]
+        return f"{head}: {tail[-1][:300]}" if tail else head
     return None
 
 

@@ -53,6 +53,16 @@ EMPTY_STEP = 0.12
 EMPTY_MAX = 0.7
 
 
+def fits(candidate: Path) -> bool:
+    """Can the builtin agent work on this candidate?  Only on the bundled TSP example's
+    shape: a ``solve.py`` it can read (the bundled seed, or one it wrote)."""
+    solver = candidate / SOLVER
+    try:
+        return solver.is_file() and parse(solver.read_text(encoding="utf-8")) is not None
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 class BuiltinAgent(Agent):
     name = "builtin"
 
@@ -61,7 +71,7 @@ class BuiltinAgent(Agent):
         if not solver.is_file():
             return TurnResult(
                 session_id=request.session_id,
-                message="the builtin agent only knows the bundled TSP example (no solve.py)",
+                error="the builtin agent only knows the bundled TSP example (no solve.py)",
             )
         session = self._load(request)
         rng = random.Random(f"{request.seed}:{request.round}:{request.agent}:{request.turn}")

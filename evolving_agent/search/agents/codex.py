@@ -1,30 +1,138 @@
 """The ``codex`` agent: Codex CLI in exec mode with JSONL events.
 
-New session: ``codex exec --json [ARGS] PROMPT``; continued: ``codex exec resume
---json [ARGS] THREAD_ID PROMPT``.  The thread id comes from the ``thread.started``
-event, tokens from each ``turn.completed`` event's ``usage`` (``input_tokens``,
-``cached_input_tokens``, ``output_tokens``, ``reasoning_output_tokens``).  Codex
-reports no dollars, so the cost is priced from a token table (USD per million
+New session::
+
+    codex exec --json [NEW ARGS] -- PROMPT
+
+continued session::
+
+    codex exec resume --json [RESUME ARGS] THREAD_ID -- PROMPT
+
+``codex exec resume`` takes far fewer options than ``codex exec``: only the global
+ones (``-c key=value``, ``-m``, ``--json``, ``--skip-git-repo-check``, ``--ephemeral``,
+``-o``, ``--dangerously-bypass-approvals-and-sandbox``, ...), not ``-s/--sandbox``,
+``-C``, ``--add-dir``, ``-p/--profile`` or ``--oss``.  So the two turns get separate
+argument lists:
+
+* ``NEW ARGS`` default to ``-c sandbox_mode="workspace-write"`` (codex's default
+  sandbox is read-only: it would edit nothing); the user's ``--agent-args`` are kept
+  as given (``--full-auto``, which current codex rejects, becomes that same ``-c``),
+  with the default added unless they choose a sandbox themselves;
+* ``RESUME ARGS`` are ``--agent-resume-args`` if given, else derived from the new
+  ones: ``-s/--sandbox MODE`` and ``--full-auto`` become ``-c sandbox_mode="MODE"``,
+  global options are kept, and any other option is refused before the run starts.
+
+The prompt comes after ``--``, so a task starting with ``---`` is not an option.
+
+The thread id comes from the ``thread.started`` event, tokens from ``turn.completed``
+``usage`` (``input_tokens``, ``cached_input_tokens``, ``output_tokens``, and
+``reasoning_output_tokens`` where reported), errors from ``turn.failed`` and
+``error`` events.  Current codex reports the *thread's running total* in
+``turn.completed`` (openai/codex#17539), older versions each turn's own usage; the
+adapter keeps the last total it saw per thread (under the run's ``agent-state/codex``)
+and records per-turn deltas: usage is taken as a running total while it never
+decreases and its input grows; a thread whose usage ever shrinks or stands still is
+known to report per turn and is summed from then on.  (An old codex whose per-turn
+usage happens to grow on a thread's second turn is undercounted on that turn.)
+Codex reports no dollars, so the cost is priced from a token table (USD per million
 tokens; override with ``token_prices`` / ``--token-prices``).
 """
 
 from __future__ import annotations
 
 import json
-import shlex
+from pathlib import Path
 from typing import Any
 
+from evolving_agent.errors import UsageError
 from evolving_agent.process import run_process
 from evolving_agent.search.agents.base import (
     Agent,
     TurnRequest,
     TurnResult,
     as_int,
+    continued_session,
     failure,
+    require_program,
+    split_args,
 )
 
 # USD per million tokens; cached input is part of input_tokens and billed at its rate.
 DEFAULT_PRICES = {"input": 1.25, "cached_input": 0.125, "output": 10.0}
+SANDBOX_DEFAULT = ("-c", 'sandbox_mode="workspace-write"')
+USAGE_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")
+
+# Options `codex exec resume` accepts (global ones), with whether they take a value.
+_RESUME_OK = {
+    "-c": True,
+    "--config": True,
+    "-m": True,
+    "--model": True,
+    "-o": True,
+    "--output-last-message": True,
+    "--json": False,
+    "--skip-git-repo-check": False,
+    "--ephemeral": False,
+    "--ignore-user-config": False,
+    "--ignore-rules": False,
+    "--dangerously-bypass-approvals-and-sandbox": False,
+    "--yolo": False,
+    "--not-so-yolo": False,
+}
+_SANDBOX_FLAGS = ("-s", "--sandbox")
+
+
+def _chooses_sandbox(args: list[str]) -> bool:
+    for i, arg in enumerate(args):
+        if arg in _SANDBOX_FLAGS or arg.startswith("--sandbox=") or arg == "--full-auto":
+            return True
+        if arg.startswith("--dangerously-bypass") or arg in ("--yolo", "--not-so-yolo"):
+            return True
+        value = args[i + 1] if arg in ("-c", "--config") and i + 1 < len(args) else ""
+        if arg.startswith("--config="):
+            value = arg.split("=", 1)[1]
+        if value.replace(" ", "").startswith("sandbox_mode="):
+            return True
+    return False
+
+
+def new_args(args: list[str]) -> list[str]:
+    """The arguments of a new turn: the user's, plus a writable sandbox unless chosen.
+
+    ``--full-auto`` (removed from current codex) becomes its exact equivalent.
+    """
+    args = [part for a in args for part in (SANDBOX_DEFAULT if a == "--full-auto" else (a,))]
+    return args if _chooses_sandbox(args) else [*SANDBOX_DEFAULT, *args]
+
+
+def derive_resume_args(args: list[str]) -> list[str]:
+    """Resume arguments from new-session ones, or UsageError naming what resume rejects."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        name, eq, inline = arg.partition("=")
+        if arg == "--full-auto":
+            out += ["-c", 'sandbox_mode="workspace-write"']
+        elif name in _SANDBOX_FLAGS:
+            mode = inline if eq else (args[i + 1] if i + 1 < len(args) else "")
+            i += 0 if eq else 1
+            out += ["-c", f'sandbox_mode="{mode}"']
+        elif name in _RESUME_OK:
+            out.append(arg)
+            if _RESUME_OK[name] and not eq:
+                if i + 1 < len(args):
+                    out.append(args[i + 1])
+                i += 1
+        elif arg.startswith("-"):
+            raise UsageError(
+                f"codex exec resume does not take {name}; give the arguments for "
+                "resumed turns with --agent-resume-args"
+            )
+        else:
+            out.append(arg)
+        i += 1
+    return out
 
 
 class CodexAgent(Agent):
@@ -35,34 +143,41 @@ class CodexAgent(Agent):
         *,
         command: str | None = None,
         args: str | None = None,
+        resume_args: str | None = None,
         prices: dict[str, float] | None = None,
     ) -> None:
-        self.argv0 = shlex.split(command) if command else ["codex"]
-        self.args = shlex.split(args) if args else []
+        self.argv0 = split_args(command) or ["codex"]
+        self.new_args = new_args(split_args(args))
+        self.resume_args = (
+            split_args(resume_args)
+            if resume_args is not None
+            else derive_resume_args(self.new_args)
+        )
         self.prices = {**DEFAULT_PRICES, **(prices or {})}
 
-    def run_turn(self, *, request: TurnRequest) -> TurnResult:
+    def check(self) -> None:
+        require_program(self.argv0[0], "codex", "install the Codex CLI or name it with --agent-cmd")
+
+    def argv(self, request: TurnRequest) -> list[str]:
         if request.new_session:
-            argv = [*self.argv0, "exec", "--json", *self.args, request.prompt]
-        else:
-            argv = [
-                *self.argv0,
-                "exec",
-                "resume",
-                "--json",
-                *self.args,
-                request.session_id,
-                request.prompt,
-            ]
-        done = run_process(argv, cwd=request.workspace, timeout=request.timeout)
+            return [*self.argv0, "exec", "--json", *self.new_args, "--", request.prompt]
+        return [
+            *self.argv0,
+            "exec",
+            "resume",
+            "--json",
+            *self.resume_args,
+            request.session_id,
+            "--",
+            request.prompt,
+        ]
+
+    def run_turn(self, *, request: TurnRequest) -> TurnResult:
+        done = run_process(
+            self.argv(request), cwd=request.workspace, timeout=request.timeout, env=request.env
+        )
         thread_id: str | None = None
-        totals = {
-            "input_tokens": 0,
-            "cached_input_tokens": 0,
-            "output_tokens": 0,
-            "reasoning_output_tokens": 0,
-        }
-        seen_usage = False
+        reports: list[dict[str, int]] = []
         message = ""
         failed: str | None = None
         for event in _events(done.stdout):
@@ -70,35 +185,89 @@ class CodexAgent(Agent):
             if kind == "thread.started":
                 thread_id = str(event.get("thread_id") or "") or None
             elif kind == "turn.completed" and isinstance(event.get("usage"), dict):
-                seen_usage = True
-                for key in totals:
-                    totals[key] += as_int(event["usage"].get(key)) or 0
+                reports.append({k: as_int(event["usage"].get(k)) or 0 for k in USAGE_KEYS})
             elif kind == "turn.failed":
-                failed = str((event.get("error") or {}).get("message", "turn failed"))
+                error = event.get("error")
+                text = error.get("message") if isinstance(error, dict) else None
+                failed = f"codex turn failed: {str(text or 'no message')[:300]}"
+            elif kind == "error" and failed is None:
+                failed = f"codex error: {str(event.get('message', ''))[:300]}"
             elif kind == "item.completed":
                 item = event.get("item") or {}
                 if item.get("type") == "agent_message":
                     message = str(item.get("text", ""))
-        error = failure(done, "codex", request.timeout) or failed
-        if not seen_usage:
-            return TurnResult(
-                session_id=thread_id or request.session_id, message=message, error=error
-            )
-        uncached = totals["input_tokens"] - totals["cached_input_tokens"]
+        error = failed or failure(done, "codex", request.timeout)
+        session = thread_id or (
+            None if request.new_session else continued_session(request.session_id, error)
+        )
+        if not reports:
+            return TurnResult(session_id=session, message=message[-2000:], error=error)
+        used = self._deltas(request, session, reports)
+        uncached = used["input_tokens"] - used["cached_input_tokens"]
         cost = (
             uncached * self.prices["input"]
-            + totals["cached_input_tokens"] * self.prices["cached_input"]
-            + totals["output_tokens"] * self.prices["output"]
+            + used["cached_input_tokens"] * self.prices["cached_input"]
+            + used["output_tokens"] * self.prices["output"]
         ) / 1_000_000
         return TurnResult(
-            session_id=thread_id or request.session_id,
-            input_tokens=totals["input_tokens"],
-            output_tokens=totals["output_tokens"],
-            reasoning_tokens=totals["reasoning_output_tokens"],
+            session_id=session,
+            input_tokens=used["input_tokens"],
+            output_tokens=used["output_tokens"],
+            reasoning_tokens=used["reasoning_output_tokens"],
             cost_usd=round(cost, 8),
             message=message[-2000:],
             error=error,
         )
+
+    def _deltas(
+        self, request: TurnRequest, thread: str | None, reports: list[dict[str, int]]
+    ) -> dict[str, int]:
+        """This turn's own usage from the ``turn.completed`` reports (see module doc)."""
+        path = _state_path(request.state_dir, thread)
+        state = _load(path) if path is not None and not request.new_session else {}
+        last = state.get("total")
+        per_turn = bool(state.get("per_turn"))
+        used = dict.fromkeys(USAGE_KEYS, 0)
+        for report in reports:
+            if last is not None and not per_turn and _not_a_running_total(last, report):
+                per_turn = True
+            for key in USAGE_KEYS:
+                before = 0 if per_turn or last is None else last[key]
+                used[key] += max(0, report[key] - before)
+            last = report
+        if path is not None and last is not None:
+            _save(path, {"total": last, "per_turn": per_turn})
+        return used
+
+
+def _not_a_running_total(last: dict[str, int], report: dict[str, int]) -> bool:
+    """A running total never shrinks, and its input grows with every model call."""
+    shrank = any(report[k] < last[k] for k in USAGE_KEYS)
+    return shrank or report["input_tokens"] <= last["input_tokens"]
+
+
+def _state_path(state_dir: Path | None, thread: str | None) -> Path | None:
+    if state_dir is None or not thread or "/" in thread or thread.startswith("."):
+        return None
+    return state_dir / "codex" / f"{thread}.json"
+
+
+def _load(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}
+    if not isinstance(data, dict) or not isinstance(data.get("total"), dict):
+        return {}
+    total = {k: as_int(data["total"].get(k)) or 0 for k in USAGE_KEYS}
+    return {"total": total, "per_turn": bool(data.get("per_turn"))}
+
+
+def _save(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data))
+    tmp.replace(path)
 
 
 def _events(stdout: str) -> list[dict[str, Any]]:
