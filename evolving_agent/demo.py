@@ -73,7 +73,7 @@ def run_demo(
     from evolving_agent.review.history import canon_revert
     from evolving_agent.review.store import list_reviews
     from evolving_agent.search.config import SearchConfig
-    from evolving_agent.search.report import write_report
+    from evolving_agent.search.report_render import write_report
     from evolving_agent.search.runner import ProgressEvent, run_search
 
     base = _prepare(directory)

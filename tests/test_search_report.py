@@ -24,9 +24,8 @@ from evolving_agent.search.report import (
     run_best_steps,
     spend_axis,
     tree_diff,
-    write_report,
 )
-from evolving_agent.search.report_render import _zoomed_ylim
+from evolving_agent.search.report_render import _zoomed_ylim, write_report
 
 SEED_SRC = "def solve(points):\n    return list(range(len(points)))\n"
 BEST_SRC = (

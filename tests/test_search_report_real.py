@@ -11,7 +11,8 @@ from test_search_helpers import PY, TSP
 
 from evolving_agent.cli import cli
 from evolving_agent.search.config import SearchConfig
-from evolving_agent.search.report import load_run, write_report
+from evolving_agent.search.report import load_run
+from evolving_agent.search.report_render import write_report
 from evolving_agent.search.runner import run_search
 
 

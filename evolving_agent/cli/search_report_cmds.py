@@ -39,7 +39,7 @@ def report_cmd(run_dir: Path, out: Path | None) -> None:
     Example:
       evolving-agent search report runs/search-20260101-120000-forget-team
     """
-    from evolving_agent.search.report import write_report
+    from evolving_agent.search.report_render import write_report
 
     files = write_report(run_dir, out=out)
     for path in (files.png, files.markdown, files.html):

@@ -400,9 +400,15 @@ def compare_policies(
     comparison.complete = True
     if plot:
         # Imported here: matplotlib is slow to import and tests with fake runs skip it.
-        from evolving_agent.search.compare_plot import plot_comparison
+        from evolving_agent.search.compare_plot import PlottedRun, plot_comparison
 
-        comparison.plot = plot_comparison(comparison, labels)
+        comparison.plot = plot_comparison(
+            [PlottedRun(o.policy, o.run_dir, o.seed_score) for o in comparison.outcomes],
+            labels,
+            minimize=comparison.minimize,
+            repeats=comparison.repeats,
+            out=comparison.out,
+        )
     write_outputs(comparison)
     return comparison
 

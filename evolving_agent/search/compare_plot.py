@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,8 +22,6 @@ from evolving_agent.search.report import LogEntry, read_log, run_best_steps
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
-
-    from evolving_agent.search.compare import Comparison
 
 GRID = 200
 
@@ -48,10 +47,26 @@ def _spend(records: Sequence[LogEntry], kind: str) -> list[float]:
     return out
 
 
-def plot_comparison(comparison: Comparison, labels: Sequence[str]) -> Path | None:
-    """Write ``compare.png`` into the comparison's directory; its path, or None."""
+@dataclass(frozen=True)
+class PlottedRun:
+    """What the plot needs of one run of a comparison."""
+
+    policy: str  # the label the run is drawn under
+    run_dir: str
+    seed_score: float | None
+
+
+def plot_comparison(
+    outcomes: Sequence[PlottedRun],
+    labels: Sequence[str],
+    *,
+    minimize: bool,
+    repeats: int,
+    out: Path,
+) -> Path | None:
+    """Write ``out/compare.png``; its path, or None when no run's log could be read."""
     runs: dict[str, list[tuple[list[LogEntry], float | None]]] = {label: [] for label in labels}
-    for o in comparison.outcomes:
+    for o in outcomes:
         try:
             records = read_log(Path(o.run_dir) / "log.jsonl")
         except (InvalidInput, OSError):
@@ -84,7 +99,7 @@ def plot_comparison(comparison: Comparison, labels: Sequence[str]) -> Path | Non
         color = f"C{index % 10}"
         curves = []
         for records, seed in runs.get(label, []):
-            values = run_best_steps(records, seed, minimize=comparison.minimize)
+            values = run_best_steps(records, seed, minimize=minimize)
             if values:
                 curves.append((records, values))
         if not curves:
@@ -102,7 +117,7 @@ def plot_comparison(comparison: Comparison, labels: Sequence[str]) -> Path | Non
                 spend = [0.0, *_spend(records, kind)]
                 sgrid.append([_step_at(spend, values, x) for x in sx])
             _draw(axes[1], sx, sgrid, label, color)
-    better = "lower" if comparison.minimize else "higher"
+    better = "lower" if minimize else "higher"
     axes[0].set_xlabel("turns (all agents)")
     axes[0].set_ylabel(f"best score ({better} is better)")
     axes[0].set_title("best-so-far vs turns")
@@ -112,13 +127,13 @@ def plot_comparison(comparison: Comparison, labels: Sequence[str]) -> Path | Non
     for ax in axes:
         ax.grid(True, alpha=0.3)
     axes[0].legend(loc="best", fontsize="small")
-    title = f"median over {comparison.repeats} seed(s); band = lowest to highest run"
+    title = f"median over {repeats} seed(s); band = lowest to highest run"
     zoom = _zoom(seeds, later)
     if zoom is not None:
         axes[0].set_ylim(*zoom)  # shared with the spend axes
         title += "; the seed's score is off the scale"
     fig.suptitle(title, fontsize=10)
-    path = comparison.out / "compare.png"
+    path = out / "compare.png"
     fig.savefig(path, dpi=110)
     return path
 

@@ -784,22 +784,3 @@ def _round_endings(run_dir: Path) -> dict[int, str]:
         if isinstance(reason, str):
             out[number] = reason
     return out
-
-
-def write_report(run_dir: Path, *, out: Path | None = None) -> ReportFiles:
-    """Analyse ``run_dir`` and write ``report.png``, ``report.md``, ``report.html`` into
-    ``out`` (default: the run dir).  Returns the paths and the analysis."""
-    # Imported here: the renderers build on this module's RunReport.
-    from evolving_agent.search.report_render import plot, render_html, render_markdown
-
-    report = load_run(run_dir)
-    dest = out if out is not None else run_dir
-    try:
-        dest.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InvalidInput(f"cannot create output directory: {exc}", file=dest) from exc
-    png, md, page = dest / "report.png", dest / "report.md", dest / "report.html"
-    plot(report, png)
-    md.write_text(render_markdown(report, png.name), encoding="utf-8")
-    page.write_text(render_html(report, png.read_bytes()), encoding="utf-8")
-    return ReportFiles(png=png, markdown=md, html=page, report=report)

@@ -1,4 +1,5 @@
-"""Rendering a ``RunReport`` three ways: the plot (PNG), markdown and one HTML page.
+"""Rendering a ``RunReport`` three ways: the plot (PNG), markdown and one HTML page,
+and :func:`write_report`, which analyses a run and writes all three.
 
 The analysis lives in ``report.py`` (``load_run``); this module only turns its result
 into text and pixels, so a new view never touches how a run is read.  matplotlib is
@@ -12,7 +13,8 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
-from evolving_agent.search.report import RunReport, score_gain
+from evolving_agent.errors import InvalidInput
+from evolving_agent.search.report import ReportFiles, RunReport, load_run, score_gain
 
 
 def _fmt(value: float | None) -> str:
@@ -280,3 +282,19 @@ def render_html(report: RunReport, png: bytes) -> str:
         parts.append(f"<pre>{html.escape(report.diff.text)}</pre>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def write_report(run_dir: Path, *, out: Path | None = None) -> ReportFiles:
+    """Analyse ``run_dir`` and write ``report.png``, ``report.md``, ``report.html`` into
+    ``out`` (default: the run dir).  Returns the paths and the analysis."""
+    report = load_run(run_dir)
+    dest = out if out is not None else run_dir
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InvalidInput(f"cannot create output directory: {exc}", file=dest) from exc
+    png, md, page = dest / "report.png", dest / "report.md", dest / "report.html"
+    plot(report, png)
+    md.write_text(render_markdown(report, png.name), encoding="utf-8")
+    page.write_text(render_html(report, png.read_bytes()), encoding="utf-8")
+    return ReportFiles(png=png, markdown=md, html=page, report=report)
