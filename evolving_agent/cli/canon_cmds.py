@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
+
 import click
 
 from evolving_agent.cli._common import echo_json, root_from
@@ -127,25 +129,18 @@ def edit_cmd(ctx: click.Context, file: str, message: str) -> None:
     Example:
       evolving-agent canon edit identity.yaml -m "values: add brevity"
     """
-    from evolving_agent.errors import InvalidInput
-    from evolving_agent.memory.authority import confine
-    from evolving_agent.memory.canon import save_canon
-    from evolving_agent.memory.root import require_root
+    from evolving_agent.memory.canon_edit import EditRefused, canon_text, save_canon
 
-    root = require_root(root_from(ctx))
-    path = confine(root, "canon", file)
-    before = path.read_text(encoding="utf-8") if path.exists() else ""
-    edited = click.edit(before, extension=path.suffix or ".txt", require_save=True)
+    root = root_from(ctx)
+    before = canon_text(root, file)
+    edited = click.edit(before, extension=PurePosixPath(file).suffix or ".txt", require_save=True)
     if edited is None:
         click.echo("no change")
         return
     try:
         changed = save_canon(root, file, edited, message=message)
-    except InvalidInput:
-        keep = root.state / f"rejected-{path.name}"
-        keep.parent.mkdir(parents=True, exist_ok=True)
-        keep.write_text(edited, encoding="utf-8")
-        click.echo(f"your edit is kept in {keep}", err=True)
+    except EditRefused as exc:
+        click.echo(f"your edit is kept in {exc.kept}", err=True)
         raise
     click.echo(f"committed canon/{file}" if changed else "no change")
 

@@ -13,9 +13,9 @@ import click
 
 from evolving_agent.cli._common import echo_json, root_from
 from evolving_agent.errors import UsageError
+from evolving_agent.memory.canon_diff import describe, unified
 from evolving_agent.memory.root import require_root
 from evolving_agent.review.actions import edit_text, record_edit, reject_review
-from evolving_agent.review.apply import describe, unified
 from evolving_agent.review.approve import ApprovalPlan, approve_review, plan_approval
 from evolving_agent.review.store import Review, list_reviews, to_json
 from evolving_agent.review.view import ReviewView, view_review

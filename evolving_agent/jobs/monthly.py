@@ -24,11 +24,12 @@ from pydantic import BaseModel, ValidationError
 
 from evolving_agent.jobs.runs import append_once, finish, plan_or_resume, refuse_future
 from evolving_agent.memory.authority import ScopedReader, Writer
+from evolving_agent.memory.canon_diff import CanonDiff
 from evolving_agent.memory.evidence import now as local_now
 from evolving_agent.memory.policy import Policy
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.review.models import CanonDiff, Decision, PendingReview, Proposal
+from evolving_agent.review.models import Decision, PendingReview, Proposal
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from evolving_agent.jobs.runs import append_once, finish, plan_or_resume, refuse_future
 from evolving_agent.memory.authority import ScopedReader, Writer
+from evolving_agent.memory.canon_diff import CanonDiff
 from evolving_agent.memory.evidence import EvidenceRecord
 from evolving_agent.memory.evidence import now as local_now
 from evolving_agent.memory.hypotheses import (
@@ -39,7 +40,7 @@ from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors import Reflector, ReflectorError, reflect_with_fallback
 from evolving_agent.reflectors.base import WeeklyContext, WeeklyReflection
 from evolving_agent.reflectors.rules import RulesReflector
-from evolving_agent.review.models import CanonDiff, Proposal
+from evolving_agent.review.models import Proposal
 
 
 class WeeklyPlan(BaseModel):

@@ -27,11 +27,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from evolving_agent.errors import EvolvingAgentError
 from evolving_agent.memory.authority import ScopedReader
+from evolving_agent.memory.canon_diff import Section
 from evolving_agent.memory.evidence import EvidenceRecord
 from evolving_agent.memory.hypotheses import Hypothesis, hypothesis_id, read_register, sanitise
 from evolving_agent.memory.redact import redact
 from evolving_agent.memory.today import BIAS_FILE, CARRY_FILE, Carry, CarryType
-from evolving_agent.review.models import Section
 
 NIGHTLY_STATE_FILE = "nightly.json"
 

@@ -12,12 +12,12 @@ from pydantic import ValidationError
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory.authority import Writer
+from evolving_agent.memory.canon_diff import CanonDiff, apply_diff, describe
 from evolving_agent.memory.evidence import now
 from evolving_agent.memory.yamlio import dump_yaml, parse_yaml
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.review.apply import apply_diff, describe
 from evolving_agent.review.approve import committed_identity
-from evolving_agent.review.models import CanonDiff, Decision
+from evolving_agent.review.models import Decision
 from evolving_agent.review.store import (
     EDITS_DIR,
     Review,

@@ -26,10 +26,11 @@ from pydantic import BaseModel, ValidationError
 
 from evolving_agent.errors import InvalidInput, InvalidPath, NotFound
 from evolving_agent.memory.authority import ScopedReader
+from evolving_agent.memory.canon_diff import CanonDiff
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.review.models import CanonDiff, Decision, PendingReview, _Versioned
+from evolving_agent.review.models import Decision, PendingReview, _Versioned
 
 EDITS_DIR = "edits"
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
