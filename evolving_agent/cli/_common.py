@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.results import Result
 
 ROOT_HELP = "Memory root (default: $EVOLVING_AGENT_ROOT, else ./memory)."
 
@@ -50,3 +51,9 @@ def add_root_option(command: click.Command) -> None:
 
 def echo_json(obj: Any) -> None:
     click.echo(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
+
+
+def echo_messages(result: Result[Any]) -> None:
+    """Print a result's messages on stderr (``warning: …``), after its answer."""
+    for message in result.messages:
+        click.echo(f"{message.level}: {message.text}", err=True)

@@ -9,7 +9,7 @@ from shlex import quote
 
 import click
 
-from evolving_agent.cli._common import echo_json, root_from
+from evolving_agent.cli._common import echo_json, echo_messages, root_from
 from evolving_agent.errors import EvolvingAgentError, TamperingFound
 from evolving_agent.integrations.bootfile import write_boot_file
 from evolving_agent.memory import events, live
@@ -135,26 +135,11 @@ def friction_cmd(
     Example:
       evolving-agent friction "started writing 'or you could also…' unasked; stopped"
     """
-    root = root_from(ctx)
-    rec = events.record_friction(
-        root, actor, text, session=session, supports=supports, contradicts=contradicts
+    result = events.record_friction(
+        root_from(ctx), actor, text, session=session, supports=supports, contradicts=contradicts
     )
-    click.echo(rec.id)
-    linked = [h for h in (supports, contradicts) if h]
-    if linked:
-        # A mistyped id must not lose the event (hooks and MCP send these unattended),
-        # but the person typing it should know the jobs will not count it.
-        from evolving_agent.memory.hypotheses import list_hypotheses
-
-        known = {h.id for h in list_hypotheses(root)}
-        for hid in linked:
-            if hid not in known:
-                click.echo(
-                    f"warning: no hypothesis {hid} in the register; the event is recorded, "
-                    "but no job will count it for a hypothesis "
-                    "(see 'evolving-agent hypothesis list')",
-                    err=True,
-                )
+    click.echo(result.value.id)
+    echo_messages(result)
 
 
 @click.group("live")
