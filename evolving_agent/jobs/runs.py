@@ -30,7 +30,7 @@ from typing import Any, Literal, TypeVar
 from filelock import FileLock
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evolving_agent.errors import InvalidInput
+from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.memory.atomic import atomic_write
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord
@@ -77,7 +77,7 @@ def load_marker(root: MemoryRoot, job: str, day: date) -> RunMarker | None:
     try:
         return RunMarker.model_validate_json(path.read_bytes())
     except ValidationError as exc:
-        raise InvalidInput(f"damaged run marker ({exc.errors()[0]['msg']})", file=path) from None
+        raise InvalidInput(f"damaged run marker ({first_error(exc)})", file=path) from None
 
 
 def save_marker(root: MemoryRoot, marker: RunMarker) -> None:

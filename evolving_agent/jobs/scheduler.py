@@ -25,7 +25,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evolving_agent.errors import EvolvingAgentError, InvalidInput, UsageError
+from evolving_agent.errors import EvolvingAgentError, InvalidInput, UsageError, first_error
 from evolving_agent.jobs.runner import fallback_of, run_job
 from evolving_agent.jobs.settings import JOB_NAMES, load_schedule
 from evolving_agent.memory.atomic import atomic_write
@@ -64,7 +64,7 @@ def load_state(root: MemoryRoot) -> SchedulerState | None:
         return SchedulerState.model_validate_json(path.read_bytes())
     except ValidationError as exc:
         raise InvalidInput(
-            f"damaged scheduler state ({exc.errors()[0]['msg']})", file=path
+            f"damaged scheduler state ({first_error(exc)})", file=path
         ) from None
 
 

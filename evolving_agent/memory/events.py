@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
-from evolving_agent.errors import InvalidInput
+from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
 from evolving_agent.memory.hypotheses import list_hypotheses
@@ -112,7 +112,7 @@ def import_events(root: MemoryRoot, actor: str, file: Path) -> list[EvidenceReco
                 line = ImportLine.model_validate(data)
             except ValueError as exc:
                 msg = (
-                    f"{'.'.join(map(str, exc.errors()[0]['loc']))}: {exc.errors()[0]['msg']}"
+                    first_error(exc)
                     if isinstance(exc, ValidationError)
                     else f"not a JSON object ({exc})"
                 )

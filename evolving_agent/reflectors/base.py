@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from evolving_agent.errors import EvolvingAgentError
+from evolving_agent.errors import EvolvingAgentError, first_error
 from evolving_agent.memory.authority import ScopedReader
 from evolving_agent.memory.canon_diff import Section
 from evolving_agent.memory.evidence import EvidenceRecord
@@ -478,8 +478,7 @@ def parse_json_answer(text: str, model: type[M]) -> M:
         try:
             return model.model_validate(data)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            last_error = f"{'.'.join(map(str, first['loc'])) or '(answer)'}: {first['msg']}"
+            last_error = first_error(exc, whole="(answer)")
             break
     raise ReflectorError(f"invalid reflector output: {last_error}")
 

@@ -24,7 +24,7 @@ from typing import Literal
 from filelock import FileLock
 from pydantic import BaseModel, ValidationError
 
-from evolving_agent.errors import InvalidInput, InvalidPath, NotFound
+from evolving_agent.errors import InvalidInput, InvalidPath, NotFound, first_error
 from evolving_agent.memory.authority import ScopedReader
 from evolving_agent.memory.canon_diff import CanonDiff
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
@@ -111,9 +111,7 @@ def _load(model: type[BaseModel], path: Path) -> BaseModel:
     try:
         return model.model_validate_json(path.read_bytes())
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(file)"
-        raise InvalidInput(f"{where}: {first['msg']}", file=path) from None
+        raise InvalidInput(first_error(exc, whole="(file)"), file=path) from None
 
 
 def _reader(root: MemoryRoot) -> ScopedReader:
