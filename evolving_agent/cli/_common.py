@@ -1,9 +1,10 @@
-"""Small helpers shared by the command modules: the root, JSON output, usage errors."""
+"""Small helpers shared by the command modules: the root, JSON output, messages."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
 
 import click
 
@@ -47,6 +48,21 @@ def add_root_option(command: click.Command) -> None:
     if isinstance(command, click.Group):
         for sub in command.commands.values():
             add_root_option(sub)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@overload
+def json_option(fn: F, /) -> F: ...
+@overload
+def json_option(*, help: str = ...) -> Callable[[F], F]: ...
+def json_option(fn: F | None = None, /, *, help: str = "Print JSON.") -> Any:
+    """The one ``--json`` flag (passed as ``as_json``): ``@json_option`` or, to say
+    what the JSON holds, ``@json_option(help="...")``.  (sqlite-utils'
+    ``output_options`` shape: one decorator per repeated option.)"""
+    option = click.option("--json", "as_json", is_flag=True, help=help)
+    return option(fn) if fn is not None else option
 
 
 def echo_json(obj: Any) -> None:

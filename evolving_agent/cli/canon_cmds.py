@@ -6,7 +6,7 @@ from pathlib import PurePosixPath
 
 import click
 
-from evolving_agent.cli._common import echo_json, root_from
+from evolving_agent.cli._common import echo_json, json_option, root_from
 from evolving_agent.review.history import (
     CanonChange,
     canon_diff,
@@ -29,7 +29,7 @@ def _line(c: CanonChange) -> str:
 
 
 @canon_group.command("log")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option
 @click.option("-n", "--max-count", type=click.IntRange(min=1), default=None, help="At most N.")
 @click.pass_context
 def log_cmd(ctx: click.Context, as_json: bool, max_count: int | None) -> None:
@@ -71,7 +71,7 @@ def diff_cmd(ctx: click.Context, rev: str | None, worktree: bool) -> None:
 
 @canon_group.command("show")
 @click.argument("rev", required=False)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option
 @click.pass_context
 def show_cmd(ctx: click.Context, rev: str | None, as_json: bool) -> None:
     """One commit's Canon change and its provenance (default: the newest Canon change).

@@ -9,7 +9,7 @@ from shlex import quote
 
 import click
 
-from evolving_agent.cli._common import echo_json, echo_messages, root_from
+from evolving_agent.cli._common import echo_json, echo_messages, json_option, root_from
 from evolving_agent.errors import EvolvingAgentError, TamperingFound
 from evolving_agent.integrations.bootfile import write_boot_file
 from evolving_agent.memory import events, live
@@ -165,7 +165,7 @@ def live_set(ctx: click.Context, key: str, text: str, actor: str) -> None:
 
 
 @live_group.command("show")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option
 @click.pass_context
 def live_show(ctx: click.Context, as_json: bool) -> None:
     """Show every Live Bus entry.
@@ -244,7 +244,7 @@ def _print_records(records: list[EvidenceRecord]) -> None:
     default=None,
     help="Day to show (default: today).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print JSON lines' records as a list.")
+@json_option(help="Print JSON lines' records as a list.")
 @click.pass_context
 def evidence_show(ctx: click.Context, day: object, as_json: bool) -> None:
     """Show one day's Evidence (default today).
@@ -373,7 +373,7 @@ def accept_cmd(ctx: click.Context, files: tuple[str, ...], message: str) -> None
 
 
 @click.command("verify")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option
 @click.pass_context
 def verify_cmd(ctx: click.Context, as_json: bool) -> None:
     """Check the Evidence hash chain and that every Canon change came through the writer.

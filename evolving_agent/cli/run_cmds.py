@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from evolving_agent.cli._common import echo_json, root_from
+from evolving_agent.cli._common import echo_json, json_option, root_from
 from evolving_agent.jobs.monthly import MonthlyResult
 from evolving_agent.jobs.nightly import NightlyResult
 from evolving_agent.jobs.runner import check_strict, fallback_of, run_job
@@ -24,7 +24,7 @@ def _options(fn: Callable[..., Any]) -> Callable[..., Any]:
         is_flag=True,
         help="Exit 4 if the job fell back from the requested reflector (it still ran).",
     )(fn)
-    fn = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")(fn)
+    fn = json_option(help="Print the result as JSON.")(fn)
     fn = click.option(
         "--reflector-cmd",
         default=None,

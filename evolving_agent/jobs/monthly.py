@@ -15,7 +15,6 @@ month first, then the best-supported.  Nothing here can write Canon: the
 
 from __future__ import annotations
 
-import json
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Literal, TypeVar
@@ -87,7 +86,7 @@ def run_monthly(
         return MonthlyResult(status=status, plan=plan, record_ids=marker.record_ids)
     writer = Writer(root, "monthly")
     for r in plan.reviews:
-        body = json.dumps(r.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+        body = r.model_dump_json(indent=2) + "\n"
         writer.write("pending", f"{r.id}.json", body)
     record = {
         "kind": "job",

@@ -23,7 +23,6 @@ carry: nothing is invented.
 
 from __future__ import annotations
 
-import json
 from datetime import date, datetime, timedelta
 from typing import Literal
 
@@ -421,11 +420,11 @@ def _write_today(writer: Writer, plan: NightlyPlan) -> None:
         {"last_date": plan.day, "recent_types": plan.recent_types}
     )
     files: dict[str, str | bytes] = {
-        NIGHTLY_STATE_FILE: json.dumps(state.model_dump(mode="json"), indent=2) + "\n"
+        NIGHTLY_STATE_FILE: state.model_dump_json(indent=2) + "\n"
     }
     if plan.carry is not None and plan.bias is not None:
         files[BIAS_FILE] = redact(plan.bias) + "\n"
-        files[CARRY_FILE] = json.dumps(plan.carry.model_dump(mode="json"), indent=2) + "\n"
+        files[CARRY_FILE] = plan.carry.model_dump_json(indent=2) + "\n"
     writer.write_many("today", files)
     snaps = [*plan.adopted, *[c.hypothesis for c in plan.changes]]
     if plan.raised is not None:

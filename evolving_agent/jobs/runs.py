@@ -19,7 +19,6 @@ date, whoever wins.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -81,7 +80,7 @@ def load_marker(root: MemoryRoot, job: str, day: date) -> RunMarker | None:
 
 
 def save_marker(root: MemoryRoot, marker: RunMarker) -> None:
-    body = json.dumps(marker.model_dump(mode="json"), indent=2, ensure_ascii=False)
+    body = marker.model_dump_json(indent=2)
     atomic_write(marker_path(root, marker.job, marker.date), (body + "\n").encode())
 
 

@@ -16,7 +16,6 @@ which cannot write Canon.
 
 from __future__ import annotations
 
-import json
 from datetime import date, datetime, timedelta
 from typing import Literal
 
@@ -113,7 +112,7 @@ def run_weekly(
         return WeeklyResult(status=status, plan=plan, record_ids=marker.record_ids)
     writer = Writer(root, "weekly")
     for p in plan.proposals:
-        body = json.dumps(p.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+        body = p.model_dump_json(indent=2) + "\n"
         writer.write("proposals", f"{p.id}.json", body)
     records: list[dict[str, object]] = []
     if plan.fallback:

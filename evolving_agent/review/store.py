@@ -12,7 +12,6 @@ that re-running ``review approve`` finishes) or ``rejected``.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -187,4 +186,4 @@ def to_json(review: Review) -> dict[str, object]:
 
 
 def dump(model: BaseModel) -> str:
-    return json.dumps(model.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+    return model.model_dump_json(indent=2) + "\n"
