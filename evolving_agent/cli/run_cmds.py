@@ -9,9 +9,9 @@ from typing import Any, TypeVar
 import click
 
 from evolving_agent.cli._common import echo_json, json_option, root_from
+from evolving_agent.jobs.dispatch import check_strict, fallback_of, run_job
 from evolving_agent.jobs.monthly import MonthlyResult
 from evolving_agent.jobs.nightly import NightlyResult
-from evolving_agent.jobs.runner import check_strict, fallback_of, run_job
 from evolving_agent.jobs.settings import REFLECTOR_NAMES
 from evolving_agent.jobs.weekly import WeeklyResult
 

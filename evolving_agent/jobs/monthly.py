@@ -21,7 +21,7 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from evolving_agent.jobs.runs import append_once, finish, plan_or_resume, refuse_future
+from evolving_agent.jobs.markers import append_once, finish, plan_or_resume, refuse_future
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.canon_diff import CanonDiff
 from evolving_agent.memory.evidence import now as local_now

@@ -17,7 +17,7 @@ support / contradiction to the register; raise a hypothesis from recurring untag
 friction; check the reflector's answer for meaning (retry once, then ``rules``); write
 bias + carry + register through ``Writer(root, "nightly")``; append one batch of
 records ending with the job record.  Idempotent and crash-safe through a run marker
-(see ``jobs/runs.py``).  A quiet day (nothing to carry, no friction) writes no bias or
+(see ``jobs/markers.py``).  A quiet day (nothing to carry, no friction) writes no bias or
 carry: nothing is invented.
 """
 
@@ -29,7 +29,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from evolving_agent.errors import InvalidInput
-from evolving_agent.jobs.runs import RunMarker, append_once, finish, plan_or_resume, refuse_future
+from evolving_agent.jobs.markers import (
+    RunMarker,
+    append_once,
+    finish,
+    plan_or_resume,
+    refuse_future,
+)
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.evidence import EvidenceRecord
 from evolving_agent.memory.evidence import now as local_now

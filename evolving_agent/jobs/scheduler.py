@@ -25,7 +25,7 @@ from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evolving_agent.errors import EvolvingAgentError, InvalidInput, UsageError, first_error
-from evolving_agent.jobs.runner import fallback_of, run_job
+from evolving_agent.jobs.dispatch import fallback_of, run_job
 from evolving_agent.jobs.settings import JOB_NAMES, load_schedule
 from evolving_agent.memory.atomic import atomic_write
 from evolving_agent.memory.evidence import now as local_now
