@@ -9,6 +9,10 @@ message on one line.  Set ``EVOLVING_AGENT_RAISE=1`` to see the traceback instea
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -91,3 +95,18 @@ class TamperingFound(EvolvingAgentError):
     def __init__(self, problems: list[str]) -> None:
         self.problems = problems
         super().__init__(f"verify found {len(problems)} problem(s):\n" + "\n".join(problems))
+
+
+def first_error(exc: ValidationError, *, whole: str = "", bare: bool = False) -> str:
+    """The first error of a pydantic validation as one line: ``field.path: message``.
+
+    The one formatter for validation errors shown to a person.  ``whole`` names the
+    thing when the error concerns all of it (an empty location), e.g. ``(record)``;
+    ``bare`` drops pydantic's ``Value error, `` prefix from a validator's own message.
+    """
+    first = exc.errors()[0]
+    msg = str(first["msg"])
+    if bare:
+        msg = msg.removeprefix("Value error, ")
+    field = ".".join(str(part) for part in first["loc"]) or whole
+    return f"{field}: {msg}" if field else msg

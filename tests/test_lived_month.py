@@ -19,8 +19,8 @@ from click.testing import CliRunner
 from freezegun import freeze_time
 
 from evolving_agent.cli import cli
+from evolving_agent.jobs.markers import load_marker
 from evolving_agent.jobs.nightly import NightlyPlan
-from evolving_agent.jobs.runs import load_marker
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.hypotheses import Hypothesis, check_register, fold_root, hypothesis_id
 from evolving_agent.memory.root import init_root

@@ -287,6 +287,36 @@ def test_hypotheses_tool_lists_the_register_and_friction_can_cite_it(server: Mcp
     assert (rec.kind, rec.actor, rec.supports) == ("friction", "session", h.id)
 
 
+def test_friction_citing_an_unknown_hypothesis_warns_as_the_cli_does(server: McpServer) -> None:
+    root = server.root
+    known = add_hypothesis(root, "the user reads the first line only")
+    records_before = all_records(root)
+
+    async def body(s: ClientSession) -> tuple[CallToolResult, CallToolResult]:
+        unknown = await s.call_tool(
+            "friction", {"text": "cited a hypothesis nobody raised", "contradicts": "h-nope"}
+        )
+        cited = await s.call_tool(
+            "friction", {"text": "put the answer on line three", "supports": known.id}
+        )
+        return unknown, cited
+
+    unknown, cited = server.call(body)
+
+    # Recorded all the same (an unattended caller must not lose the event) ...
+    assert unknown.is_error is False
+    first, second = new_records(root, records_before)
+    assert (first.contradicts, second.supports) == ("h-nope", known.id)
+    # ... with the CLI's warning word for word; a known id warns nothing.
+    assert unknown.structured_content is not None
+    assert unknown.structured_content["warnings"] == [
+        "no hypothesis h-nope in the register; the event is recorded, but no job will "
+        "count it for a hypothesis (see 'evolving-agent hypothesis list')"
+    ]
+    assert cited.structured_content is not None
+    assert cited.structured_content["warnings"] == []
+
+
 def test_mcp_refuses_a_missing_root_with_one_line_and_exit_4(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere"
     proc = subprocess.run(

@@ -19,9 +19,9 @@ from pydantic import ValidationError
 
 from evolving_agent.cli import cli
 from evolving_agent.errors import UsageError
+from evolving_agent.jobs.dispatch import resolve_reflector
 from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.jobs.prompts import default_prompt, prompt_loader
-from evolving_agent.jobs.runner import resolve_reflector
 from evolving_agent.jobs.weekly import run_weekly
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.evidence import EvidenceLog

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evolving_agent.errors import InvalidInput
-from evolving_agent.review.apply import apply_diff
-from evolving_agent.review.models import CanonDiff
+from evolving_agent.memory.canon_diff import CanonDiff, apply_diff
 from tests.test_review_support import IDENTITY
 
 

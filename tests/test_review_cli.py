@@ -17,9 +17,10 @@ from freezegun import freeze_time
 from evolving_agent.cli import review_cmds
 from evolving_agent.errors import WriteDenied
 from evolving_agent.memory.authority import Approval, Writer
+from evolving_agent.memory.canon_diff import CanonDiff
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.review.models import CanonDiff, Decision
+from evolving_agent.review.models import Decision
 from tests.helpers import run_cli, run_proc
 from tests.test_review_support import (
     IDENTITY,

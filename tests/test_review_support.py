@@ -12,9 +12,10 @@ from pathlib import Path
 import git
 
 from evolving_agent.memory.authority import Writer
+from evolving_agent.memory.canon_diff import CanonDiff
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.review.models import CanonDiff, PendingReview
+from evolving_agent.review.models import PendingReview
 
 IDENTITY = """\
 # My assistant.  I keep this file by hand; keep my comments.

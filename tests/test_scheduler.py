@@ -233,3 +233,32 @@ def test_schedule_run_process_catches_up_and_stops_on_ctrl_c(tmp_path: Path) -> 
     for r in roots:
         assert len([ln for ln in seen if ln.endswith(f"{r.path}: nightly done")]) == 1
         assert job_records(r, "nightly") == [yesterday]
+
+
+def test_schedule_run_stops_quietly_on_ctrl_c_but_passes_an_exit_on(
+    root: MemoryRoot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C is the way to stop it; any other exit keeps its code (it used to be 0)."""
+    raised: list[BaseException] = [KeyboardInterrupt(), SystemExit(3)]
+
+    def start(self: JobScheduler, *, blocking: bool = True) -> None:
+        raise raised.pop(0)
+
+    monkeypatch.setattr(JobScheduler, "start", start)
+    args = ["--root", str(root.path), "schedule", "run"]
+    stopped = CliRunner().invoke(cli, args)
+    assert (stopped.exit_code, stopped.output.splitlines()[-1]) == (0, "scheduler stopped")
+    exited = CliRunner().invoke(cli, args)
+    assert exited.exit_code == 3
+    assert "scheduler stopped" not in exited.output
+
+
+def test_print_cron_validates_the_roots_without_a_scheduler(root: MemoryRoot) -> None:
+    from evolving_agent.jobs.scheduler import validate_roots
+
+    assert validate_roots([root, MemoryRoot(root.path / ".")]) == [root]
+    with pytest.raises(UsageError, match="no memory root to schedule"):
+        validate_roots([])
+    (root.path / "schedule.yaml").write_text("jobs: [\n")
+    with pytest.raises(InvalidInput, match="schedule.yaml"):
+        validate_roots([root])

@@ -1,13 +1,15 @@
-"""Small helpers shared by the command modules: the root, JSON output, usage errors."""
+"""Small helpers shared by the command modules: the root, JSON output, messages."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, overload
 
 import click
 
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.results import Result
 
 ROOT_HELP = "Memory root (default: $EVOLVING_AGENT_ROOT, else ./memory)."
 
@@ -48,5 +50,26 @@ def add_root_option(command: click.Command) -> None:
             add_root_option(sub)
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@overload
+def json_option(fn: F, /) -> F: ...
+@overload
+def json_option(*, help: str = ...) -> Callable[[F], F]: ...
+def json_option(fn: F | None = None, /, *, help: str = "Print JSON.") -> Any:
+    """The one ``--json`` flag (passed as ``as_json``): ``@json_option`` or, to say
+    what the JSON holds, ``@json_option(help="...")``.  (sqlite-utils'
+    ``output_options`` shape: one decorator per repeated option.)"""
+    option = click.option("--json", "as_json", is_flag=True, help=help)
+    return option(fn) if fn is not None else option
+
+
 def echo_json(obj: Any) -> None:
     click.echo(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
+
+
+def echo_messages(result: Result[Any]) -> None:
+    """Print a result's messages on stderr (``warning: …``), after its answer."""
+    for message in result.messages:
+        click.echo(f"{message.level}: {message.text}", err=True)

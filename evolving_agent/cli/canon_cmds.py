@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import PurePosixPath
+
 import click
 
-from evolving_agent.cli._common import echo_json, root_from
+from evolving_agent.cli._common import echo_json, json_option, root_from
 from evolving_agent.review.history import (
     CanonChange,
     canon_diff,
@@ -27,7 +29,7 @@ def _line(c: CanonChange) -> str:
 
 
 @canon_group.command("log")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option
 @click.option("-n", "--max-count", type=click.IntRange(min=1), default=None, help="At most N.")
 @click.pass_context
 def log_cmd(ctx: click.Context, as_json: bool, max_count: int | None) -> None:
@@ -69,7 +71,7 @@ def diff_cmd(ctx: click.Context, rev: str | None, worktree: bool) -> None:
 
 @canon_group.command("show")
 @click.argument("rev", required=False)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option
 @click.pass_context
 def show_cmd(ctx: click.Context, rev: str | None, as_json: bool) -> None:
     """One commit's Canon change and its provenance (default: the newest Canon change).
@@ -127,25 +129,18 @@ def edit_cmd(ctx: click.Context, file: str, message: str) -> None:
     Example:
       evolving-agent canon edit identity.yaml -m "values: add brevity"
     """
-    from evolving_agent.errors import InvalidInput
-    from evolving_agent.memory.authority import confine
-    from evolving_agent.memory.canon import save_canon
-    from evolving_agent.memory.root import require_root
+    from evolving_agent.memory.canon_edit import EditRefused, canon_text, save_canon
 
-    root = require_root(root_from(ctx))
-    path = confine(root, "canon", file)
-    before = path.read_text(encoding="utf-8") if path.exists() else ""
-    edited = click.edit(before, extension=path.suffix or ".txt", require_save=True)
+    root = root_from(ctx)
+    before = canon_text(root, file)
+    edited = click.edit(before, extension=PurePosixPath(file).suffix or ".txt", require_save=True)
     if edited is None:
         click.echo("no change")
         return
     try:
         changed = save_canon(root, file, edited, message=message)
-    except InvalidInput:
-        keep = root.state / f"rejected-{path.name}"
-        keep.parent.mkdir(parents=True, exist_ok=True)
-        keep.write_text(edited, encoding="utf-8")
-        click.echo(f"your edit is kept in {keep}", err=True)
+    except EditRefused as exc:
+        click.echo(f"your edit is kept in {exc.kept}", err=True)
         raise
     click.echo(f"committed canon/{file}" if changed else "no change")
 

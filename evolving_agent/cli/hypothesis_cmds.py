@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from evolving_agent.cli._common import echo_json, root_from
+from evolving_agent.cli._common import echo_json, json_option, root_from
 from evolving_agent.memory.hypotheses import (
     Hypothesis,
     add_hypothesis,
@@ -129,7 +129,7 @@ def hypothesis_split(ctx: click.Context, hid: str, text_a: str, text_b: str) -> 
 
 
 @hypothesis_group.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of objects with an id.")
+@json_option(help="Print a JSON list of objects with an id.")
 @click.pass_context
 def hypothesis_list(ctx: click.Context, as_json: bool) -> None:
     """List hypotheses with their state (the fold over Evidence).
@@ -150,7 +150,7 @@ def hypothesis_list(ctx: click.Context, as_json: bool) -> None:
 
 @hypothesis_group.command("show")
 @click.argument("hid", metavar="ID")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option
 @click.pass_context
 def hypothesis_show(ctx: click.Context, hid: str, as_json: bool) -> None:
     """Show one hypothesis, its evidence and its history of state changes.

@@ -9,7 +9,7 @@ from shlex import quote
 
 import click
 
-from evolving_agent.cli._common import echo_json, root_from
+from evolving_agent.cli._common import echo_json, echo_messages, json_option, root_from
 from evolving_agent.errors import EvolvingAgentError, TamperingFound
 from evolving_agent.integrations.bootfile import write_boot_file
 from evolving_agent.memory import events, live
@@ -135,26 +135,11 @@ def friction_cmd(
     Example:
       evolving-agent friction "started writing 'or you could also…' unasked; stopped"
     """
-    root = root_from(ctx)
-    rec = events.record_friction(
-        root, actor, text, session=session, supports=supports, contradicts=contradicts
+    result = events.record_friction(
+        root_from(ctx), actor, text, session=session, supports=supports, contradicts=contradicts
     )
-    click.echo(rec.id)
-    linked = [h for h in (supports, contradicts) if h]
-    if linked:
-        # A mistyped id must not lose the event (hooks and MCP send these unattended),
-        # but the person typing it should know the jobs will not count it.
-        from evolving_agent.memory.hypotheses import list_hypotheses
-
-        known = {h.id for h in list_hypotheses(root)}
-        for hid in linked:
-            if hid not in known:
-                click.echo(
-                    f"warning: no hypothesis {hid} in the register; the event is recorded, "
-                    "but no job will count it for a hypothesis "
-                    "(see 'evolving-agent hypothesis list')",
-                    err=True,
-                )
+    click.echo(result.value.id)
+    echo_messages(result)
 
 
 @click.group("live")
@@ -180,7 +165,7 @@ def live_set(ctx: click.Context, key: str, text: str, actor: str) -> None:
 
 
 @live_group.command("show")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option
 @click.pass_context
 def live_show(ctx: click.Context, as_json: bool) -> None:
     """Show every Live Bus entry.
@@ -259,7 +244,7 @@ def _print_records(records: list[EvidenceRecord]) -> None:
     default=None,
     help="Day to show (default: today).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print JSON lines' records as a list.")
+@json_option(help="Print JSON lines' records as a list.")
 @click.pass_context
 def evidence_show(ctx: click.Context, day: object, as_json: bool) -> None:
     """Show one day's Evidence (default today).
@@ -388,7 +373,7 @@ def accept_cmd(ctx: click.Context, files: tuple[str, ...], message: str) -> None
 
 
 @click.command("verify")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option
 @click.pass_context
 def verify_cmd(ctx: click.Context, as_json: bool) -> None:
     """Check the Evidence hash chain and that every Canon change came through the writer.

@@ -11,11 +11,11 @@ import sys
 
 import click
 
-from evolving_agent.cli._common import echo_json, root_from
+from evolving_agent.cli._common import echo_json, json_option, root_from
 from evolving_agent.errors import UsageError
+from evolving_agent.memory.canon_diff import describe, unified
 from evolving_agent.memory.root import require_root
 from evolving_agent.review.actions import edit_text, record_edit, reject_review
-from evolving_agent.review.apply import describe, unified
 from evolving_agent.review.approve import ApprovalPlan, approve_review, plan_approval
 from evolving_agent.review.store import Review, list_reviews, to_json
 from evolving_agent.review.view import ReviewView, view_review
@@ -56,7 +56,7 @@ def review_group() -> None:
 
 
 @review_group.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (objects with id and status).")
+@json_option(help="Print JSON (objects with id and status).")
 @click.option("--pending", is_flag=True, help="Only reviews waiting for a decision.")
 @click.option("--ids", "ids_only", is_flag=True, help="Only the ids, one a line (for scripts).")
 @click.pass_context
@@ -117,7 +117,7 @@ def _print_view(view: ReviewView) -> None:
 
 @review_group.command("show")
 @click.argument("review_id", metavar="ID")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option
 @click.pass_context
 def show_cmd(ctx: click.Context, review_id: str, as_json: bool) -> None:
     """Show a review: the diff against current Canon and the evidence it cites.

@@ -8,10 +8,10 @@ from typing import Any, TypeVar
 
 import click
 
-from evolving_agent.cli._common import echo_json, root_from
+from evolving_agent.cli._common import echo_json, json_option, root_from
+from evolving_agent.jobs.dispatch import check_strict, fallback_of, run_job
 from evolving_agent.jobs.monthly import MonthlyResult
 from evolving_agent.jobs.nightly import NightlyResult
-from evolving_agent.jobs.runner import check_strict, fallback_of, run_job
 from evolving_agent.jobs.settings import REFLECTOR_NAMES
 from evolving_agent.jobs.weekly import WeeklyResult
 
@@ -24,7 +24,7 @@ def _options(fn: Callable[..., Any]) -> Callable[..., Any]:
         is_flag=True,
         help="Exit 4 if the job fell back from the requested reflector (it still ran).",
     )(fn)
-    fn = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")(fn)
+    fn = json_option(help="Print the result as JSON.")(fn)
     fn = click.option(
         "--reflector-cmd",
         default=None,
@@ -90,35 +90,6 @@ def run_group() -> None:
     """Run a job by hand for a date (idempotent: a second run changes nothing)."""
 
 
-@run_group.command("nightly")
-@_options
-@click.pass_context
-def run_nightly_cmd(
-    ctx: click.Context,
-    day: datetime | None,
-    reflector: str | None,
-    reflector_cmd: str | None,
-    as_json: bool,
-    strict: bool,
-) -> None:
-    """Reflect on one day (default: yesterday): new bias, one typed carry, states.
-
-    A reflector that fails falls back to rules and the first line says why; with
-    --strict that exits 4.  A command reflector that changes Canon fails the job (exit 5).
-
-    \b
-    Example:
-      evolving-agent run nightly --date 2026-11-29
-      evolving-agent run nightly --strict --reflector command --reflector-cmd "claude -p"
-    """
-    result = _run(ctx, "nightly", NightlyResult, day, as_json, reflector, reflector_cmd, strict)
-    if result is None:
-        return
-    _nightly_lines(result)
-    if strict:
-        check_strict("nightly", result)
-
-
 def _nightly_lines(result: NightlyResult) -> None:
     plan = result.plan
     _status("nightly", plan.day.isoformat(), result, plan.reflector)
@@ -145,32 +116,6 @@ def _nightly_lines(result: NightlyResult) -> None:
         click.echo(f"  {line}")
 
 
-@run_group.command("weekly")
-@_options
-@click.pass_context
-def run_weekly_cmd(
-    ctx: click.Context,
-    day: datetime | None,
-    reflector: str | None,
-    reflector_cmd: str | None,
-    as_json: bool,
-    strict: bool,
-) -> None:
-    """Propose identity diffs from the week ending on a date (default: yesterday).
-
-    \b
-    Example:
-      evolving-agent run weekly --date 2026-11-29
-      evolving-agent run weekly --strict --reflector openai
-    """
-    result = _run(ctx, "weekly", WeeklyResult, day, as_json, reflector, reflector_cmd, strict)
-    if result is None:
-        return
-    _weekly_lines(result)
-    if strict:
-        check_strict("weekly", result)
-
-
 def _weekly_lines(result: WeeklyResult) -> None:
     plan = result.plan
     _status("weekly", f"week ending {plan.week_end}", result, plan.reflector)
@@ -181,28 +126,7 @@ def _weekly_lines(result: WeeklyResult) -> None:
         click.echo(f"  evidence: {', '.join(p.evidence_ids)}")
 
 
-@run_group.command("monthly")
-@_options
-@click.pass_context
-def run_monthly_cmd(
-    ctx: click.Context,
-    day: datetime | None,
-    reflector: str | None,
-    reflector_cmd: str | None,
-    as_json: bool,
-    strict: bool,
-) -> None:
-    """Queue the previous month's proposals for human review (at most the monthly limit).
-
-    Consolidation is deterministic, so --reflector (and --strict) are accepted but not used.
-
-    \b
-    Example:
-      evolving-agent run monthly --date 2026-11-01
-    """
-    result = _run(ctx, "monthly", MonthlyResult, day, as_json)
-    if result is None:
-        return
+def _monthly_lines(result: MonthlyResult) -> None:
     plan = result.plan
     _status("monthly", f"proposals of {plan.month}", result)
     if not plan.reviews:
@@ -213,6 +137,71 @@ def run_monthly_cmd(
         click.echo(f"note: {len(plan.deferred)} proposal(s) over the limit wait for next month")
     if plan.reviews:
         click.echo("next: evolving-agent review list")
+
+
+
+def _job_command(job: str, result_type: type[R], render: Callable[[R], None], doc: str) -> None:
+    """Add ``run <job>``: the same options for every job, its own docstring and renderer."""
+
+    def command(
+        ctx: click.Context,
+        day: datetime | None,
+        reflector: str | None,
+        reflector_cmd: str | None,
+        as_json: bool,
+        strict: bool,
+    ) -> None:
+        result = _run(ctx, job, result_type, day, as_json, reflector, reflector_cmd, strict)
+        if result is None:
+            return
+        render(result)
+        if strict:
+            check_strict(job, result)
+
+    command.__doc__ = doc
+    run_group.command(job)(_options(click.pass_context(command)))
+
+
+_job_command(
+    "nightly",
+    NightlyResult,
+    _nightly_lines,
+    """Reflect on one day (default: yesterday): new bias, one typed carry, states.
+
+    A reflector that fails falls back to rules and the first line says why; with
+    --strict that exits 4.  A command reflector that changes Canon fails the job (exit 5).
+
+    \b
+    Example:
+      evolving-agent run nightly --date 2026-11-29
+      evolving-agent run nightly --strict --reflector command --reflector-cmd "claude -p"
+    """,
+)
+_job_command(
+    "weekly",
+    WeeklyResult,
+    _weekly_lines,
+    """Propose identity diffs from the week ending on a date (default: yesterday).
+
+    \b
+    Example:
+      evolving-agent run weekly --date 2026-11-29
+      evolving-agent run weekly --strict --reflector openai
+    """,
+)
+_job_command(
+    "monthly",
+    MonthlyResult,
+    _monthly_lines,
+    """Queue the previous month's proposals for human review (at most the monthly limit).
+
+    Consolidation is deterministic, so --reflector (and --strict) are accepted but not used.
+
+    \b
+    Example:
+      evolving-agent run monthly --date 2026-11-01
+    """,
+)
 
 
 def register(group: click.Group) -> None:

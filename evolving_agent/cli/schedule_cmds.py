@@ -7,9 +7,9 @@ from typing import Any
 
 import click
 
-from evolving_agent.cli._common import echo_json, root_from
+from evolving_agent.cli._common import echo_json, json_option, root_from
 from evolving_agent.jobs.cronprint import print_cron
-from evolving_agent.jobs.scheduler import JobScheduler
+from evolving_agent.jobs.scheduler import JobScheduler, validate_roots
 from evolving_agent.paths import MemoryRoot
 
 
@@ -50,13 +50,13 @@ def schedule_run(ctx: click.Context, roots: str | None) -> None:
     click.echo("scheduler running (Ctrl-C to stop)")
     try:
         sched.start(blocking=True)
-    except (KeyboardInterrupt, SystemExit):
+    except KeyboardInterrupt:
         click.echo("scheduler stopped")
 
 
 @schedule_group.command("show")
 @_roots_option
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@json_option
 @click.pass_context
 def schedule_show(ctx: click.Context, roots: str | None, as_json: bool) -> None:
     """List each job's cron line, next run (with its weekday), last run and last problem.
@@ -93,9 +93,7 @@ def schedule_print_cron(ctx: click.Context, roots: str | None) -> None:
     Example:
       evolving-agent schedule print-cron >> my-crontab.txt
     """
-    rs = _roots(ctx, roots)
-    JobScheduler(rs)  # validates the roots and their schedule files
-    click.echo(print_cron(rs), nl=False)
+    click.echo(print_cron(validate_roots(_roots(ctx, roots))), nl=False)
 
 
 def register(group: click.Group) -> None:

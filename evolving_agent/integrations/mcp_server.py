@@ -75,7 +75,8 @@ def build_server(root: MemoryRoot) -> MCPServer:
         Example text: "started writing 'or you could also…' but the user had not asked
         for options, so I stopped".  There is no quota; do not invent friction.
         `supports` / `contradicts` name a hypothesis id this event bears on; `session`
-        is your session id, if you know it.
+        is your session id, if you know it.  `warnings` in the answer names any cited id
+        that is not in the register (the event is kept; no job counts it).
         """
         return _as_tool_error(
             lambda: tools.friction(

@@ -34,6 +34,8 @@ class FrictionRecorded(BaseModel):
     ts: str
     supports: str | None = None
     contradicts: str | None = None
+    # The same warnings the CLI prints (e.g. a hypothesis id not in the register).
+    warnings: list[str] = []
 
 
 class HypothesisView(BaseModel):
@@ -68,15 +70,17 @@ class SessionTools:
         session: str | None = None,
     ) -> FrictionRecorded:
         """Append one friction event to Evidence as ``session``."""
-        rec = events.record_friction(
+        result = events.record_friction(
             self.root, SESSION, text, session=session, supports=supports, contradicts=contradicts
         )
+        rec = result.value
         return FrictionRecorded(
             id=rec.id,
             actor=rec.actor,
             ts=rec.ts.isoformat(),
             supports=rec.supports,
             contradicts=rec.contradicts,
+            warnings=result.warnings,
         )
 
     def live_set(self, key: str, text: str) -> LiveEntry:

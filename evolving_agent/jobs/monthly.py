@@ -15,20 +15,20 @@ month first, then the best-supported.  Nothing here can write Canon: the
 
 from __future__ import annotations
 
-import json
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from evolving_agent.jobs.runs import append_once, finish, plan_or_resume, refuse_future
+from evolving_agent.jobs.markers import append_once, finish, plan_or_resume, refuse_future
 from evolving_agent.memory.authority import ScopedReader, Writer
+from evolving_agent.memory.canon_diff import CanonDiff
 from evolving_agent.memory.evidence import now as local_now
 from evolving_agent.memory.policy import Policy
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.review.models import CanonDiff, Decision, PendingReview, Proposal
+from evolving_agent.review.models import Decision, PendingReview, Proposal
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -86,7 +86,7 @@ def run_monthly(
         return MonthlyResult(status=status, plan=plan, record_ids=marker.record_ids)
     writer = Writer(root, "monthly")
     for r in plan.reviews:
-        body = json.dumps(r.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+        body = r.model_dump_json(indent=2) + "\n"
         writer.write("pending", f"{r.id}.json", body)
     record = {
         "kind": "job",

@@ -17,20 +17,25 @@ support / contradiction to the register; raise a hypothesis from recurring untag
 friction; check the reflector's answer for meaning (retry once, then ``rules``); write
 bias + carry + register through ``Writer(root, "nightly")``; append one batch of
 records ending with the job record.  Idempotent and crash-safe through a run marker
-(see ``jobs/runs.py``).  A quiet day (nothing to carry, no friction) writes no bias or
+(see ``jobs/markers.py``).  A quiet day (nothing to carry, no friction) writes no bias or
 carry: nothing is invented.
 """
 
 from __future__ import annotations
 
-import json
 from datetime import date, datetime, timedelta
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from evolving_agent.errors import InvalidInput
-from evolving_agent.jobs.runs import RunMarker, append_once, finish, plan_or_resume, refuse_future
+from evolving_agent.jobs.markers import (
+    RunMarker,
+    append_once,
+    finish,
+    plan_or_resume,
+    refuse_future,
+)
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.evidence import EvidenceRecord
 from evolving_agent.memory.evidence import now as local_now
@@ -421,11 +426,11 @@ def _write_today(writer: Writer, plan: NightlyPlan) -> None:
         {"last_date": plan.day, "recent_types": plan.recent_types}
     )
     files: dict[str, str | bytes] = {
-        NIGHTLY_STATE_FILE: json.dumps(state.model_dump(mode="json"), indent=2) + "\n"
+        NIGHTLY_STATE_FILE: state.model_dump_json(indent=2) + "\n"
     }
     if plan.carry is not None and plan.bias is not None:
         files[BIAS_FILE] = redact(plan.bias) + "\n"
-        files[CARRY_FILE] = json.dumps(plan.carry.model_dump(mode="json"), indent=2) + "\n"
+        files[CARRY_FILE] = plan.carry.model_dump_json(indent=2) + "\n"
     writer.write_many("today", files)
     snaps = [*plan.adopted, *[c.hypothesis for c in plan.changes]]
     if plan.raised is not None:

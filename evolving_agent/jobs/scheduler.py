@@ -15,8 +15,7 @@ A file lock per root keeps two schedulers from serving the same root.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -25,8 +24,8 @@ from typing import Any
 from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evolving_agent.errors import EvolvingAgentError, InvalidInput, UsageError
-from evolving_agent.jobs.runner import fallback_of, run_job
+from evolving_agent.errors import EvolvingAgentError, InvalidInput, UsageError, first_error
+from evolving_agent.jobs.dispatch import fallback_of, run_job
 from evolving_agent.jobs.settings import JOB_NAMES, load_schedule
 from evolving_agent.memory.atomic import atomic_write
 from evolving_agent.memory.evidence import now as local_now
@@ -64,12 +63,12 @@ def load_state(root: MemoryRoot) -> SchedulerState | None:
         return SchedulerState.model_validate_json(path.read_bytes())
     except ValidationError as exc:
         raise InvalidInput(
-            f"damaged scheduler state ({exc.errors()[0]['msg']})", file=path
+            f"damaged scheduler state ({first_error(exc)})", file=path
         ) from None
 
 
 def save_state(root: MemoryRoot, state: SchedulerState) -> None:
-    body = json.dumps(state.model_dump(mode="json"), indent=2) + "\n"
+    body = state.model_dump_json(indent=2) + "\n"
     atomic_write(state_path(root), body.encode())
 
 
@@ -103,6 +102,24 @@ Runner = Callable[..., Any]
 Log = Callable[[str], None]
 
 
+def validate_roots(roots: Sequence[MemoryRoot]) -> list[MemoryRoot]:
+    """The distinct roots to schedule, each a memory root with a valid ``schedule.yaml``.
+
+    Fails on the first problem (no root, not a memory root, a malformed schedule naming
+    file and line) before anything runs or is printed.
+    """
+    if not roots:
+        raise UsageError("no memory root to schedule")
+    # The same root named twice (`--roots a,a/`) would trip over its own lock.
+    unique: dict[Path, MemoryRoot] = {}
+    for root in roots:
+        unique.setdefault(root.path.resolve(), root)
+    for root in unique.values():
+        require_root(root)
+        load_schedule(root)
+    return list(unique.values())
+
+
 @dataclass
 class JobScheduler:
     """Runs the jobs of several roots; catches up once after downtime."""
@@ -114,16 +131,7 @@ class JobScheduler:
     _locks: list[FileLock] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        if not self.roots:
-            raise UsageError("no memory root to schedule")
-        # The same root named twice (`--roots a,a/`) would trip over its own lock.
-        unique: dict[Path, MemoryRoot] = {}
-        for root in self.roots:
-            unique.setdefault(root.path.resolve(), root)
-        self.roots = list(unique.values())
-        for root in self.roots:
-            require_root(root)
-            load_schedule(root)  # a malformed schedule fails now, naming file and line
+        self.roots = validate_roots(self.roots)
 
     # -- catch-up and firing --------------------------------------------------------------
 

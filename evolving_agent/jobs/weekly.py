@@ -16,14 +16,14 @@ which cannot write Canon.
 
 from __future__ import annotations
 
-import json
 from datetime import date, datetime, timedelta
 from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
-from evolving_agent.jobs.runs import append_once, finish, plan_or_resume, refuse_future
+from evolving_agent.jobs.markers import append_once, finish, plan_or_resume, refuse_future
 from evolving_agent.memory.authority import ScopedReader, Writer
+from evolving_agent.memory.canon_diff import CanonDiff
 from evolving_agent.memory.evidence import EvidenceRecord
 from evolving_agent.memory.evidence import now as local_now
 from evolving_agent.memory.hypotheses import (
@@ -39,7 +39,7 @@ from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors import Reflector, ReflectorError, reflect_with_fallback
 from evolving_agent.reflectors.base import WeeklyContext, WeeklyReflection
 from evolving_agent.reflectors.rules import RulesReflector
-from evolving_agent.review.models import CanonDiff, Proposal
+from evolving_agent.review.models import Proposal
 
 
 class WeeklyPlan(BaseModel):
@@ -112,7 +112,7 @@ def run_weekly(
         return WeeklyResult(status=status, plan=plan, record_ids=marker.record_ids)
     writer = Writer(root, "weekly")
     for p in plan.proposals:
-        body = json.dumps(p.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+        body = p.model_dump_json(indent=2) + "\n"
         writer.write("proposals", f"{p.id}.json", body)
     records: list[dict[str, object]] = []
     if plan.fallback:

@@ -22,15 +22,14 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from filelock import FileLock
-from pydantic import BaseModel
 
 from evolving_agent.errors import InvalidInput, InvalidPath, ReadOutOfScope, WriteDenied
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.atomic import atomic_write, mkdirs_private, read_plain
-from evolving_agent.memory.canon import IDENTITY_FILE, Identity
+from evolving_agent.memory.canon import check_canon_text
+from evolving_agent.memory.canon_snapshot import record_canon_snapshot
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
-from evolving_agent.memory.policy import HUMAN_ONLY_WRITERS, Policy, PolicyFile, check_actor
-from evolving_agent.memory.yamlio import parse_yaml, validate
+from evolving_agent.memory.policy import HUMAN_ONLY_WRITERS, Policy, check_actor
 from evolving_agent.paths import AREAS, MemoryRoot, area_parts
 
 
@@ -105,27 +104,6 @@ def check_plain_path(
 
 def _area_rel(root: MemoryRoot, target: Path) -> str:
     return target.relative_to(root.real).as_posix()
-
-
-def _check_canon_file(root: MemoryRoot, target: Path, content: bytes) -> None:
-    """Refuse a malformed identity or policy before it is committed.
-
-    A broken ``identity.yaml`` would make every boot fail, and a broken ``policy.yaml``
-    every write (the writer loads it first), so only a hand edit could repair either.
-    """
-    models: dict[Path, type[BaseModel]] = {
-        (root.canon / IDENTITY_FILE).resolve(): Identity,
-        root.policy_file.resolve(): PolicyFile,
-    }
-    model = models.get(target.resolve())
-    if model is None:
-        return
-    shown = root.canon / target.name
-    try:
-        text = content.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InvalidInput("not UTF-8 text", file=shown) from None
-    validate(model, parse_yaml(text, file=shown), file=shown)
 
 
 def _read_plain(target: Path) -> bytes | None:
@@ -333,7 +311,7 @@ class Writer:
     def _approval_problem(self) -> str:
         if self.approval is None:
             return "the monthly job needs an approved review to write canon"
-        from evolving_agent.memory.reviews import approved_review
+        from evolving_agent.memory.approvals import approved_review
 
         if not approved_review(self.root, self.approval.review_id):
             return f"review {self.approval.review_id} is not approved, or was already applied"
@@ -361,7 +339,8 @@ class Writer:
     def _write_canon(self, targets: Mapping[Path, bytes | None], message: str) -> None:
         for target, content in targets.items():
             if content is not None:
-                _check_canon_file(self.root, target, content)
+                rel = _area_rel(self.root, target).removeprefix("canon/")
+                check_canon_text(self.root, rel, content)
         gitrepo.require_repo(self.root)  # no repository: refuse before anything is written
         rels = {t: _area_rel(self.root, t) for t in targets}
         blobs = {
@@ -406,6 +385,7 @@ class Writer:
             message or f"canon: {self.actor} changed {', '.join(blobs)}",
             trailers,
         )
+        record_canon_snapshot(self.root)  # boot serves only Canon matching this commit
 
 
 def accept_hand_edits(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evolving_agent.errors import InvalidInput
+from evolving_agent.memory.policy import POLICY_FILE, PolicyFile
 from evolving_agent.memory.yamlio import parse_yaml, validate
 from evolving_agent.paths import MemoryRoot
 
@@ -69,36 +71,23 @@ class Identity(BaseModel):
         return len(self.values) + len(self.self_understanding) + len(self.habits)
 
 
-def check_canon_text(root: MemoryRoot, relpath: str, text: str) -> None:
-    """Validate a Canon file's new text before it is written (file and line on error)."""
-    from evolving_agent.memory.policy import POLICY_FILE, PolicyFile
+def check_canon_text(root: MemoryRoot, relpath: str, text: str | bytes) -> None:
+    """Validate a Canon file's new content before it is written (file and line on error).
 
+    The one Canon validator: the writer runs it on every Canon write, whoever the
+    actor.  A broken ``identity.yaml`` would make every boot fail and a broken
+    ``policy.yaml`` every write (the writer loads it first), so only a hand edit could
+    repair either; other YAML files must at least parse.
+    """
     path = root.canon / relpath
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidInput("not UTF-8 text", file=path) from None
     if relpath == IDENTITY_FILE:
         validate(Identity, parse_yaml(text, file=path), file=path)
     elif relpath == POLICY_FILE:
         validate(PolicyFile, parse_yaml(text, file=path), file=path)
     elif relpath.endswith((".yaml", ".yml")):
         parse_yaml(text, file=path)
-
-
-def save_canon(root: MemoryRoot, relpath: str, text: str, *, message: str = "") -> bool:
-    """The human's own Canon change: validated, written and committed through the writer.
-
-    Returns False (and writes nothing) when the text equals the last committed version
-    and the file on disk is that version too.
-    """
-    from evolving_agent.memory import gitrepo
-    from evolving_agent.memory.authority import Writer, confine
-
-    target = confine(root, "canon", relpath)
-    check_canon_text(root, relpath, text)
-    data = text.encode("utf-8")
-    on_disk = target.read_bytes() if target.exists() else None
-    committed = gitrepo.committed_blob(root, f"canon/{relpath}")
-    if on_disk == data and committed == gitrepo.blob_sha(data):
-        return False
-    Writer(root, "human").write(
-        "canon", relpath, text, message=message or f"human edited canon/{relpath}"
-    )
-    return True

@@ -10,11 +10,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
-from evolving_agent.errors import InvalidInput
+from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
+from evolving_agent.memory.hypotheses import list_hypotheses
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.results import Result
 
 
 def record_friction(
@@ -25,14 +27,31 @@ def record_friction(
     session: str | None = None,
     supports: str | None = None,
     contradicts: str | None = None,
-) -> EvidenceRecord:
-    """Append one friction event: something that really felt off.  No quota, ever."""
+) -> Result[EvidenceRecord]:
+    """Append one friction event: something that really felt off.  No quota, ever.
+
+    A hypothesis id that is not in the register does not lose the event (hooks and MCP
+    send these unattended), but the result warns that no job will count it.
+    """
     require_root(root)
     if not text.strip():
         raise InvalidInput("friction text is empty: describe what felt off")
-    return Writer(root, actor).append(
-        "friction", text, session=session, supports=supports, contradicts=contradicts
+    result = Result(
+        Writer(root, actor).append(
+            "friction", text, session=session, supports=supports, contradicts=contradicts
+        )
     )
+    linked = [h for h in (supports, contradicts) if h]
+    if linked:
+        known = {h.id for h in list_hypotheses(root)}
+        for hid in linked:
+            if hid not in known:
+                result.warn(
+                    f"no hypothesis {hid} in the register; the event is recorded, "
+                    "but no job will count it for a hypothesis "
+                    "(see 'evolving-agent hypothesis list')"
+                )
+    return result
 
 
 def append_event(
@@ -93,7 +112,7 @@ def import_events(root: MemoryRoot, actor: str, file: Path) -> list[EvidenceReco
                 line = ImportLine.model_validate(data)
             except ValueError as exc:
                 msg = (
-                    f"{'.'.join(map(str, exc.errors()[0]['loc']))}: {exc.errors()[0]['msg']}"
+                    first_error(exc)
                     if isinstance(exc, ValidationError)
                     else f"not a JSON object ({exc})"
                 )

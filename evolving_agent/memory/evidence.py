@@ -46,7 +46,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from evolving_agent.errors import InvalidInput
+from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.memory.atomic import FILE_MODE, UnsafePath, atomic_write, open_dir
 from evolving_agent.memory.policy import Actor
 from evolving_agent.memory.redact import redact, redact_data
@@ -632,9 +632,7 @@ def parse_line(raw: bytes | str, *, file: Path | str, line: int) -> EvidenceReco
     try:
         return EvidenceRecord.model_validate_json(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "(record)"
-        raise InvalidInput(f"{field}: {first['msg']}", file=file, line=line) from None
+        raise InvalidInput(first_error(exc, whole="(record)"), file=file, line=line) from None
 
 
 def now() -> datetime:

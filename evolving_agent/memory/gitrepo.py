@@ -123,7 +123,9 @@ def commit_contents(
     """Commit exactly ``contents`` (relpath -> bytes, None to delete) on top of HEAD.
 
     The blobs are the given bytes, not whatever the files hold by the time git looks;
-    HEAD moves only if nobody moved it meanwhile.  Returns the new commit id.
+    HEAD moves only if nobody moved it meanwhile.  Returns the new commit id.  The
+    caller records the Canon snapshot (:mod:`canon_snapshot`) afterwards: this module
+    is plain git and knows nothing of what the commit means.
     """
     parent = head_commit(root)
     mkdirs_private(root.state)
@@ -156,9 +158,6 @@ def commit_contents(
     # Keep git's own index in step so 'git status' shows a clean tree (verify never
     # reads it; people do).
     run_git(root.path, "update-index", "-z", "--index-info", input=info, check=False)
-    from evolving_agent.memory.canon_snapshot import record_canon_snapshot
-
-    record_canon_snapshot(root)  # boot serves only Canon matching this commit
     return commit
 
 

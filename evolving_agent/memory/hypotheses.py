@@ -37,11 +37,11 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evolving_agent.errors import InvalidInput, NotFound
+from evolving_agent.errors import InvalidInput, NotFound, first_error
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
-from evolving_agent.memory.root import require_root
 from evolving_agent.memory.redact import redact
+from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 
 HypothesisState = Literal["emerging", "live", "weakening", "split", "retired"]
@@ -254,10 +254,7 @@ def parse_register(text: str | None, *, file: str = REGISTER_FILE) -> dict[str, 
     try:
         reg = RegisterFile.model_validate_json(text)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise InvalidInput(
-            f"{'.'.join(map(str, first['loc']))}: {first['msg']}", file=file
-        ) from None
+        raise InvalidInput(first_error(exc), file=file) from None
     return {h.id: h for h in reg.hypotheses}
 
 

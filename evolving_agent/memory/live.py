@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from evolving_agent.errors import InvalidInput
+from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import now
 from evolving_agent.memory.redact import redact
@@ -113,10 +113,8 @@ def parse_entry(data: bytes, *, file: Path | str) -> LiveEntry:
     try:
         return LiveEntry.model_validate(json.loads(data.decode("utf-8")))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "(entry)"
         raise InvalidInput(
-            f"malformed Live Bus entry: {where}: {first['msg']}", file=file
+            f"malformed Live Bus entry: {first_error(exc, whole='(entry)')}", file=file
         ) from None
     except ValueError as exc:  # not JSON, or not UTF-8
         raise InvalidInput(f"malformed Live Bus entry: {exc}", file=file) from None

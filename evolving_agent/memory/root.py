@@ -14,6 +14,7 @@ from evolving_agent.errors import InvalidInput
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.atomic import atomic_write, make_private_dir
 from evolving_agent.memory.canon import IDENTITY_FILE, IDENTITY_TEMPLATE, POLICY_TEMPLATE
+from evolving_agent.memory.canon_snapshot import record_canon_snapshot
 from evolving_agent.memory.policy import POLICY_FILE
 from evolving_agent.paths import LAYERS, REVIEW_AREAS, MemoryRoot
 
@@ -81,6 +82,7 @@ def init_root(path: Path) -> MemoryRoot:
         INIT_MESSAGE,
         {"Actor": "init"},
     )
+    record_canon_snapshot(root)  # boot serves only Canon matching this commit
     return root
 
 

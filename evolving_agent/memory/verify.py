@@ -34,8 +34,9 @@ from dataclasses import dataclass, field
 from evolving_agent.errors import EvolvingAgentError, InvalidInput
 from evolving_agent.gitcmd import GitError, git
 from evolving_agent.memory import gitrepo
+from evolving_agent.memory.approvals import read_decision
+from evolving_agent.memory.canon_diff import CanonDiff, apply_diff
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, parse_line
-from evolving_agent.memory.reviews import read_decision
 from evolving_agent.memory.root import INIT_MESSAGE, default_prompt, init_contents, require_root
 from evolving_agent.paths import MemoryRoot
 
@@ -270,9 +271,6 @@ def _check_applied_diff(
     The writer lets the monthly actor write Canon while it holds an approval; this
     makes sure nothing else rode along with the approved change.
     """
-    from evolving_agent.review.apply import apply_diff
-    from evolving_agent.review.models import CanonDiff
-
     where = commit.where
     decision = read_decision(root, trailers.get("Review-Id", ""))
     if decision is None or not decision.get("diff"):

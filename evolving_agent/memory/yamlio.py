@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from evolving_agent.errors import InvalidInput
+from evolving_agent.errors import InvalidInput, first_error
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -77,11 +77,9 @@ def validate(model: type[M], data: Any, *, file: Path | str) -> M:
     try:
         return model.model_validate(data if data is not None else {})
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = tuple(first["loc"])
-        field = ".".join(str(p) for p in loc) or "(top level)"
+        loc = tuple(exc.errors()[0]["loc"])
         raise InvalidInput(
-            f"{field}: {first['msg']}", file=file, line=_line_of(data, loc)
+            first_error(exc, whole="(top level)"), file=file, line=_line_of(data, loc)
         ) from None
 
 

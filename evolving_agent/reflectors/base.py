@@ -25,15 +25,30 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from evolving_agent.errors import EvolvingAgentError
+from evolving_agent.errors import EvolvingAgentError, first_error
 from evolving_agent.memory.authority import ScopedReader
+from evolving_agent.memory.canon_diff import Section
 from evolving_agent.memory.evidence import EvidenceRecord
 from evolving_agent.memory.hypotheses import Hypothesis, hypothesis_id, read_register, sanitise
 from evolving_agent.memory.redact import redact
 from evolving_agent.memory.today import BIAS_FILE, CARRY_FILE, Carry, CarryType
-from evolving_agent.review.models import Section
 
 NIGHTLY_STATE_FILE = "nightly.json"
+
+
+def _hypothesis_view(h: Hypothesis, **after_state: Any) -> dict[str, Any]:
+    """A hypothesis as a reflector's prompt shows it (``after_state`` goes before the days)."""
+    return {
+        "id": h.id,
+        "claim": h.text,
+        "when": h.when,
+        "do": h.do,
+        "stakes": h.stakes,
+        "state": h.state,
+        **after_state,
+        "supported_on": [d.isoformat() for d in h.supported_on],
+        "contradicted_on": [d.isoformat() for d in h.contradicted_on],
+    }
 
 
 class ReflectorError(EvolvingAgentError):
@@ -328,16 +343,7 @@ class NightlyContext:
             "allowed_carry_types": [t for t in _carry_types() if not prev or t != prev.type],
             "hypotheses": [
                 {
-                    "id": h.id,
-                    "claim": h.text,
-                    "when": h.when,
-                    "do": h.do,
-                    "stakes": h.stakes,
-                    "state": h.state,
-                    "origin": h.origin,
-                    "on_its_way_to_canon": h.settled,
-                    "supported_on": [d.isoformat() for d in h.supported_on],
-                    "contradicted_on": [d.isoformat() for d in h.contradicted_on],
+                    **_hypothesis_view(h, origin=h.origin, on_its_way_to_canon=h.settled),
                     "recent_carries": [
                         f"{o.day}: {o.type} {o.outcome}"
                         for o in self.outcomes
@@ -395,19 +401,7 @@ class WeeklyContext:
     def as_prompt_data(self) -> dict[str, Any]:
         return {
             "week_end": self.week_end.isoformat(),
-            "candidates": [
-                {
-                    "id": h.id,
-                    "claim": h.text,
-                    "when": h.when,
-                    "do": h.do,
-                    "stakes": h.stakes,
-                    "state": h.state,
-                    "supported_on": [d.isoformat() for d in h.supported_on],
-                    "contradicted_on": [d.isoformat() for d in h.contradicted_on],
-                }
-                for h in self.candidates
-            ],
+            "candidates": [_hypothesis_view(h) for h in self.candidates],
         }
 
     def friction_block(self) -> str:
@@ -478,8 +472,7 @@ def parse_json_answer(text: str, model: type[M]) -> M:
         try:
             return model.model_validate(data)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            last_error = f"{'.'.join(map(str, first['loc'])) or '(answer)'}: {first['msg']}"
+            last_error = first_error(exc, whole="(answer)")
             break
     raise ReflectorError(f"invalid reflector output: {last_error}")
 

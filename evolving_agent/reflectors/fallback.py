@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from evolving_agent.errors import first_error
 from evolving_agent.reflectors.base import Reflector, ReflectorError, ReflectorUnavailable
 from evolving_agent.reflectors.rules import RulesReflector
 
@@ -55,8 +56,7 @@ def reflect_with_fallback(
         except ReflectorError as exc:
             feedback = str(exc).removeprefix("invalid reflector output: ")
         except ValidationError as exc:
-            first = exc.errors()[0]
-            feedback = f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
+            feedback = first_error(exc)
         if isinstance(reflector, RulesReflector):
             raise ReflectorError(f"the rules reflector produced invalid output: {feedback}")
     rules = RulesReflector()

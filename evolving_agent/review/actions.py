@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
-from evolving_agent.errors import InvalidInput
+from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.memory.authority import Writer
+from evolving_agent.memory.canon_diff import CanonDiff, apply_diff, describe
 from evolving_agent.memory.evidence import now
 from evolving_agent.memory.yamlio import dump_yaml, parse_yaml
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.review.apply import apply_diff, describe
 from evolving_agent.review.approve import committed_identity
-from evolving_agent.review.models import CanonDiff, Decision
+from evolving_agent.review.models import Decision
 from evolving_agent.review.store import (
     EDITS_DIR,
     Review,
@@ -59,10 +59,7 @@ def parse_edit(review_id: str, text: str) -> CanonDiff:
     try:
         return CanonDiff.model_validate(dict(data))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        msg = str(first["msg"]).removeprefix("Value error, ")
-        field = ".".join(str(p) for p in first["loc"])
-        raise InvalidInput(f"{field}: {msg}" if field else msg, file=where) from None
+        raise InvalidInput(first_error(exc, bare=True), file=where) from None
 
 
 def record_edit(root: MemoryRoot, review_id: str, text: str, *, editor: str) -> ReviewEdit | None:

@@ -27,11 +27,11 @@ from evolving_agent.errors import EXIT_DENIED, EvolvingAgentError, InvalidInput,
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.authority import Approval, Writer
 from evolving_agent.memory.canon import IDENTITY_FILE
+from evolving_agent.memory.canon_diff import CANON_FILE, AppliedDiff, apply_diff, describe
 from evolving_agent.memory.evidence import now
 from evolving_agent.memory.hypotheses import mark_canon
 from evolving_agent.memory.policy import Policy
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.review.apply import CANON_FILE, AppliedDiff, apply_diff, describe
 from evolving_agent.review.models import Decision
 from evolving_agent.review.store import (
     Review,

@@ -4,7 +4,8 @@
 ``reviews/pending/<id>.json``    written by the monthly job (at most the monthly limit)
 ``reviews/decisions/<id>.json``  written by the human (approve / reject), read by the writer
 
-A diff is one operation on one list section of ``canon/identity.yaml``.
+A diff (:class:`~evolving_agent.memory.canon_diff.CanonDiff`) is one operation on one
+list section of ``canon/identity.yaml``.
 """
 
 from __future__ import annotations
@@ -12,34 +13,16 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-Section = Literal["values", "self_understanding", "habits"]
-Op = Literal["add", "remove", "replace"]
-SCHEMA_VERSION = 1
+# The diff itself lives in memory (verify re-applies it); these files wrap it.
+from evolving_agent.memory.canon_diff import SCHEMA_VERSION, CanonDiff
 
 
 class _Versioned(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     schema_version: int = Field(SCHEMA_VERSION, le=SCHEMA_VERSION)
-
-
-class CanonDiff(_Versioned):
-    """One change to one list entry of Canon's identity."""
-
-    section: Section
-    op: Op
-    text: str = ""  # the new entry (add / replace)
-    old_text: str | None = None  # the entry removed or replaced
-
-    @model_validator(mode="after")
-    def _complete(self) -> CanonDiff:
-        if self.op in ("add", "replace") and not self.text.strip():
-            raise ValueError(f"a '{self.op}' diff needs text")
-        if self.op in ("remove", "replace") and not (self.old_text or "").strip():
-            raise ValueError(f"a '{self.op}' diff needs old_text")
-        return self
 
 
 class Proposal(_Versioned):

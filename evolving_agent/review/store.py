@@ -12,7 +12,6 @@ that re-running ``review approve`` finishes) or ``rejected``.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,12 +23,13 @@ from typing import Literal
 from filelock import FileLock
 from pydantic import BaseModel, ValidationError
 
-from evolving_agent.errors import InvalidInput, InvalidPath, NotFound
+from evolving_agent.errors import InvalidInput, InvalidPath, NotFound, first_error
 from evolving_agent.memory.authority import ScopedReader
+from evolving_agent.memory.canon_diff import CanonDiff
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.review.models import CanonDiff, Decision, PendingReview, _Versioned
+from evolving_agent.review.models import Decision, PendingReview, _Versioned
 
 EDITS_DIR = "edits"
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
@@ -110,9 +110,7 @@ def _load(model: type[BaseModel], path: Path) -> BaseModel:
     try:
         return model.model_validate_json(path.read_bytes())
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(file)"
-        raise InvalidInput(f"{where}: {first['msg']}", file=path) from None
+        raise InvalidInput(first_error(exc, whole="(file)"), file=path) from None
 
 
 def _reader(root: MemoryRoot) -> ScopedReader:
@@ -188,4 +186,4 @@ def to_json(review: Review) -> dict[str, object]:
 
 
 def dump(model: BaseModel) -> str:
-    return json.dumps(model.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+    return model.model_dump_json(indent=2) + "\n"

@@ -1,5 +1,11 @@
-"""Applying one ``CanonDiff`` to the text of ``canon/identity.yaml``, keeping it the human's.
+"""Canon diffs: one change to one list of ``canon/identity.yaml``, and applying it.
 
+A diff is proposed by the weekly job, queued by the monthly job and approved by the
+human (see :mod:`evolving_agent.review`), and re-applied by ``verify`` to check that a
+monthly commit holds exactly the approved change; so the model and its application live
+here, below both.
+
+Applying keeps the file the human's.
 The file is loaded as a ruamel.yaml round-trip tree, the one list is changed in place
 and the tree is dumped with the indentation guessed from the file, so comments, key
 order, quoting and layout survive.  ruamel keeps the comment lines that follow a list
@@ -15,8 +21,9 @@ import difflib
 import io
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import CommentMark
@@ -26,9 +33,32 @@ from ruamel.yaml.util import load_yaml_guess_indent
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory.canon import Identity
 from evolving_agent.memory.yamlio import parse_yaml, validate
-from evolving_agent.review.models import CanonDiff
 
 CANON_FILE = "canon/identity.yaml"
+SCHEMA_VERSION = 1
+
+Section = Literal["values", "self_understanding", "habits"]
+Op = Literal["add", "remove", "replace"]
+
+
+class CanonDiff(BaseModel):
+    """One change to one list entry of Canon's identity."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = Field(SCHEMA_VERSION, le=SCHEMA_VERSION)
+    section: Section
+    op: Op
+    text: str = ""  # the new entry (add / replace)
+    old_text: str | None = None  # the entry removed or replaced
+
+    @model_validator(mode="after")
+    def _complete(self) -> CanonDiff:
+        if self.op in ("add", "replace") and not self.text.strip():
+            raise ValueError(f"a '{self.op}' diff needs text")
+        if self.op in ("remove", "replace") and not (self.old_text or "").strip():
+            raise ValueError(f"a '{self.op}' diff needs old_text")
+        return self
 
 
 @dataclass(frozen=True)

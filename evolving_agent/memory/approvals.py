@@ -1,4 +1,4 @@
-"""The smallest view of review decisions the writer and ``verify`` need.
+"""Approvals: the smallest view of review decisions the writer and ``verify`` need.
 
 The review subsystem (``evolving_agent.review``) owns the full model; the writer only
 asks "may the monthly job apply this review now?" and ``verify`` asks "was this

@@ -19,7 +19,6 @@ date, whoever wins.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,7 +29,7 @@ from typing import Any, Literal, TypeVar
 from filelock import FileLock
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evolving_agent.errors import InvalidInput
+from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.memory.atomic import atomic_write
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord
@@ -77,11 +76,11 @@ def load_marker(root: MemoryRoot, job: str, day: date) -> RunMarker | None:
     try:
         return RunMarker.model_validate_json(path.read_bytes())
     except ValidationError as exc:
-        raise InvalidInput(f"damaged run marker ({exc.errors()[0]['msg']})", file=path) from None
+        raise InvalidInput(f"damaged run marker ({first_error(exc)})", file=path) from None
 
 
 def save_marker(root: MemoryRoot, marker: RunMarker) -> None:
-    body = json.dumps(marker.model_dump(mode="json"), indent=2, ensure_ascii=False)
+    body = marker.model_dump_json(indent=2)
     atomic_write(marker_path(root, marker.job, marker.date), (body + "\n").encode())
 
 

@@ -1,0 +1,127 @@
+"""The architecture is a checked contract, not a convention.
+
+``.importlinter`` holds three import-linter contracts: the memory stack imports
+downward only (cli > demo > integrations > jobs > review > reflectors > memory > paths >
+process | gitcmd > errors | results), search never imports the memory side, and no two sibling
+modules or packages import each other.  The first test runs them on the real package
+(so plain ``pytest``, the README's test command, enforces them); the others copy the
+package, add one import of the kind this codebase used to have, and check the
+contracts refuse it and name it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CONFIG = REPO / ".importlinter"
+
+
+def lint_imports(cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``lint-imports`` with this interpreter, finding ``evolving_agent`` in ``cwd`` first."""
+    env = {**os.environ, "PYTHONPATH": str(cwd)}
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from importlinter.cli import lint_imports_command as c; c()",
+            "--config",
+            str(CONFIG),
+            "--no-cache",
+        ],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_the_package_keeps_every_contract() -> None:
+    result = lint_imports(REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Contracts: 3 kept, 0 broken." in result.stdout
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the package (code only), shared by the bad-graph tests."""
+    dest = tmp_path_factory.mktemp("pristine")
+    shutil.copytree(
+        REPO / "evolving_agent",
+        dest / "evolving_agent",
+        ignore=shutil.ignore_patterns("__pycache__", "data"),
+    )
+    return dest
+
+
+def with_import(pristine: Path, tmp_path: Path, module: str, line: str) -> Path:
+    """A copy of the package in which ``module`` also runs ``line``."""
+    shutil.copytree(pristine / "evolving_agent", tmp_path / "evolving_agent")
+    path = tmp_path / Path(*module.split(".")).with_suffix(".py")
+    path.write_text(path.read_text(encoding="utf-8") + f"\n{line}\n", encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "contract", "named"),
+    [
+        # An upward import: memory reaching for a job.
+        (
+            "evolving_agent.memory.today",
+            "from evolving_agent.jobs import scheduler",
+            "The memory stack imports downward only",
+            "evolving_agent.memory.today -> evolving_agent.jobs.scheduler",
+        ),
+        # Today's cycles, as they were before this architecture was enforced:
+        # verify re-applying a diff that lived in review/ ...
+        (
+            "evolving_agent.memory.verify",
+            "from evolving_agent.review import models",
+            "The memory stack imports downward only",
+            "evolving_agent.memory.verify -> evolving_agent.review.models",
+        ),
+        # ... a reflector borrowing review's Section ...
+        (
+            "evolving_agent.reflectors.base",
+            "from evolving_agent.review import store",
+            "The memory stack imports downward only",
+            "evolving_agent.reflectors.base -> evolving_agent.review.store",
+        ),
+        # ... Canon and the writer validating each other ...
+        (
+            "evolving_agent.memory.canon",
+            "from evolving_agent.memory import authority",
+            "No import cycles between sibling modules or packages",
+            ".canon -> .authority",
+        ),
+        # ... the git layer recording Canon snapshots ...
+        (
+            "evolving_agent.memory.gitrepo",
+            "from evolving_agent.memory import canon_snapshot",
+            "No import cycles between sibling modules or packages",
+            ".gitrepo -> .canon_snapshot",
+        ),
+        # ... and search reaching into the memory side.
+        (
+            "evolving_agent.search.stats",
+            "from evolving_agent.memory import evidence",
+            "search depends only on errors and the shared process and git runners",
+            "evolving_agent.search.stats -> evolving_agent.memory.evidence",
+        ),
+    ],
+)
+def test_a_bad_import_breaks_its_contract_and_is_named(
+    pristine: Path, tmp_path: Path, module: str, line: str, contract: str, named: str
+) -> None:
+    result = lint_imports(with_import(pristine, tmp_path, module, line))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"{contract} BROKEN" in result.stdout
+    broken = result.stdout.split("Broken contracts", 1)[1]
+    assert named in broken
