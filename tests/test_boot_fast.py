@@ -394,3 +394,17 @@ def test_the_entry_points_fall_back_with_the_same_stderr_and_exit_code(
     missing = run(cmd, "boot", "--root", str(tmp_path / "nowhere"))
     assert missing.returncode == 4 and missing.stderr.startswith("error: no memory root")
     assert missing.stdout == ""
+
+
+def test_no_stdout_or_a_vanished_cwd_declines_quietly(
+    root: MemoryRoot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with monkeypatch.context() as mp:
+        mp.setattr(sys, "stdout", None)
+        assert bootcache.try_boot(["boot", "--root", str(root.path)]) is False
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    monkeypatch.delenv("EVOLVING_AGENT_ROOT")
+    gone.rmdir()
+    assert bootcache.try_boot(["boot"]) is False

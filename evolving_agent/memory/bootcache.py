@@ -189,11 +189,12 @@ def try_boot(argv: list[str]) -> bool:
     if req is None:
         return False
     try:
-        if codecs.lookup(sys.stdout.encoding or "ascii").name != "utf-8":
+        if codecs.lookup(sys.stdout.encoding).name != "utf-8":
             return False
-    except LookupError:
+        root = MemoryRoot.resolve(req.root)  # a vanished cwd raises: the full path words it
+    except Exception:  # noqa: BLE001 - no stdout, an odd encoding: the full path decides
         return False
-    out = fast_output(MemoryRoot.resolve(req.root), req.fmt, req.max_chars)
+    out = fast_output(root, req.fmt, req.max_chars)
     if out is None:
         return False
     try:
