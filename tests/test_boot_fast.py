@@ -261,6 +261,8 @@ def test_the_subset_parser_agrees_with_ruamel_and_pydantic(text: str) -> None:
         "---\nname: a\n",
         "name: tab\there\n",
         "name:\n",
+        "",
+        "# only a comment\n",
     ],
 )
 def test_the_subset_parser_declines_what_it_does_not_know(text: str) -> None:

@@ -397,6 +397,8 @@ def parse_identity(data: bytes) -> dict[str, Any]:
                 raise _Fallback("list value")
         else:
             raise _Fallback("unknown key")
+    if not found:  # an empty document is null in YAML, which the model refuses
+        raise _Fallback("empty identity")
     # `key:` with no items is null in YAML, which the model refuses.
     if any(key in found and found[key] == [] and _bare(text, key) for key in IDENTITY_LISTS):
         raise _Fallback("empty list")
