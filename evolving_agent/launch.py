@@ -16,8 +16,9 @@ def main() -> None:
     if "boot" in argv:
         from evolving_agent.memory.bootcache import try_boot
 
-        if try_boot(argv):
-            return
+        code = try_boot(argv)
+        if code is not None:
+            sys.exit(code)
     from evolving_agent.cli import main as cli_main
 
     cli_main()

@@ -309,7 +309,6 @@ def test_the_argv_peek_reads_what_click_would(argv: list[str], expect: tuple[obj
     "argv",
     [
         ["boot", "--help"],
-        ["boot", "--write-file", "x.md"],
         ["boot", "--format", "yaml"],
         ["boot", "--max-chars", "100"],
         ["boot", "--max-chars", "9_000"],
@@ -325,6 +324,10 @@ def test_the_argv_peek_reads_what_click_would(argv: list[str], expect: tuple[obj
 )
 def test_the_argv_peek_leaves_everything_else_to_click(argv: list[str]) -> None:
     assert bootcache.parse_argv(argv, {}) is None
+
+
+def test_debugging_with_raise_goes_the_full_path() -> None:
+    assert bootcache.parse_argv(["boot"], {"EVOLVING_AGENT_RAISE": "1"}) is None
 
 
 def test_the_max_chars_environment_variable_is_honoured() -> None:
@@ -407,10 +410,54 @@ def test_no_stdout_or_a_vanished_cwd_declines_quietly(
 ) -> None:
     with monkeypatch.context() as mp:
         mp.setattr(sys, "stdout", None)
-        assert bootcache.try_boot(["boot", "--root", str(root.path)]) is False
+        assert bootcache.try_boot(["boot", "--root", str(root.path)]) is None
     gone = tmp_path / "gone"
     gone.mkdir()
     monkeypatch.chdir(gone)
     monkeypatch.delenv("EVOLVING_AGENT_ROOT")
     gone.rmdir()
-    assert bootcache.try_boot(["boot"]) is False
+    assert bootcache.try_boot(["boot"]) is None
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["python-m", "console-script"])
+def test_write_file_on_the_fast_path_writes_what_the_full_path_writes(
+    root: MemoryRoot, tmp_path: Path, which: int
+) -> None:
+    cmd = entry_points()[which]
+    for fmt in FORMATS:
+        ours, theirs = tmp_path / f"fast-{fmt}.md", tmp_path / f"full-{fmt}.md"
+        want, err, code = full(root, fmt, "--write-file", str(theirs))
+        done = run(
+            cmd,
+            "boot",
+            "--root",
+            str(root.path),
+            "--format",
+            fmt,
+            "--write-file",
+            str(ours),
+            env={"PYTHONPROFILEIMPORTTIME": "1"},
+        )
+        assert (done.returncode, done.stdout, code, err) == (0, want, 0, "")
+        assert not imported(done.stderr) & set(HEAVY)
+        # The header names the file written; the rest is the same Markdown.
+        assert ours.read_text().replace(str(ours), "P") == theirs.read_text().replace(
+            str(theirs), "P"
+        )
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["python-m", "console-script"])
+def test_a_failing_write_file_reads_the_same_on_the_fast_path(
+    root: MemoryRoot, tmp_path: Path, which: int
+) -> None:
+    cmd = entry_points()[which]
+    blocked = tmp_path / "a-file"
+    blocked.write_text("x")
+    for target in (str(blocked / "boot.md"), str(root.path / "boot.md"), str(tmp_path)):
+        for fmt in FORMATS:
+            want, err, code = full(root, fmt, "--write-file", target)
+            done = run(
+                cmd, "boot", "--root", str(root.path), "--format", fmt, "--write-file", target
+            )
+            assert (done.returncode, done.stdout, done.stderr) == (code, want, err), (target, fmt)
+            assert err.startswith("warning: " if fmt == "claude-hook" else "error: ")

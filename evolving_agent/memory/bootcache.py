@@ -119,14 +119,22 @@ class Request:
     root: str | None = None
     fmt: str = "markdown"
     max_chars: int = DEFAULT_MAX_CHARS
+    write_file: str | None = None
     seen: set[str] = field(default_factory=set)
 
 
-_VALUE_OPTIONS = {"--root": "root", "--format": "fmt", "--max-chars": "max_chars"}
+_VALUE_OPTIONS = ("--root", "--format", "--max-chars", "--write-file")
+RAISE_ENV = "EVOLVING_AGENT_RAISE"
 
 
 def parse_argv(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> Request | None:
-    """``[--root R] boot [--root R] [--format F] [--max-chars N]``, else None (full path)."""
+    """``[--root R] boot [--root R] [--format F] [--max-chars N] [--write-file P]``.
+
+    None for anything else (the full path parses it), and while debugging with
+    ``$EVOLVING_AGENT_RAISE``.
+    """
+    if environ.get(RAISE_ENV):
+        return None
     req = Request()
     args = list(argv)
     boot_seen = False
@@ -151,6 +159,8 @@ def parse_argv(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> R
         req.seen.add(name)
         if name == "--root":
             req.root = value
+        elif name == "--write-file":
+            req.write_file = value
         elif name == "--format":
             if value not in FORMATS:
                 return None
@@ -180,36 +190,63 @@ def _max_chars(value: str) -> int:
 # -- serving ---------------------------------------------------------------------------------
 
 
-def try_boot(argv: list[str]) -> bool:
-    """Serve ``evolving-agent boot`` from the fast path; False when the full path must run.
-
-    Writes nothing unless it serves, so the caller can fall back after False.
+def try_boot(argv: list[str]) -> int | None:
+    """Serve ``evolving-agent boot`` from the fast path and return its exit code; None
+    when the full path must run.  Writes nothing unless it serves, so the caller can
+    fall back after None.
     """
     req = parse_argv(argv, os.environ)
     if req is None:
-        return False
+        return None
     try:
         if codecs.lookup(sys.stdout.encoding).name != "utf-8":
-            return False
+            return None
         root = MemoryRoot.resolve(req.root)  # a vanished cwd raises: the full path words it
-    except Exception:  # noqa: BLE001 - no stdout, an odd encoding: the full path decides
-        return False
-    out = fast_output(root, req.fmt, req.max_chars)
-    if out is None:
-        return False
+        view = derive(root, req.max_chars)
+        out = render(view, req.fmt)
+    except Exception:  # noqa: BLE001 - anything unexpected: the full path reports it properly
+        return None
+    hook = req.fmt == "claude-hook"
+    if req.write_file is not None and not hook:
+        try:
+            _write_file(root, req.write_file, view)
+        except Exception:  # noqa: BLE001 - the full path tries again and reports the error
+            return None
     try:
         sys.stdout.write(out)
         sys.stdout.flush()
     except BrokenPipeError:
         # A reader closed stdout early (`| head`): exit 1 quietly, as the full path does.
         os._exit(1)
-    return True
+    if req.write_file is not None and hook:
+        # As the full path: the hook's stdout is out; a failed copy is only a warning.
+        from evolving_agent.errors import EvolvingAgentError
+
+        try:
+            _write_file(root, req.write_file, view)
+        except (EvolvingAgentError, OSError) as exc:
+            sys.stderr.write(f"warning: boot file not written: {exc}\n")
+        except Exception as exc:  # noqa: BLE001 - the CLI's last-resort wording
+            sys.stderr.write(
+                f"error: unexpected {type(exc).__name__}: {exc} "
+                f"(set {RAISE_ENV}=1 to see the traceback)\n"
+            )
+            return 1
+    return 0
+
+
+def _write_file(root: MemoryRoot, path: str, view: _View) -> None:
+    from pathlib import Path
+
+    from evolving_agent.integrations.bootfile import write_boot_file
+
+    write_boot_file(root, Path(path), view)
 
 
 def fast_output(root: MemoryRoot, fmt: str, max_chars: int) -> str | None:
     """stdout of ``boot --format fmt`` exactly, or None when the full boot must run."""
     try:
-        return render(root, fmt, max_chars)
+        return render(derive(root, max_chars), fmt)
     except Exception:  # noqa: BLE001 - anything unexpected: the full path reports it properly
         return None
 
@@ -222,19 +259,22 @@ class _View:
     canon: dict[str, Any]
     live: dict[str, str]
     live_more: int
+    max_chars: int
     warnings: list[str] = field(default_factory=list)
 
+    def markdown(self) -> str:
+        return render_markdown(self, self.max_chars)
 
-def render(root: MemoryRoot, fmt: str, max_chars: int) -> str:
-    """stdout of ``boot --format fmt``, exactly; raises :class:`_Fallback` when unsure."""
-    view = derive(root)
+
+def render(view: _View, fmt: str) -> str:
+    """stdout of ``boot --format fmt``, exactly."""
     if fmt == "json":
         return context_json(view) + "\n"
-    markdown = render_markdown(view, max_chars)
+    markdown = view.markdown()
     return claude_hook_json(markdown) + "\n" if fmt == "claude-hook" else markdown
 
 
-def derive(root: MemoryRoot) -> _View:
+def derive(root: MemoryRoot, max_chars: int) -> _View:
     """The boot context the full boot would build, when it would build it without warnings."""
     from evolving_agent.memory.canon_snapshot import load_canon
     from evolving_agent.memory.redact import redact, redact_data
@@ -276,6 +316,7 @@ def derive(root: MemoryRoot) -> _View:
         canon={"identity": redact_data(identity), "notes": notes},
         live=live,
         live_more=max(0, len(newest) - LIVE_ENTRIES),
+        max_chars=max_chars,
     )
 
 
