@@ -1,3 +1,3 @@
-from evolving_agent.cli import main
+from evolving_agent.launch import main
 
 main()
