@@ -26,6 +26,7 @@ import pydantic
 
 from evolving_agent.errors import InvalidInput, NotFound, UsageError
 from evolving_agent.search.agents import AGENT_NAMES
+from evolving_agent.search.executors import EXECUTOR_NAMES
 from evolving_agent.search.presets import PRESETS, Preset, preset_for
 
 
@@ -56,6 +57,13 @@ class SearchConfig(pydantic.BaseModel, extra="forbid"):
     # token price table for agents that report no dollars (USD per million tokens).
     workdir: Path | None = None
     token_prices: dict[str, float] | None = None
+    # Where turns and scores run (issue 15): ``local`` threads or ``ray`` tasks; the
+    # Ray options are ignored by ``local`` except ``max_scorers`` (scores at once).
+    executor: str = "local"
+    ray_address: str | None = None
+    agent_resources: dict[str, float] | None = None
+    score_resources: dict[str, float] | None = None
+    max_scorers: int | None = None
 
     @property
     def preset(self) -> Preset:
@@ -79,6 +87,10 @@ def validate_config(config: SearchConfig) -> None:
         raise UsageError(f"unknown policy {config.policy!r}; choose one of: {', '.join(PRESETS)}")
     if config.agent not in AGENT_NAMES:
         raise UsageError(f"unknown agent {config.agent!r}; choose one of: {', '.join(AGENT_NAMES)}")
+    if config.executor not in EXECUTOR_NAMES:
+        raise UsageError(
+            f"unknown executor {config.executor!r}; choose one of: {', '.join(EXECUTOR_NAMES)}"
+        )
     if config.agent == "command" and not config.agent_cmd:
         raise UsageError("--agent command needs --agent-cmd CMD")
     positive: dict[str, float | None] = {
@@ -91,6 +103,7 @@ def validate_config(config: SearchConfig) -> None:
         "--budget-usd": config.budget_usd,
         "--budget-tokens": config.budget_tokens,
         "--forget-on-plateau": config.forget_on_plateau,
+        "--max-scorers": config.max_scorers,
     }
     for flag, value in positive.items():
         if value is not None and value <= 0:

@@ -27,6 +27,8 @@ from evolving_agent.errors import InvalidInput, UsageError
 from evolving_agent.search.agents import make_agent
 from evolving_agent.search.agents.base import Agent, TurnRequest
 from evolving_agent.search.config import SearchConfig, agent_turn_shares, validate_config
+from evolving_agent.search.executors import make_executor
+from evolving_agent.search.executors.base import AgentSpec, Executor, TurnSpec
 from evolving_agent.search.judge import Judge, Verdict
 from evolving_agent.search.prompt import build_prompt
 from evolving_agent.search.reducer import (
@@ -54,7 +56,6 @@ from evolving_agent.search.state import (
     now_iso,
 )
 from evolving_agent.search.workspace import (
-    commit_turn,
     copy_candidate,
     export_commit,
     init_round_repo,
@@ -91,20 +92,25 @@ def run_search(config: SearchConfig, *, progress: ProgressFn | None = None) -> S
             f"output directory is not empty: {out} (use `search resume {out}` to continue)"
         )
     created = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
-    run = RunDir(out)
+    # EXECUTOR SEAM (issue 15): built first, so a missing Ray fails before any work.
+    executor = make_executor(config, run_dir=out)
     try:
-        run.write_config(config)
-        _score_seed(config, run)
-    except BaseException:
-        # Nothing worth keeping yet: leave no half-made run directory behind.
-        if created:
-            shutil.rmtree(out, ignore_errors=True)
-        else:
-            for child in out.iterdir():
-                shutil.rmtree(child) if child.is_dir() else child.unlink()
-        raise
-    return _Runner(config, run, progress).run()
+        out.mkdir(parents=True, exist_ok=True)
+        run = RunDir(out)
+        try:
+            run.write_config(config)
+            _score_seed(config, run, executor)
+        except BaseException:
+            # Nothing worth keeping yet: leave no half-made run directory behind.
+            if created:
+                shutil.rmtree(out, ignore_errors=True)
+            else:
+                for child in out.iterdir():
+                    shutil.rmtree(child) if child.is_dir() else child.unlink()
+            raise
+        return _Runner(config, run, progress, executor).run()
+    finally:
+        executor.close()
 
 
 def resume_search(run_dir: Path, *, progress: ProgressFn | None = None) -> SearchSummary:
@@ -112,10 +118,14 @@ def resume_search(run_dir: Path, *, progress: ProgressFn | None = None) -> Searc
     run = RunDir(Path(run_dir).absolute())
     config = run.read_config()
     make_agent(config.agent, command=config.agent_cmd, args=config.agent_args)
-    if run.read_seed() is None:
-        shutil.rmtree(run.path / "rounds", ignore_errors=True)
-        _score_seed(config, run)
-    return _Runner(config, run, progress).run()
+    executor = make_executor(config, run_dir=run.path)  # EXECUTOR SEAM (issue 15)
+    try:
+        if run.read_seed() is None:
+            shutil.rmtree(run.path / "rounds", ignore_errors=True)
+            _score_seed(config, run, executor)
+        return _Runner(config, run, progress, executor).run()
+    finally:
+        executor.close()
 
 
 def _resolved(config: SearchConfig) -> SearchConfig:
@@ -141,14 +151,14 @@ def _judge(config: SearchConfig) -> Judge:
     return Judge(config.score_cmd, config.workdir, config.score_timeout, config.score_repeats)
 
 
-def _score_seed(config: SearchConfig, run: RunDir) -> SeedInfo:
+def _score_seed(config: SearchConfig, run: RunDir, executor: Executor) -> SeedInfo:
     """Round 1's one-commit repository, and the seed scored ``score_repeats`` times."""
     repo = seed_repo(run)
     with tempfile.TemporaryDirectory(prefix="ea-seed-") as tmp:
         files = Path(tmp) / "files"
         copy_candidate(config.candidate, files)
         commit = init_round_repo(repo, files, "round 1: the seed candidate")
-    verdict = _judge(config).judge(repo, commit)
+    verdict = executor.judge(judge=_judge(config), repo=repo, commit=commit)
     if verdict.score is None:
         first = (verdict.feedback.splitlines() or ["no output"])[0]
         raise InvalidInput(
@@ -169,8 +179,15 @@ def _score_seed(config: SearchConfig, run: RunDir) -> SeedInfo:
 class _Runner:
     """One run's loop.  All mutable state is guarded by ``self.lock``."""
 
-    def __init__(self, config: SearchConfig, run: RunDir, progress: ProgressFn | None) -> None:
+    def __init__(
+        self,
+        config: SearchConfig,
+        run: RunDir,
+        progress: ProgressFn | None,
+        executor: Executor,
+    ) -> None:
         self.config = config
+        self.executor = executor
         self.run_dir = run
         self.progress = progress
         self.preset = config.preset
@@ -186,6 +203,9 @@ class _Runner:
             command=config.agent_cmd,
             args=config.agent_args,
             prices=config.token_prices,
+        )
+        self.agent_spec = AgentSpec(
+            config.agent, config.agent_cmd, config.agent_args, config.token_prices
         )
         self.task = config.task.read_text(encoding="utf-8")
         self.lock = threading.Lock()
@@ -222,8 +242,11 @@ class _Runner:
                 except BaseException:
                     # Ctrl-C or a harness error: let the turns in flight finish and be
                     # recorded, start no new one, leave the round open for resume.
+                    # (An executor that can, e.g. Ray, cancels them instead: a
+                    # cancelled turn is not recorded and resume runs it again.)
                     with self.lock:
                         self.closing = "interrupted"
+                    self.executor.cancel()
                     raise
             reason = self.closing or "rounds"
             close_round(self.run_dir, rnd.plan.number, reason)
@@ -318,17 +341,32 @@ class _Runner:
             minimize=self.config.minimize,
         )
         clock.lap("setup")
-        result = self.agent.run_turn(request=request)
-        clock.lap("agent")
-        change = commit_turn(workspace, base, f"round {rnd.plan.number} agent {agent} turn {turn}")
-        clock.lap("commit")
+        # EXECUTOR SEAM (issue 15): the executor runs the agent and brings back the
+        # verified commit (in the driver's worktree for local, from a bundle for ray).
+        outcome = self.executor.run_turn(
+            spec=TurnSpec(
+                agent=self.agent_spec,
+                request=request,
+                base=base,
+                start=rnd.plan.start_commit,
+                repo=rnd.repo,
+                message=f"round {rnd.plan.number} agent {agent} turn {turn}",
+                label=f"r{rnd.plan.number:02d}-a{agent}-t{turn:03d}",
+            )
+        )
+        result, change = outcome.result, outcome.change
+        clock.lap("turn")  # agent + commit (+ shipping and verifying, for ray)
+        clock.laps.update(outcome.laps)
+        clock.laps.setdefault("agent", clock.laps["turn"])
         with self.lock:
             seen = change.empty and change.commit in self.known
             prior = self.known.get(change.commit)
-        if seen:  # nothing changed: the candidate keeps its score, no need to re-judge
+        if outcome.lost:  # the worker died or its commit was refused: nothing to judge
+            verdict = Verdict(None, [], result.error or "turn lost")
+        elif seen:  # nothing changed: the candidate keeps its score, no need to re-judge
             verdict = Verdict(prior, [prior] if prior is not None else [], "no edit")
         else:
-            verdict = self.judge.judge(rnd.repo, change.commit)
+            verdict = self.executor.judge(judge=self.judge, repo=rnd.repo, commit=change.commit)
         clock.lap("judge")
         clock.laps["export"], clock.laps["score"] = verdict.export_s, verdict.score_s
         if not change.empty:
@@ -371,6 +409,7 @@ class _Runner:
                 forget=rnd.forget_reason if first_in_round else None,
                 visible=len(decision.visible),
                 error=result.error,
+                node=outcome.node,
             )
             self.run_dir.append(record)
             self.records.append(record)

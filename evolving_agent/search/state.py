@@ -72,6 +72,7 @@ class TurnRecord(pydantic.BaseModel, extra="forbid"):
     forget: str | None = None
     visible: int = 0  # how many candidates the reducer let this turn see
     error: str | None = None  # the agent failed (its changes are still judged)
+    node: str | None = None  # the Ray node the turn ran on (None: on the driver)
 
     @property
     def tokens(self) -> int:
