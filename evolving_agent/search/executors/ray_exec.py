@@ -13,7 +13,8 @@ Tasks are not retried by Ray (``max_retries=0``): a worker that dies mid-turn co
 back as a lost turn, which the runner records as failed; the agent's next turn starts
 again from the same base.  An agent's next turn prefers the node its last turn ran on
 (soft affinity), so CLI sessions kept on that node can continue; if that node is gone
-the turn runs elsewhere.  ``cancel`` (Ctrl-C) force-cancels every task in flight.
+the turn runs elsewhere.  ``cancel`` (Ctrl-C) cancels every task in flight; the
+task's process runner then kills the agent's or scorer's process tree.
 
 Ray is imported only here, and only when this executor is built.
 """
@@ -203,7 +204,7 @@ class RayExecutor(Executor):
     def _get(self, ref: Any, timeout: float) -> Any:
         with self.lock:
             if self.cancelled:
-                self.ray.cancel(ref, force=True)
+                self.ray.cancel(ref, force=False)
                 raise TurnCancelled()
             self.in_flight.add(ref)
         try:
@@ -226,7 +227,9 @@ class RayExecutor(Executor):
             self.cancelled = True
             refs = list(self.in_flight)
         for ref in refs:
-            self.ray.cancel(ref, force=True)
+            # Not force: the task gets a KeyboardInterrupt, so the process runner kills
+            # the agent's (or scorer's) whole process tree before the worker lets go.
+            self.ray.cancel(ref, force=False)
 
     def close(self) -> None:
         """Remove the run's scratch space on every live node, then let go of Ray."""

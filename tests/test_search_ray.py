@@ -1,0 +1,358 @@
+"""The Ray executor on a real two-node cluster on this machine (issue 15).
+
+One ``ray.cluster_utils.Cluster`` (a head and one worker node, one CPU each, no
+dashboard) is started once for the whole test session and torn down at its end.  With
+one CPU per node and every agent turn asking for one CPU, two turns that must run at
+the same time (the agents below wait for each other) can only run on two nodes.
+
+Worker scratch space goes to ``EA_RAY_WORKDIR`` (set before the nodes start), so the
+tests can see where each turn ran.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import run_cli
+from test_search_helpers import (
+    PY,
+    TSP,
+    agent_log,
+    config,
+    make_candidate,
+    make_task,
+    records,
+    write_agent,
+    write_scorer,
+)
+
+from evolving_agent.search.config import SearchConfig
+from evolving_agent.search.runner import ProgressEvent, resume_search, run_search
+
+pytestmark = pytest.mark.slow
+
+
+@dataclass(frozen=True)
+class RayCluster:
+    workdir: Path  # EA_RAY_WORKDIR of every node
+    nodes: tuple[str, ...]
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayCluster]:
+    import ray
+    from ray.cluster_utils import Cluster
+
+    workdir = tmp_path_factory.mktemp("ray-scratch")
+    old = os.environ.get("EA_RAY_WORKDIR")
+    os.environ["EA_RAY_WORKDIR"] = str(workdir)  # inherited by the nodes started below
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 1, "include_dashboard": False},
+    )
+    try:
+        cluster.add_node(num_cpus=1)
+        cluster.wait_for_nodes()
+        ray.init(address=cluster.address, log_to_driver=False, include_dashboard=False)
+        nodes = tuple(n["NodeID"] for n in ray.nodes() if n["Alive"])
+        assert len(nodes) == 2
+        yield RayCluster(workdir, nodes)
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+        if old is None:
+            os.environ.pop("EA_RAY_WORKDIR", None)
+        else:
+            os.environ["EA_RAY_WORKDIR"] = old
+
+
+def _ray(tmp: Path, **overrides: Any) -> SearchConfig:
+    return config(tmp, executor="ray", **overrides)
+
+
+# Both agents' first turns wait for each other, so they run at the same time.
+MEET = """
+meet = pathlib.Path({meet!r})
+meet.mkdir(exist_ok=True)
+if os.environ["EA_TURN"] == "1":
+    (meet / os.environ["EA_AGENT"]).touch()
+    for _ in range(600):
+        if (meet / "1").exists() and (meet / "2").exists():
+            break
+        time.sleep(0.05)
+"""
+# Logs where it runs and how many commits its repository holds, then edits.
+COUNT = """
+count = subprocess.run(["git", "rev-list", "--all", "--count"], capture_output=True, text=True)
+log(cwd=os.getcwd(), commits=int(count.stdout.strip() or 0))
+write(value() + 1)
+"""
+
+
+def test_turns_land_on_both_nodes_in_node_local_workspaces(
+    tmp_path: Path, ray_cluster: RayCluster
+) -> None:
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    agent = write_agent(tmp_path, MEET.format(meet=str(tmp_path / "meet")) + COUNT)
+    cfg = _ray(
+        tmp_path, score_cmd=write_scorer(tmp_path), agent_cmd=agent, policy="parallel", agents=2,
+        turns=4,
+    )  # fmt: skip
+    summary = run_search(cfg)
+
+    rows = records(tmp_path / "run")
+    assert summary.turns == 4 and all(r["score"] is not None for r in rows)
+    assert {r["node"] for r in rows} == set(ray_cluster.nodes)
+    # Each turn ran in a workspace under its own node's scratch space, not the run dir.
+    told = agent_log(tmp_path)
+    for row in rows:
+        cwd = next(
+            Path(t["cwd"])
+            for t in told
+            if (t["EA_AGENT"], t["EA_TURN"]) == (str(row["agent"]), str(row["turn"]))
+        )
+        assert cwd.is_relative_to(ray_cluster.workdir / row["node"][:16])
+        assert not cwd.is_relative_to(tmp_path / "run")
+    # The driver's worktrees never saw an edit; the commits reached its repository.
+    repo = tmp_path / "run" / "rounds" / "r01" / "repo"
+    for agent_no in (1, 2):
+        worktree = tmp_path / "run" / "rounds" / "r01" / f"agent-{agent_no}"
+        assert (worktree / "value.txt").read_text() == "0\n"
+    for row in rows:
+        shown = subprocess.run(
+            ["git", "show", f"{row['commit']}:value.txt"], cwd=repo, capture_output=True, text=True
+        )
+        assert float(shown.stdout) == row["score"]
+    assert (tmp_path / "run" / "best" / "value.txt").read_text().strip() == "2.0"
+    # Scratch space is removed from every node when the run ends.
+    assert not any(ray_cluster.workdir.rglob("agent-*"))
+
+
+def test_a_fresh_round_is_a_one_commit_repository_on_the_worker(
+    tmp_path: Path, ray_cluster: RayCluster
+) -> None:
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    agent = write_agent(tmp_path, COUNT)
+    cfg = _ray(
+        tmp_path, score_cmd=write_scorer(tmp_path), agent_cmd=agent, policy="forget", rounds=2,
+        turns=4,
+    )  # fmt: skip
+    run_search(cfg)
+
+    told = [(t["EA_ROUND"], t["EA_NEW_SESSION"], t["commits"]) for t in agent_log(tmp_path)]
+    # Round 1 starts from the seed (one commit) and grows; round 2 forgets it all.
+    assert told == [("1", "1", 1), ("1", "0", 2), ("2", "1", 1), ("2", "0", 2)]
+    assert [r["score"] for r in records(tmp_path / "run")] == [1.0, 2.0, 3.0, 4.0]
+
+
+KILL_WORKER = """
+marker = pathlib.Path({marker!r})
+if os.environ["EA_TURN"] == "2" and not marker.exists():
+    marker.touch()
+    pid = os.getppid()
+    while pid > 1:  # find the Ray worker running this turn, and SIGKILL it
+        if b"ray::" in pathlib.Path(f"/proc/{{pid}}/cmdline").read_bytes():
+            os.kill(pid, signal.SIGKILL)
+            break
+        pid = int(pathlib.Path(f"/proc/{{pid}}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    time.sleep(30)
+log()
+write(value() + 1)
+"""
+
+
+def test_a_killed_worker_costs_its_turn_and_the_turn_is_retried(
+    tmp_path: Path, ray_cluster: RayCluster
+) -> None:
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    body = "import signal\n" + KILL_WORKER.format(marker=str(tmp_path / "killed"))
+    cfg = _ray(
+        tmp_path, score_cmd=write_scorer(tmp_path), agent_cmd=write_agent(tmp_path, body),
+        policy="single", turns=3,
+    )  # fmt: skip
+    summary = run_search(cfg)
+
+    first, lost, retry = records(tmp_path / "run")
+    assert (tmp_path / "killed").exists()
+    assert lost["score"] is None and lost["error"].startswith("worker lost: ")
+    assert lost["commit"] == lost["base_commit"] == first["commit"]
+    assert retry["base_commit"] == first["commit"] and retry["score"] == 2.0
+    assert summary.turns == 3 and summary.failed_turns == 1 and summary.best_score == 2.0
+
+
+def test_forget_on_the_bundled_example_scores_as_the_local_executor_does(
+    tmp_path: Path, ray_cluster: RayCluster
+) -> None:
+    def run(executor: str) -> list[tuple[object, ...]]:
+        out = tmp_path / executor
+        cfg = config(
+            tmp_path, candidate=TSP / "candidate", task=TSP / "task.md",
+            score_cmd=f"{PY} {TSP / 'score.py'}", minimize=True, agent="builtin",
+            policy="forget", rounds=2, turns=4, seed=3, out=out, executor=executor,
+        )  # fmt: skip
+        run_search(cfg)
+        return [
+            (r["round"], r["turn"], r["new_session"], r["score"], r["empty"], r["lines_changed"])
+            for r in records(out)
+        ]
+
+    local, ray = run("local"), run("ray")
+    assert ray == local
+    assert local[0][3] is not None and local[0][3] < 20000  # the agent really worked
+
+
+SLOW_SECOND = """
+if os.environ["EA_AGENT"] == "2":
+    pathlib.Path({pidfile!r}).write_text(str(os.getpid()))
+    time.sleep(60)
+log()
+write(value() + 1)
+"""
+
+
+def test_ctrl_c_cancels_tasks_in_flight_and_resume_finishes_the_run(
+    tmp_path: Path, ray_cluster: RayCluster
+) -> None:
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    pidfile = tmp_path / "agent2.pid"
+    agent = write_agent(tmp_path, SLOW_SECOND.format(pidfile=str(pidfile)))
+    cfg = _ray(
+        tmp_path, score_cmd=write_scorer(tmp_path), agent_cmd=agent, policy="parallel", agents=2,
+        turns=4,
+    )  # fmt: skip
+
+    def interrupt(event: ProgressEvent) -> None:
+        if event.kind == "turn":
+            for _ in range(600):  # Ctrl-C once agent 2's turn is surely under way
+                if pidfile.exists():
+                    break
+                time.sleep(0.05)
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_search(cfg, progress=interrupt)
+
+    # Agent 2's turn was cancelled, not awaited: its process tree is gone, no record.
+    pid = int(pidfile.read_text())
+    for _ in range(200):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        pytest.fail("the cancelled agent's process outlived the run")
+    assert [(r["agent"], r["turn"]) for r in records(tmp_path / "run")] == [(1, 1)]
+    assert not (tmp_path / "run" / "summary.json").exists()
+
+    # Resume (still on Ray, from run.json); agent 2 is quick now.
+    pidfile.unlink()
+    agent_file = Path(agent.split(" ", 1)[1])
+    agent_file.write_text(agent_file.read_text().replace("time.sleep(60)", "pass"))
+    summary = resume_search(tmp_path / "run")
+    rows = records(tmp_path / "run")
+    assert sorted((r["agent"], r["turn"]) for r in rows) == [(1, 1), (1, 2), (2, 1), (2, 2)]
+    assert all(r["node"] in ray_cluster.nodes for r in rows)
+    assert summary.complete and summary.best_score == 2.0
+
+
+# -- without a cluster --------------------------------------------------------------
+
+
+def test_max_scorers_bounds_concurrent_scores_on_the_local_executor(tmp_path: Path) -> None:
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    lock = tmp_path / "scoring"
+    scorer = write_scorer(
+        tmp_path,
+        f"""
+import os, pathlib, sys, time
+lock = pathlib.Path({str(lock)!r})
+try:
+    lock.mkdir()
+except FileExistsError:
+    sys.exit("two scores at once")
+time.sleep(0.3)
+lock.rmdir()
+print(float((pathlib.Path(os.environ["EA_CANDIDATE"]) / "value.txt").read_text()))
+""",
+    )
+    agent = write_agent(tmp_path, "write(value() + 1)\n")
+    cfg = config(
+        tmp_path, score_cmd=scorer, agent_cmd=agent, policy="parallel", agents=2, turns=4,
+        max_scorers=1,
+    )  # fmt: skip
+    summary = run_search(cfg)
+    assert summary.failed_turns == 0
+    assert sorted(r["score"] for r in records(tmp_path / "run")) == [1.0, 1.0, 2.0, 2.0]
+
+
+def test_ray_without_ray_installed_is_a_one_line_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    monkeypatch.setitem(sys.modules, "ray", None)  # what `import ray` sees without Ray
+    monkeypatch.chdir(tmp_path)
+    result = run_cli(
+        "search", "run", "--candidate", "candidate", "--task", "task.md", "--score", "echo 1",
+        "--agent", "builtin", "--executor", "ray", "--out", "run", "--turns", "1",
+    )  # fmt: skip
+    assert result.exit_code == 4
+    assert result.output == (
+        "error: --executor ray needs Ray, which is not installed: "
+        "pip install 'evolving-agent[ray]'\n"
+    )
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--executor", "slurm"], "unknown executor 'slurm'; choose one of: local, ray"),
+        (["--agent-resources", "claude"], "--agent-resources takes NAME=AMOUNT"),
+        (["--score-resources", "num_gpus=-1"], "--score-resources takes NAME=AMOUNT"),
+        (["--max-scorers", "0"], "--max-scorers must be positive, got 0"),
+    ],
+)
+def test_bad_executor_options_are_usage_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flags: list[str], message: str
+) -> None:
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    result = run_cli(
+        "search", "run", "--candidate", "candidate", "--task", "task.md", "--score", "echo 1",
+        "--agent", "builtin", "--out", "run", "--turns", "1", *flags,
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert message in result.output and len(result.output.splitlines()) == 1
+
+
+def test_resources_map_onto_ray_task_options() -> None:
+    from evolving_agent.search.executors import parse_resources
+    from evolving_agent.search.executors.ray_exec import task_options
+
+    given = parse_resources("num_gpus=1, claude=1,memory=2e9", flag="--score-resources")
+    assert given == {"num_gpus": 1.0, "claude": 1.0, "memory": 2e9}
+    assert task_options(given) == {
+        "num_cpus": 1,
+        "num_gpus": 1.0,
+        "memory": 2e9,
+        "resources": {"claude": 1.0},
+    }
+    assert task_options({"num_cpus": 0.5}) == {"num_cpus": 0.5}
