@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evolving_agent.errors import InvalidInput
+from evolving_agent.errors import EvolvingAgentError, InvalidInput
 from evolving_agent.search.agents.base import TurnResult
 from evolving_agent.search.executors.base import Executor, TurnCancelled, TurnOutcome, TurnSpec
 from evolving_agent.search.executors.bundles import BundleRefused, make_bundle, receive_turn
@@ -104,12 +104,18 @@ class RayExecutor(Executor):
         self.ray = ray
         self.owns_ray = not ray.is_initialized()
         if self.owns_ray:
-            ray.init(
-                address=address,
-                include_dashboard=False,
-                log_to_driver=False,
-                configure_logging=False,
-            )
+            try:
+                ray.init(
+                    address=address,
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    configure_logging=False,
+                )
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                where = f" at {address}" if address else ""
+                raise EvolvingAgentError(
+                    f"cannot start or join a Ray cluster{where}: {_first_line(exc)}"
+                ) from None
         self.run_key = hashlib.sha1(str(run_dir).encode()).hexdigest()[:12]
         self.state_dir = run_dir / "agent-state"
         self.turn_fn = ray.remote(max_retries=0)(_turn_task)
@@ -117,6 +123,9 @@ class RayExecutor(Executor):
         self.agent_options = task_options(agent_resources)
         self.score_options = task_options(score_resources)
         self.lock = threading.Lock()
+        # Bundling updates refs/ea/ship/* in the driver's repository; two threads
+        # updating the same ref at once would trip over git's ref lock.
+        self.bundle_lock = threading.Lock()
         self.in_flight: set[Any] = set()
         self.cancelled = False
         self.last_node: dict[int, str] = {}  # agent -> node of its last turn
@@ -128,19 +137,19 @@ class RayExecutor(Executor):
         started = time.perf_counter()
         request = spec.request
         needed = {spec.base, *(v.commit for v in request.visible)}
-        with self.lock:
+        with self.bundle_lock:
             start_bundle = self.start_bundles.get((str(spec.repo), spec.start))
-        if start_bundle is None:
-            start_bundle = make_bundle(spec.repo, [spec.start])
-            assert start_bundle is not None
-            with self.lock:
+            if start_bundle is None:
+                start_bundle = make_bundle(spec.repo, [spec.start])
+                assert start_bundle is not None
                 self.start_bundles[(str(spec.repo), spec.start)] = start_bundle
+            history = make_bundle(spec.repo, needed, exclude=[spec.start])
         with self.lock:
             state = state_snapshot(self.state_dir)
         shipment = Shipment(
             run_key=self.run_key,
             start_bundle=start_bundle,
-            history_bundle=make_bundle(spec.repo, needed, exclude=[spec.start]),
+            history_bundle=history,
             state_files=state,
         )
         options = dict(self.agent_options)
@@ -188,7 +197,8 @@ class RayExecutor(Executor):
     # -- scores ------------------------------------------------------------------
 
     def score(self, *, judge: Judge, repo: Path, commit: str) -> Verdict:
-        bundle = make_bundle(repo, [commit])
+        with self.bundle_lock:
+            bundle = make_bundle(repo, [commit])
         assert bundle is not None
         try:
             verdict: Verdict = self._get(

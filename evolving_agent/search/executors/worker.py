@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from evolving_agent.gitcmd import git
+from evolving_agent.gitcmd import GitError, git
 from evolving_agent.search.executors.base import TurnOutcome, TurnSpec, run_agent_turn
 from evolving_agent.search.executors.bundles import (
     SHIP_PREFIX,
@@ -61,7 +61,12 @@ def worker_turn(spec: TurnSpec, shipment: Shipment, node: str) -> Returned:
     run_root = node_root(node) / shipment.run_key
     round_name = f"r{spec.request.round:02d}"
     workspace = run_root / round_name / f"agent-{spec.request.agent}"
-    _prepare(workspace, run_root, round_name, spec, shipment)
+    try:
+        _prepare(workspace, run_root, round_name, spec, shipment)
+    except GitError:
+        # A workspace left broken (a worker killed mid-git, a stale lock): start over.
+        shutil.rmtree(workspace, ignore_errors=True)
+        _prepare(workspace, run_root, round_name, spec, shipment)
     state = Path(tempfile.mkdtemp(prefix="ea-state-"))
     try:
         for rel, content in shipment.state_files.items():
