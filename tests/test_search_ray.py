@@ -54,13 +54,19 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayCluster
 
     workdir = tmp_path_factory.mktemp("ray-scratch")
     old = os.environ.get("EA_RAY_WORKDIR")
-    os.environ["EA_RAY_WORKDIR"] = str(workdir)  # inherited by the nodes started below
-    cluster = Cluster(
-        initialize_head=True,
-        head_node_args={"num_cpus": 1, "include_dashboard": False},
-    )
+    os.environ["EA_RAY_WORKDIR"] = str(workdir)  # inherited by the nodes started here only
     try:
+        cluster = Cluster(
+            initialize_head=True,
+            head_node_args={"num_cpus": 1, "include_dashboard": False},
+        )
         cluster.add_node(num_cpus=1)
+    finally:
+        if old is None:
+            os.environ.pop("EA_RAY_WORKDIR", None)
+        else:
+            os.environ["EA_RAY_WORKDIR"] = old
+    try:
         cluster.wait_for_nodes()
         ray.init(address=cluster.address, log_to_driver=False, include_dashboard=False)
         nodes = tuple(n["NodeID"] for n in ray.nodes() if n["Alive"])
@@ -69,10 +75,6 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayCluster
     finally:
         ray.shutdown()
         cluster.shutdown()
-        if old is None:
-            os.environ.pop("EA_RAY_WORKDIR", None)
-        else:
-            os.environ["EA_RAY_WORKDIR"] = old
 
 
 def _ray(tmp: Path, **overrides: Any) -> SearchConfig:
@@ -356,3 +358,47 @@ def test_resources_map_onto_ray_task_options() -> None:
         "resources": {"claude": 1.0},
     }
     assert task_options({"num_cpus": 0.5}) == {"num_cpus": 0.5}
+
+
+def test_the_driver_records_only_commits_git_confirms(tmp_path: Path) -> None:
+    from evolving_agent.gitcmd import git
+    from evolving_agent.search.executors.bundles import (
+        BundleRefused,
+        fetch_bundle,
+        init_repo,
+        make_bundle,
+        receive_turn,
+        turn_bundle,
+    )
+
+    driver, worker, stranger = tmp_path / "driver", tmp_path / "worker", tmp_path / "stranger"
+    for repo in (driver, stranger):
+        init_repo(repo)
+        (repo / "value.txt").write_text(f"{repo.name}\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "start")
+    start = git(driver, "rev-parse", "HEAD").text
+    init_repo(worker)  # the worker gets the start as a bundle, edits and commits
+    fetch_bundle(worker, make_bundle(driver, [start]) or b"", "+refs/ea/ship/*:refs/ea/ship/*")
+    git(worker, "checkout", "-q", "-B", "work", start)
+    (worker / "value.txt").write_text("one\ntwo\n")
+    git(worker, "commit", "-q", "-am", "turn")
+    commit = git(worker, "rev-parse", "HEAD").text
+    bundle = turn_bundle(worker, commit, start)
+
+    with pytest.raises(BundleRefused, match="worker announced"):
+        receive_turn(driver, bundle, commit=start, base=start, label="lie")
+    change = receive_turn(driver, bundle, commit=commit, base=start, label="r01-a1-t001")
+    assert (change.commit, change.empty, change.lines_changed) == (commit, False, 3)
+    # A bundle built on history the driver never had is refused, not recorded.
+    foreign = git(stranger, "rev-parse", "HEAD").text
+    (stranger / "value.txt").write_text("x\n")
+    git(stranger, "commit", "-q", "-am", "more")
+    alien = git(stranger, "rev-parse", "HEAD").text
+    with pytest.raises(BundleRefused):
+        receive_turn(
+            driver, turn_bundle(stranger, alien, foreign), commit=alien, base=start, label="x"
+        )
+    # No bundle at all is only fine for a commit the driver already has.
+    with pytest.raises(BundleRefused):
+        receive_turn(driver, None, commit=alien, base=start, label="y")

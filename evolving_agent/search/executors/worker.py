@@ -103,8 +103,7 @@ def _prepare(
     if shipment.history_bundle is not None:
         fetch_bundle(workspace, shipment.history_bundle, f"+{SHIP_PREFIX}*:{SHIP_PREFIX}*")
     branch = f"{round_name}-agent-{spec.request.agent}"
-    git(workspace, "checkout", "-q", "-f", "-B", branch, spec.base)
-    git(workspace, "reset", "-q", "--hard", spec.base)
+    git(workspace, "checkout", "-q", "-f", "-B", branch, spec.base)  # tracked files reset
     git(workspace, "clean", "-q", "-fdx")
 
 
@@ -137,7 +136,7 @@ def worker_score(judge: Judge, bundle: bytes, commit: str) -> Verdict:
     """Score ``commit`` from a self-contained bundle in a throwaway repository."""
     repo = Path(tempfile.mkdtemp(prefix="ea-score-"))
     try:
-        init_repo(repo)
+        init_repo(repo, bare=True)
         fetch_bundle(repo, bundle, f"+{SHIP_PREFIX}*:{SHIP_PREFIX}*")
         return judge.judge(repo, commit)
     finally:
