@@ -8,7 +8,7 @@ candidate's one file), the ``parallel`` policy, so every turn is committed, ship
 verified and scored and nothing but the harness costs time.  For each agent count it
 runs the same search on the ``local`` executor and on the ``ray`` executor and prints
 turns per second of the turn loop (seed scoring, round setup and the final summary
-excluded).  Without ``--ray-address`` a local Ray is started once for all runs (its
+excluded).  One unmeasured Ray run first lets Ray start its worker processes.  Without ``--ray-address`` a local Ray is started once for all runs (its
 start-up is printed apart).
 
 Ray's overhead per turn is the difference of the mean wall time of one turn with one
@@ -83,8 +83,12 @@ def main() -> None:
     print(f"ray: {len(ray.nodes())} node(s), {cpus:g} CPUs, ready in "
           f"{time.perf_counter() - started:.1f} s")  # fmt: skip
     per_turn: dict[str, float] = {}
-    print(f"{'agents':>6}  {'local turns/s':>13}  {'ray turns/s':>11}")
     with tempfile.TemporaryDirectory(prefix="ea-bench-ray-") as tmp:
+        # Warm-up, not measured: Ray starts its worker processes on first demand.
+        started = time.perf_counter()
+        run("ray", max(counts), 1, Path(tmp) / "warm-up")
+        print(f"ray warm-up run: {time.perf_counter() - started:.1f} s")
+        print(f"{'agents':>6}  {'local turns/s':>13}  {'ray turns/s':>11}")
         for agents in counts:
             local, local_wall = run("local", agents, args.turns_per_agent, Path(tmp))
             remote, ray_wall = run("ray", agents, args.turns_per_agent, Path(tmp))

@@ -228,6 +228,9 @@ class RayExecutor(Executor):
             if self.cancelled:
                 raise TurnCancelled() from None
             raise _Lost(_first_line(exc)) from None
+        except KeyboardInterrupt:  # Ctrl-C while this thread waits (the seed's score)
+            self.cancel()
+            raise
         finally:
             with self.lock:
                 self.in_flight.discard(ref)
