@@ -8,8 +8,9 @@ candidate's one file), the ``parallel`` policy, so every turn is committed, ship
 verified and scored and nothing but the harness costs time.  For each agent count it
 runs the same search on the ``local`` executor and on the ``ray`` executor and prints
 turns per second of the turn loop (seed scoring, round setup and the final summary
-excluded).  One unmeasured Ray run first lets Ray start its worker processes.  Without ``--ray-address`` a local Ray is started once for all runs (its
-start-up is printed apart).
+excluded).  One unmeasured Ray run first lets Ray start its worker processes.
+Without ``--ray-address`` a local Ray is started once for all runs (its start-up is
+printed apart).
 
 Ray's overhead per turn is the difference of the mean wall time of one turn with one
 agent (no contention): bundling the round start and the visible commits, the task
