@@ -207,7 +207,7 @@ class RayExecutor(Executor):
             returned: Returned = self._get(
                 self.turn_fn.options(**options).remote(agent, job, shipment),
                 longest,
-                what=TURN_TIMEOUT_PREFIX.split()[0],
+                what=TURN_TIMEOUT_PREFIX.removesuffix(" timed out"),  # not retried
             )
         except _Lost:  # the worker died, its node left, or the task never returned
             self.last_node.pop(request.agent, None)
