@@ -9,6 +9,7 @@ anything unusual about the root), and then the full CLI runs as if nothing had h
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 
 def main() -> None:
@@ -16,9 +17,18 @@ def main() -> None:
     if "boot" in argv:
         from evolving_agent.memory.bootcache import try_boot
 
-        code = try_boot(argv)
+        code = try_boot(argv, write_file=_write_boot_file)
         if code is not None:
             sys.exit(code)
     from evolving_agent.cli import main as cli_main
 
     cli_main()
+
+
+def _write_boot_file(root: Any, path: str, view: Any) -> None:
+    """``boot --write-file``'s copy, for the fast path (integrations sit above memory)."""
+    from pathlib import Path
+
+    from evolving_agent.integrations.bootfile import write_boot_file
+
+    write_boot_file(root, Path(path), view)

@@ -106,6 +106,37 @@ def _print(summary: SearchSummary, as_json: bool) -> None:
     type=int,
     help="Seeds the builtin agent (EA_SEED for command agents).",
 )
+@click.option(
+    "--executor",
+    default="local",
+    show_default=True,
+    help="local (threads on this machine) | ray (agents and scorers as tasks on a Ray cluster).",
+)
+@click.option(
+    "--ray-address",
+    default=None,
+    metavar="ADDR",
+    help="Ray cluster to join, e.g. 10.0.0.1:6379 (default: $RAY_ADDRESS, else a local Ray).",
+)
+@click.option(
+    "--agent-resources",
+    default=None,
+    metavar="NAME=N,...",
+    help="Ray resources per agent turn, e.g. claude=1 (default num_cpus=1).",
+)
+@click.option(
+    "--score-resources",
+    default=None,
+    metavar="NAME=N,...",
+    help="Ray resources per score, e.g. num_gpus=1 (default num_cpus=1).",
+)
+@click.option(
+    "--max-scorers",
+    default=None,
+    type=int,
+    metavar="N",
+    help="At most N scores at once (any executor; default: one per agent).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 def run_cmd(
@@ -116,6 +147,11 @@ def run_cmd(
     turns: int,
     out: Path | None,
     seed: int,
+    executor: str,
+    ray_address: str | None,
+    agent_resources: str | None,
+    score_resources: str | None,
+    max_scorers: int | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -130,12 +166,30 @@ def run_cmd(
     A failed agent turn (cannot start, exits non-zero, times out, reports an error) is
     retried when transient and recorded with its error; a run whose turns all failed
     exits 4.  The judge refuses to score (exit 5) if a file it trusts changes.
+
+    \b
+    On a Ray cluster, one GPU per score:
+      evolving-agent search run --candidate examples/tsp/candidate \\
+        --task examples/tsp/task.md --score "python examples/tsp/score.py" \\
+        --minimize --agent builtin --executor ray --score-resources num_gpus=1
     """
     from evolving_agent.search.config import SearchConfig
+    from evolving_agent.search.executors import parse_resources
     from evolving_agent.search.runner import run_search
 
     config = SearchConfig(
-        **settings, policy=policy, agents=agents, rounds=rounds, turns=turns, out=out, seed=seed
+        **settings,
+        policy=policy,
+        agents=agents,
+        rounds=rounds,
+        turns=turns,
+        out=out,
+        seed=seed,
+        executor=executor,
+        ray_address=ray_address,
+        agent_resources=parse_resources(agent_resources, flag="--agent-resources"),
+        score_resources=parse_resources(score_resources, flag="--score-resources"),
+        max_scorers=max_scorers,
     )
     summary = run_search(config, progress=None if quiet else _progress)
     _print(summary, as_json)

@@ -29,6 +29,7 @@ import stat
 import sys
 from dataclasses import dataclass, field
 from datetime import date
+from collections.abc import Callable
 from typing import Any
 
 from evolving_agent.memory.bootview import (
@@ -190,7 +191,9 @@ def _max_chars(value: str) -> int:
 # -- serving ---------------------------------------------------------------------------------
 
 
-def try_boot(argv: list[str]) -> int | None:
+def try_boot(
+    argv: list[str], *, write_file: Callable[[MemoryRoot, str, Any], None] | None = None
+) -> int | None:
     """Serve ``evolving-agent boot`` from the fast path and return its exit code; None
     when the full path must run.  Writes nothing unless it serves, so the caller can
     fall back after None.
@@ -209,7 +212,7 @@ def try_boot(argv: list[str]) -> int | None:
     hook = req.fmt == "claude-hook"
     if req.write_file is not None and not hook:
         try:
-            _write_file(root, req.write_file, view)
+            write_file(root, req.write_file, view)  # type: ignore[misc]  # checked above
         except Exception:  # noqa: BLE001 - the full path tries again and reports the error
             return None
     try:
@@ -223,7 +226,7 @@ def try_boot(argv: list[str]) -> int | None:
         from evolving_agent.errors import EvolvingAgentError
 
         try:
-            _write_file(root, req.write_file, view)
+            write_file(root, req.write_file, view)  # type: ignore[misc]  # checked above
         except (EvolvingAgentError, OSError) as exc:
             sys.stderr.write(f"warning: boot file not written: {exc}\n")
         except Exception as exc:  # noqa: BLE001 - the CLI's last-resort wording
@@ -235,12 +238,6 @@ def try_boot(argv: list[str]) -> int | None:
     return 0
 
 
-def _write_file(root: MemoryRoot, path: str, view: _View) -> None:
-    from pathlib import Path
-
-    from evolving_agent.integrations.bootfile import write_boot_file
-
-    write_boot_file(root, Path(path), view)
 
 
 def fast_output(root: MemoryRoot, fmt: str, max_chars: int) -> str | None:

@@ -33,6 +33,7 @@ import pydantic
 
 from evolving_agent.errors import InvalidInput, NotFound, UsageError
 from evolving_agent.search.agents import AGENT_NAMES
+from evolving_agent.search.executors import EXECUTOR_NAMES
 from evolving_agent.search.presets import PRESETS, Preset, preset_for
 
 
@@ -67,6 +68,13 @@ class SearchConfig(pydantic.BaseModel, extra="forbid"):
     score_cwd: Path | None = None
     retries: int = 2
     retry_backoff: float = 10.0
+    # Where turns and scores run (issue 15): ``local`` threads or ``ray`` tasks; the
+    # Ray options are ignored by ``local`` except ``max_scorers`` (scores at once).
+    executor: str = "local"
+    ray_address: str | None = None
+    agent_resources: dict[str, float] | None = None
+    score_resources: dict[str, float] | None = None
+    max_scorers: int | None = None
 
     @property
     def preset(self) -> Preset:
@@ -90,6 +98,10 @@ def validate_config(config: SearchConfig) -> None:
         raise UsageError(f"unknown policy {config.policy!r}; choose one of: {', '.join(PRESETS)}")
     if config.agent not in AGENT_NAMES:
         raise UsageError(f"unknown agent {config.agent!r}; choose one of: {', '.join(AGENT_NAMES)}")
+    if config.executor not in EXECUTOR_NAMES:
+        raise UsageError(
+            f"unknown executor {config.executor!r}; choose one of: {', '.join(EXECUTOR_NAMES)}"
+        )
     if config.agent == "command" and not config.agent_cmd:
         raise UsageError("--agent command needs --agent-cmd CMD")
     positive: dict[str, float | None] = {
@@ -102,6 +114,7 @@ def validate_config(config: SearchConfig) -> None:
         "--budget-usd": config.budget_usd,
         "--budget-tokens": config.budget_tokens,
         "--forget-on-plateau": config.forget_on_plateau,
+        "--max-scorers": config.max_scorers,
     }
     for flag, value in positive.items():
         if value is not None and value <= 0:
@@ -136,8 +149,9 @@ def validate_config(config: SearchConfig) -> None:
 def check_agent(config: SearchConfig, *, candidate: bool = True) -> None:
     """Refuse, before anything is created, an agent that cannot run or cannot do the task.
 
-    A missing ``claude``/``codex``/``--agent-cmd`` program, arguments a resumed turn
-    would reject, or the ``builtin`` agent on a task other than the bundled example.
+    A missing ``claude``/``codex``/``--agent-cmd`` program (local executor only),
+    arguments a resumed turn would reject, or the ``builtin`` agent on a task other
+    than the bundled example.
     """
     from evolving_agent.search.agents import make_agent
 
@@ -148,7 +162,10 @@ def check_agent(config: SearchConfig, *, candidate: bool = True) -> None:
         resume_args=config.agent_resume_args,
         prices=config.token_prices,
     )
-    agent.check()
+    if config.executor == "local":
+        # On Ray the agent's program runs on the workers, which the driver cannot see;
+        # a worker without it fails its turns ("could not start"), recorded as such.
+        agent.check()
     if config.agent == "builtin" and candidate:
         from evolving_agent.search.agents.builtin import fits
 

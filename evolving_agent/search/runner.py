@@ -21,14 +21,14 @@ import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from evolving_agent.errors import InvalidInput, UsageError
 from evolving_agent.search.agents import make_agent
-from evolving_agent.search.agents.base import Agent, TurnRequest, TurnResult, is_transient
+from evolving_agent.search.agents.base import Agent, TurnRequest
 from evolving_agent.search.budget import Admission, TurnLedger
 from evolving_agent.search.config import (
     SearchConfig,
@@ -36,6 +36,8 @@ from evolving_agent.search.config import (
     check_agent,
     validate_config,
 )
+from evolving_agent.search.executors import make_executor
+from evolving_agent.search.executors.base import Executor
 from evolving_agent.search.judge import (
     TAMPERED,
     Judge,
@@ -70,15 +72,25 @@ from evolving_agent.search.state import (
     now_iso,
 )
 from evolving_agent.search.stats import noise_floor
+
+# The turn itself (re-exported: callers and tests import it from the runner).
+from evolving_agent.search.turn import TurnJob, TurnOutcome, execute_turn
 from evolving_agent.search.workspace import (
-    TurnCommit,
-    commit_turn,
     copy_candidate,
     export_commit,
     init_round_repo,
-    reset_worktree,
     tag_candidates,
 )
+
+__all__ = [
+    "ProgressEvent",
+    "TurnJob",
+    "TurnOutcome",
+    "execute_turn",
+    "new_dir",
+    "resume_search",
+    "run_search",
+]
 
 
 @dataclass(frozen=True)
@@ -111,6 +123,19 @@ def run_search(config: SearchConfig, *, progress: ProgressFn | None = None) -> S
     config = _resolved(config)
     check_agent(config)  # a missing agent program is refused before anything exists
     assert config.out is not None
+    # EXECUTOR SEAM (issue 15): built before the run directory, so a missing Ray or an
+    # unreachable cluster fails before anything exists; closed whatever happens.
+    executor = make_executor(config)
+    try:
+        return _run_new(config, chosen, executor, progress)
+    finally:
+        executor.close()
+
+
+def _run_new(
+    config: SearchConfig, chosen: bool, executor: Executor, progress: ProgressFn | None
+) -> SearchSummary:
+    assert config.out is not None
     out = config.out
     if not chosen:
         # Two runs started in the same second must not share the default folder.
@@ -127,8 +152,9 @@ def run_search(config: SearchConfig, *, progress: ProgressFn | None = None) -> S
     run = RunDir(out)
     lock = run.lock()
     try:
+        executor.bind(run.path)
         run.write_config(config)
-        seal = _seal_and_score_seed(config, run)
+        seal = _seal_and_score_seed(config, run, executor)
     except BaseException:
         # Nothing worth keeping yet: leave no half-made run directory behind.
         os.close(lock)
@@ -139,7 +165,7 @@ def run_search(config: SearchConfig, *, progress: ProgressFn | None = None) -> S
                 shutil.rmtree(child) if child.is_dir() else child.unlink()
         raise
     try:
-        return _Runner(config, run, progress, seal).run()
+        return _Runner(config, run, progress, seal, executor).run()
     finally:
         os.close(lock)
 
@@ -155,12 +181,18 @@ def resume_search(run_dir: Path, *, progress: ProgressFn | None = None) -> Searc
     check_agent(config, candidate=False)
     lock = run.lock()
     try:
+        executor = make_executor(config)  # EXECUTOR SEAM (issue 15)
+        executor.bind(run.path)
+    except BaseException:
+        os.close(lock)
+        raise
+    try:
         seal = run.read_seal()
         if run.read_seed() is None:
             # Stopped before the seed was scored: no agent ever ran; start over.
             shutil.rmtree(run.path / "rounds", ignore_errors=True)
             shutil.rmtree(run.judge_dir, ignore_errors=True)
-            seal = _seal_and_score_seed(config, run)
+            seal = _seal_and_score_seed(config, run, executor)
         elif seal is None:
             # Killed between seed.json and the seal, or a run made before runs were
             # sealed: seal what is there now and go on.
@@ -179,8 +211,9 @@ def resume_search(run_dir: Path, *, progress: ProgressFn | None = None) -> Searc
                     f"{TAMPERED}: {', '.join(changed)} changed since the run was sealed; "
                     f"refusing to resume {run.path}"
                 )
-        return _Runner(config, run, progress, seal).run()
+        return _Runner(config, run, progress, seal, executor).run()
     finally:
+        executor.close()
         os.close(lock)
 
 
@@ -260,7 +293,7 @@ def _judge(config: SearchConfig, seal: dict[str, Any]) -> Judge:
     )
 
 
-def _seal_and_score_seed(config: SearchConfig, run: RunDir) -> dict[str, Any]:
+def _seal_and_score_seed(config: SearchConfig, run: RunDir, executor: Executor) -> dict[str, Any]:
     """Seal the judge, build round 1's one-commit repository, score the seed.
 
     The seed is scored ``score_repeats`` times; the seal (run.json, seed.json, the
@@ -275,7 +308,7 @@ def _seal_and_score_seed(config: SearchConfig, run: RunDir) -> dict[str, Any]:
         files_dir = Path(tmp) / "files"
         copy_candidate(config.candidate, files_dir)
         commit = init_round_repo(repo, files_dir, "round 1: the seed candidate")
-    verdict = _judge(config, seal).judge(repo, commit)
+    verdict = executor.judge(judge=_judge(config, seal), repo=repo, commit=commit)
     if verdict.score is None:
         first = (verdict.feedback.splitlines() or ["no output"])[0]
         hint = ""
@@ -298,57 +331,6 @@ def _seal_and_score_seed(config: SearchConfig, run: RunDir) -> dict[str, Any]:
     return seal
 
 
-@dataclass(frozen=True)
-class TurnJob:
-    """Everything one agent turn needs, as plain values (an executor may ship it)."""
-
-    request: TurnRequest
-    base: str  # the commit the workspace is at when the turn starts
-    message: str  # the commit message for what the agent leaves
-    retries: int = 0
-    retry_backoff: float = 0.0
-
-
-@dataclass(frozen=True)
-class TurnOutcome:
-    """What one agent turn produced: the agent's report and the committed change."""
-
-    result: TurnResult
-    change: TurnCommit
-    attempts: int
-    laps: dict[str, float] = field(default_factory=dict)  # agent, commit (seconds)
-
-
-def execute_turn(
-    agent: Agent, job: TurnJob, *, sleep: Callable[[float], None] = time.sleep
-) -> TurnOutcome:
-    """Run the agent (retrying transient failures with backoff), then commit its work.
-
-    Before a retry the workspace goes back to ``job.base``, so every attempt starts
-    where the first did; a new session is retried as a new session with a fresh id.
-    """
-    request = job.request
-    started = time.perf_counter()
-    attempts = 0
-    while True:
-        attempts += 1
-        try:
-            result = agent.run_turn(request=request)
-        except Exception as exc:  # noqa: BLE001 - a broken backend fails its turn, not the run
-            result = TurnResult(error=f"{agent.name} agent raised {type(exc).__name__}: {exc}")
-        error = result.error
-        if error is None or attempts > job.retries or not is_transient(error):
-            break
-        reset_worktree(request.workspace, job.base)
-        sleep(job.retry_backoff * 2 ** (attempts - 1))
-        if request.new_session:
-            request = replace(request, session_id=str(uuid.uuid4()))
-    agent_s = time.perf_counter() - started
-    change = commit_turn(request.workspace, job.base, job.message)
-    laps = {"agent": agent_s, "commit": time.perf_counter() - started - agent_s}
-    return TurnOutcome(result, change, attempts, laps)
-
-
 class _Runner:
     """One run's loop.  All mutable state is guarded by ``self.lock``."""
 
@@ -358,8 +340,10 @@ class _Runner:
         run: RunDir,
         progress: ProgressFn | None,
         seal: dict[str, Any],
+        executor: Executor,
     ) -> None:
         self.config = config
+        self.executor = executor
         self.run_dir = run
         self.progress = progress
         self.preset = config.preset
@@ -421,8 +405,11 @@ class _Runner:
                 except BaseException:
                     # Ctrl-C or a harness error: let the turns in flight finish and be
                     # recorded, start no new one, leave the round open for resume.
+                    # (An executor that can, e.g. Ray, cancels them instead: a
+                    # cancelled turn is not recorded and resume runs it again.)
                     with self.lock:
                         self.closing = "interrupted"
+                    self.executor.cancel()
                     raise
             self._tag_round(rnd)
             if self.stop is not None:
@@ -574,7 +561,15 @@ class _Runner:
             retry_backoff=self.config.retry_backoff,
         )
         clock.lap("setup")
-        outcome = execute_turn(self.agent, job)
+        # EXECUTOR SEAM (issue 15): execute_turn, in this thread on the agent's worktree
+        # (local) or on a worker with the commit brought back and verified (ray).
+        outcome = self.executor.run_turn(
+            self.agent,
+            job,
+            repo=rnd.repo,
+            start=rnd.plan.start_commit,
+            label=f"r{rnd.plan.number:02d}-a{agent}-t{turn:03d}",
+        )
         result, change = outcome.result, outcome.change
         clock.laps.update(outcome.laps)
         clock.last = time.perf_counter()
@@ -584,7 +579,7 @@ class _Runner:
         if seen:  # nothing changed: the candidate keeps its score, no need to re-judge
             verdict = Verdict(prior, [prior] if prior is not None else [], "no edit")
         else:
-            verdict = self.judge.judge(rnd.repo, change.commit)
+            verdict = self.executor.judge(judge=self.judge, repo=rnd.repo, commit=change.commit)
         clock.lap("judge")
         clock.laps["export"], clock.laps["score"] = verdict.export_s, verdict.score_s
         error = verdict.feedback if verdict.tampered else result.error
@@ -625,6 +620,7 @@ class _Runner:
                 visible=len(decision.visible),
                 error=error,
                 attempts=outcome.attempts,
+                node=outcome.node,
             )
             self.run_dir.append(record)
             self.records.append(record)
@@ -681,7 +677,9 @@ class _Runner:
         rounds = max((r.round for r in self.records), default=1)
         # The search-time best won a selection among noisy scores; scoring it afresh
         # (score_repeats times, median) tells how good it really is.
-        rescored = self.judge.judge(self.best_repo, self.best_commit)
+        rescored = self.executor.judge(
+            judge=self.judge, repo=self.best_repo, commit=self.best_commit
+        )
         return SearchSummary(
             run_dir=self.run_dir.path,
             policy=self.config.policy,

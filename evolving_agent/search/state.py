@@ -84,6 +84,7 @@ class TurnRecord(pydantic.BaseModel, extra="forbid"):
     # judge refused to score.  Whatever the agent left is still judged.
     error: str | None = None
     attempts: int = 1  # agent calls this turn took (retries of transient errors)
+    node: str | None = None  # the Ray node the turn ran on (None: on the driver)
 
     @property
     def tokens(self) -> int:

@@ -286,6 +286,13 @@ def _numstat(path: Path, base: str, commit: str) -> str:
     return git(path, "diff", "--numstat", *_NO_PROGRAMS, base, commit).text
 
 
+def measure(path: Path, base: str, commit: str) -> TurnCommit:
+    """``commit`` measured against ``base`` (empty, lines changed), as a turn is."""
+    if commit == base:
+        return TurnCommit(commit, True, 0)
+    return _measured(commit, _numstat(path, base, commit))
+
+
 def _measured(commit: str, numstat: str) -> TurnCommit:
     lines = 0
     rows = [row for row in numstat.splitlines() if row.strip()]

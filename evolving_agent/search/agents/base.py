@@ -105,13 +105,17 @@ _TRANSIENT = re.compile(
 
 
 def is_transient(error: str) -> bool:
-    """Is this failure worth retrying?  Not a launch failure or a turn timeout."""
+    """Is this failure worth retrying?  Not a launch failure or a turn timeout; always a
+    lost worker (an executor's worker process or node died under the turn)."""
+    if error.startswith(WORKER_LOST_PREFIX):
+        return True
     if "could not start" in error or error.startswith(TURN_TIMEOUT_PREFIX):
         return False
     return bool(_TRANSIENT.search(error))
 
 
 TURN_TIMEOUT_PREFIX = "turn timed out"
+WORKER_LOST_PREFIX = "worker lost"
 
 _LOST = re.compile(
     r"no (conversation|rollout|session|thread) found|session (id )?\S* ?not found", re.IGNORECASE

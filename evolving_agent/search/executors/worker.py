@@ -1,0 +1,159 @@
+"""What a Ray worker does, without Ray: rebuild a workspace from bundles, run, ship back.
+
+Workspaces are node-local: ``$EA_RAY_WORKDIR`` (default ``$TMPDIR/ea-ray``) /
+node / run / ``rNN`` / ``agent-K``.  A fresh round means a new repository built from
+the round's start bundle — for a forgetting round that bundle holds exactly one commit,
+so forgetting stays exact on whichever node the agent lands — and older rounds' scratch
+space of the run on that node is removed.  Within a round the workspace is reused
+when the agent lands on the same node again; either way it is reset to the turn's base
+before the agent starts.
+
+Agent backend state (the builtin agent's sessions) lives on the driver: each turn gets
+a copy of ``agent-state/`` and returns the files it changed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from evolving_agent.gitcmd import GitError, git
+from evolving_agent.search.agents.base import Agent
+from evolving_agent.search.executors.bundles import (
+    SHIP_PREFIX,
+    fetch_bundle,
+    init_repo,
+    turn_bundle,
+)
+from evolving_agent.search.judge import Judge, Verdict
+from evolving_agent.search.turn import TurnJob, TurnOutcome, execute_turn
+from evolving_agent.search.workspace import restore_config
+
+
+@dataclass(frozen=True)
+class Shipment:
+    """What travels to the worker with a turn besides the agent and the job."""
+
+    run_key: str  # names the run's scratch space on every node
+    start_bundle: bytes  # the round's start commit with its history
+    history_bundle: bytes | None  # base and visible commits, minus the start's history
+    state_files: dict[str, bytes]  # agent-state/ relpath -> content
+
+
+@dataclass(frozen=True)
+class Returned:
+    outcome: TurnOutcome
+    bundle: bytes | None  # base..commit, None when the commit is base
+    state_files: dict[str, bytes]  # changed or new agent-state files
+    workspace: str  # where the turn ran, for the record of where things happen
+
+
+def node_root(node: str) -> Path:
+    base = os.environ.get("EA_RAY_WORKDIR") or str(Path(tempfile.gettempdir()) / "ea-ray")
+    return Path(base) / node[:16]
+
+
+def worker_turn(agent: Agent, job: TurnJob, shipment: Shipment, node: str) -> Returned:
+    """Take ``job``'s turn on this node (the search's one turn function,
+    :func:`execute_turn`, retries included) and return the commit as a bundle."""
+    started = time.perf_counter()
+    request = job.request
+    run_root = node_root(node) / shipment.run_key
+    round_name = f"r{request.round:02d}"
+    workspace = run_root / round_name / f"agent-{request.agent}"
+    try:
+        _prepare(workspace, run_root, round_name, job, shipment)
+    except GitError:
+        # A workspace left broken (a worker killed mid-git, a stale lock): start over.
+        shutil.rmtree(workspace, ignore_errors=True)
+        _prepare(workspace, run_root, round_name, job, shipment)
+    state = Path(tempfile.mkdtemp(prefix="ea-state-"))
+    try:
+        for rel, content in shipment.state_files.items():
+            target = state / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
+        job = replace(job, request=replace(request, workspace=workspace, state_dir=state))
+        prepared = time.perf_counter()
+        outcome = execute_turn(agent, job)
+        bundle = turn_bundle(workspace, outcome.change.commit, job.base)
+        changed = {
+            rel: content
+            for rel, content in _files(state).items()
+            if shipment.state_files.get(rel) != content
+        }
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+    laps = {**outcome.laps, "worker_setup": prepared - started}
+    outcome = replace(outcome, laps=laps, node=node)
+    return Returned(outcome, bundle, changed, str(workspace))
+
+
+def _prepare(
+    workspace: Path, run_root: Path, round_name: str, job: TurnJob, shipment: Shipment
+) -> None:
+    if (workspace / ".git").is_dir():
+        restore_config(workspace)  # an agent's planted config never runs in harness git
+    else:
+        # A new round on this node: forget the earlier rounds' scratch space here.
+        if run_root.is_dir():
+            for old in run_root.iterdir():
+                if old.name != round_name:
+                    shutil.rmtree(old, ignore_errors=True)
+        init_repo(workspace)
+        fetch_bundle(workspace, shipment.start_bundle, f"+{SHIP_PREFIX}*:{SHIP_PREFIX}*")
+    if shipment.history_bundle is not None:
+        fetch_bundle(workspace, shipment.history_bundle, f"+{SHIP_PREFIX}*:{SHIP_PREFIX}*")
+    branch = f"{round_name}-agent-{job.request.agent}"
+    git(workspace, "checkout", "-q", "-f", "-B", branch, job.base)  # tracked files reset
+    git(workspace, "clean", "-q", "-fdx")
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
+
+
+def state_snapshot(state_dir: Path) -> dict[str, bytes]:
+    """The driver's agent-state files, to ship with a turn."""
+    return _files(state_dir) if state_dir.is_dir() else {}
+
+
+def write_state(state_dir: Path, files: dict[str, bytes]) -> None:
+    """Apply a worker's changed agent-state files on the driver (atomically per file)."""
+    for rel, content in files.items():
+        target = (state_dir / rel).resolve()
+        if not target.is_relative_to(state_dir.resolve()):
+            continue  # a path leaving agent-state/ is ignored, never written
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.tmp")
+        tmp.write_bytes(content)
+        tmp.replace(target)
+
+
+def worker_score(judge: Judge, bundle: bytes, commit: str) -> Verdict:
+    """Score ``commit`` from a self-contained bundle in a throwaway repository."""
+    repo = Path(tempfile.mkdtemp(prefix="ea-score-"))
+    try:
+        init_repo(repo, bare=True)
+        fetch_bundle(repo, bundle, f"+{SHIP_PREFIX}*:{SHIP_PREFIX}*")
+        return judge.judge(repo, commit)
+    finally:
+        shutil.rmtree(repo, ignore_errors=True)
+
+
+def cleanup(run_key: str, node: str) -> None:
+    """Remove a finished run's scratch space on this node."""
+    root = node_root(node)
+    shutil.rmtree(root / run_key, ignore_errors=True)
+    try:
+        root.rmdir()
+    except OSError:
+        pass

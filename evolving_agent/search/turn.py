@@ -1,0 +1,88 @@
+"""One agent turn as a plain function: run the agent (with retries), commit its work.
+
+:func:`execute_turn` is *the* turn, wherever it runs: the ``local`` executor calls it
+in the runner's thread on the driver's worktree, the ``ray`` executor calls it on a
+worker in a node-local workspace (:mod:`evolving_agent.search.executors`).  Its inputs
+(:class:`TurnJob`, the agent backend) and its output (:class:`TurnOutcome`) are plain,
+picklable values.
+
+The retry policy lives here too (:func:`retry_delay`), so the Ray executor retries a
+turn whose worker died by the same rule as a turn whose agent hit a rate limit.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from evolving_agent.search.agents.base import Agent, TurnRequest, TurnResult, is_transient
+from evolving_agent.search.workspace import TurnCommit, commit_turn, reset_worktree
+
+
+@dataclass(frozen=True)
+class TurnJob:
+    """Everything one agent turn needs, as plain values (an executor may ship it)."""
+
+    request: TurnRequest
+    base: str  # the commit the workspace is at when the turn starts
+    message: str  # the commit message for what the agent leaves
+    retries: int = 0
+    retry_backoff: float = 0.0
+
+
+@dataclass(frozen=True)
+class TurnOutcome:
+    """What one agent turn produced: the agent's report and the committed change."""
+
+    result: TurnResult
+    change: TurnCommit
+    attempts: int
+    laps: dict[str, float] = field(default_factory=dict)  # agent, commit (seconds)
+    node: str | None = None  # the Ray node the turn ran on; None: on the driver
+
+
+def retry_delay(job: TurnJob, attempts: int, error: str | None) -> float | None:
+    """Seconds to wait before attempt ``attempts + 1``, or None: record the failure.
+
+    A transient error (rate limit, overload, network, a lost worker) is tried again up
+    to ``job.retries`` times, waiting ``retry_backoff`` seconds, doubling each time.
+    """
+    if error is None or attempts > job.retries or not is_transient(error):
+        return None
+    return job.retry_backoff * 2 ** (attempts - 1)
+
+
+def fresh_attempt(request: TurnRequest) -> TurnRequest:
+    """The request for another attempt: a new session is retried as a new session."""
+    return replace(request, session_id=str(uuid.uuid4())) if request.new_session else request
+
+
+def execute_turn(
+    agent: Agent, job: TurnJob, *, sleep: Callable[[float], None] = time.sleep
+) -> TurnOutcome:
+    """Run the agent (retrying transient failures with backoff), then commit its work.
+
+    Before a retry the workspace goes back to ``job.base``, so every attempt starts
+    where the first did; a new session is retried as a new session with a fresh id.
+    """
+    request = job.request
+    started = time.perf_counter()
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            result = agent.run_turn(request=request)
+        except Exception as exc:  # noqa: BLE001 - a broken backend fails its turn, not the run
+            result = TurnResult(error=f"{agent.name} agent raised {type(exc).__name__}: {exc}")
+        delay = retry_delay(job, attempts, result.error)
+        if delay is None:
+            break
+        reset_worktree(request.workspace, job.base)
+        sleep(delay)
+        request = fresh_attempt(request)
+    agent_s = time.perf_counter() - started
+    change = commit_turn(request.workspace, job.base, job.message)
+    laps = {"agent": agent_s, "commit": time.perf_counter() - started - agent_s}
+    return TurnOutcome(result, change, attempts, laps)
