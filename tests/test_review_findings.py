@@ -1,0 +1,55 @@
+"""Findings of an outside check of issues 10 and 11: each attack that got through,
+reproduced with the real CLI, real git and real files, and now refused or detected."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from evolving_agent.memory.root import init_root
+from evolving_agent.paths import MemoryRoot
+from tests.helpers import run_cli
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MemoryRoot:
+    monkeypatch.setenv("USER", "alice")
+    return init_root(tmp_path / "memory")
+
+
+def git(root: MemoryRoot, *args: str) -> str:
+    """Plain porcelain git, as an assistant with a shell would run it."""
+    proc = subprocess.run(["git", *args], cwd=root.path, capture_output=True, text=True, check=True)
+    return proc.stdout.strip()
+
+
+def _sneak_then_human_edit(root: MemoryRoot) -> tuple[str, str]:
+    """A hand commit to Canon, then an honest human write on top: (init sha, human sha)."""
+    init = git(root, "rev-parse", "HEAD")
+    ident = root.canon / "identity.yaml"
+    ident.write_text(ident.read_text().replace("name: Assistant", "name: Evil"))
+    git(root, "commit", "-qam", "sneak")
+    assert run_cli("verify").exit_code == 5
+    edited = ident.read_text().replace("description: ", "description: edited. ", 1)
+    assert run_cli("write", "--as", "human", "canon", "identity.yaml", input=edited).exit_code == 0
+    return init, git(root, "rev-parse", "HEAD")
+
+
+def test_a_graft_file_cannot_hide_a_hand_commit_from_verify(root: MemoryRoot) -> None:
+    init, human = _sneak_then_human_edit(root)
+    (root.path / ".git" / "info" / "grafts").write_text(f"{human} {init}\n")
+    assert "sneak" not in git(root, "log", "--oneline")  # git itself is fooled
+    result = run_cli("verify")
+    assert result.exit_code == 5, result.output
+    assert "sneak" in result.output
+    assert "grafts" in result.output
+
+
+def test_a_shallow_file_is_reported_not_read_as_history(root: MemoryRoot) -> None:
+    _init, human = _sneak_then_human_edit(root)
+    (root.path / ".git" / "shallow").write_text(f"{human}\n")
+    result = run_cli("verify")
+    assert result.exit_code == 5, result.output
+    assert ".git/shallow" in result.output
