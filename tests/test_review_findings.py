@@ -53,3 +53,26 @@ def test_a_shallow_file_is_reported_not_read_as_history(root: MemoryRoot) -> Non
     result = run_cli("verify")
     assert result.exit_code == 5, result.output
     assert ".git/shallow" in result.output
+
+
+KEY = "sk-proj-abcdefghijklmnopqrstuvwx1234"
+GH = "ghp_abcdefghijklmnopqrstuvwxyz0123"
+
+
+def _files_holding(root: MemoryRoot, secret: str) -> list[str]:
+    return [
+        str(p.relative_to(root.path))
+        for p in root.path.rglob("*")
+        if p.is_file() and ".git" not in p.parts and secret.encode() in p.read_bytes()
+    ]
+
+
+def test_a_key_in_a_hypothesis_never_reaches_today(root: MemoryRoot) -> None:
+    for args in (
+        ("hypothesis", "add", f"I paste {KEY} into answers", "--when", f"key {GH}"),
+        ("hypothesis", "add", "a second claim", "--do", f"use {GH} less"),
+    ):
+        assert run_cli(*args).exit_code == 0
+    assert _files_holding(root, KEY) == []
+    assert _files_holding(root, GH) == []
+    assert run_cli("hypothesis", "list").exit_code == 0
