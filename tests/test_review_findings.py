@@ -76,3 +76,19 @@ def test_a_key_in_a_hypothesis_never_reaches_today(root: MemoryRoot) -> None:
     assert _files_holding(root, KEY) == []
     assert _files_holding(root, GH) == []
     assert run_cli("hypothesis", "list").exit_code == 0
+
+
+def test_a_key_as_session_id_or_hypothesis_reference_never_reaches_evidence(
+    root: MemoryRoot, tmp_path: Path
+) -> None:
+    assert run_cli("friction", "x", "--session", KEY).exit_code == 0
+    lines = tmp_path / "old.jsonl"
+    lines.write_text(
+        f'{{"ts":"2026-11-29T10:00:00+00:00","kind":"friction","text":"y","session":"{GH}",'
+        f'"supports":"{KEY}"}}\n'
+    )
+    result = run_cli("evidence", "import", str(lines))
+    assert result.exit_code == 0, result.output
+    assert _files_holding(root, KEY) == []
+    assert _files_holding(root, GH) == []
+    assert run_cli("verify").exit_code == 0

@@ -268,10 +268,13 @@ _TAIL: dict[Path, tuple[int, str, int]] = {}
 
 def _masked(draft: EvidenceDraft) -> EvidenceDraft:
     """The draft with secrets masked (see memory/redact.py): Evidence never holds a key."""
-    text, data = redact(draft.text), redact_data(draft.data)
-    if text == draft.text and data == draft.data:
+    update: dict[str, object] = {"text": redact(draft.text), "data": redact_data(draft.data)}
+    for name in ("session", "supports", "contradicts"):  # free text from the caller too
+        value = getattr(draft, name)
+        update[name] = redact(value) if value is not None else None
+    if all(update[name] == getattr(draft, name) for name in update):
         return draft
-    return draft.model_copy(update={"text": text, "data": data})
+    return draft.model_copy(update=update)
 
 
 class EvidenceLog:
