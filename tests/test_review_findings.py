@@ -92,3 +92,45 @@ def test_a_key_as_session_id_or_hypothesis_reference_never_reaches_evidence(
     assert _files_holding(root, KEY) == []
     assert _files_holding(root, GH) == []
     assert run_cli("verify").exit_code == 0
+
+
+def test_jobs_and_the_scheduler_leave_nothing_readable_by_others_under_umask_0(
+    tmp_path: Path,
+) -> None:
+    import json
+    import os
+    import stat
+    import sys
+
+    root = tmp_path / "private"
+    program = f"""
+import os, sys
+os.umask(0)
+from click.testing import CliRunner
+from evolving_agent.cli import cli
+def run(*args, input=None):
+    result = CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+    if result.exit_code:
+        sys.exit(f"{{args}}: {{result.output}}")
+    return result.output
+run("init", {str(root)!r})
+hid = run("hypothesis", "add", "I over-explain", "--do", "answer first").split()[0]
+run("friction", "over-explained again", "--supports", hid)
+for job in ("nightly", "weekly", "monthly"):
+    run("run", job)
+run("review", "list")
+run("schedule", "show")
+run("boot", "--write-file", {str(tmp_path / "boot-copy.md")!r})
+run("verify")
+"""
+    env = {**os.environ, "EVOLVING_AGENT_ROOT": str(root)}
+    proc = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    leaks = [
+        f"{path.relative_to(root)} {stat.S_IMODE(os.lstat(path).st_mode):o}"
+        for path in root.rglob("*")
+        if stat.S_IMODE(os.lstat(path).st_mode) & 0o077
+    ]
+    assert leaks == [], json.dumps(leaks)
+    # The @import copy is the next session's context: nobody else may write it.
+    assert stat.S_IMODE((tmp_path / "boot-copy.md").stat().st_mode) & 0o022 == 0
