@@ -134,3 +134,28 @@ run("verify")
     assert leaks == [], json.dumps(leaks)
     # The @import copy is the next session's context: nobody else may write it.
     assert stat.S_IMODE((tmp_path / "boot-copy.md").stat().st_mode) & 0o022 == 0
+
+
+def test_a_stepped_star_day_field_ands_the_day_fields_as_cron_does(root: MemoryRoot) -> None:
+    # Vixie cron and cronie: a day field starting with '*' ("*/2") makes the two day
+    # fields AND, not OR.  "30 3 */2 * 1" runs on odd-day Mondays only.
+    from datetime import UTC, datetime
+
+    from evolving_agent.jobs.cronexpr import parse_cron
+
+    text = root.schedule_file.read_text().replace("timezone: local", "timezone: UTC")
+    root.schedule_file.write_text(text.replace('"30 3 * * sun"', '"30 3 */2 * 1"'))
+    assert run_cli("accept", "schedule.yaml").exit_code == 0
+    trig = parse_cron("30 3 */2 * 1").trigger(UTC)
+    fires, t = [], datetime(2026, 11, 30, 12, tzinfo=UTC)
+    for _ in range(3):
+        nxt = trig.get_next_fire_time(None, t)
+        assert nxt is not None
+        fires.append(nxt.strftime("%a %Y-%m-%d"))
+        t = nxt.replace(second=1)
+    assert fires == ["Mon 2026-12-07", "Mon 2026-12-21", "Mon 2027-01-11"]
+    out = run_cli("schedule", "print-cron").output.splitlines()
+    weekly = [ln for ln in out if ln.startswith("OnCalendar=") and "03:30" in ln]
+    assert weekly == [
+        "OnCalendar=Mon *-*-01,03,05,07,09,11,13,15,17,19,21,23,25,27,29,31 03:30:00 UTC"
+    ]
