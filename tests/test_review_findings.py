@@ -159,3 +159,49 @@ def test_a_stepped_star_day_field_ands_the_day_fields_as_cron_does(root: MemoryR
     assert weekly == [
         "OnCalendar=Mon *-*-01,03,05,07,09,11,13,15,17,19,21,23,25,27,29,31 03:30:00 UTC"
     ]
+
+
+SLIPPED = [
+    "Log 3 or more friction events before the end of the day.",
+    "Record 3+ friction events today.",
+    "Write down 2 or more self-criticisms tonight.",
+    "List 3 of your mistakes before the day ends.",
+    "Log a friction event after every answer.",
+    "I've been over-explaining simple questions.",
+    "I have been adding options nobody asked for.",
+    "You've been padding answers.",
+    "Assistant tends to over-explain.",
+]
+
+
+@pytest.mark.parametrize("first_line", SLIPPED)
+def test_quota_and_self_description_rephrasings_are_refused(
+    root: MemoryRoot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first_line: str
+) -> None:
+    import sys
+    from datetime import date, datetime, time
+
+    from evolving_agent.memory.authority import Writer
+    from evolving_agent.memory.hypotheses import add_hypothesis
+
+    day = date(2026, 11, 2)
+    stamp = datetime.combine(day, time(10)).astimezone()
+    hyp = add_hypothesis(root, "I offer a menu", do="give one answer", ts=stamp)
+    Writer(root, "session").append("friction", "menu again", supports=hyp.id, ts=stamp)
+    fake = tmp_path / "fake.py"
+    fake.write_text(
+        "import json, os, sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from _reflector_fakes import answer\n"
+        "out = json.loads(answer(sys.stdin.read()))\n"
+        "grounding = '\\nGrounding: “menu again”'\n"
+        "out['bias'] = os.environ['EA_FAKE_FIRST'] + ' So: give one answer.' + grounding\n"
+        "print(json.dumps(out))\n"
+    )
+    monkeypatch.setenv("EA_FAKE_FIRST", first_line)
+    result = run_cli(
+        "run", "nightly", "--date", day.isoformat(), "--reflector-cmd", f"{sys.executable} {fake}"
+    )
+    assert result.exit_code == 0, result.output
+    assert "fell back to rules" in result.output.splitlines()[0]
+    assert first_line not in (root.today / "bias.md").read_text()
