@@ -205,3 +205,19 @@ def test_quota_and_self_description_rephrasings_are_refused(
     assert result.exit_code == 0, result.output
     assert "fell back to rules" in result.output.splitlines()[0]
     assert first_line not in (root.today / "bias.md").read_text()
+
+
+def test_reflecting_a_day_that_is_not_over_says_what_will_be_missed(root: MemoryRoot) -> None:
+    from datetime import date
+
+    hid = run_cli("hypothesis", "add", "I offer menus", "--do", "give one answer").output.split()[0]
+    assert run_cli("friction", "menu again", "--supports", hid).exit_code == 0
+    today = date.today().isoformat()
+    first = run_cli("run", "nightly", "--date", today)
+    assert first.exit_code == 0, first.output
+    assert f"{today} is not over" in first.output
+    # Friction later that day is never reflected by a later run: the note above is the
+    # only place the user learns it.
+    assert run_cli("friction", "menu once more", "--supports", hid).exit_code == 0
+    yesterday = run_cli("run", "nightly")
+    assert yesterday.exit_code == 4  # Today already reflects today

@@ -144,6 +144,11 @@ def run_nightly(
     refuse_future(day, when)
     last = last_reflected(root)
     notes: list[str] = []
+    if day == when.astimezone().date():
+        notes.append(
+            f"{day} is not over: friction recorded on it after this run will not be reflected "
+            "(a nightly run reflects a finished day; the default is yesterday)"
+        )
     first = day
     if last is not None and day > last + timedelta(days=1):
         first = last + timedelta(days=1)
