@@ -221,3 +221,24 @@ def test_reflecting_a_day_that_is_not_over_says_what_will_be_missed(root: Memory
     assert run_cli("friction", "menu once more", "--supports", hid).exit_code == 0
     yesterday = run_cli("run", "nightly")
     assert yesterday.exit_code == 4  # Today already reflects today
+
+
+def test_a_torn_tail_on_a_finished_day_does_not_block_its_nightly(root: MemoryRoot) -> None:
+    from datetime import datetime
+
+    from freezegun import freeze_time
+
+    with freeze_time(datetime(2026, 11, 2, 10).astimezone()):
+        hid = run_cli("hypothesis", "add", "I offer menus", "--do", "give one answer")
+        hid_text = hid.output.split()[0]
+        assert run_cli("friction", "menu again", "--supports", hid_text).exit_code == 0
+    day_file = root.evidence / "2026-11-02.jsonl"
+    with day_file.open("ab") as fh:  # killed mid-append late that evening
+        fh.write(b'{"actor":"session","kind":"fri')
+    with freeze_time(datetime(2026, 11, 3, 3).astimezone()):
+        nightly = run_cli("run", "nightly")
+        assert nightly.exit_code == 0, nightly.output
+        assert "“menu again”" in nightly.output
+        assert run_cli("verify").exit_code == 5  # the torn bytes are still reported
+        assert run_cli("evidence", "repair").exit_code == 0
+        assert run_cli("verify").exit_code == 0

@@ -533,6 +533,15 @@ class EvidenceLog:
             for lineno, raw in enumerate(fh, 1):
                 if not raw.strip():
                     continue
+                if not raw.endswith(b"\n"):  # the last line, unterminated
+                    try:
+                        out.append(parse_line(raw, file=path, line=lineno))
+                    except InvalidInput:
+                        # A torn tail (an append killed or still in flight) is no record
+                        # yet: readers go on; verify reports it, the next append or
+                        # 'evidence repair' moves it aside.
+                        break
+                    continue
                 out.append(parse_line(raw, file=path, line=lineno))
         return out
 
