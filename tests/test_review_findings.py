@@ -242,3 +242,19 @@ def test_a_torn_tail_on_a_finished_day_does_not_block_its_nightly(root: MemoryRo
         assert run_cli("verify").exit_code == 5  # the torn bytes are still reported
         assert run_cli("evidence", "repair").exit_code == 0
         assert run_cli("verify").exit_code == 0
+
+
+def test_a_key_split_by_a_zero_width_character_is_masked_not_reassembled_at_boot(
+    root: MemoryRoot,
+) -> None:
+    from datetime import date
+
+    hidden = KEY[:11] + "\u200b" + KEY[11:]
+    assert run_cli("live", "set", "thread", f"key {hidden} here").exit_code == 0
+    assert run_cli("friction", f"pasted {hidden} oops").exit_code == 0
+    assert run_cli("run", "nightly", "--date", date.today().isoformat()).exit_code == 0
+    boot = run_cli("boot")
+    assert boot.exit_code == 0
+    assert KEY not in boot.output
+    assert "[REDACTED:openai-key]" in boot.output
+    assert _files_holding(root, hidden) == []
