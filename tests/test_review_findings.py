@@ -258,3 +258,11 @@ def test_a_key_split_by_a_zero_width_character_is_masked_not_reassembled_at_boot
     assert KEY not in boot.output
     assert "[REDACTED:openai-key]" in boot.output
     assert _files_holding(root, hidden) == []
+
+
+@pytest.mark.parametrize(
+    "token", ["glpat-abcdefghijklmnopqrst", "npm_abcdefghijklmnopqrstuvwxyz0123456789"]
+)
+def test_gitlab_and_npm_tokens_are_masked_in_friction(root: MemoryRoot, token: str) -> None:
+    assert run_cli("friction", f"publish failed with {token} set").exit_code == 0
+    assert _files_holding(root, token) == []

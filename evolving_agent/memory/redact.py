@@ -55,6 +55,8 @@ _TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("aws-key", ("AKIA", "ASIA", "ABIA", "ACCA"), r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
     ("google-key", ("AIza",), r"\bAIza[0-9A-Za-z_-]{30,}"),
     ("huggingface-token", ("hf_",), r"\bhf_[A-Za-z0-9]{30,}"),
+    ("gitlab-token", ("glpat-",), r"\bglpat-[A-Za-z0-9_-]{20,}"),
+    ("npm-token", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}\b"),
 )
 
 # ``Authorization: Bearer xyz`` / ``Bearer xyz`` / ``Basic dXNlcjpwYXNz``.
