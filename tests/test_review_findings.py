@@ -266,3 +266,17 @@ def test_a_key_split_by_a_zero_width_character_is_masked_not_reassembled_at_boot
 def test_gitlab_and_npm_tokens_are_masked_in_friction(root: MemoryRoot, token: str) -> None:
     assert run_cli("friction", f"publish failed with {token} set").exit_code == 0
     assert _files_holding(root, token) == []
+
+
+def test_a_symlinked_state_directory_is_refused_for_live_writes(
+    root: MemoryRoot, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    (root.path / ".ea").rename(outside)
+    (root.path / ".ea").symlink_to(outside)
+    before = sorted(p.name for p in (outside / "locks").iterdir())
+    result = run_cli("live", "set", "thread", "on it")
+    assert result.exit_code == 4, result.output
+    assert ".ea: is a symlink" in result.output
+    assert sorted(p.name for p in (outside / "locks").iterdir()) == before
+    assert not (root.live / "thread.json").exists()
