@@ -280,3 +280,76 @@ def test_a_symlinked_state_directory_is_refused_for_live_writes(
     assert ".ea: is a symlink" in result.output
     assert sorted(p.name for p in (outside / "locks").iterdir()) == before
     assert not (root.live / "thread.json").exists()
+
+
+INVERTED = [
+    # The counter-move is there as a substring, but negated or only in the quote.
+    "Refuse the pull to give one answer; list every option you can think of.",
+    "Do not give one answer today: offer the whole menu.",
+    "Today, list every alternative before answering.\nGrounding: “menu again”, so give one answer",
+]
+
+
+@pytest.mark.parametrize("bias", INVERTED)
+def test_a_model_bias_that_negates_the_counter_move_is_refused(
+    root: MemoryRoot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bias: str
+) -> None:
+    import sys
+    from datetime import date, datetime, time
+
+    from evolving_agent.memory.authority import Writer
+    from evolving_agent.memory.hypotheses import add_hypothesis
+
+    day = date(2026, 11, 2)
+    stamp = datetime.combine(day, time(10)).astimezone()
+    hyp = add_hypothesis(root, "I offer a menu", do="give one answer", ts=stamp)
+    Writer(root, "session").append("friction", "menu again", supports=hyp.id, ts=stamp)
+    if "\n" not in bias:
+        bias += "\nGrounding: “menu again”"
+    fake = tmp_path / "fake.py"
+    fake.write_text(
+        "import json, os, sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from _reflector_fakes import answer\n"
+        "out = json.loads(answer(sys.stdin.read()))\n"
+        "out['bias'] = os.environ['EA_FAKE_BIAS']\n"
+        "print(json.dumps(out))\n"
+    )
+    monkeypatch.setenv("EA_FAKE_BIAS", bias)
+    result = run_cli(
+        "run", "nightly", "--date", day.isoformat(), "--reflector-cmd", f"{sys.executable} {fake}"
+    )
+    assert result.exit_code == 0, result.output
+    assert "fell back to rules" in result.output.splitlines()[0]
+    assert "list every" not in (root.today / "bias.md").read_text()
+
+
+def test_a_model_bias_that_sets_the_counter_move_against_the_old_habit_is_kept(
+    root: MemoryRoot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+    from datetime import date, datetime, time
+
+    from evolving_agent.memory.authority import Writer
+    from evolving_agent.memory.hypotheses import add_hypothesis
+
+    day = date(2026, 11, 2)
+    stamp = datetime.combine(day, time(10)).astimezone()
+    hyp = add_hypothesis(root, "I offer a menu", do="give one answer", ts=stamp)
+    Writer(root, "session").append("friction", "menu again", supports=hyp.id, ts=stamp)
+    fake = tmp_path / "fake.py"
+    fake.write_text(
+        "import json, os, sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from _reflector_fakes import answer\n"
+        "out = json.loads(answer(sys.stdin.read()))\n"
+        "out['bias'] = os.environ['EA_FAKE_BIAS']\n"
+        "print(json.dumps(out))\n"
+    )
+    good = "Instead of a menu, give one answer.\nGrounding: “menu again”"
+    monkeypatch.setenv("EA_FAKE_BIAS", good)
+    result = run_cli(
+        "run", "nightly", "--date", day.isoformat(), "--reflector-cmd", f"{sys.executable} {fake}"
+    )
+    assert result.output.splitlines()[0] == f"nightly {day}: done (reflector: command)"
+    assert (root.today / "bias.md").read_text().startswith("Instead of a menu, give one answer.")
