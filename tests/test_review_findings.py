@@ -353,3 +353,22 @@ def test_a_model_bias_that_sets_the_counter_move_against_the_old_habit_is_kept(
     )
     assert result.output.splitlines()[0] == f"nightly {day}: done (reflector: command)"
     assert (root.today / "bias.md").read_text().startswith("Instead of a menu, give one answer.")
+
+
+def test_the_scheduler_says_which_days_a_long_catch_up_left_unreflected(root: MemoryRoot) -> None:
+    from datetime import datetime
+
+    from freezegun import freeze_time
+
+    from evolving_agent.jobs.scheduler import JobScheduler
+
+    with freeze_time(datetime(2026, 9, 1, 10).astimezone()):
+        added = run_cli("hypothesis", "add", "I offer menus", "--do", "give one answer")
+        assert added.exit_code == 0
+    with freeze_time(datetime(2026, 9, 2, 3).astimezone()):
+        assert run_cli("run", "nightly").exit_code == 0
+    logged: list[str] = []
+    with freeze_time(datetime(2026, 10, 16, 3).astimezone()):  # 44 days later
+        JobScheduler([root], log=logged.append).fire(root, "nightly")
+    assert any("nightly done" in line for line in logged), logged
+    assert any("were not reflected" in line for line in logged), logged

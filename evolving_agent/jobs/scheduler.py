@@ -153,6 +153,8 @@ class JobScheduler:
             fallback = fallback_of(result)
             note = f" ({fallback})" if fallback else ""
             self.log(f"{started:%Y-%m-%d %H:%M} {root.path}: {job} {status}{note}")
+            for extra in getattr(getattr(result, "plan", None), "notes", None) or []:
+                self.log(f"{started:%Y-%m-%d %H:%M} {root.path}: {job} note: {extra}")
         except EvolvingAgentError as exc:
             error = str(exc)
         except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a failing job
