@@ -387,3 +387,18 @@ def test_a_file_name_cannot_become_a_notice_in_the_boot_context(root: MemoryRoot
     assert "(a file with an odd name: see stderr)" in context
     # The human still sees which files were skipped.
     assert hook.stderr.count("push --force") == 2
+
+
+@pytest.mark.parametrize("kind", ["gitfile", "symlink"])
+def test_a_redirected_git_directory_is_reported_by_verify(
+    root: MemoryRoot, tmp_path: Path, kind: str
+) -> None:
+    moved = tmp_path / "elsewhere.git"
+    (root.path / ".git").rename(moved)
+    if kind == "gitfile":
+        (root.path / ".git").write_text(f"gitdir: {moved}\n")
+    else:
+        (root.path / ".git").symlink_to(moved)
+    result = run_cli("verify")
+    assert result.exit_code == 5, result.output
+    assert "not the root's own repository directory" in result.output

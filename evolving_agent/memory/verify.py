@@ -94,6 +94,13 @@ def verify_root(root: MemoryRoot) -> VerifyReport:
         return report
     report.problems += _check_no_symlinked_dirs(root)
     report.problems += _check_no_rewritten_parents(root)
+    git_dir = root.path / ".git"
+    if git_dir.is_symlink() or not git_dir.is_dir():
+        what = f"a symlink (to {os.readlink(git_dir)})" if git_dir.is_symlink() else "a file"
+        report.problems.append(
+            f"{git_dir}: is {what}, not the root's own repository directory; git follows it "
+            "elsewhere and boot cannot read Canon's history (restore the directory)"
+        )
     try:
         commits = read_history(root)
     except GitError as exc:
