@@ -47,6 +47,7 @@ SAFE_OPTIONS: tuple[str, ...] = (
     "-c", "gc.auto=0",
     "-c", "maintenance.auto=false",
     "-c", "advice.detachedHead=false",
+    "-c", "advice.graftFileDeprecated=false",
     "-c", "init.defaultBranch=main",
     "-c", "commit.gpgSign=false",
     "-c", "tag.gpgSign=false",
@@ -97,6 +98,8 @@ def git_env(extra: dict[str, str] | None = None) -> dict[str, str]:
         GIT_TERMINAL_PROMPT="0",
         GIT_OPTIONAL_LOCKS="0",
         GIT_NO_REPLACE_OBJECTS="1",
+        # .git/info/grafts rewrites parents as 'git replace' does; read the real ones.
+        GIT_GRAFT_FILE=os.devnull,
         LC_ALL="C",
     )
     if extra:

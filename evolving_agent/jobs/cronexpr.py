@@ -60,11 +60,14 @@ class CronSpec:
     dom: tuple[int, ...] | None
     month: tuple[int, ...] | None
     dow: tuple[int, ...] | None
+    # A day field written from '*' ("*/2"): cron (Vixie, cronie) then ANDs the two
+    # day fields instead of ORing them, however the '*' was stepped.
+    star_day: bool = False
 
     @property
     def either_day(self) -> bool:
-        """Both day fields restricted: cron fires when either matches."""
-        return self.dom is not None and self.dow is not None
+        """Both day fields restricted (neither from '*'): cron fires when either matches."""
+        return self.dom is not None and self.dow is not None and not self.star_day
 
     # -- APScheduler ------------------------------------------------------------------
 
@@ -118,7 +121,8 @@ def parse_cron(expr: str) -> CronSpec:
         dow = tuple(sorted({d % 7 for d in dow}))
         if len(dow) == 7:
             dow = None  # every day of the week is no restriction (cron's own reading of 0-7)
-    return CronSpec(expr, values[0], values[1], values[2], values[3], dow)
+    star_day = fields[2].startswith("*") or fields[4].startswith("*")
+    return CronSpec(expr, values[0], values[1], values[2], values[3], dow, star_day)
 
 
 def _parse_field(

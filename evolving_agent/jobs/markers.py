@@ -88,7 +88,7 @@ def save_marker(root: MemoryRoot, marker: RunMarker) -> None:
 def run_lock(root: MemoryRoot, job: str, day: date) -> Iterator[None]:
     """Hold the per-job-and-date lock (a blocking ``flock``; released on any exit)."""
     root.lock_dir.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(root.lock_dir / f"run-{job}-{day.isoformat()}.lock")):
+    with FileLock(str(root.lock_dir / f"run-{job}-{day.isoformat()}.lock"), mode=0o600):
         yield
 
 

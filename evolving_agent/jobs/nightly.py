@@ -23,6 +23,7 @@ carry: nothing is invented.
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime, timedelta
 from typing import Literal
 
@@ -149,6 +150,11 @@ def run_nightly(
     refuse_future(day, when)
     last = last_reflected(root)
     notes: list[str] = []
+    if day == when.astimezone().date():
+        notes.append(
+            f"{day} is not over: friction recorded on it after this run will not be reflected "
+            "(a nightly run reflects a finished day; the default is yesterday)"
+        )
     first = day
     if last is not None and day > last + timedelta(days=1):
         first = last + timedelta(days=1)
@@ -389,6 +395,12 @@ def _check_raise(
     return ctx.raised(new)
 
 
+# Words that, leading into the counter-move in the same clause, turn it around.
+_NEGATION = re.compile(
+    r"\b(?:not|never|no|don['’]t|stop|quit|refuse|resist|avoid|against)\b"
+)
+
+
 def _norm(text: str) -> str:
     return " ".join(text.lower().split()).strip(" .")
 
@@ -398,11 +410,22 @@ def _check_words(
 ) -> None:
     """The meaning checks that need the hypothesis: direction, stakes, boot-time wording."""
     assert ref.carry_type is not None and ref.bias is not None and ref.carry_text is not None
-    if h.do and ref.carry_type != "release" and _norm(h.do) not in _norm(ref.bias):
-        raise ReflectorError(
-            f"a '{ref.carry_type}' carry frames the counter-move, never drops or inverts it: "
-            f"the bias must contain it ({h.do!r})"
-        )
+    if h.do and ref.carry_type != "release":
+        first = _norm(ref.bias.splitlines()[0]) if ref.bias.strip() else ""
+        at = first.find(_norm(h.do))
+        if at < 0:
+            raise ReflectorError(
+                f"a '{ref.carry_type}' carry frames the counter-move, never drops or inverts "
+                f"it: the bias's first line must contain it ({h.do!r})"
+            )
+        # The few words leading into it in the same clause ("do not …", "refuse the pull
+        # to …"); "instead of a menu, give one answer" negates the menu, not the move.
+        clause = " ".join(re.split(r"[.;:!?,]", first[:at])[-1].split()[-4:])
+        if _NEGATION.search(clause):
+            raise ReflectorError(
+                f"the bias negates the counter-move ({clause.strip()!r} … {h.do!r}): a "
+                f"'{ref.carry_type}' carry frames it, never inverts it"
+            )
     if ref.carry_type in ("release", "refusal") and h.stakes == "high":
         cons = set(h.contradicted_on)
         if any(r.contradicts == h.id for r in ctx.friction):

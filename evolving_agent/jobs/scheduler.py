@@ -161,6 +161,8 @@ class JobScheduler:
             fallback = fallback_of(result)
             note = f" ({fallback})" if fallback else ""
             self.log(f"{started:%Y-%m-%d %H:%M} {root.path}: {job} {status}{note}")
+            for extra in getattr(getattr(result, "plan", None), "notes", None) or []:
+                self.log(f"{started:%Y-%m-%d %H:%M} {root.path}: {job} note: {extra}")
         except EvolvingAgentError as exc:
             error = str(exc)
         except Exception as exc:  # noqa: BLE001 - the scheduler must outlive a failing job
@@ -169,7 +171,7 @@ class JobScheduler:
             self.log(f"{started:%Y-%m-%d %H:%M} {root.path}: {job} failed: {error}")
         # Jobs of one root may finish at the same time on APScheduler's worker threads.
         root.lock_dir.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(root.lock_dir / "scheduler-state.lock")):
+        with FileLock(str(root.lock_dir / "scheduler-state.lock"), mode=0o600):
             state = load_state(root) or SchedulerState()
             state.last_run[job] = started
             if error or fallback:
@@ -203,7 +205,7 @@ class JobScheduler:
     def acquire(self) -> None:
         for root in self.roots:
             root.lock_dir.mkdir(parents=True, exist_ok=True)
-            lock = FileLock(str(root.lock_dir / "scheduler.lock"))
+            lock = FileLock(str(root.lock_dir / "scheduler.lock"), mode=0o600)
             try:
                 lock.acquire(timeout=0)
             except Timeout:

@@ -25,7 +25,7 @@ from filelock import FileLock
 
 from evolving_agent.errors import InvalidInput, InvalidPath, ReadOutOfScope, WriteDenied
 from evolving_agent.memory import gitrepo
-from evolving_agent.memory.atomic import atomic_write, mkdirs_private, read_plain
+from evolving_agent.memory.atomic import atomic_write, mkdirs_private, open_dir, read_plain
 from evolving_agent.memory.canon import check_canon_text
 from evolving_agent.memory.canon_snapshot import record_canon_snapshot
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
@@ -333,7 +333,9 @@ class Writer:
         )
 
     def _lock(self, area: str) -> FileLock:
-        mkdirs_private(self.root.lock_dir)
+        # Refuses a symlinked .ea/ or .ea/locks/ as every other write does (0700 if new).
+        parts = self.root.lock_dir.relative_to(self.root.path).parts
+        os.close(open_dir(self.root.real, list(parts)))
         return FileLock(str(self.root.lock_dir / f"{area}.lock"), mode=0o600)
 
     def _write_canon(self, targets: Mapping[Path, bytes | None], message: str) -> None:

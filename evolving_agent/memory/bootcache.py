@@ -258,6 +258,7 @@ class _View:
     live_more: int
     max_chars: int
     warnings: list[str] = field(default_factory=list)
+    notices: list[str] | None = None  # the fast path serves only roots with no warnings
 
     def markdown(self) -> str:
         return render_markdown(self, self.max_chars)

@@ -56,6 +56,7 @@ class BootView(Protocol):
     live: dict[str, str]
     live_more: int
     warnings: list[str]
+    notices: list[str] | None  # the warnings as the context shows them (None: the same)
 
 
 def render_markdown(boot: BootView, max_chars: int) -> str:
@@ -252,11 +253,12 @@ class _Renderer:
         ident = boot.canon.get("identity", {})
         name = _clip(_one_line(str(ident.get("name") or "Assistant")), NAME_CHARS)
         lines = [f"# Boot context: {name}", ""]
-        if boot.warnings:
-            shown = boot.warnings[:NOTICE_LINES]
+        notices = boot.warnings if boot.notices is None else boot.notices
+        if notices:
+            shown = notices[:NOTICE_LINES]
             lines += [f"> **Notice:** {shown[0]}", *[f"> - {w}" for w in shown[1:]]]
-            if len(boot.warnings) > NOTICE_LINES:
-                lines.append(f"> - ({len(boot.warnings) - NOTICE_LINES} more on stderr)")
+            if len(notices) > NOTICE_LINES:
+                lines.append(f"> - ({len(notices) - NOTICE_LINES} more on stderr)")
             lines.append("")
         if ident.get("description"):
             lines += [_clip(_one_line(str(ident["description"])), DESCRIPTION_CHARS), ""]

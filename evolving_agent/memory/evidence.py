@@ -268,10 +268,13 @@ _TAIL: dict[Path, tuple[int, str, int]] = {}
 
 def _masked(draft: EvidenceDraft) -> EvidenceDraft:
     """The draft with secrets masked (see memory/redact.py): Evidence never holds a key."""
-    text, data = redact(draft.text), redact_data(draft.data)
-    if text == draft.text and data == draft.data:
+    update: dict[str, object] = {"text": redact(draft.text), "data": redact_data(draft.data)}
+    for name in ("session", "supports", "contradicts"):  # free text from the caller too
+        value = getattr(draft, name)
+        update[name] = redact(value) if value is not None else None
+    if all(update[name] == getattr(draft, name) for name in update):
         return draft
-    return draft.model_copy(update={"text": text, "data": data})
+    return draft.model_copy(update=update)
 
 
 class EvidenceLog:
@@ -529,6 +532,15 @@ class EvidenceLog:
         with path.open("rb") as fh:
             for lineno, raw in enumerate(fh, 1):
                 if not raw.strip():
+                    continue
+                if not raw.endswith(b"\n"):  # the last line, unterminated
+                    try:
+                        out.append(parse_line(raw, file=path, line=lineno))
+                    except InvalidInput:
+                        # A torn tail (an append killed or still in flight) is no record
+                        # yet: readers go on; verify reports it, the next append or
+                        # 'evidence repair' moves it aside.
+                        break
                     continue
                 out.append(parse_line(raw, file=path, line=lineno))
         return out

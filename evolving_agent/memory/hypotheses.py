@@ -325,7 +325,8 @@ def _clean(text: str | None, what: str, limit: int = 300) -> str | None:
         raise InvalidInput(f"the {what} is empty: leave the option out or say what it is")
     if len(text) > limit:
         raise InvalidInput(f"the {what} is {len(text)} characters; keep it under {limit}")
-    return text
+    # Evidence masks secrets on append; Today's cache must hold the same masked text.
+    return redact(text)
 
 
 def _day_of(ts: Any) -> tuple[Any, date]:

@@ -55,6 +55,8 @@ _TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("aws-key", ("AKIA", "ASIA", "ABIA", "ACCA"), r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
     ("google-key", ("AIza",), r"\bAIza[0-9A-Za-z_-]{30,}"),
     ("huggingface-token", ("hf_",), r"\bhf_[A-Za-z0-9]{30,}"),
+    ("gitlab-token", ("glpat-",), r"\bglpat-[A-Za-z0-9_-]{20,}"),
+    ("npm-token", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}\b"),
 )
 
 # ``Authorization: Bearer xyz`` / ``Bearer xyz`` / ``Basic dXNlcjpwYXNz``.
@@ -120,8 +122,31 @@ _PASSES = (
 )
 
 
+# Unicode's format characters (category Cf, as of Unicode 14): what boot's rendering drops.
+_FORMAT_CHARS = re.compile(
+    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U00013438\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
+    "\U000e0020-\U000e007f]"
+)
+
+
 def redact(text: str) -> str:
-    """``text`` with every credential-shaped substring replaced by ``[REDACTED:kind]``."""
+    """``text`` with every credential-shaped substring replaced by ``[REDACTED:kind]``.
+
+    Invisible format characters (zero-width space, joiners, bidi marks) inside a key hide
+    it from the patterns, and boot drops them when it renders: so when the text without
+    them holds a credential, that text is the one masked and kept.
+    """
+    if _FORMAT_CHARS.search(text):
+        visible = _FORMAT_CHARS.sub("", text)
+        masked = _redact(visible)
+        if masked != visible:
+            return masked
+    return _redact(text)
+
+
+def _redact(text: str) -> str:
     lower = text.lower()
     for literals, folded, pattern, repl in _PASSES:
         haystack = lower if folded else text

@@ -94,6 +94,14 @@ def verify_root(root: MemoryRoot) -> VerifyReport:
         )
         return report
     report.problems += _check_no_symlinked_dirs(root)
+    report.problems += _check_no_rewritten_parents(root)
+    git_dir = root.path / ".git"
+    if git_dir.is_symlink() or not git_dir.is_dir():
+        what = f"a symlink (to {os.readlink(git_dir)})" if git_dir.is_symlink() else "a file"
+        report.problems.append(
+            f"{git_dir}: is {what}, not the root's own repository directory; git follows it "
+            "elsewhere and boot cannot read Canon's history (restore the directory)"
+        )
     try:
         commits = read_history(root)
     except GitError as exc:
@@ -359,6 +367,21 @@ def _check_no_rollback(
     return problems
 
 
+def _check_no_rewritten_parents(root: MemoryRoot) -> list[str]:
+    """A graft file or a shallow file makes git show other parents than the commits hold.
+
+    Grafts are ignored by every git call we make (``GIT_GRAFT_FILE``); a shallow file
+    cannot be, and a memory root is never cloned shallow, so either is reported.
+    """
+    git_dir = root.path / ".git"
+    return [
+        f"{git_dir / rel}: rewrites which parents git shows (a memory root never has one); "
+        "remove it after checking 'git log'"
+        for rel in ("info/grafts", "shallow")
+        if os.path.lexists(git_dir / rel)
+    ]
+
+
 # -- the files on disk ---------------------------------------------------------------
 
 # Directories whose symlinking is reported here (canon/, crons/ and evidence/ are
@@ -432,7 +455,9 @@ def _check_worktree(root: MemoryRoot, head_tree: dict[str, str]) -> list[str]:
         if rel not in head_tree:
             if _is_default_prompt(rel, data, head_tree):
                 continue
-            problems.append(f"{where}:1: changed behind the writer's back (new file, not committed)")
+            problems.append(
+                f"{where}:1: changed behind the writer's back (new file, not committed)"
+            )
         elif gitrepo.blob_sha(data) != head_tree[rel]:
             committed = gitrepo.read_blob(root, head_tree[rel]) or b""
             line = _first_changed_line(committed, data)

@@ -67,22 +67,31 @@ class ReflectorUnavailable(ReflectorError):
 # "It is too…".  A bias is an instruction for the day, never a portrait.
 _SELF_DESCRIPTION = re.compile(
     r"^\W*(?:"
-    r"(?:i|we)\s+(?:am|are|was|were|feel|tend|have\s+become|always|never|usually|often|seem)"
-    r"|i['’]m|we['’]re|you['’]re"
-    r"|you\s+(?:are|were|tend|have\s+become|always|never|usually|often|seem)"
-    r"|(?:the|this)\s+(?:assistant|agent|model|ai)\s+"
-    r"(?:is|was|tends|has\s+become|always|never|usually|often|seems|feels)"
+    r"(?:i|we)\s+(?:am|are|was|were|feel|tend|have\s+become|always|never|usually|often|seem"
+    r"|have\s+been|had\s+been|can\s+be|could\s+be)"
+    r"|i['’](?:m|ve)|we['’](?:re|ve)|you['’](?:re|ve)"
+    r"|you\s+(?:are|were|tend|have\s+become|have\s+been|had\s+been|always|never|usually"
+    r"|often|seem)"
+    r"|(?:(?:the|this|our|my)\s+)?(?:assistant|agent|model|ai|claude)\s+"
+    r"(?:is|was|tends|has\s+become|has\s+been|always|never|usually|often|seems|feels|can\s+be)"
     r"|(?:it|he|she|they)\s+(?:is|are|tends|tend|seems|seem)\s+(?:a|an|too|someone|very|quite)"
     r")\b",
     re.I,
 )
-# A quota or a count of self-criticism: the killed design (docs/left-out.md).
+# A quota or a count of self-criticism: the killed design (docs/left-out.md), also as
+# "3 or more", "3+", "five new slips", or friction logged twice / after every answer.
+_COUNT = r"(?:\d+|two|three|four|five|six|seven|eight|nine|ten|several|multiple)"
+_FAULTS = r"(?:friction|self[- ]critic\w*|criticisms?|mistakes|negations|complaints|failures|slips)"
 _QUOTA = re.compile(
-    r"\b(?:at\s+least|no\s+fewer\s+than|a\s+minimum\s+of|quota|target\s+of)\b"
+    r"\b(?:at\s+least|no\s+fewer\s+than|no\s+less\s+than|a\s+minimum\s+of|quota|target\s+of)\b"
     r"|\b(?:count|number\s+of|tally)\b[^.]{0,40}?"
     r"\b(?:friction|self[- ]critic\w*|criticism\w*|mistakes?|negations?|failures?|slips?)"
-    r"|\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:more\s+)?"
-    r"(?:friction|self[- ]critic\w*|criticisms?|mistakes|negations|complaints|failures|slips)",
+    r"|\b" + _COUNT + r"\s*(?:\+|or\s+more|and\s+up|plus)?\s+"
+    r"(?:(?:more|new|honest|fresh|separate|distinct|of\s+(?:your|my|the|our))\s+)?" + _FAULTS
+    + r"|\b(?:log|record|note|write\s+down|report|list)\b[^.]{0,30}?\b"
+    r"(?:friction|self[- ]critic\w*|mistakes?|slips?)\b[^.]{0,40}?"
+    r"\b(?:twice|thrice|\d+\s+times|after\s+every|after\s+each|every\s+(?:answer|reply|hour|turn)"
+    r"|per\s+(?:answer|reply|hour|turn|session|day))\b",
     re.I,
 )
 _QUOTED = re.compile(r"“[^”]*”")

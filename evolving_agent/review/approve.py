@@ -168,7 +168,7 @@ def plan_approval(root: MemoryRoot, review_id: str) -> ApprovalPlan:
 def _canon_texts(root: MemoryRoot) -> tuple[str, str]:
     """(committed, on disk) identity.yaml, read while no writer is mid-commit."""
     root.lock_dir.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(root.lock_dir / "canon.lock")):  # the writer's Canon lock
+    with FileLock(str(root.lock_dir / "canon.lock"), mode=0o600):  # the writer's Canon lock
         base = committed_identity(root)
         return base, (root.canon / IDENTITY_FILE).read_text(encoding="utf-8")
 

@@ -156,7 +156,7 @@ def list_reviews(root: MemoryRoot) -> list[Review]:
 def review_lock(root: MemoryRoot) -> Iterator[None]:
     """One human decision at a time (approve, edit and reject share it)."""
     root.lock_dir.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(root.lock_dir / "review.lock")):
+    with FileLock(str(root.lock_dir / "review.lock"), mode=0o600):
         yield
 
 
