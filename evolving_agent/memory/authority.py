@@ -25,7 +25,7 @@ from filelock import FileLock
 
 from evolving_agent.errors import InvalidInput, InvalidPath, ReadOutOfScope, WriteDenied
 from evolving_agent.memory import gitrepo
-from evolving_agent.memory.atomic import atomic_write, mkdirs_private, open_dir, read_plain
+from evolving_agent.memory.atomic import atomic_write, open_dir, read_plain
 from evolving_agent.memory.canon import check_canon_text
 from evolving_agent.memory.canon_snapshot import record_canon_snapshot
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now

@@ -27,9 +27,9 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
-from collections.abc import Callable
 from typing import Any
 
 from evolving_agent.memory.bootview import (

@@ -266,7 +266,7 @@ class _Renderer:
             body = self._group(key, keep)
             if body:
                 lines += [f"## {title}", *body, ""]
-        for key, g in self.groups.items():
+        for key in self.groups:
             if key.startswith("note:"):
                 lines += [f"## {key[5:]}", *self._group(key, keep), ""]
         stale = boot.stale

@@ -40,7 +40,7 @@ import os
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -114,7 +114,7 @@ class EvidenceDraft(BaseModel):
         the chain anyway; this check only catches a record dated nowhere near its file."""
         if self.day() == day:
             return True
-        utc = self.ts.astimezone(timezone.utc)
+        utc = self.ts.astimezone(UTC)
         return (utc - timedelta(hours=12)).date() <= day <= (utc + timedelta(hours=14)).date()
 
 
@@ -333,7 +333,9 @@ class EvidenceLog:
                 )
             except OSError as exc:
                 if exc.errno == errno.ELOOP:
-                    raise UnsafePath(path, "is a symlink; Evidence day files must be plain files")
+                    raise UnsafePath(
+                        path, "is a symlink; Evidence day files must be plain files"
+                    ) from None
                 raise
         finally:
             os.close(dir_fd)

@@ -197,7 +197,8 @@ def advance(
         "contradicted_on": con_days,
         "recorded_support": rec_days,
     }
-    quote = next(((quotes or {}).get(i) for i in reversed(new_s + new_c) if (quotes or {}).get(i)), None)
+    found = quotes or {}
+    quote = next((found[i] for i in reversed(new_s + new_c) if found.get(i)), None)
     if quote:
         update.update(last_friction=sanitise(quote), last_friction_day=day)
     return h.model_copy(update=update), reason
