@@ -108,6 +108,14 @@ def with_import(pristine: Path, tmp_path: Path, module: str, line: str) -> Path:
             "No import cycles between sibling modules or packages",
             ".gitrepo -> .canon_snapshot",
         ),
+        # ... the search config naming its agents from the agents package (whose
+        # backends import the reducer -> run state -> config) ...
+        (
+            "evolving_agent.search.config",
+            "from evolving_agent.search.agents import make_agent",
+            "No import cycles between sibling modules or packages",
+            ".config -> .agents",
+        ),
         # ... and search reaching into the memory side.
         (
             "evolving_agent.search.stats",

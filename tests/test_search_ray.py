@@ -421,8 +421,8 @@ def test_the_driver_records_only_commits_git_confirms(tmp_path: Path) -> None:
 
 def test_the_agent_program_is_looked_for_on_the_workers_not_the_driver(tmp_path: Path) -> None:
     from evolving_agent.errors import NotFound
+    from evolving_agent.search.agents import check_agent
     from evolving_agent.search.agents.base import is_transient
-    from evolving_agent.search.config import check_agent
 
     make_candidate(tmp_path)
     make_task(tmp_path)

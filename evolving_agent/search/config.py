@@ -32,8 +32,7 @@ from pathlib import Path
 import pydantic
 
 from evolving_agent.errors import InvalidInput, NotFound, UsageError
-from evolving_agent.search.agents import AGENT_NAMES
-from evolving_agent.search.executors import EXECUTOR_NAMES
+from evolving_agent.search.names import AGENT_NAMES, EXECUTOR_NAMES
 from evolving_agent.search.presets import PRESETS, Preset, preset_for
 
 
@@ -144,36 +143,6 @@ def validate_config(config: SearchConfig) -> None:
         raise UsageError("--retries and --retry-backoff must not be negative")
     if config.score_cwd is not None and not config.score_cwd.is_dir():
         raise NotFound(f"--score-cwd directory not found: {config.score_cwd}")
-
-
-def check_agent(config: SearchConfig, *, candidate: bool = True) -> None:
-    """Refuse, before anything is created, an agent that cannot run or cannot do the task.
-
-    A missing ``claude``/``codex``/``--agent-cmd`` program (local executor only),
-    arguments a resumed turn would reject, or the ``builtin`` agent on a task other
-    than the bundled example.
-    """
-    from evolving_agent.search.agents import make_agent
-
-    agent = make_agent(
-        config.agent,
-        command=config.agent_cmd,
-        args=config.agent_args,
-        resume_args=config.agent_resume_args,
-        prices=config.token_prices,
-    )
-    if config.executor == "local":
-        # On Ray the agent's program runs on the workers, which the driver cannot see;
-        # a worker without it fails its turns ("could not start"), recorded as such.
-        agent.check()
-    if config.agent == "builtin" and candidate:
-        from evolving_agent.search.agents.builtin import fits
-
-        if not fits(config.candidate):
-            raise InvalidInput(
-                "the builtin agent only works on the bundled TSP example (a candidate "
-                "whose solve.py it can read); use --agent claude, codex or command"
-            )
 
 
 def agent_turn_shares(config: SearchConfig) -> list[int]:

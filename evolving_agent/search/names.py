@@ -1,0 +1,11 @@
+"""The names ``--agent`` and ``--executor`` accept.
+
+A leaf: the config checks a name without importing the agent backends or the
+executors (both import the reducer or the turn code, which import the run state,
+which imports the config).
+"""
+
+from __future__ import annotations
+
+AGENT_NAMES = ("builtin", "claude", "codex", "command")
+EXECUTOR_NAMES = ("local", "ray")
