@@ -362,7 +362,7 @@ def test_a_log_from_a_newer_version_is_refused(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["search", "resume", str(tmp_path / "run")])
     assert result.exit_code == 4
     assert result.output == (
-        f"error: {log}: schema_version 99 is newer than this tool "
+        f"error: {log}:1: schema_version 99 is newer than this tool "
         "understands (1); upgrade evolving-agent\n"
     )
 

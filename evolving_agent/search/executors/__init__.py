@@ -31,7 +31,9 @@ class ExecutorSettings(Protocol):
     @property
     def max_scorers(self) -> int | None: ...
 
+
 __all__ = ["EXECUTOR_NAMES", "make_executor", "parse_resources"]
+
 
 def make_executor(config: ExecutorSettings) -> Executor:
     """The executor ``config.executor`` names (joining a Ray cluster for ``ray``); an
