@@ -38,6 +38,7 @@ from typing import Any
 import pydantic
 
 from evolving_agent.errors import InvalidInput, NotFound
+from evolving_agent.fsio import write_atomic
 from evolving_agent.search.config import SearchConfig
 
 SCHEMA_VERSION = 1
@@ -213,19 +214,10 @@ def read_records(path: Path, *, repair: bool = False, reader: str = "tool") -> l
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON via a temp file + rename, so readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2, ensure_ascii=False, default=str)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write JSON atomically and durably (``fsio.write_atomic``), so readers never see
+    half a file and a finished rename survives a crash."""
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+    write_atomic(path, text.encode("utf-8"))
 
 
 class RunDir:
