@@ -33,7 +33,7 @@ def base_config(tmp: Path, **overrides: Any) -> SearchConfig:
         "candidate": cand,
         "task": tmp / "task.md",
         "score_cmd": "python score.py",
-        "agent": "builtin",
+        "agent": "tsp-example",
         "policy": "forget-team",
     }
     return SearchConfig(**(fields | overrides))
@@ -198,10 +198,10 @@ def test_writes_compare_json_and_md_and_reports_progress(tmp_path: Path) -> None
     assert data["rows"][1]["vs"] == {"single": pytest.approx(100 / 3)}
     md = (out / "compare.md").read_text()
     assert md.startswith(
-        "# Policy comparison\n\nAgent `builtin`, same total budget per run (12 turns); "
+        "# Policy comparison\n\nAgent `tsp-example`, same total budget per run (12 turns); "
         "1 repeat(s) per policy with seeds 7; higher scores are better."
     )
-    assert data["settings"]["agent"] == "builtin" and data["settings"]["turns"] == 12
+    assert data["settings"]["agent"] == "tsp-example" and data["settings"]["turns"] == 12
     assert "policy" not in data["settings"] and "seed" not in data["settings"]
     assert md.endswith(format_table(result))
 

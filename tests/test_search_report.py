@@ -180,7 +180,7 @@ def make_run(
                 "schema_version": 1,
                 "run_dir": str(run),
                 "policy": "forget-team",
-                "agent": "builtin",
+                "agent": "tsp-example",
                 "direction": "minimize",
                 "best_score": 700.0,
                 "best_commit": "2" * 40,

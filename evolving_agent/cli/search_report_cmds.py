@@ -130,7 +130,7 @@ def compare_cmd(
     Example (the bundled example, offline, a few minutes):
       evolving-agent search compare --candidate examples/tsp/candidate \\
         --task examples/tsp/task.md --score "python examples/tsp/score.py" --minimize \\
-        --agent builtin --policies single,parallel,forget-team \\
+        --agent tsp-example --policies single,parallel,forget-team \\
         --agents 4 --rounds 4 --turns 48 --repeats 3
     """
     from evolving_agent.search.compare import compare_policies, format_table, parse_policies

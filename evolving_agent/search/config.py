@@ -12,7 +12,7 @@ so a run can be resumed from its directory alone.  Meaning of the counts:
 * ``budget_usd`` / ``budget_tokens`` (input + output tokens, as the agent reports
   them) cap spending; the budget is split evenly over the remaining rounds, and the
   turn budget still applies.
-* ``seed`` seeds the builtin agent's randomness (two runs with different seeds make
+* ``seed`` seeds the tsp-example agent's randomness (two runs with different seeds make
   different edits; the same seed repeats a run of one agent or of agents that do not
   share — with sharing, what a peer has finished when an agent looks depends on
   timing, exactly as with real agents).  Other agents see it as ``EA_SEED``.
@@ -32,7 +32,7 @@ from pathlib import Path
 import pydantic
 
 from evolving_agent.errors import InvalidInput, NotFound, UsageError
-from evolving_agent.search.names import AGENT_NAMES, EXECUTOR_NAMES
+from evolving_agent.search.names import AGENT_ALIASES, AGENT_NAMES, EXECUTOR_NAMES
 from evolving_agent.search.presets import PRESETS, Preset, preset_for
 
 
@@ -43,7 +43,7 @@ class SearchConfig(pydantic.BaseModel, extra="forbid"):
     task: Path
     score_cmd: str
     minimize: bool = False
-    agent: str  # no default: the builtin agent only knows the bundled example
+    agent: str  # no default: the tsp-example agent only knows the bundled example
     agent_cmd: str | None = None
     agent_args: str | None = None
     agent_resume_args: str | None = None
@@ -74,6 +74,12 @@ class SearchConfig(pydantic.BaseModel, extra="forbid"):
     agent_resources: dict[str, float] | None = None
     score_resources: dict[str, float] | None = None
     max_scorers: int | None = None
+
+    @pydantic.field_validator("agent")
+    @classmethod
+    def _current_agent_name(cls, value: str) -> str:
+        """``builtin`` (and any other old name) becomes the current one."""
+        return AGENT_ALIASES.get(value, value)
 
     @property
     def preset(self) -> Preset:

@@ -7,5 +7,8 @@ which imports the config).
 
 from __future__ import annotations
 
-AGENT_NAMES = ("builtin", "claude", "codex", "command")
+AGENT_NAMES = ("tsp-example", "claude", "codex", "command")
+# Old names still accepted; the config stores the current one, so a run started with
+# either records the same thing.
+AGENT_ALIASES = {"builtin": "tsp-example"}
 EXECUTOR_NAMES = ("local", "ray")

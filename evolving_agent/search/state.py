@@ -13,7 +13,7 @@ Layout::
     summary.json    written at the end of the run (and again by resume)
     rounds/rNN/     the round's repository and one git worktree per agent;
                     ``ready`` once set up, ``closed.json`` once the round is over
-    agent-state/    private state of agent backends (the builtin agent's sessions,
+    agent-state/    private state of agent backends (the tsp-example agent's sessions,
                     codex's last reported usage per thread)
     .lock           held (flock) by the one harness process working on the run
 
