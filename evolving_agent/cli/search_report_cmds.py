@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -135,11 +134,8 @@ def compare_cmd(
     """
     from evolving_agent.search.compare import compare_policies, format_table, parse_policies
     from evolving_agent.search.config import SearchConfig
-    from evolving_agent.search.runner import new_dir
 
     names = parse_policies(policies)
-    if out is None:  # a folder of its own, even for two comparisons started together
-        out = new_dir(Path("runs") / f"compare-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}")
     base = SearchConfig(
         **settings,
         policy=names[0].removesuffix("+plateau"),
