@@ -1,6 +1,6 @@
 """The demo: a simulated month on a fresh root, then a short forget-team search.
 
-Everything is offline and deterministic (rules reflector, builtin agent); it is the
+Everything is offline and deterministic (rules reflector, tsp-example agent); it is the
 first thing a newcomer runs, so each step says in a line or two what just happened
 and where to look.  The core narrates through a callback; the CLI prints.
 """
@@ -157,13 +157,13 @@ def run_demo(
 
     example = example_dir()
     say("6. A forget-team search on the bundled example (200-city tour, lower is better):")
-    say("   2 builtin agents, 3 rounds; at each boundary everything but the best is forgotten.")
+    say("   2 tsp-example agents, 3 rounds; at each boundary everything but the best is forgotten.")
     config = SearchConfig(
         candidate=example / "candidate",
         task=example / "task.md",
         score_cmd=f"{shlex.quote(sys.executable)} {shlex.quote(str(example / 'score.py'))}",
         minimize=True,
-        agent="builtin",
+        agent="tsp-example",
         policy="forget-team",
         agents=2,
         rounds=3,

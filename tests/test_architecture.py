@@ -2,8 +2,8 @@
 
 ``.importlinter`` holds three import-linter contracts: the memory stack imports
 downward only (cli > demo > integrations > jobs > review > reflectors > memory > paths >
-process | gitcmd > errors | results), search never imports the memory side, and no two sibling
-modules or packages import each other.  The first test runs them on the real package
+process | gitcmd | fsio > errors | results), search never imports the memory side, and no two
+sibling modules or packages import each other.  The first test runs them on the real package
 (so plain ``pytest``, the README's test command, enforces them); the others copy the
 package, add one import of the kind this codebase used to have, and check the
 contracts refuse it and name it.
@@ -107,6 +107,14 @@ def with_import(pristine: Path, tmp_path: Path, module: str, line: str) -> Path:
             "from evolving_agent.memory import canon_snapshot",
             "No import cycles between sibling modules or packages",
             ".gitrepo -> .canon_snapshot",
+        ),
+        # ... the search config naming its agents from the agents package (whose
+        # backends import the reducer -> run state -> config) ...
+        (
+            "evolving_agent.search.config",
+            "from evolving_agent.search.agents import make_agent",
+            "No import cycles between sibling modules or packages",
+            ".config -> .agents",
         ),
         # ... and search reaching into the memory side.
         (

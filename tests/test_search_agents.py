@@ -48,7 +48,7 @@ def _log(path: Path) -> list[dict[str, Any]]:
 def test_backend_contract(name: str, tmp_path: Path, fakes: Path) -> None:
     """Every backend: edits its workspace, keeps a continued session, never reads stdin."""
     src = tmp_path / "src"
-    if name == "builtin":
+    if name == "tsp-example":
         shutil.copytree(TSP / "candidate", src)
         target = "solve.py"
     else:
@@ -93,13 +93,13 @@ print(json.dumps({"session_id": os.environ["EA_SESSION_ID"], "input_tokens": 3})
     assert (workspace / target).read_text() != before
     second = agent.run_turn(request=request(first.session_id, False, 2))
     assert second.error is None and second.session_id == first.session_id
-    if name != "builtin":
+    if name != "tsp-example":
         assert all(row["stdin_closed"] for row in _log(fakes))
         assert len(_log(fakes)) == 2
 
 
 def test_unknown_agent_lists_the_valid_ones() -> None:
-    with pytest.raises(UsageError, match="choose one of: builtin, claude, codex, command"):
+    with pytest.raises(UsageError, match="choose one of: tsp-example, claude, codex, command"):
         make_agent("gpt")
 
 
@@ -364,3 +364,13 @@ def test_a_session_the_cli_cannot_find_is_given_up(tmp_path: Path, fakes: Path, 
     )  # fmt: skip
     assert gone.error is not None and "lost-42" in gone.error
     assert gone.session_id is None
+
+
+def test_the_old_name_builtin_is_the_tsp_example_agent(tmp_path: Path) -> None:
+    """``--agent builtin`` (the name before the rename) runs the same agent and records
+    the current name, so a run started either way stores the same ``run.json``."""
+    assert make_agent("builtin").name == make_agent("tsp-example").name == "tsp-example"
+    old = config(tmp_path, agent="builtin")
+    assert old.agent == "tsp-example"
+    assert old.model_dump() == config(tmp_path, agent="tsp-example").model_dump()
+    assert "builtin" not in AGENT_NAMES  # the choices list shows the new name only

@@ -154,7 +154,7 @@ def _base_args(tmp: Path, **swap: str) -> list[str]:
         "--candidate": str(tmp / "candidate"),
         "--task": str(tmp / "task.md"),
         "--score": f"{PY} {TSP / 'score.py'}",
-        "--agent": "builtin",
+        "--agent": "tsp-example",
         "--policy": "forget-team",
         "--out": str(tmp / "run"),
     }
@@ -179,7 +179,7 @@ def _base_args(tmp: Path, **swap: str) -> list[str]:
         (
             {"--agent": "gpt"},
             2,
-            "error: unknown agent 'gpt'; choose one of: builtin, claude, codex, command",
+            "error: unknown agent 'gpt'; choose one of: tsp-example, claude, codex, command",
         ),
         (
             {"--policy": "swarm"},
@@ -213,7 +213,7 @@ def test_bad_input_is_one_line_and_starts_no_work(
     message: str,
 ) -> None:
     (tmp_path / "candidate").mkdir()
-    # The bundled seed: the builtin agent works on it (any other candidate it refuses).
+    # The bundled seed: the tsp-example agent works on it (any other candidate it refuses).
     (tmp_path / "candidate" / "solve.py").write_text((TSP / "candidate" / "solve.py").read_text())
     make_task(tmp_path)
     monkeypatch.chdir(tmp_path)
@@ -362,7 +362,7 @@ def test_a_log_from_a_newer_version_is_refused(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["search", "resume", str(tmp_path / "run")])
     assert result.exit_code == 4
     assert result.output == (
-        f"error: {log}: schema_version 99 is newer than this tool "
+        f"error: {log}:1: schema_version 99 is newer than this tool "
         "understands (1); upgrade evolving-agent\n"
     )
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from freezegun import freeze_time
 
 from evolving_agent.errors import InvalidInput, UsageError
 from evolving_agent.search.compare import (
@@ -33,7 +34,7 @@ def base_config(tmp: Path, **overrides: Any) -> SearchConfig:
         "candidate": cand,
         "task": tmp / "task.md",
         "score_cmd": "python score.py",
-        "agent": "builtin",
+        "agent": "tsp-example",
         "policy": "forget-team",
     }
     return SearchConfig(**(fields | overrides))
@@ -198,10 +199,10 @@ def test_writes_compare_json_and_md_and_reports_progress(tmp_path: Path) -> None
     assert data["rows"][1]["vs"] == {"single": pytest.approx(100 / 3)}
     md = (out / "compare.md").read_text()
     assert md.startswith(
-        "# Policy comparison\n\nAgent `builtin`, same total budget per run (12 turns); "
+        "# Policy comparison\n\nAgent `tsp-example`, same total budget per run (12 turns); "
         "1 repeat(s) per policy with seeds 7; higher scores are better."
     )
-    assert data["settings"]["agent"] == "builtin" and data["settings"]["turns"] == 12
+    assert data["settings"]["agent"] == "tsp-example" and data["settings"]["turns"] == 12
     assert "policy" not in data["settings"] and "seed" not in data["settings"]
     assert md.endswith(format_table(result))
 
@@ -368,3 +369,25 @@ def test_the_plot_zooms_past_a_seed_far_worse_than_every_run() -> None:
     low, high = _zoom([98892.0], [10800.0, 12000.0]) or (0.0, 0.0)
     assert low == pytest.approx(10800 - 96) and high == pytest.approx(12000 + 96)
     assert _zoom([11000.0], [10800.0, 12000.0]) is None
+
+
+def test_without_out_each_comparison_gets_a_folder_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default out dir is the core's (as for ``search run``), not the CLI's: two
+    comparisons started in the same second get ``compare-<time>`` and ``...-2``."""
+    monkeypatch.chdir(tmp_path)
+    outs = []
+    with freeze_time("2026-11-30 04:05:06"):
+        for _ in range(2):
+            runner = FakeRunner({"single": [1.0]})
+            result = compare_policies(
+                base_config(tmp_path, seed=7),
+                policies=["single"],
+                repeats=1,
+                run=runner,
+                plot=False,
+            )
+            outs.append(result.out)
+    assert outs == [Path("runs/compare-20261130-040506"), Path("runs/compare-20261130-040506-2")]
+    assert all((out / "compare.json").is_file() for out in outs)

@@ -1,4 +1,4 @@
-"""``search compare`` for real: the builtin agent on the bundled TSP example."""
+"""``search compare`` for real: the tsp-example agent on the bundled TSP example."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def test_compare_baselines_and_plateau_forgetting_with_the_builtin_agent(tmp_pat
             f"{PY} {TSP / 'score.py'}",
             "--minimize",
             "--agent",
-            "builtin",
+            "tsp-example",
             "--policies",
             "single,parallel,forget-team+plateau",
             "--forget-on-plateau",

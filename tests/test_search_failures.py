@@ -37,10 +37,10 @@ def _run_args(tmp: Path, *extra: str) -> list[str]:
 def test_builtin_refuses_a_task_it_cannot_work_on(tmp_path: Path) -> None:
     make_candidate(tmp_path)
     make_task(tmp_path)
-    result = CliRunner().invoke(cli, _run_args(tmp_path, "--agent", "builtin"))
+    result = CliRunner().invoke(cli, _run_args(tmp_path, "--agent", "tsp-example"))
     assert result.exit_code == 4
     assert result.output == (
-        "error: the builtin agent only works on the bundled TSP example (a candidate whose "
+        "error: the tsp-example agent only works on the bundled TSP example (a candidate whose "
         "solve.py it can read); use --agent claude, codex or command\n"
     )
     assert not (tmp_path / "run").exists()
@@ -54,7 +54,7 @@ def test_builtin_accepts_the_bundled_example_wherever_it_lives(tmp_path: Path) -
         config(
             tmp_path,
             score_cmd=f"{PY} {TSP / 'score.py'}",
-            agent="builtin",
+            agent="tsp-example",
             minimize=True,
             policy="single",
             turns=1,

@@ -110,7 +110,7 @@ def tsp_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
             task=TSP / "task.md",
             score_cmd=f"{PY} {TSP / 'score.py'}",
             minimize=True,
-            agent="builtin",
+            agent="tsp-example",
             policy="forget-team",
             agents=2,
             rounds=2,

@@ -229,7 +229,7 @@ def test_forget_on_the_bundled_example_scores_as_the_local_executor_does(
         out = tmp_path / executor
         cfg = config(
             tmp_path, candidate=TSP / "candidate", task=TSP / "task.md",
-            score_cmd=f"{PY} {TSP / 'score.py'}", minimize=True, agent="builtin",
+            score_cmd=f"{PY} {TSP / 'score.py'}", minimize=True, agent="tsp-example",
             policy="forget", rounds=2, turns=4, seed=3, out=out, executor=executor,
         )  # fmt: skip
         run_search(cfg)
@@ -354,7 +354,7 @@ def test_bad_executor_options_are_usage_errors(
     monkeypatch.chdir(tmp_path)
     result = run_cli(
         "search", "run", "--candidate", "candidate", "--task", "task.md", "--score", "echo 1",
-        "--agent", "builtin", "--out", "run", "--turns", "1", *flags,
+        "--agent", "tsp-example", "--out", "run", "--turns", "1", *flags,
     )  # fmt: skip
     assert result.exit_code == 2
     assert message in result.output and len(result.output.splitlines()) == 1
@@ -421,8 +421,8 @@ def test_the_driver_records_only_commits_git_confirms(tmp_path: Path) -> None:
 
 def test_the_agent_program_is_looked_for_on_the_workers_not_the_driver(tmp_path: Path) -> None:
     from evolving_agent.errors import NotFound
+    from evolving_agent.search.agents import check_agent
     from evolving_agent.search.agents.base import is_transient
-    from evolving_agent.search.config import check_agent
 
     make_candidate(tmp_path)
     make_task(tmp_path)

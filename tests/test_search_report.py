@@ -15,7 +15,6 @@ from click.testing import CliRunner
 from evolving_agent.cli import cli
 from evolving_agent.errors import InvalidInput, NotFound
 from evolving_agent.search.report import (
-    LogEntry,
     best_so_far,
     edit_sizes,
     forget_starts,
@@ -26,6 +25,7 @@ from evolving_agent.search.report import (
     tree_diff,
 )
 from evolving_agent.search.report_render import _zoomed_ylim, write_report
+from evolving_agent.search.state import TurnRecord
 
 SEED_SRC = "def solve(points):\n    return list(range(len(points)))\n"
 BEST_SRC = (
@@ -45,7 +45,7 @@ def turn(
     forget: str | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
-    """A log.jsonl record shaped like the runner's ``LogEntry`` (agents are 1-based)."""
+    """A log.jsonl record shaped like the runner's ``TurnRecord`` (agents are 1-based)."""
     rec: dict[str, Any] = {
         "schema_version": 1,
         "seq": 0,
@@ -180,7 +180,7 @@ def make_run(
                 "schema_version": 1,
                 "run_dir": str(run),
                 "policy": "forget-team",
-                "agent": "builtin",
+                "agent": "tsp-example",
                 "direction": "minimize",
                 "best_score": 700.0,
                 "best_commit": "2" * 40,
@@ -359,9 +359,9 @@ def test_maximising_run_counts_higher_scores_as_gains(tmp_path: Path) -> None:
 
 
 def test_spend_axis_falls_back_from_dollars_to_tokens_to_wall_time() -> None:
-    paid = [LogEntry.model_validate(turn(1, 1, i, 1.0, cost=0.5)) for i in (1, 2)]
+    paid = [TurnRecord.model_validate(turn(1, 1, i, 1.0, cost=0.5)) for i in (1, 2)]
     assert (spend_axis(paid).kind, spend_axis(paid).cumulative) == ("cost_usd", [0.5, 1.0])
-    free = [LogEntry.model_validate(turn(1, 1, i, 1.0, cost=0.0)) for i in (1, 2)]
+    free = [TurnRecord.model_validate(turn(1, 1, i, 1.0, cost=0.0)) for i in (1, 2)]
     axis = spend_axis(free)
     assert (axis.kind, axis.label, axis.cumulative) == (
         "tokens",
@@ -369,7 +369,7 @@ def test_spend_axis_falls_back_from_dollars_to_tokens_to_wall_time() -> None:
         [1200.0, 2400.0],
     )
     silent = [
-        LogEntry.model_validate(
+        TurnRecord.model_validate(
             turn(1, 1, i, 1.0, cost=0.0, input_tokens=None, output_tokens=0, wall_s=i)
         )
         for i in (1, 2)
@@ -383,10 +383,10 @@ def test_forgets_come_from_round_changes_when_the_log_never_mentions_them() -> N
     raw = [turn(r, 1, i, 1.0) for r, i in ((1, 1), (1, 2), (2, 3), (3, 4))]
     for rec in raw:
         del rec["forget"]
-    records = [LogEntry.model_validate(r) for r in raw]
+    records = [TurnRecord.model_validate(r) for r in raw]
     assert forget_starts(records) == [(2, "round 2"), (3, "round 3")]
     # A log that records forgets but has none (e.g. `team` over rounds) marks nothing.
-    marked = [LogEntry.model_validate(turn(r, 1, i, 1.0)) for r, i in ((1, 1), (2, 2))]
+    marked = [TurnRecord.model_validate(turn(r, 1, i, 1.0)) for r, i in ((1, 1), (2, 2))]
     assert forget_starts(marked) == []
 
 
@@ -395,7 +395,7 @@ def test_edit_sizes_are_fresh_proposals_against_the_same_sessions_next_ones() ->
     a = [turn(1, 1, i, 1.0, lines=n) for i, n in enumerate([50, 40, 0, 3, 2, 1])]
     a[2] = turn(1, 1, 2, 1.0, empty=True)
     b = [turn(2, 1, 10 + i, 1.0, lines=n) for i, n in enumerate([30, 20, 4])]
-    records = [LogEntry.model_validate(r) for r in numbered(a + b)]
+    records = [TurnRecord.model_validate(r) for r in numbered(a + b)]
     sizes = [r.lines_changed or 0 for r in records]
     got = edit_sizes(records, sizes, window=2)
     # fresh: A's 50, 40 and B's 30, 20 -> 35; continued: A's 3, 2 and B's 4 -> 3.
@@ -425,7 +425,7 @@ def test_adopting_a_peers_candidate_is_not_an_edit(tmp_path: Path) -> None:
     git(repo, "commit", "-qam", "agent 2 adopts and nudges")
     mine = git(repo, "rev-parse", "HEAD")
     records = [
-        LogEntry.model_validate(r)
+        TurnRecord.model_validate(r)
         for r in numbered(
             [
                 turn(1, 1, 1, 90.0, lines=80, commit=peer, base_commit=base),
@@ -453,7 +453,7 @@ def test_best_so_far_ignores_failed_candidates_without_a_seed_score() -> None:
     raw = [turn(1, 1, i, s) for i, s in enumerate([None, 5.0, float("nan"), 3.0])]
     for rec in raw:
         del rec["improved"]
-    records = [LogEntry.model_validate(r) for r in raw]
+    records = [TurnRecord.model_validate(r) for r in raw]
     curve = best_so_far(records, [1, 2, 3, 4], minimize=True, seed_score=None, label="team")
     assert (curve.turns, curve.values) == ([2, 3, 4], [5.0, 5.0, 3.0])
 
@@ -462,7 +462,7 @@ def test_the_team_curve_follows_the_runs_improved_marks() -> None:
     """A score better by less than the noise floor did not move the run's best."""
     raw = numbered([turn(1, 1, 1, 90.0), turn(1, 1, 2, 89.9), turn(1, 1, 3, 80.0)])
     mark_improved(raw, 100.0, floor=0.5)
-    records = [LogEntry.model_validate(r) for r in raw]
+    records = [TurnRecord.model_validate(r) for r in raw]
     curve = best_so_far(records, [1, 2, 3], minimize=True, seed_score=100.0, label="team")
     assert curve.values == [100.0, 90.0, 90.0, 80.0]
     assert run_best_steps(records, 100.0, minimize=True) == [100.0, 90.0, 90.0, 80.0]
@@ -530,7 +530,7 @@ def test_unfinished_run_without_summary_uses_run_json_and_seed_json(tmp_path: Pa
         ),
         (
             lambda run: (run / "log.jsonl").write_text('{"round": 1}\nnot json\n{"round": 2}\n'),
-            "error: {run}/log.jsonl:1: agent: Field required\n",
+            "error: {run}/log.jsonl:1: bad record: seq: Field required\n",
         ),
         (
             lambda run: (run / "log.jsonl").write_text(

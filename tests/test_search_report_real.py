@@ -1,4 +1,4 @@
-"""``search report`` on a real run: the builtin agent on the bundled TSP example."""
+"""``search report`` on a real run: the tsp-example agent on the bundled TSP example."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def test_report_of_a_real_forget_team_run_on_the_bundled_example(tmp_path: Path)
             task=TSP / "task.md",
             score_cmd=f"{PY} {TSP / 'score.py'}",
             minimize=True,
-            agent="builtin",
+            agent="tsp-example",
             policy="forget-team",
             agents=2,
             rounds=2,
@@ -42,7 +42,7 @@ def test_report_of_a_real_forget_team_run_on_the_bundled_example(tmp_path: Path)
     data = (run / "report.png").read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", data[16:24]) == (1430, 550)
     report = load_run(run)
-    # The builtin agent reports tokens and no dollars.
+    # The tsp-example agent reports tokens and no dollars.
     assert report.spend.kind == "tokens"
     assert report.team.values[0] == summary.seed_score
     assert report.team.values[-1] == summary.best_score
@@ -72,7 +72,7 @@ def test_report_of_a_plateau_forgetting_run_agrees_with_the_run(tmp_path: Path) 
             task=TSP / "task.md",
             score_cmd=f"{PY} {TSP / 'score.py'}",
             minimize=True,
-            agent="builtin",
+            agent="tsp-example",
             policy="forget",
             rounds=2,
             turns=12,

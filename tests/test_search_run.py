@@ -51,7 +51,7 @@ def test_forget_team_run_on_the_bundled_example_writes_every_record(tmp_path: Pa
         task=TSP / "task.md",
         score_cmd=f"{PY} {TSP / 'score.py'}",
         minimize=True,
-        agent="builtin",
+        agent="tsp-example",
         policy="forget-team",
         agents=2,
         rounds=2,
@@ -66,7 +66,7 @@ def test_forget_team_run_on_the_bundled_example_writes_every_record(tmp_path: Pa
     assert [r["forget"] for r in sorted(rows, key=lambda r: r["seq"]) if r["round"] == 2][
         0
     ] == "rounds"
-    # The builtin agent beats the naive index-order tour on its first (bold) turn.
+    # The tsp-example agent beats the naive index-order tour on its first (bold) turn.
     assert summary.best_score < summary.seed_score * 0.5
     assert any(r["improved"] for r in rows)
     data = json.loads((tmp_path / "run" / "summary.json").read_text())

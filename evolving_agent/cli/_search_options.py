@@ -49,7 +49,10 @@ _OPTIONS = (
     click.option(
         "--agent",
         required=True,
-        help="claude | codex | command | builtin (builtin only knows the bundled example).",
+        help=(
+            "claude | codex | command | tsp-example (tsp-example only knows the bundled "
+            "example; the old name builtin still works)."
+        ),
     ),
     click.option(
         "--agent-cmd",

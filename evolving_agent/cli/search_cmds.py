@@ -14,7 +14,7 @@ def search_group() -> None:
     Example (the bundled example, offline):
       evolving-agent search run --candidate examples/tsp/candidate \\
         --task examples/tsp/task.md --score "python examples/tsp/score.py" --minimize \\
-        --agent builtin --policy forget-team --agents 2 --rounds 3 --turns 24
+        --agent tsp-example --policy forget-team --agents 2 --rounds 3 --turns 24
     """
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -130,16 +129,13 @@ def compare_cmd(
     Example (the bundled example, offline, a few minutes):
       evolving-agent search compare --candidate examples/tsp/candidate \\
         --task examples/tsp/task.md --score "python examples/tsp/score.py" --minimize \\
-        --agent builtin --policies single,parallel,forget-team \\
+        --agent tsp-example --policies single,parallel,forget-team \\
         --agents 4 --rounds 4 --turns 48 --repeats 3
     """
     from evolving_agent.search.compare import compare_policies, format_table, parse_policies
     from evolving_agent.search.config import SearchConfig
-    from evolving_agent.search.runner import new_dir
 
     names = parse_policies(policies)
-    if out is None:  # a folder of its own, even for two comparisons started together
-        out = new_dir(Path("runs") / f"compare-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}")
     base = SearchConfig(
         **settings,
         policy=names[0].removesuffix("+plateau"),

@@ -104,7 +104,7 @@ def _print(summary: SearchSummary, as_json: bool) -> None:
     default=0,
     show_default=True,
     type=int,
-    help="Seeds the builtin agent (EA_SEED for command agents).",
+    help="Seeds the tsp-example agent (EA_SEED for command agents).",
 )
 @click.option(
     "--executor",
@@ -161,7 +161,7 @@ def run_cmd(
     Example (the bundled example, offline, lower is better):
       evolving-agent search run --candidate examples/tsp/candidate \\
         --task examples/tsp/task.md --score "python examples/tsp/score.py" \\
-        --minimize --agent builtin --policy forget-team --agents 2 --rounds 3 --turns 12
+        --minimize --agent tsp-example --policy forget-team --agents 2 --rounds 3 --turns 12
 
     A failed agent turn (cannot start, exits non-zero, times out, reports an error) is
     retried when transient and recorded with its error; a run whose turns all failed
@@ -171,7 +171,7 @@ def run_cmd(
     On a Ray cluster, one GPU per score:
       evolving-agent search run --candidate examples/tsp/candidate \\
         --task examples/tsp/task.md --score "python examples/tsp/score.py" \\
-        --minimize --agent builtin --executor ray --score-resources num_gpus=1
+        --minimize --agent tsp-example --executor ray --score-resources num_gpus=1
     """
     from evolving_agent.search.config import SearchConfig
     from evolving_agent.search.executors import parse_resources

@@ -1,9 +1,9 @@
 """Crash-safe, private, symlink-proof file replacement.
 
 A reader (or a process that crashed mid-write) sees the old file or the new one,
-never a mixture: the data goes to a temp file in the same directory, is fsynced, then
-``os.replace``-d over the target (atomic on POSIX within one filesystem) and the
-directory entry is fsynced too.
+never a mixture: the write itself is ``evolving_agent.fsio.write_atomic_at`` (temp file
+in the same directory, fsync, ``os.replace``, directory fsync), shared with search;
+what this module adds is the privacy and the confinement below a memory root.
 
 Everything is created private (0700 directories, 0600 files), whatever the umask: a
 memory root holds a person's friction and identity.
@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Sequence
 from pathlib import Path
 
 from evolving_agent.errors import InvalidInput
+from evolving_agent.fsio import write_atomic_at
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -110,30 +110,7 @@ def atomic_write(path: Path, data: bytes, *, base: Path | None = None) -> None:
             if not stat.S_ISREG(st.st_mode):
                 kind = "a symlink" if stat.S_ISLNK(st.st_mode) else "not a regular file"
                 raise UnsafePath(path, f"is {kind}")
-        tmp_name = f".{path.name}.{secrets.token_hex(6)}.tmp"
-        fd = os.open(
-            tmp_name,
-            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
-            FILE_MODE,
-            dir_fd=dir_fd,
-        )
-        try:
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp_name, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        except BaseException:
-            # Includes KeyboardInterrupt: never leave a stray temp file behind.
-            try:
-                os.unlink(tmp_name, dir_fd=dir_fd)
-            except FileNotFoundError:
-                pass
-            raise
-        os.fsync(dir_fd)
+        write_atomic_at(dir_fd, path.name, data, mode=FILE_MODE)
     finally:
         os.close(dir_fd)
 

@@ -32,6 +32,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -39,7 +40,7 @@ from evolving_agent.errors import InvalidInput, UsageError
 from evolving_agent.search import stats
 from evolving_agent.search.config import SearchConfig, validate_config
 from evolving_agent.search.presets import PRESETS, preset_for
-from evolving_agent.search.runner import run_search
+from evolving_agent.search.runner import new_dir, run_search
 
 REFERENCES = ("single", "parallel")
 PLATEAU_SUFFIX = "+plateau"
@@ -316,7 +317,7 @@ def compare_policies(
     *,
     policies: Sequence[str],
     repeats: int,
-    out: Path,
+    out: Path | None = None,
     run: RunFn = run_search,
     progress: ProgressFn | None = None,
     plot: bool = True,
@@ -327,12 +328,16 @@ def compare_policies(
     what the multi-agent / multi-round policies use, its ``forget_on_plateau`` what the
     ``+plateau`` policies use.  Runs go to ``out/LABEL/seed-S``.  Every run's config is
     validated before the first run starts, so a bad combination fails in seconds, not
-    after an hour.  ``run`` defaults to ``run_search``.
+    after an hour.  ``run`` defaults to ``run_search``.  Without ``out``, the comparison
+    gets a folder of its own, ``runs/compare-<UTC time>`` (``-2``, ``-3``… if taken, even
+    for two comparisons started together), as ``search run`` does.
     """
     if repeats < 1:
         raise UsageError(f"--repeats must be at least 1, got {repeats}")
     specs = policy_specs(policies, base.forget_on_plateau)
     labels = [s.label for s in specs]
+    if out is None:
+        out = new_dir(Path("runs") / f"compare-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}")
     if (out / "compare.json").exists():
         raise InvalidInput("a comparison already lives here; choose another --out", file=out)
     seeds = [base.seed + k for k in range(repeats)]

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evolving_agent.errors import InvalidInput
-from evolving_agent.search.report import LogEntry, read_log, run_best_steps
+from evolving_agent.search.report import read_log, run_best_steps
+from evolving_agent.search.state import TurnRecord
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -36,7 +37,7 @@ def _step_at(xs: Sequence[float], ys: Sequence[float], x: float) -> float:
     return value
 
 
-def _spend(records: Sequence[LogEntry], kind: str) -> list[float]:
+def _spend(records: Sequence[TurnRecord], kind: str) -> list[float]:
     total, out = 0.0, []
     for r in records:
         if kind == "cost_usd":
@@ -65,7 +66,7 @@ def plot_comparison(
     out: Path,
 ) -> Path | None:
     """Write ``out/compare.png``; its path, or None when no run's log could be read."""
-    runs: dict[str, list[tuple[list[LogEntry], float | None]]] = {label: [] for label in labels}
+    runs: dict[str, list[tuple[list[TurnRecord], float | None]]] = {label: [] for label in labels}
     for o in outcomes:
         try:
             records = read_log(Path(o.run_dir) / "log.jsonl")

@@ -12,7 +12,7 @@ so a run can be resumed from its directory alone.  Meaning of the counts:
 * ``budget_usd`` / ``budget_tokens`` (input + output tokens, as the agent reports
   them) cap spending; the budget is split evenly over the remaining rounds, and the
   turn budget still applies.
-* ``seed`` seeds the builtin agent's randomness (two runs with different seeds make
+* ``seed`` seeds the tsp-example agent's randomness (two runs with different seeds make
   different edits; the same seed repeats a run of one agent or of agents that do not
   share — with sharing, what a peer has finished when an agent looks depends on
   timing, exactly as with real agents).  Other agents see it as ``EA_SEED``.
@@ -32,8 +32,7 @@ from pathlib import Path
 import pydantic
 
 from evolving_agent.errors import InvalidInput, NotFound, UsageError
-from evolving_agent.search.agents import AGENT_NAMES
-from evolving_agent.search.executors import EXECUTOR_NAMES
+from evolving_agent.search.names import AGENT_ALIASES, AGENT_NAMES, EXECUTOR_NAMES
 from evolving_agent.search.presets import PRESETS, Preset, preset_for
 
 
@@ -44,7 +43,7 @@ class SearchConfig(pydantic.BaseModel, extra="forbid"):
     task: Path
     score_cmd: str
     minimize: bool = False
-    agent: str  # no default: the builtin agent only knows the bundled example
+    agent: str  # no default: the tsp-example agent only knows the bundled example
     agent_cmd: str | None = None
     agent_args: str | None = None
     agent_resume_args: str | None = None
@@ -75,6 +74,12 @@ class SearchConfig(pydantic.BaseModel, extra="forbid"):
     agent_resources: dict[str, float] | None = None
     score_resources: dict[str, float] | None = None
     max_scorers: int | None = None
+
+    @pydantic.field_validator("agent")
+    @classmethod
+    def _current_agent_name(cls, value: str) -> str:
+        """``builtin`` (and any other old name) becomes the current one."""
+        return AGENT_ALIASES.get(value, value)
 
     @property
     def preset(self) -> Preset:
@@ -144,36 +149,6 @@ def validate_config(config: SearchConfig) -> None:
         raise UsageError("--retries and --retry-backoff must not be negative")
     if config.score_cwd is not None and not config.score_cwd.is_dir():
         raise NotFound(f"--score-cwd directory not found: {config.score_cwd}")
-
-
-def check_agent(config: SearchConfig, *, candidate: bool = True) -> None:
-    """Refuse, before anything is created, an agent that cannot run or cannot do the task.
-
-    A missing ``claude``/``codex``/``--agent-cmd`` program (local executor only),
-    arguments a resumed turn would reject, or the ``builtin`` agent on a task other
-    than the bundled example.
-    """
-    from evolving_agent.search.agents import make_agent
-
-    agent = make_agent(
-        config.agent,
-        command=config.agent_cmd,
-        args=config.agent_args,
-        resume_args=config.agent_resume_args,
-        prices=config.token_prices,
-    )
-    if config.executor == "local":
-        # On Ray the agent's program runs on the workers, which the driver cannot see;
-        # a worker without it fails its turns ("could not start"), recorded as such.
-        agent.check()
-    if config.agent == "builtin" and candidate:
-        from evolving_agent.search.agents.builtin import fits
-
-        if not fits(config.candidate):
-            raise InvalidInput(
-                "the builtin agent only works on the bundled TSP example (a candidate "
-                "whose solve.py it can read); use --agent claude, codex or command"
-            )
 
 
 def agent_turn_shares(config: SearchConfig) -> list[int]:

@@ -8,7 +8,7 @@ agents, and reports the gain and the cost of each side by side:
 * **continue**: every agent resumes the session it had at the end of the run (its last
   round), in that round's worktree reset to the best candidate.  The worktree path is
   the one the session knew (Claude Code looks sessions up by directory); the run's
-  candidates stay tagged and ``best/`` is not touched.  The builtin agent's session
+  candidates stay tagged and ``best/`` is not touched.  The tsp-example agent's session
   files are copied first, so the run's own are left as they were.
 * **fresh**: new sessions in a new one-commit repository of the best candidate, with
   the identical first instructions a forgetting round gives.

@@ -19,11 +19,12 @@ repository), so "copy the leader, change one line" counts one line.
 ``write_report`` renders the one ``RunReport`` three ways (``report.png``,
 ``report.md``, ``report.html``) through ``report_render``; nothing here prints.
 
-The log is read with its own lenient view (``LogEntry``: unknown fields ignored, a torn
-last line skipped, a missing ``summary.json`` made up from ``run.json`` and
-``seed.json``) rather than the runner's strict ``TurnRecord``, because a crashed or
-older run is exactly the one a person wants to look at; what cannot be read is an
-``InvalidInput`` naming the file and line, on one line.
+The log is read through the runner's own reader and record model
+(``state.read_records`` / ``TurnRecord``: a torn last line skipped, fields added since
+the first runner defaulted), and a missing ``summary.json`` is made up from ``run.json``
+and ``seed.json``, because a crashed or older run is exactly the one a person wants to
+look at; what cannot be read is an ``InvalidInput`` naming the file and line, on one
+line.
 """
 
 from __future__ import annotations
@@ -39,12 +40,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pydantic
-
 from evolving_agent.errors import InvalidInput, NotFound
 from evolving_agent.search.presets import PRESETS
 from evolving_agent.search.rounds import seed_repo
-from evolving_agent.search.state import RunDir, check_version
+from evolving_agent.search.state import RunDir, TurnRecord, check_version, read_records
 from evolving_agent.search.workspace import export_commit
 
 # The paper compares the first 10 proposals of a fresh session with its next 10.
@@ -52,38 +51,6 @@ EDIT_WINDOW = 10
 # A diff longer than this is cut in the report; the full one is a `git diff` away.
 MAX_DIFF_LINES = 400
 _SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", ".mypy_cache"}
-
-
-class LogEntry(pydantic.BaseModel, extra="ignore"):
-    """One line of ``log.jsonl``.  Extra fields are ignored so newer runners stay readable."""
-
-    seq: int | None = None  # global order of completion
-    round: int
-    agent: int | str
-    turn: int
-    session: str | None = None
-    new_session: bool | None = None
-    base_commit: str | None = None
-    commit: str | None = None
-    score: float | None = None
-    feedback: str | None = None
-    empty: bool = False
-    lines_changed: int | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    reasoning_tokens: int | None = None
-    cost_usd: float | None = None
-    wall_s: float | None = None
-    ts: str | None = None
-    improved: bool | None = None
-    forget: str | bool | None = None
-
-    @property
-    def ok_score(self) -> float | None:
-        """The score, or None for a failed candidate (null or not finite)."""
-        if self.score is None or not math.isfinite(self.score):
-            return None
-        return self.score
 
 
 @dataclass(frozen=True)
@@ -164,7 +131,7 @@ class RunReport:
     seed_score: float | None
     best_score: float | None
     noise_floor: float | None
-    records: list[LogEntry]
+    records: list[TurnRecord]
     spend: SpendAxis
     team: Curve
     agent_curves: list[Curve]
@@ -208,42 +175,16 @@ def _read_json_object(path: Path) -> dict[str, Any]:
     return data
 
 
-def _first_error(exc: pydantic.ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "record"
-    return f"{where}: {err['msg']}"
-
-
-def read_log(path: Path) -> list[LogEntry]:
-    """Parse ``log.jsonl``.  A truncated last line (a crash mid-write) is skipped."""
+def read_log(path: Path) -> list[TurnRecord]:
+    """The run's turns, in the order they finished (``state.read_records``, the one
+    reader of ``log.jsonl``); a log with no turn is an ``InvalidInput``."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
+        records = read_records(path, reader="report")
+    except OSError as exc:
         raise InvalidInput(f"cannot read: {exc}", file=path) from exc
-    records: list[LogEntry] = []
-    last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
-    for i, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            if i == last and records:
-                continue  # the runner died while appending; everything before is sound
-            raise InvalidInput(f"not valid JSON: {exc.msg}", file=path, line=i + 1) from exc
-        if not isinstance(raw, dict):
-            raise InvalidInput("expected a JSON object", file=path, line=i + 1)
-        check_version(raw, path, line=i + 1, reader="report")
-        try:
-            records.append(LogEntry.model_validate(raw))
-        except pydantic.ValidationError as exc:
-            raise InvalidInput(_first_error(exc), file=path, line=i + 1) from exc
     if not records:
         raise InvalidInput("no turns recorded", file=path)
-    if all(r.seq is not None for r in records):
-        return sorted(records, key=lambda r: r.seq or 0)
-    # Rounds run one after another; within a round keep the order turns finished in.
-    return sorted(records, key=lambda r: r.round)
+    return sorted(records, key=lambda r: r.seq)
 
 
 def _opt_float(data: dict[str, Any], key: str, path: Path) -> float | None:
@@ -273,7 +214,7 @@ def score_gain(start: float | None, end: float | None, minimize: bool) -> float 
     return start - end if minimize else end - start
 
 
-def spend_axis(records: Sequence[LogEntry]) -> SpendAxis:
+def spend_axis(records: Sequence[TurnRecord]) -> SpendAxis:
     """Dollars if any were reported, else tokens, else summed agent wall time."""
 
     def cumulative(values: Iterator[float]) -> list[float]:
@@ -296,12 +237,12 @@ def spend_axis(records: Sequence[LogEntry]) -> SpendAxis:
     )
 
 
-def _uses_flags(records: Sequence[LogEntry]) -> bool:
+def _uses_flags(records: Sequence[TurnRecord]) -> bool:
     """Did the runner mark its improvements?  (Older logs did not.)"""
     return any("improved" in r.model_fields_set for r in records)
 
 
-def _moves_best(rec: LogEntry, best: float | None, minimize: bool, flags: bool) -> float | None:
+def _moves_best(rec: TurnRecord, best: float | None, minimize: bool, flags: bool) -> float | None:
     """The new best after ``rec`` (None: unchanged), as the run counted it."""
     score = rec.ok_score
     if score is None:
@@ -312,7 +253,7 @@ def _moves_best(rec: LogEntry, best: float | None, minimize: bool, flags: bool) 
 
 
 def run_best_steps(
-    records: Sequence[LogEntry], seed_score: float | None, *, minimize: bool
+    records: Sequence[TurnRecord], seed_score: float | None, *, minimize: bool
 ) -> list[float]:
     """The run's best after 0, 1, ... len(records) turns (index 0 = the seed).
 
@@ -334,7 +275,7 @@ def run_best_steps(
 
 
 def best_so_far(
-    records: Sequence[LogEntry],
+    records: Sequence[TurnRecord],
     spend: Sequence[float],
     *,
     minimize: bool,
@@ -370,7 +311,7 @@ def best_so_far(
     return Curve(label, turns, xs, values)
 
 
-def forget_starts(records: Sequence[LogEntry]) -> list[tuple[int, str]]:
+def forget_starts(records: Sequence[TurnRecord]) -> list[tuple[int, str]]:
     """Indices of the first turn after each forget, with the reason.
 
     A record whose ``forget`` field is set marks one; a run whose log never mentions
@@ -395,7 +336,7 @@ def _median(values: Sequence[int]) -> float | None:
     return float(statistics.median(values)) if values else None
 
 
-def forget_stats(records: Sequence[LogEntry]) -> list[ForgetStats]:
+def forget_stats(records: Sequence[TurnRecord]) -> list[ForgetStats]:
     return [ForgetStats(records[i].round, i, reason) for i, reason in forget_starts(records)]
 
 
@@ -452,12 +393,12 @@ def git_numstat(run_dir: Path) -> NumstatFn:
     return numstat
 
 
-def _session_key(rec: LogEntry) -> tuple[int, str]:
+def _session_key(rec: TurnRecord) -> tuple[int, str]:
     return rec.round, rec.session or f"agent-{rec.agent}"
 
 
-def _best_of(records: Sequence[LogEntry], minimize: bool) -> LogEntry | None:
-    best: LogEntry | None = None
+def _best_of(records: Sequence[TurnRecord], minimize: bool) -> TurnRecord | None:
+    best: TurnRecord | None = None
     for r in records:
         s = r.ok_score
         if s is not None and (best is None or _better(s, best.ok_score or 0.0, minimize)):
@@ -466,7 +407,7 @@ def _best_of(records: Sequence[LogEntry], minimize: bool) -> LogEntry | None:
 
 
 def proposal_sizes(
-    records: Sequence[LogEntry],
+    records: Sequence[TurnRecord],
     *,
     minimize: bool,
     share_peers: bool,
@@ -501,7 +442,7 @@ def proposal_sizes(
 
 
 def edit_sizes(
-    records: Sequence[LogEntry],
+    records: Sequence[TurnRecord],
     sizes: Sequence[int],
     *,
     window: int = EDIT_WINDOW,
@@ -536,7 +477,7 @@ def edit_sizes(
 
 
 def round_stats(
-    records: Sequence[LogEntry],
+    records: Sequence[TurnRecord],
     *,
     minimize: bool,
     seed_score: float | None,

@@ -27,13 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from evolving_agent.errors import InvalidInput, UsageError
-from evolving_agent.search.agents import make_agent
+from evolving_agent.search.agents import check_agent, make_agent
 from evolving_agent.search.agents.base import Agent, TurnRequest
 from evolving_agent.search.budget import Admission, TurnLedger
 from evolving_agent.search.config import (
     SearchConfig,
     agent_turn_shares,
-    check_agent,
     validate_config,
 )
 from evolving_agent.search.executors import make_executor

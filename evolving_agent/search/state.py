@@ -13,7 +13,7 @@ Layout::
     summary.json    written at the end of the run (and again by resume)
     rounds/rNN/     the round's repository and one git worktree per agent;
                     ``ready`` once set up, ``closed.json`` once the round is over
-    agent-state/    private state of agent backends (the builtin agent's sessions,
+    agent-state/    private state of agent backends (the tsp-example agent's sessions,
                     codex's last reported usage per thread)
     .lock           held (flock) by the one harness process working on the run
 
@@ -27,6 +27,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -37,6 +38,7 @@ from typing import Any
 import pydantic
 
 from evolving_agent.errors import InvalidInput, NotFound
+from evolving_agent.fsio import write_atomic
 from evolving_agent.search.config import SearchConfig
 
 SCHEMA_VERSION = 1
@@ -89,6 +91,13 @@ class TurnRecord(pydantic.BaseModel, extra="forbid"):
     @property
     def tokens(self) -> int:
         return (self.input_tokens or 0) + (self.output_tokens or 0)
+
+    @property
+    def ok_score(self) -> float | None:
+        """The score, or None for a failed candidate (null or not finite)."""
+        if self.score is None or not math.isfinite(self.score):
+            return None
+        return self.score
 
 
 class SeedInfo(pydantic.BaseModel, extra="forbid"):
@@ -150,20 +159,65 @@ def check_version(
         )
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON via a temp file + rename, so readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2, ensure_ascii=False, default=str)
-            fh.write("\n")
+def read_records(path: Path, *, repair: bool = False, reader: str = "tool") -> list[TurnRecord]:
+    """The one reader of ``log.jsonl`` (the runner, resume, plateau and the reports).
+
+    A torn final line (no newline: the runner died while appending) is dropped, and
+    cut from the file if ``repair``; any other bad line is an ``InvalidInput`` naming
+    the file and line.  Older logs load: every field added since the first runner has
+    a default.
+    """
+    raw = path.read_bytes()
+    records: list[TurnRecord] = []
+    good_end = 0
+    lines = raw.split(b"\n")
+    for number, line in enumerate(lines, start=1):
+        is_last = number == len(lines)
+        if not line.strip():
+            if not is_last:
+                good_end += len(line) + 1
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError as exc:
+            if is_last:  # torn write: the turn never finished
+                break
+            why = (
+                f"not valid JSON: {exc.msg}" if isinstance(exc, json.JSONDecodeError) else str(exc)
+            )
+            raise InvalidInput(why, file=path, line=number) from None
+        if not isinstance(data, dict):
+            if is_last:
+                break
+            raise InvalidInput("expected a JSON object", file=path, line=number)
+        check_version(data, path, line=number, reader=reader)
+        try:
+            record = TurnRecord.model_validate(data)
+        except pydantic.ValidationError as exc:
+            if is_last:
+                break
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "(record)"
+            raise InvalidInput(
+                f"bad record: {where}: {first['msg']}", file=path, line=number
+            ) from None
+        if is_last:  # valid JSON but no newline: also torn
+            break
+        records.append(record)
+        good_end += len(line) + 1
+    if repair and good_end < len(raw):
+        with path.open("r+b") as fh:
+            fh.truncate(good_end)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    return records
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON atomically and durably (``fsio.write_atomic``), so readers never see
+    half a file and a finished rename survives a crash."""
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
+    write_atomic(path, text.encode("utf-8"))
 
 
 class RunDir:
@@ -279,42 +333,7 @@ class RunDir:
         """All records.  A torn final line is dropped (and cut from the file if ``repair``)."""
         if not self.log.is_file():
             return []
-        raw = self.log.read_bytes()
-        records: list[TurnRecord] = []
-        good_end = 0
-        lines = raw.split(b"\n")
-        for number, line in enumerate(lines, start=1):
-            is_last = number == len(lines)
-            if not line.strip():
-                if not is_last:
-                    good_end += len(line) + 1
-                continue
-            try:
-                data = json.loads(line)
-                if not isinstance(data, dict):
-                    raise ValueError("not an object")
-                check_version(data, self.log)
-                record = TurnRecord.model_validate(data)
-            except (ValueError, pydantic.ValidationError) as exc:
-                if is_last:  # torn write: the turn never finished
-                    break
-                if isinstance(exc, pydantic.ValidationError):
-                    first = exc.errors()[0]
-                    where = ".".join(str(p) for p in first["loc"]) or "(record)"
-                    why = f"{where}: {first['msg']}"
-                else:
-                    why = str(exc)
-                raise InvalidInput(f"bad record: {why}", file=self.log, line=number) from None
-            if is_last:  # valid JSON but no newline: also torn
-                break
-            records.append(record)
-            good_end += len(line) + 1
-        if repair and good_end < len(raw):
-            with self.log.open("r+b") as fh:
-                fh.truncate(good_end)
-                fh.flush()
-                os.fsync(fh.fileno())
-        return records
+        return read_records(self.log, repair=repair)
 
     # -- best/ and summary -------------------------------------------------------
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from evolving_agent.errors import UsageError
+from evolving_agent.search.names import EXECUTOR_NAMES
 
 if TYPE_CHECKING:
     from evolving_agent.search.executors.base import Executor
@@ -30,9 +31,8 @@ class ExecutorSettings(Protocol):
     @property
     def max_scorers(self) -> int | None: ...
 
-__all__ = ["EXECUTOR_NAMES", "make_executor", "parse_resources"]
 
-EXECUTOR_NAMES = ("local", "ray")
+__all__ = ["EXECUTOR_NAMES", "make_executor", "parse_resources"]
 
 
 def make_executor(config: ExecutorSettings) -> Executor:

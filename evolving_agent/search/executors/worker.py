@@ -8,7 +8,7 @@ space of the run on that node is removed.  Within a round the workspace is reuse
 when the agent lands on the same node again; either way it is reset to the turn's base
 before the agent starts.
 
-Agent backend state (the builtin agent's sessions) lives on the driver: each turn gets
+Agent backend state (the tsp-example agent's sessions) lives on the driver: each turn gets
 a copy of ``agent-state/`` and returns the files it changed.
 """
 

@@ -1,4 +1,4 @@
-"""Source templates the builtin agent writes into the bundled TSP example's ``solve.py``.
+"""Source templates the tsp-example agent writes into the bundled TSP example's ``solve.py``.
 
 A solver is described by its "genome": a structure (the construction heuristic, which
 improvement operators are present, whether it restarts from several cities, whether it

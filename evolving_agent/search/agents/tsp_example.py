@@ -1,4 +1,5 @@
-"""The ``builtin`` agent: an offline, deterministic-with-seed editor for the TSP example.
+"""The ``tsp-example`` agent (``builtin`` before): an offline, deterministic-with-seed
+editor for the TSP example.
 
 It behaves like the coding agents the search loop is about, in miniature:
 
@@ -17,11 +18,12 @@ It behaves like the coding agents the search loop is about, in miniature:
 The agent knows only whether its session is fresh or continued (and how many turns it
 has taken), its seed and what the reducer lets it see; it never knows the policy.  It
 keeps its solvers within the task's "well under a second" by its own rough running-time
-estimate (``tsp_solver.cost``).  The score is whatever the scorer measures on the tour
+estimate (``example_tsp.solver.cost``).  The score is whatever the scorer measures on the tour
 the written solver prints.
 
 Sessions are real: their state is a JSON file per session id under the run's
-``agent-state/builtin/``, so continuing and resetting are observable.  The randomness
+``agent-state/builtin/`` (the directory keeps the old name, so runs made before the
+rename resume their sessions), so continuing and resetting are observable.  The randomness
 is seeded from the run seed, round, agent and turn, so a seed repeats a run.
 """
 
@@ -33,11 +35,12 @@ from pathlib import Path
 from typing import Any
 
 from evolving_agent.search.agents.base import Agent, TurnRequest, TurnResult
-from evolving_agent.search.agents.tsp_solver import CONSTRUCTIONS, Genome, cost, parse, render
+from evolving_agent.search.example_tsp.solver import CONSTRUCTIONS, Genome, cost, parse, render
 from evolving_agent.search.reducer import better
 from evolving_agent.search.workspace import head, read_file_at
 
 SOLVER = "solve.py"
+STATE_DIR = "builtin"  # under agent-state/; the pre-rename name, so old runs resume
 MAX_TWO_OPT = 6
 MAX_OR_OPT = 3
 MAX_STARTS = 8
@@ -54,7 +57,7 @@ EMPTY_MAX = 0.7
 
 
 def fits(candidate: Path) -> bool:
-    """Can the builtin agent work on this candidate?  Only on the bundled TSP example's
+    """Can the tsp-example agent work on this candidate?  Only on the bundled TSP example's
     shape: a ``solve.py`` it can read (the bundled seed, or one it wrote)."""
     solver = candidate / SOLVER
     try:
@@ -63,15 +66,15 @@ def fits(candidate: Path) -> bool:
         return False
 
 
-class BuiltinAgent(Agent):
-    name = "builtin"
+class TspExampleAgent(Agent):
+    name = "tsp-example"
 
     def run_turn(self, *, request: TurnRequest) -> TurnResult:
         solver = request.workspace / SOLVER
         if not solver.is_file():
             return TurnResult(
                 session_id=request.session_id,
-                error="the builtin agent only knows the bundled TSP example (no solve.py)",
+                error="the tsp-example agent only knows the bundled TSP example (no solve.py)",
             )
         session = self._load(request)
         rng = random.Random(f"{request.seed}:{request.round}:{request.agent}:{request.turn}")
@@ -112,7 +115,7 @@ class BuiltinAgent(Agent):
     def _path(self, request: TurnRequest) -> Path | None:
         if request.state_dir is None:
             return None
-        return request.state_dir / "builtin" / f"{request.session_id}.json"
+        return request.state_dir / STATE_DIR / f"{request.session_id}.json"
 
     def _load(self, request: TurnRequest) -> dict[str, Any]:
         path = self._path(request)
