@@ -162,10 +162,31 @@ def _sweep(pgid: int, marker: str) -> None:
 
 def _marked_pids(marker: str) -> list[int]:
     """Processes whose environment carries ``marker`` (Linux /proc; [] elsewhere)."""
+    return pids_with_env(MARKER_VAR, marker)
+
+
+def kill_with_env(var: str, value: str) -> list[int]:
+    """SIGKILL every process whose environment holds ``var=value``; the pids killed."""
+    killed = []
+    for pid in pids_with_env(var, value):
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return killed
+
+
+def pids_with_env(var: str, value: str) -> list[int]:
+    """Processes (other than this one) whose environment holds ``var=value``.
+
+    Reads Linux's ``/proc/PID/environ`` (the environment a process started with, which
+    its children inherit); elsewhere there is nothing to read and the answer is [].
+    """
     proc_dir = Path("/proc")
     if not proc_dir.is_dir():
         return []
-    needle = f"{MARKER_VAR}={marker}".encode()
+    needle = f"{var}={value}".encode()
     me = os.getpid()
     found: list[int] = []
     for entry in proc_dir.iterdir():

@@ -39,7 +39,7 @@ from typing import Any
 
 from evolving_agent.errors import InvalidInput, NotFound, UsageError
 from evolving_agent.gitcmd import git
-from evolving_agent.search.agents import make_agent
+from evolving_agent.search.agents import agent_for
 from evolving_agent.search.agents.base import Agent, TurnRequest
 from evolving_agent.search.config import SearchConfig
 from evolving_agent.search.judge import TAMPERED, Judge, JudgeTampered, Seal, seal_command
@@ -171,13 +171,7 @@ def plateau_test(
     dest = (out or run.path / "plateau-test").absolute()
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise UsageError(f"output directory is not empty: {dest} (choose another --out)")
-    agent = make_agent(
-        config.agent,
-        command=config.agent_cmd,
-        args=config.agent_args,
-        resume_args=config.agent_resume_args,
-        prices=config.token_prices,
-    )
+    agent = agent_for(config)
     judge = _judge(config, _sealed(run, config))
     verdict = judge.judge(repo, start)
     if verdict.score is None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import tempfile
 import threading
 import time
@@ -27,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from evolving_agent.errors import InvalidInput, UsageError
-from evolving_agent.search.agents import check_agent, make_agent
+from evolving_agent.process import kill_with_env
+from evolving_agent.search.agents import agent_for, check_agent
 from evolving_agent.search.agents.base import Agent, TurnRequest
 from evolving_agent.search.budget import Admission, TurnLedger
 from evolving_agent.search.config import (
@@ -226,23 +226,7 @@ def run_id(run: RunDir) -> str:
 
 def end_run_processes(ident: str) -> list[int]:
     """Kill every process whose environment carries ``EA_RUN_ID=ident`` (Linux /proc)."""
-    needle = f"{RUN_ID_VAR}={ident}".encode()
-    killed = []
-    proc = Path("/proc")
-    for entry in proc.iterdir() if proc.is_dir() else []:
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes()
-        except OSError:
-            continue
-        if needle in environ.split(b"\0"):
-            try:
-                os.kill(int(entry.name), signal.SIGKILL)
-                killed.append(int(entry.name))
-            except (ProcessLookupError, PermissionError):
-                pass
-    return killed
+    return kill_with_env(RUN_ID_VAR, ident)
 
 
 def new_dir(path: Path) -> Path:
@@ -353,13 +337,7 @@ class _Runner:
         assert seed is not None
         self.seed = seed
         self.judge = _judge(config, seal)
-        self.agent: Agent = make_agent(
-            config.agent,
-            command=config.agent_cmd,
-            args=config.agent_args,
-            resume_args=config.agent_resume_args,
-            prices=config.token_prices,
-        )
+        self.agent: Agent = agent_for(config)
         # The sealed copy: the task file itself may have changed since.
         self.task = run.task_copy.read_text(encoding="utf-8")
         self.lock = threading.Lock()

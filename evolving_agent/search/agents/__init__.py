@@ -11,7 +11,7 @@ from evolving_agent.search.names import AGENT_ALIASES, AGENT_NAMES
 if TYPE_CHECKING:
     from evolving_agent.search.agents.base import Agent
 
-__all__ = ["AGENT_NAMES", "check_agent", "make_agent"]
+__all__ = ["AGENT_NAMES", "agent_for", "check_agent", "make_agent"]
 
 
 def make_agent(
@@ -45,6 +45,17 @@ def make_agent(
     raise UsageError(f"unknown agent {name!r}; choose one of: {', '.join(AGENT_NAMES)}")
 
 
+def agent_for(config: SearchConfig) -> Agent:
+    """The agent a run's config names, with its arguments for new and resumed turns."""
+    return make_agent(
+        config.agent,
+        command=config.agent_cmd,
+        args=config.agent_args,
+        resume_args=config.agent_resume_args,
+        prices=config.token_prices,
+    )
+
+
 def check_agent(config: SearchConfig, *, candidate: bool = True) -> None:
     """Refuse, before anything is created, an agent that cannot run or cannot do the task.
 
@@ -52,13 +63,7 @@ def check_agent(config: SearchConfig, *, candidate: bool = True) -> None:
     arguments a resumed turn would reject, or the ``tsp-example`` agent on a task other
     than the bundled example.
     """
-    agent = make_agent(
-        config.agent,
-        command=config.agent_cmd,
-        args=config.agent_args,
-        resume_args=config.agent_resume_args,
-        prices=config.token_prices,
-    )
+    agent = agent_for(config)
     if config.executor == "local":
         # On Ray the agent's program runs on the workers, which the driver cannot see;
         # a worker without it fails its turns ("could not start"), recorded as such.
