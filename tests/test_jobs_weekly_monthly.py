@@ -124,7 +124,7 @@ def test_more_contradiction_than_support_weakens_then_retires(root: MemoryRoot) 
 
 def test_weekly_and_monthly_are_idempotent(root: MemoryRoot) -> None:
     hyp = add_hypothesis(root, "give one answer, not a menu", ts=at(START, 8))
-    live_through(root, 14, supports={hyp.id: [3, 4, 5, 6, 7]})
+    live_through(root, 14, supports={hyp.id: [3, 4, 5, 6, 10]})
     runner = CliRunner()
     sunday = (START + timedelta(days=13)).isoformat()
     again = runner.invoke(cli, ["run", "weekly", "--date", sunday])
@@ -156,7 +156,7 @@ def test_monthly_limit_comes_from_canon_policy(root: MemoryRoot) -> None:
         add_hypothesis(root, f"habit number {name}", ts=at(START, 8))
         for name in ("one", "two", "three", "four")
     ]
-    live_through(root, 14, supports={h.id: [3, 4, 5, 6, 7] for h in hyps})
+    live_through(root, 14, supports={h.id: [3, 4, 5, 6, 10] for h in hyps})
     assert len(proposals(root)) == 4
     policy = root.canon / "policy.yaml"
     text = policy.read_text().replace("monthly_limit: 3", "monthly_limit: 2")
@@ -177,7 +177,7 @@ def test_default_limit_is_three(root: MemoryRoot) -> None:
         add_hypothesis(root, f"habit number {name}", ts=at(START, 8))
         for name in ("one", "two", "three", "four", "five")
     ]
-    live_through(root, 14, supports={h.id: [3, 4, 5, 6, 7] for h in hyps})
+    live_through(root, 14, supports={h.id: [3, 4, 5, 6, 10] for h in hyps})
     run_monthly(root, date(2026, 11, 1), now=at(date(2026, 11, 1), 4))
     assert len(pending(root)) == 3
 

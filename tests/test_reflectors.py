@@ -323,12 +323,15 @@ def test_openai_malformed_answer_falls_back(root: MemoryRoot, modes: list[str]) 
 
 
 def test_openai_weekly_wording_is_used(root: MemoryRoot) -> None:
-    hyp = add_hypothesis(root, "give one answer, not a menu", ts=at(D0 + timedelta(days=1), 8))
+    hyp = add_hypothesis(root, "give one answer, not a menu", ts=at(D0 - timedelta(days=7), 8))
     session = Writer(root, "session")
-    for i in range(2, 7):  # Wednesday to Sunday, then Monday: two calendar weeks
+    # The floor needs its first and last supporting days >= 7 days apart, so one is
+    # older than the weekly window: the nightly snapshots in the window carry it.
+    for i in (-5, 3, 4, 5, 6):  # a Wednesday, then Thursday to Sunday of the next week
         day = D0 + timedelta(days=i)
         session.append("friction", "held", supports=hyp.id, ts=at(day, 10))
-    session.append("friction", "held", supports=hyp.id, ts=at(D0 + timedelta(days=7), 10))
+    run_nightly(root, D0 - timedelta(days=5), now=at(D0 - timedelta(days=4), 4))
+    run_nightly(root, D0 + timedelta(days=6), now=at(D0 + timedelta(days=7), 4))
     with FakeOpenAI(["ok"]) as server:
         use_openai(root, server.base_url)
         result = run_weekly(

@@ -44,6 +44,7 @@ from evolving_agent.memory.hypotheses import (
     Hypothesis,
     HypothesisState,
     apply_day,
+    day_key,
     day_links,
     hypothesis_id,
     merge_into_register,
@@ -249,6 +250,7 @@ def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str
     register = ctx.register
     untagged = {r.id for r in ctx.untagged}
     recent_ids = {n.id: n for n in ctx.recent_untagged}
+    note_keys = {n.id: n.counts_on for n in ctx.recent_untagged}
     prev = ctx.previous_carry
 
     def check(ref: NightlyReflection) -> None:
@@ -256,7 +258,9 @@ def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str
         if any(given) and not all(given):
             raise ReflectorError("bias, carry_type and carry_text come together (or none)")
         readings = [(x.event, x.hypothesis, x.relation) for x in ref.readings]
-        after = apply_day(register, day, day_links(ctx.friction, readings), ctx.friction)
+        after = apply_day(
+            register, day, day_links(ctx.friction, readings), ctx.friction, note_keys
+        )
         carriable = [
             after[hid][0] if hid in after else h
             for hid, h in register.items()
@@ -293,7 +297,7 @@ def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str
     ref: NightlyReflection = got.value
     readings = [(x.event, x.hypothesis, x.relation) for x in ref.readings]
     links = day_links(ctx.friction, readings)
-    changes = apply_day(register, day, links, ctx.friction)
+    changes = apply_day(register, day, links, ctx.friction, note_keys)
     raised = ctx.raised(ref.raise_hypothesis) if ref.raise_hypothesis else None
     steps = [
         StateStep(hypothesis=snap, previous=ctx.register[hid].state, reason=reason)
@@ -341,9 +345,7 @@ def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str
         )
     cited = set(raised.cites) if raised else set()
     keep = [n for n in ctx.recent_untagged if n.id not in cited and (day - n.day).days < 6]
-    keep += [
-        UntaggedNote(id=r.id, day=day, text=r.text[:400]) for r in ctx.untagged if r.id not in cited
-    ]
+    keep += [ctx.note(r, 400) for r in ctx.untagged if r.id not in cited]
     state = NightlyState.model_validate(
         {
             "last_date": day,
@@ -380,12 +382,13 @@ def _check_raise(
     new = ref.raise_hypothesis
     if new is None:
         return None
-    days = set()
+    days = set()  # counted by day_key: a TZ switch cannot make one minute two days
+    today = {r.id: day_key(r) for r in ctx.untagged}
     for eid in new.cites:
         if eid in untagged:
-            days.add(ctx.day)
+            days.add(today.get(eid, ctx.day))
         elif eid in recent:
-            days.add(recent[eid].day)
+            days.add(recent[eid].counts_on)
         else:
             raise ReflectorError(f"a raised hypothesis cites {eid!r}, not recent untagged friction")
     if len(days) < 2:
@@ -427,12 +430,14 @@ def _check_words(
                 f"'{ref.carry_type}' carry frames it, never inverts it"
             )
     if ref.carry_type in ("release", "refusal") and h.stakes == "high":
+        # Distinct days by day_key (UTC date of each record's instant), as the fold counts.
         cons = set(h.contradicted_on)
-        if any(r.contradicts == h.id for r in ctx.friction):
-            cons.add(ctx.day)
+        keys = {r.id: day_key(r) for r in ctx.friction}
+        keys.update({n.id: n.counts_on for n in ctx.recent_untagged})
+        cons.update(keys[r.id] for r in ctx.friction if r.contradicts == h.id)
         for r in ref.readings:
             if r.hypothesis == h.id and r.relation == "contradicts":
-                cons.add(ctx.day)
+                cons.add(keys.get(r.event, ctx.day))
         if len(cons) < 2:
             raise ReflectorError(
                 f"'{ref.carry_type}' of a high-stakes hypothesis needs contradiction on 2 "

@@ -17,7 +17,10 @@ fold (a session's hypothesis not yet adopted is reported as pending, not as dama
 
 The state rules (deterministic, shared by every reflector; a model may only *read*
 untagged events as supporting or contradicting, never set a state).  They count
-*distinct days*, never events, so one bad afternoon cannot flip a belief:
+*distinct days*, never events, so one bad afternoon cannot flip a belief.  A day is
+counted by :func:`day_key`, the UTC date of the record's instant, not its day file
+(which follows the writer's offset), so changing ``TZ`` cannot make one minute count
+as two or three days:
 
 * a new hypothesis is ``emerging``;
 * supported on ≥ 2 days and contradicted on ≥ 2 days, the smaller side at least a third
@@ -32,7 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import date
+from datetime import date, timezone
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -51,10 +54,10 @@ Origin = Literal["human", "session", "nightly"]
 
 REGISTER_FILE = "hypotheses.json"
 
-# The promotion floor: support *recorded* on this many distinct days, in at least this
-# many calendar (ISO) weeks, contradicted on fewer than a third as many days.
+# The promotion floor: support *recorded* on this many distinct days, the first and the
+# last at least this many days apart, contradicted on fewer than a third as many days.
 FLOOR_DAYS = 5
-FLOOR_WEEKS = 2
+FLOOR_SPAN_DAYS = 7
 UNRESOLVED: tuple[str, ...] = ("emerging", "split", "weakening")
 
 
@@ -173,8 +176,9 @@ def advance(
 ) -> tuple[Hypothesis, str] | None:
     """Apply one day's evidence.  Returns (new snapshot, reason) or None if nothing new.
 
-    ``recorded`` maps an event id to the day it was appended (default: ``day``);
-    ``quotes`` maps an event id to its text, the latest becoming the grounding quote.
+    ``recorded`` maps an event id to the day it counts on, its :func:`day_key`
+    (default: ``day``); ``quotes`` maps an event id to its text, the latest becoming
+    the grounding quote.
     """
     if not h.carriable:
         return None
@@ -183,10 +187,12 @@ def advance(
     if not new_s and not new_c:
         return None
     recorded = recorded or {}
-    sup_days = sorted(set(h.supported_on) | ({day} if new_s else set()))
-    con_days = sorted(set(h.contradicted_on) | ({day} if new_c else set()))
-    rec_days = sorted(set(h.recorded_support) | {recorded.get(i, day) for i in new_s})
-    new_con_day = bool(new_c) and day not in h.contradicted_on
+    new_s_days = {recorded.get(i, day) for i in new_s}
+    new_c_days = {recorded.get(i, day) for i in new_c}
+    sup_days = sorted(set(h.supported_on) | new_s_days)
+    con_days = sorted(set(h.contradicted_on) | new_c_days)
+    rec_days = sorted(set(h.recorded_support) | new_s_days)
+    new_con_day = bool(new_c_days - set(h.contradicted_on))
     state, reason = judge(h.state, len(sup_days), len(con_days), new_con_day)
     update: dict[str, Any] = {
         "state": state,
@@ -206,14 +212,14 @@ def advance(
 
 def meets_floor(h: Hypothesis) -> bool:
     """The promotion floor (see docs/cycle.md): live; support *recorded* on ≥ 5 distinct
-    days falling in ≥ 2 calendar weeks; contradicted on fewer than a third as many days."""
+    days, the first and the last ≥ 7 days apart (two calendar weeks, not five days that
+    straddle a Monday); contradicted on fewer than a third as many days."""
     if h.state != "live" or h.children:
         return False
     days = set(h.recorded_support)
-    weeks = {d.isocalendar()[:2] for d in days}
     return (
         len(days) >= FLOOR_DAYS
-        and len(weeks) >= FLOOR_WEEKS
+        and (max(days) - min(days)).days >= FLOOR_SPAN_DAYS
         and 3 * len(set(h.contradicted_on)) < len(set(h.supported_on))
     )
 
@@ -533,16 +539,25 @@ def show_hypothesis(root: MemoryRoot, hid: str) -> HypothesisDetail:
 # -- one day's evidence against the register -------------------------------------------
 
 
+def day_key(rec: EvidenceRecord) -> date:
+    """The day a record counts on for every distinct-day rule: the UTC date of its
+    instant (``ts``, the time it was recorded; an import keeps the claimed time in
+    ``data.claimed_ts``).  Not the day file, which follows the writer's offset: switching
+    ``TZ`` must not turn one minute into two or three "distinct days", while two real
+    days (≥ 24 h apart) are two UTC dates wherever the laptop was."""
+    return rec.ts.astimezone(timezone.utc).date()
+
+
 def recorded_day(rec: EvidenceRecord) -> date:
-    """The day an event was appended: an import stamps ``data.recorded``; a live event
-    was recorded on the day it happened."""
+    """The day an event was appended, as counted: its :func:`day_key`.  (An older import
+    stamped ``data.recorded``, a local date; it is honoured as it was written.)"""
     raw = rec.data.get("recorded") if isinstance(rec.data, dict) else None
     if isinstance(raw, str):
         try:
             return date.fromisoformat(raw)
         except ValueError:
             pass
-    return rec.day()
+    return day_key(rec)
 
 
 def day_links(
@@ -571,9 +586,13 @@ def apply_day(
     day: date,
     links: dict[str, tuple[list[str], list[str]]],
     friction: list[EvidenceRecord] | None = None,
+    keys: dict[str, date] | None = None,
 ) -> dict[str, tuple[Hypothesis, str]]:
-    """New snapshots (with reasons) for every hypothesis the day's evidence touched."""
-    recorded = {r.id: recorded_day(r) for r in friction or []}
+    """New snapshots (with reasons) for every hypothesis the day's evidence touched.
+
+    Each event counts on its :func:`recorded_day`; ``keys`` gives the day of events
+    read from earlier days (a model's reading of last week's untagged friction)."""
+    recorded = {**(keys or {}), **{r.id: recorded_day(r) for r in friction or []}}
     quotes = {r.id: r.text for r in friction or []}
     changes: dict[str, tuple[Hypothesis, str]] = {}
     for hid, (sups, cons) in links.items():

@@ -29,7 +29,13 @@ from evolving_agent.errors import EvolvingAgentError, first_error
 from evolving_agent.memory.authority import ScopedReader
 from evolving_agent.memory.canon_diff import Section
 from evolving_agent.memory.evidence import EvidenceRecord
-from evolving_agent.memory.hypotheses import Hypothesis, hypothesis_id, read_register, sanitise
+from evolving_agent.memory.hypotheses import (
+    Hypothesis,
+    day_key,
+    hypothesis_id,
+    read_register,
+    sanitise,
+)
 from evolving_agent.memory.redact import redact
 from evolving_agent.memory.today import BIAS_FILE, CARRY_FILE, Carry, CarryType
 
@@ -237,6 +243,13 @@ class UntaggedNote(BaseModel):
     id: str
     day: date
     text: str
+    # The day it counts on for recurrence (UTC date of its instant, see ``day_key``);
+    # absent in notes kept before it existed, which count on ``day``.
+    key: date | None = None
+
+    @property
+    def counts_on(self) -> date:
+        return self.key or self.day
 
 
 class NightlyState(BaseModel):
@@ -288,12 +301,10 @@ class NightlyContext:
         """The hypothesis a raise creates: emerging, origin nightly, supported by the
         untagged events it cites (on their days), grounded in the latest of them."""
         notes = {n.id: n for n in self.recent_untagged}
-        notes.update(
-            {r.id: UntaggedNote(id=r.id, day=self.day, text=r.text) for r in self.untagged}
-        )
+        notes.update({r.id: self.note(r) for r in self.untagged})
         cited = [notes[i] for i in new.cites if i in notes]
         last = max(cited, key=lambda n: (n.day, n.id)) if cited else None
-        days = sorted({n.day for n in cited})
+        days = sorted({n.counts_on for n in cited})
         return Hypothesis(
             id=hypothesis_id(new.text),
             text=new.text,
@@ -309,6 +320,10 @@ class NightlyContext:
             last_friction=sanitise(last.text) if last else None,
             last_friction_day=last.day if last else None,
         )
+
+    def note(self, rec: EvidenceRecord, limit: int | None = None) -> UntaggedNote:
+        """An untagged event of the day as a note, counting on its :func:`day_key`."""
+        return UntaggedNote(id=rec.id, day=self.day, text=rec.text[:limit], key=day_key(rec))
 
     @cached_property
     def state(self) -> NightlyState | None:

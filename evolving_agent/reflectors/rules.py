@@ -40,6 +40,7 @@ import re
 from evolving_agent.memory.hypotheses import (
     Hypothesis,
     apply_day,
+    day_key,
     day_links,
     hypothesis_id,
     sanitise,
@@ -196,10 +197,14 @@ def carry_text(h: Hypothesis, ctype: str) -> str:
 
 
 def raise_from(context: NightlyContext, known: set[str]) -> NewHypothesis | None:
-    """The first untagged event of the day that recurs (similar on another day ≤ 7)."""
+    """The first untagged event of the day that recurs (similar on another day ≤ 7).
+
+    Another day is another :func:`day_key` (UTC date of the instant), not another day
+    file: a note written a minute earlier under another ``TZ`` is not a recurrence."""
     recent = context.recent_untagged
     for ev in context.untagged:
-        matches = [n for n in recent if similar(n.text, ev.text)]
+        key = day_key(ev)
+        matches = [n for n in recent if n.counts_on != key and similar(n.text, ev.text)]
         if not matches:
             continue
         first = min(matches, key=lambda n: (n.day, n.id))
