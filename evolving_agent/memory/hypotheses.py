@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import date, timezone
+from datetime import UTC, date
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -545,7 +545,7 @@ def day_key(rec: EvidenceRecord) -> date:
     ``data.claimed_ts``).  Not the day file, which follows the writer's offset: switching
     ``TZ`` must not turn one minute into two or three "distinct days", while two real
     days (≥ 24 h apart) are two UTC dates wherever the laptop was."""
-    return rec.ts.astimezone(timezone.utc).date()
+    return rec.ts.astimezone(UTC).date()
 
 
 def recorded_day(rec: EvidenceRecord) -> date:
