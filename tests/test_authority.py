@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evolving_agent.errors import InvalidInput, ReadOutOfScope, WriteDenied
+from evolving_agent.errors import ReadOutOfScope, WriteDenied
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.root import init_root
@@ -110,11 +110,15 @@ def test_policy_override_in_canon_changes_who_may_write(root: MemoryRoot) -> Non
     policy = "schema_version: 1\nwrite:\n  today: [human, nightly, session]\n"
     assert run_cli("write", "--as", "human", "canon", "policy.yaml", input=policy).exit_code == 0
     assert run_cli("write", "--as", "session", "today", "bias.md", input="ok\n").exit_code == 0
-    # ...but no override can hand Canon to the nightly job.
+    # ...but no override can hand Canon to the nightly job: the writer refuses to commit
+    # one, and one written by hand is not trusted (the committed policy rules; issue 11).
     bad = "schema_version: 1\nwrite:\n  canon: [human, nightly]\n"
+    refused = run_cli("write", "--as", "human", "canon", "policy.yaml", input=bad)
+    assert refused.exit_code == 4
+    assert "policy.yaml:2: write: Value error, only 'human'" in refused.output
     (root.canon / "policy.yaml").write_text(bad)
-    with pytest.raises(InvalidInput, match=r"policy.yaml:2: write: Value error, only 'human'"):
-        Writer(root, "nightly")
+    with pytest.raises(WriteDenied):
+        Writer(root, "nightly").write("canon", "identity.yaml", "name: Evil\n")
 
 
 def test_monthly_canon_write_without_approval_is_denied(root: MemoryRoot) -> None:

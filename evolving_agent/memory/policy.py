@@ -22,7 +22,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evolving_agent.errors import InvalidInput
-from evolving_agent.memory.yamlio import load_model
+from evolving_agent.memory.yamlio import parse_yaml, validate
 from evolving_agent.paths import AREAS, MemoryRoot
 
 Actor = Literal["human", "session", "nightly", "weekly", "monthly"]
@@ -107,18 +107,39 @@ class Policy:
 
     @classmethod
     def load(cls, root: MemoryRoot) -> Policy:
-        """The effective policy of ``root``; parsed once per file version (hot path)."""
+        """The effective policy of ``root``: the ``policy.yaml`` of the last writer commit.
+
+        A ``canon/policy.yaml`` edited (or deleted) behind the writer's back is not
+        trusted: like boot, the policy comes from the Canon the writer last committed,
+        and from the code's defaults when that cannot be read (no git history).  Parsed
+        once per version of the file on disk (every Evidence append asks: hot path).
+        """
         path = root.policy_file
         try:
             st = path.stat()
+            key: tuple[int, int, int] | None = (st.st_mtime_ns, st.st_size, st.st_ino)
         except FileNotFoundError:
-            return cls()
-        key = (st.st_mtime_ns, st.st_size, st.st_ino)
+            key = None
         cached = _CACHE.get(path)
         if cached is not None and cached[0] == key:
             return cached[1]
-        policy = cls(load_model(PolicyFile, path))
-        _CACHE[path] = (key, policy)
+        from evolving_agent.memory.canon_snapshot import load_canon
+
+        try:
+            canon = load_canon(root)
+        except InvalidInput:
+            return cls()  # no readable history: nothing to trust but the defaults
+        data = canon.files.get(POLICY_FILE)
+        if data is None:
+            policy = cls()
+        else:
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InvalidInput("not UTF-8 text", file=path) from None
+            policy = cls(validate(PolicyFile, parse_yaml(text, file=path), file=path))
+        if canon.from_disk:  # a hand edit is re-checked on every call until it is fixed
+            _CACHE[path] = (key, policy)
         return policy
 
     @property
@@ -134,7 +155,7 @@ class Policy:
 
 
 # Round-trip YAML parsing costs ~20 ms; every Evidence append consults the policy.
-_CACHE: dict[Path, tuple[tuple[int, int, int], Policy]] = {}
+_CACHE: dict[Path, tuple[tuple[int, int, int] | None, Policy]] = {}
 
 
 def check_actor(actor: str) -> str:
