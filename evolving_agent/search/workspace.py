@@ -169,6 +169,32 @@ def restore_config(path: Path) -> bool:
     return changed
 
 
+def pin_git_pointer(path: Path) -> bytes | None:
+    """The worktree's ``.git`` pointer file as it is now (None: not a worktree)."""
+    dot_git = path / ".git"
+    if dot_git.is_symlink() or not dot_git.is_file():
+        return None
+    return dot_git.read_bytes()
+
+
+def restore_git_pointer(path: Path, pointer: bytes | None) -> None:
+    """Put the worktree's ``.git`` pointer back if an agent deleted or replaced it.
+
+    Without it git would look for the next repository up -- often the user's own
+    project, where the run directory lives -- and commit the turn there.
+    """
+    if pointer is None:
+        return
+    dot_git = path / ".git"
+    if not dot_git.is_symlink() and dot_git.is_file() and dot_git.read_bytes() == pointer:
+        return
+    if dot_git.is_dir() and not dot_git.is_symlink():
+        shutil.rmtree(dot_git)
+    else:
+        dot_git.unlink(missing_ok=True)
+    dot_git.write_bytes(pointer)
+
+
 def add_worktree(repo_dir: Path, path: Path, branch: str, commit: str) -> None:
     """A worktree at ``path`` on ``branch`` at ``commit``, whatever was there before.
 

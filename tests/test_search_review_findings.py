@@ -1,0 +1,62 @@
+"""An outside checker's findings on ``search run`` with real agent CLIs: each test runs
+the real CLI on a small task (a number in ``n.txt``) with a small hostile agent script
+and real git repositories, files and processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from evolving_agent.cli import cli
+
+PY = sys.executable
+
+
+def _task(tmp: Path, agent_body: str) -> tuple[Path, list[str]]:
+    """A task directory, the agent script, and the ``search run`` arguments."""
+    (tmp / "cand").mkdir()
+    (tmp / "cand" / "n.txt").write_text("1\n")
+    (tmp / "task.md").write_text("Make the number in n.txt larger.\n")
+    (tmp / "score.py").write_text(
+        "import pathlib\nprint(float(pathlib.Path('n.txt').read_text().split()[0]))\n"
+    )
+    agent = tmp / "agent.sh"
+    agent.write_text("#!/bin/sh\n" + agent_body)
+    agent.chmod(0o755)
+    args = [
+        "search", "run", "--candidate", str(tmp / "cand"), "--task", str(tmp / "task.md"),
+        "--score", f"{PY} {tmp / 'score.py'}", "--agent", "command", "--agent-cmd", str(agent),
+        "--policy", "single", "--turns", "2", "--turn-timeout", "20", "--quiet",
+    ]  # fmt: skip
+    return agent, args
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def test_an_agent_deleting_its_workspace_git_pointer_never_commits_into_an_outer_repo(
+    tmp_path: Path,
+) -> None:
+    """An agent that deletes everything, ``.git`` included, left the harness's ``git add
+    -A; git commit`` to find the next repository up -- the user's own project, where the
+    run directory usually lives -- and commit the whole project into it; the run then
+    crashed (exit 1).  Now the turn's work is committed where it belongs."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    _git(proj, "init", "-q")
+    (proj / "README").write_text("mine\n")
+    _git(proj, "add", "README")
+    _git(proj, "-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "mine")
+    before = _git(proj, "rev-parse", "HEAD")
+    _, args = _task(proj, "rm -rf ./* ./.git\necho 99 > n.txt\n")
+    result = CliRunner().invoke(cli, [*args, "--out", str(proj / "runs" / "r1")])
+    assert _git(proj, "rev-parse", "HEAD") == before
+    assert result.exit_code == 0, result.output
+    assert "best 99" in result.output or "99" in result.output
