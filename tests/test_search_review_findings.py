@@ -4,7 +4,6 @@ and real git repositories, files and processes."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -60,3 +59,20 @@ def test_an_agent_deleting_its_workspace_git_pointer_never_commits_into_an_outer
     assert _git(proj, "rev-parse", "HEAD") == before
     assert result.exit_code == 0, result.output
     assert "best 99" in result.output or "99" in result.output
+
+
+def test_a_nan_or_negative_reported_cost_does_not_defeat_the_budget(tmp_path: Path) -> None:
+    """``{"cost_usd": NaN}`` (valid to Python's json) made the spend NaN, so no budget
+    check ever failed and the summary said ``$nan``; ``-5`` made the spend negative
+    (``$-30``), buying turns; ``"input_tokens": NaN`` failed an otherwise good turn.
+    Such reports count as "not reported"."""
+    for report in ('{"cost_usd": NaN, "input_tokens": NaN}', '{"cost_usd": -5}'):
+        case = tmp_path / str(len(report))
+        case.mkdir()
+        _, args = _task(case, f"echo $(( $(cat n.txt) + 1 )) > n.txt\necho '{report}'\n")
+        args[args.index("--turns") + 1] = "3"
+        result = CliRunner().invoke(cli, [*args, "--budget-usd", "1", "--out", str(case / "r")])
+        assert result.exit_code == 0, result.output
+        assert "best 4 (seed 1, +3) after 3/3 turns" in result.output
+        assert "$nan" not in result.output and "$-" not in result.output, result.output
+        assert "$0.0000" in result.output
