@@ -76,3 +76,32 @@ def test_a_nan_or_negative_reported_cost_does_not_defeat_the_budget(tmp_path: Pa
         assert "best 4 (seed 1, +3) after 3/3 turns" in result.output
         assert "$nan" not in result.output and "$-" not in result.output, result.output
         assert "$0.0000" in result.output
+
+
+def test_the_judge_runs_no_filter_a_peer_agent_planted_in_the_shared_repository(
+    tmp_path: Path,
+) -> None:
+    """Agents of a team share one round repository and can write its ``.git`` while a
+    peer's candidate is being judged.  ``git archive`` runs smudge filters, so a filter
+    driver in ``.git/config`` plus ``* filter=x`` in ``.git/info/attributes`` ran the
+    agent's program inside the judge's export (outside every turn and its process
+    sweep), and ``* export-ignore`` there emptied a peer's candidate."""
+    from evolving_agent.search.judge import Judge
+    from evolving_agent.search.workspace import init_round_repo
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "n.txt").write_text("7\n")
+    repo = tmp_path / "repo"
+    commit = init_round_repo(repo, src, "seed")
+    pwned = tmp_path / "PWNED"
+    with (repo / ".git" / "config").open("a") as fh:
+        fh.write(f"[filter \"x\"]\n\tsmudge = sh -c 'touch {pwned}; cat'\n")
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "attributes").write_text("* filter=x\n")
+    verdict = Judge(f"{PY} -c \"print(open('n.txt').read())\"", tmp_path, 30).judge(repo, commit)
+    assert not pwned.exists()
+    assert verdict.score == 7.0
+    (repo / ".git" / "info" / "attributes").write_text("* export-ignore\n")
+    verdict = Judge(f"{PY} -c \"print(open('n.txt').read())\"", tmp_path, 30).judge(repo, commit)
+    assert verdict.score == 7.0, verdict.feedback

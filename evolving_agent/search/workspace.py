@@ -87,8 +87,19 @@ def export_commit(repo_dir: Path, commit: str, dest: Path) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     archive = dest.parent / f".{dest.name}.tar"
     # git writes the archive straight to a file: no copy of it in this process's memory.
-    proc = git(repo_dir, "archive", "--format=tar", "-o", str(archive), commit, check=False)
+    # It reads the objects through a git directory of the harness's own (no config,
+    # no info/attributes an agent could plant: git archive runs smudge filters).
+    env = _isolated_git_dir(repo_dir, dest.parent)
     try:
+        if env is not None and not re.fullmatch(r"[0-9a-f]{40,64}", commit):
+            named = git(
+                repo_dir, "rev-parse", "--verify", "-q", f"{commit}^{{commit}}", check=False
+            )
+            commit = named.text if named.ok else commit
+        proc = git(
+            repo_dir, "archive", "--format=tar", "-o", str(archive), commit,
+            check=False, env=env,
+        )  # fmt: skip
         if not proc.ok:
             raise InvalidInput(
                 f"cannot export commit {commit}: {proc.stderr.strip()}", file=repo_dir
@@ -104,6 +115,21 @@ def export_commit(repo_dir: Path, commit: str, dest: Path) -> None:
                 ) from None
     finally:
         archive.unlink(missing_ok=True)
+        if env is not None:
+            shutil.rmtree(env["GIT_DIR"], ignore_errors=True)
+
+
+def _isolated_git_dir(repo_dir: Path, scratch: Path) -> dict[str, str] | None:
+    """Environment pointing git at ``repo_dir``'s objects through a fresh git directory."""
+    common = _common_git_dir(repo_dir)
+    if common is None or not (common / "objects").is_dir():
+        return None
+    git_dir = Path(tempfile.mkdtemp(prefix=".ea-git-", dir=scratch))
+    (git_dir / "objects").mkdir()
+    (git_dir / "refs").mkdir()
+    (git_dir / "HEAD").write_text("ref: refs/heads/main\n")
+    (git_dir / "config").write_text(HARNESS_CONFIG.replace("bare = false", "bare = true"))
+    return {"GIT_DIR": str(git_dir), "GIT_OBJECT_DIRECTORY": str(common / "objects")}
 
 
 def _write_config(git_dir: Path) -> None:
