@@ -4,6 +4,7 @@ and real git repositories, files and processes."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -105,3 +106,18 @@ def test_the_judge_runs_no_filter_a_peer_agent_planted_in_the_shared_repository(
     (repo / ".git" / "info" / "attributes").write_text("* export-ignore\n")
     verdict = Judge(f"{PY} -c \"print(open('n.txt').read())\"", tmp_path, 30).judge(repo, commit)
     assert verdict.score == 7.0, verdict.feedback
+
+
+def test_an_agent_that_deletes_every_file_makes_a_failed_candidate_not_a_crashed_run(
+    tmp_path: Path,
+) -> None:
+    """The export of an empty tree is a tar of zero blocks that ``tarfile`` cannot
+    open: ``rm -rf ./*`` crashed every run ("unexpected ReadError", exit 1)."""
+    _, args = _task(tmp_path, "rm -rf ./*\n")
+    run = tmp_path / "run"
+    result = CliRunner().invoke(cli, [*args, "--out", str(run)])
+    assert result.exit_code == 0, result.output
+    assert "best 1 (seed 1" in result.output
+    rows = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
+    assert [row["score"] for row in rows] == [None, None]
+    assert "No such file or directory: 'n.txt'" in rows[0]["feedback"]

@@ -104,7 +104,14 @@ def export_commit(repo_dir: Path, commit: str, dest: Path) -> None:
             raise InvalidInput(
                 f"cannot export commit {commit}: {proc.stderr.strip()}", file=repo_dir
             )
-        with tarfile.open(archive) as tar:
+        try:
+            tar = tarfile.open(archive)
+        except tarfile.ReadError:
+            # An empty tree: git writes a header and no member, which tarfile refuses.
+            if not git(repo_dir, "ls-tree", commit, env=env).stdout:
+                return
+            raise
+        with tar:
             try:
                 tar.extractall(dest, filter="data")
             except tarfile.FilterError as exc:
