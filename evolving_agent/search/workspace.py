@@ -243,7 +243,7 @@ def add_worktree(repo_dir: Path, path: Path, branch: str, commit: str) -> None:
     # Forget any registration of this path, locked or not (the directory is gone), and
     # any registration a kill left half-written (git cannot even prune those).
     for admin in common.glob("worktrees/*") if common else []:
-        if _half_made(admin) or _registered_path(admin) == path.absolute():
+        if _half_made(admin) or _registered_path(admin) == path.absolute() or _on(admin, branch):
             shutil.rmtree(admin, ignore_errors=True)
     git(repo_dir, "worktree", "prune")
     git(repo_dir, "worktree", "add", "-q", "-f", "-f", "-B", branch, str(path), commit)
@@ -254,6 +254,15 @@ def _registered_path(admin: Path) -> Path | None:
         return Path((admin / "gitdir").read_text().strip()).parent.absolute()
     except OSError:
         return None
+
+
+def _on(admin: Path, branch: str) -> bool:
+    """A registration of ``branch`` (the harness's own, one worktree per branch): in a
+    copied run directory it still names the original's worktree."""
+    try:
+        return (admin / "HEAD").read_text().strip() == f"ref: refs/heads/{branch}"
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def _half_made(admin: Path) -> bool:
