@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from evolving_agent.cli import cli
@@ -150,3 +151,20 @@ def test_a_moved_or_copied_run_directory_resumes_on_its_own_repository(tmp_path:
             )
             == 2
         )  # the repository and its one worktree, both in this run directory
+
+
+def test_a_quoted_relative_scorer_path_with_a_space_means_that_file_inside_the_export(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--score "python3 'my judge/score.py'"`` failed on the seed ("can't open file
+    .../candidate/my judge/score.py"): only unquoted words were made absolute."""
+    _, args = _task(tmp_path, "echo $(( $(cat n.txt) + 1 )) > n.txt\n")
+    (tmp_path / "my judge").mkdir()
+    (tmp_path / "score.py").rename(tmp_path / "my judge" / "score.py")
+    args[args.index("--score") + 1] = f"{PY} 'my judge/score.py'"
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert "best 3 (seed 1, +2)" in result.output
+    seal = json.loads((tmp_path / "run" / "judge" / "seal.json").read_text())
+    assert str(tmp_path / "my judge" / "score.py") in seal["score_cmd"]
