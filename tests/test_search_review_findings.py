@@ -168,3 +168,27 @@ def test_a_quoted_relative_scorer_path_with_a_space_means_that_file_inside_the_e
     assert "best 3 (seed 1, +2)" in result.output
     seal = json.loads((tmp_path / "run" / "judge" / "seal.json").read_text())
     assert str(tmp_path / "my judge" / "score.py") in seal["score_cmd"]
+
+
+def test_an_agent_cannot_point_its_worktree_at_a_repository_of_its_own(tmp_path: Path) -> None:
+    """restore_config puts back the config of the repository the ``.git`` pointer names,
+    but git follows the registration's ``commondir``: an agent that pointed it at a
+    copy of the repository with a filter driver in its config had the harness's ``git
+    add`` run the agent's program, commit into the copy, and crash the run (exit 1)."""
+    pwned = tmp_path / "PWNED"
+    fake = tmp_path / "fake"
+    _, args = _task(
+        tmp_path,
+        "echo $(( $(cat n.txt) + 1 )) > n.txt\n"
+        "admin=$(sed 's/^gitdir: //' .git)\n"
+        f'cp -r "$admin/../.." {fake}\n'
+        f"printf '[core]\\n\\tbare = false\\n[filter \"x\"]\\n\\tclean = touch {pwned} && cat\\n'"
+        f" > {fake}/config\n"
+        f'echo {fake} > "$admin/commondir"\n'
+        "echo '* filter=x' > .gitattributes\n",
+    )
+    args[args.index("--turns") + 1] = "1"
+    result = CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert "best 2 (seed 1, +1)" in result.output
+    assert not pwned.exists()

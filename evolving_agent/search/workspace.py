@@ -202,30 +202,37 @@ def restore_config(path: Path) -> bool:
     return changed
 
 
-def pin_git_pointer(path: Path) -> bytes | None:
-    """The worktree's ``.git`` pointer file as it is now (None: not a worktree)."""
+def pin_git_pointer(path: Path) -> dict[Path, bytes] | None:
+    """The files that say which repository the worktree ``path`` belongs to, as they are
+    now: its ``.git`` pointer and its registration's ``commondir`` (None: not a worktree)."""
     dot_git = path / ".git"
     if dot_git.is_symlink() or not dot_git.is_file():
         return None
-    return dot_git.read_bytes()
+    pointer = dot_git.read_bytes()
+    pinned = {dot_git: pointer}
+    admin = Path(pointer.decode(errors="replace").removeprefix("gitdir:").strip())
+    admin = admin if admin.is_absolute() else path / admin
+    if (admin / "commondir").is_file():
+        pinned[admin / "commondir"] = (admin / "commondir").read_bytes()
+    return pinned
 
 
-def restore_git_pointer(path: Path, pointer: bytes | None) -> None:
-    """Put the worktree's ``.git`` pointer back if an agent deleted or replaced it.
+def restore_git_pointer(path: Path, pinned: dict[Path, bytes] | None) -> None:
+    """Put those files back if an agent deleted or replaced them.
 
-    Without it git would look for the next repository up -- often the user's own
-    project, where the run directory lives -- and commit the turn there.
+    Without the ``.git`` pointer git would look for the next repository up -- often
+    the user's own project, where the run directory lives -- and commit the turn
+    there; a ``commondir`` pointed at a repository of the agent's makes the harness's
+    git read that repository's config (filter drivers) and commit into it.
     """
-    if pointer is None:
-        return
-    dot_git = path / ".git"
-    if not dot_git.is_symlink() and dot_git.is_file() and dot_git.read_bytes() == pointer:
-        return
-    if dot_git.is_dir() and not dot_git.is_symlink():
-        shutil.rmtree(dot_git)
-    else:
-        dot_git.unlink(missing_ok=True)
-    dot_git.write_bytes(pointer)
+    for name, content in (pinned or {}).items():
+        if not name.is_symlink() and name.is_file() and name.read_bytes() == content:
+            continue
+        if name.is_dir() and not name.is_symlink():
+            shutil.rmtree(name)
+        else:
+            name.unlink(missing_ok=True)
+        name.write_bytes(content)
 
 
 def add_worktree(repo_dir: Path, path: Path, branch: str, commit: str) -> None:
