@@ -192,3 +192,18 @@ def test_an_agent_cannot_point_its_worktree_at_a_repository_of_its_own(tmp_path:
     assert result.exit_code == 0, result.output
     assert "best 2 (seed 1, +1)" in result.output
     assert not pwned.exists()
+
+
+def test_lock_files_an_agent_leaves_in_its_worktree_do_not_crash_the_run(tmp_path: Path) -> None:
+    """An agent killed mid-``git commit`` (or a hostile one) leaves ``index.lock``,
+    ``HEAD.lock`` or its branch's ref lock: the harness's ``git add -A`` then failed
+    and the run died with exit 1."""
+    _, args = _task(
+        tmp_path,
+        "echo $(( $(cat n.txt) + 1 )) > n.txt\n"
+        "admin=$(sed 's/^gitdir: //' .git)\n"
+        'touch "$admin/index.lock" "$admin/HEAD.lock" "$admin/../../refs/heads/r01-agent-1.lock"\n',
+    )
+    result = CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert "best 3 (seed 1, +2)" in result.output
