@@ -207,3 +207,18 @@ def test_lock_files_an_agent_leaves_in_its_worktree_do_not_crash_the_run(tmp_pat
     result = CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "run")])
     assert result.exit_code == 0, result.output
     assert "best 3 (seed 1, +2)" in result.output
+
+
+def test_planted_locks_for_the_next_candidate_tags_do_not_crash_the_run(tmp_path: Path) -> None:
+    """Candidate tags have predictable names (``cand/r01-a1-t002``): an agent that
+    touched ``refs/tags/cand/r01-a1-t00N.lock`` in the shared repository made the
+    harness's ``git update-ref`` fail and the run die (exit 1)."""
+    _, args = _task(
+        tmp_path,
+        "echo $(( $(cat n.txt) + 1 )) > n.txt\n"
+        "tags=\"$(sed 's/^gitdir: //' .git)/../../refs/tags/cand\"\n"
+        'mkdir -p "$tags"; for t in 1 2 3; do touch "$tags/r01-a1-t00$t.lock"; done\n',
+    )
+    result = CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert "best 3 (seed 1, +2)" in result.output

@@ -383,6 +383,12 @@ def tag_candidates(repo_dir: Path, tags: dict[str, str]) -> None:
     if not tags:
         return
     restore_config(repo_dir)
+    common = _common_git_dir(repo_dir)
+    # The names are predictable: an agent can plant their locks in the shared repo.
+    for name in tags:
+        lock = (common or repo_dir) / "refs" / "tags" / f"{name}.lock"
+        if lock.is_file() or lock.is_symlink():
+            lock.unlink(missing_ok=True)
     script = "".join(f"update refs/tags/{name} {commit}\n" for name, commit in tags.items())
     git(repo_dir, "update-ref", "--stdin", input=script.encode())
 
