@@ -222,3 +222,28 @@ def test_planted_locks_for_the_next_candidate_tags_do_not_crash_the_run(tmp_path
     result = CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "run")])
     assert result.exit_code == 0, result.output
     assert "best 3 (seed 1, +2)" in result.output
+
+
+def test_turns_that_report_no_cost_do_not_shrink_the_reservation() -> None:
+    """An agent reporting its cost only sometimes: the turns without a cost counted as
+    $0 in the mean a new turn reserves, so three agents were let in at once and a $1
+    budget ended at $1.60 (``--policy parallel --agents 3``, $0.40 every other turn),
+    more than one turn's cost over.  The mean is over the turns that reported one."""
+    from evolving_agent.search.budget import Admission, TurnLedger
+    from evolving_agent.search.reducer import RoundPlan
+    from evolving_agent.search.state import TurnRecord
+
+    first = TurnRecord(
+        seq=1, round=1, agent=1, turn=1, round_turn=1, session="s", new_session=True,
+        base_commit="a", commit="b", score=1.0, empty=False, lines_changed=1,
+        cost_usd=0.4, wall_s=0.1, ts="2026-01-01T00:00:00.000+00:00",
+    )  # fmt: skip
+    second = first.model_copy(update={"seq": 2, "turn": 2, "round_turn": 2, "cost_usd": None})
+    records = [first, second]
+    plan = RoundPlan(1, "a", 0.0, (4, 4, 4), budget_usd=1.0)
+    ledger = TurnLedger()
+    admitted = []
+    while (answer := ledger.admit(plan, records)) is Admission.GO:
+        admitted.append(answer)
+    # spent 0.40 + 0.40 reserved per turn in flight: a second turn fits, a third not.
+    assert (len(admitted), answer) == (2, Admission.WAIT)
