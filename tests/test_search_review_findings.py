@@ -247,3 +247,25 @@ def test_turns_that_report_no_cost_do_not_shrink_the_reservation() -> None:
         admitted.append(answer)
     # spent 0.40 + 0.40 reserved per turn in flight: a second turn fits, a third not.
     assert (len(admitted), answer) == (2, Admission.WAIT)
+
+
+def test_an_agent_replacing_its_worktree_by_a_symlink_cannot_reach_another_repository(
+    tmp_path: Path,
+) -> None:
+    """``cd .. && rm -rf agent-1 && ln -s ~/project agent-1``: the harness followed the
+    link and committed the turn into that project's repository."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    _git(victim, "init", "-q")
+    (victim / "v.txt").write_text("v\n")
+    _git(victim, "add", "v.txt")
+    _git(victim, "-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "mine")
+    before = _git(victim, "rev-parse", "HEAD")
+    _, args = _task(
+        tmp_path, f'me=$(basename "$PWD"); cd .. && rm -rf "$me" && ln -s {victim} "$me"\n'
+    )
+    args[args.index("--turns") + 1] = "1"
+    result = CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert (victim / ".git").is_dir() and _git(victim, "rev-parse", "HEAD") == before
+    assert _git(victim, "status", "--porcelain") == ""

@@ -225,6 +225,12 @@ def restore_git_pointer(path: Path, pinned: dict[Path, bytes] | None) -> None:
     there; a ``commondir`` pointed at a repository of the agent's makes the harness's
     git read that repository's config (filter drivers) and commit into it.
     """
+    if pinned and (path.is_symlink() or not path.is_dir()):
+        # The agent replaced its worktree (by a symlink to another repository, say):
+        # never follow it; an empty worktree is what the agent left.
+        if path.is_symlink() or path.exists():
+            path.unlink()
+        path.mkdir()
     for name, content in (pinned or {}).items():
         if not name.is_symlink() and name.is_file() and name.read_bytes() == content:
             continue
