@@ -306,9 +306,32 @@ def remove_stale_locks(repo_dir: Path) -> list[Path]:
     return removed
 
 
+def remove_own_locks(path: Path) -> None:
+    """Delete the lock files that would stop the harness committing in the worktree
+    ``path`` (its index and HEAD, its branch): ones an agent left or planted.  Only
+    this worktree's, as peers' turns may hold their own at the same moment."""
+    dot_git = path / ".git"
+    if dot_git.is_symlink() or not dot_git.is_file():
+        return
+    admin = Path(dot_git.read_text(errors="replace").removeprefix("gitdir:").strip())
+    admin = admin if admin.is_absolute() else path / admin
+    locks = [admin / "index.lock", admin / "HEAD.lock"]
+    try:
+        ref = (admin / "HEAD").read_text().strip().removeprefix("ref: ")
+    except (OSError, UnicodeDecodeError):
+        ref = ""
+    common = _common_git_dir(path)
+    if common is not None and ref.startswith("refs/heads/") and ".." not in ref:
+        locks.append(common / f"{ref}.lock")
+    for lock in locks:
+        if lock.is_file() or lock.is_symlink():
+            lock.unlink(missing_ok=True)
+
+
 def reset_worktree(path: Path, commit: str) -> None:
     """Throw away anything uncommitted (a turn killed half-way) and go to ``commit``."""
     restore_config(path)
+    remove_own_locks(path)
     git(path, "reset", "-q", "--hard", commit)
     git(path, "clean", "-q", "-fdx")
 
@@ -328,6 +351,7 @@ def commit_turn(path: Path, base: str, message: str) -> TurnCommit:
     the lines changed); an agent that committed by itself costs a ``diff`` more.
     """
     restore_config(path)
+    remove_own_locks(path)
     status = git(path, "status", "--porcelain=v2", "--branch", "--no-renames")
     rows = status.text.splitlines()
     current = next((r.split()[2] for r in rows if r.startswith("# branch.oid ")), "")
