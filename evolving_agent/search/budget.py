@@ -53,10 +53,13 @@ class TurnLedger:
         in_round = [r for r in records if r.round == plan.number]
         checks: list[tuple[float, float, float]] = []  # (spent, mean per turn, budget)
         if plan.budget_usd is not None:
+            # A turn whose agent reported no cost is unknown, not free: the mean is over
+            # the turns that reported one (an agent may report only sometimes).
+            known = [r.cost_usd for r in records if r.cost_usd is not None]
             checks.append(
                 (
                     sum(r.cost_usd or 0.0 for r in in_round),
-                    statistics.fmean(r.cost_usd or 0.0 for r in records),
+                    statistics.fmean(known) if known else 0.0,
                     plan.budget_usd,
                 )
             )

@@ -44,6 +44,8 @@ from evolving_agent.search.workspace import export_commit
 FEEDBACK_CHARS = 2000
 TAMPERED = "judge-tampered"
 _SIMPLE_WORD = re.compile(r"[A-Za-z0-9_./~+,:@%=-]+")
+# One shell word made of quoted and plain path characters, e.g. 'my judge'/score.py
+_QUOTED_WORD = re.compile(r"(?:'[^']*'|\"[^\"$`\\]*\"|[A-Za-z0-9_./~+,:@%=-])+")
 
 
 class JudgeTampered(EvolvingAgentError):
@@ -88,8 +90,8 @@ def _as_file(word: str, base: Path) -> Path | None:
 def seal_command(score_cmd: str, workdir: Path) -> tuple[str, dict[str, str]]:
     """The score command with relative file paths made absolute, and the sealed files.
 
-    Returns ``(command, {absolute path: sha256})``.  Only plain words (no quotes, no
-    shell syntax) are rewritten; quoted paths are sealed but left as written.
+    Returns ``(command, {absolute path: sha256})``.  Only plain or quoted words (no
+    other shell syntax) are rewritten.
     """
     files: dict[str, str] = {}
 
@@ -111,7 +113,11 @@ def seal_command(score_cmd: str, workdir: Path) -> tuple[str, dict[str, str]]:
     def rewrite(match: re.Match[str]) -> str:
         word = match.group(0)
         if not _SIMPLE_WORD.fullmatch(word):
-            return word
+            if not _QUOTED_WORD.fullmatch(word):
+                return word
+            target = shlex.split(word)[0]  # a quoted path: 'my judge/score.py'
+            found = None if os.path.isabs(target) else _as_file(target, workdir)
+            return word if found is None else shlex.quote(str(found))
         prefix, target = "", word
         if "=" in word:
             head, target = word.split("=", 1)
@@ -121,7 +127,7 @@ def seal_command(score_cmd: str, workdir: Path) -> tuple[str, dict[str, str]]:
         found = _as_file(target, workdir)
         return word if found is None else prefix + shlex.quote(str(found))
 
-    return re.sub(r"\S+", rewrite, score_cmd), files
+    return re.sub(r"(?:'[^']*'|\"[^\"$`\\]*\"|[^\s'\"])+", rewrite, score_cmd), files
 
 
 class Seal:

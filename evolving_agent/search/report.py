@@ -42,7 +42,7 @@ from typing import Any
 
 from evolving_agent.errors import InvalidInput, NotFound
 from evolving_agent.search.presets import PRESETS
-from evolving_agent.search.rounds import seed_repo
+from evolving_agent.search.rounds import seed_repo, stored_repo
 from evolving_agent.search.state import RunDir, TurnRecord, check_version, read_records
 from evolving_agent.search.workspace import export_commit
 
@@ -351,7 +351,8 @@ def git_numstat(run_dir: Path) -> NumstatFn:
         if number not in cache:
             path = RunDir(run_dir).round_dir(number) / "round.json"
             try:
-                repo = Path(json.loads(path.read_text(encoding="utf-8"))["repo"])
+                stored = json.loads(path.read_text(encoding="utf-8"))["repo"]
+                repo = stored_repo(RunDir(run_dir), stored)
             except (OSError, ValueError, KeyError, TypeError):
                 repo = None
             cache[number] = repo if repo is not None and repo.is_dir() else None

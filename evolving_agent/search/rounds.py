@@ -129,7 +129,7 @@ def reopen_round(run: RunDir, number: int, records: list[TurnRecord]) -> OpenRou
         budget_usd=data.get("budget_usd"),
         budget_tokens=data.get("budget_tokens"),
     )
-    repo = Path(data["repo"])
+    repo = stored_repo(run, data["repo"])
     remove_stale_locks(repo)
     workspaces = []
     for agent in range(1, len(plan.quotas) + 1):
@@ -143,4 +143,13 @@ def reopen_round(run: RunDir, number: int, records: list[TurnRecord]) -> OpenRou
 
 def round_repo(run: RunDir, number: int) -> Path:
     data = json.loads((run.round_dir(number) / "round.json").read_text())
-    return Path(data["repo"])
+    return stored_repo(run, data["repo"])
+
+
+def stored_repo(run: RunDir, stored: str) -> Path:
+    """A round.json's ``repo`` (an absolute path when written) in the run directory as
+    it is now: a run directory that was moved or copied resumes on its own repository."""
+    parts = Path(stored).parts
+    if len(parts) >= 3 and parts[-3] == "rounds":
+        return run.path.joinpath(*parts[-3:])
+    return Path(stored)

@@ -18,7 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from evolving_agent.search.agents.base import Agent, TurnRequest, TurnResult, is_transient
-from evolving_agent.search.workspace import TurnCommit, commit_turn, reset_worktree
+from evolving_agent.search.workspace import (
+    TurnCommit,
+    commit_turn,
+    pin_git_pointer,
+    reset_worktree,
+    restore_git_pointer,
+)
 
 
 @dataclass(frozen=True)
@@ -70,12 +76,14 @@ def execute_turn(
     request = job.request
     started = time.perf_counter()
     attempts = 0
+    pointer = pin_git_pointer(request.workspace)
     while True:
         attempts += 1
         try:
             result = agent.run_turn(request=request)
         except Exception as exc:  # noqa: BLE001 - a broken backend fails its turn, not the run
             result = TurnResult(error=f"{agent.name} agent raised {type(exc).__name__}: {exc}")
+        restore_git_pointer(request.workspace, pointer)
         delay = retry_delay(job, attempts, result.error)
         if delay is None:
             break

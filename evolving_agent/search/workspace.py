@@ -87,13 +87,31 @@ def export_commit(repo_dir: Path, commit: str, dest: Path) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     archive = dest.parent / f".{dest.name}.tar"
     # git writes the archive straight to a file: no copy of it in this process's memory.
-    proc = git(repo_dir, "archive", "--format=tar", "-o", str(archive), commit, check=False)
+    # It reads the objects through a git directory of the harness's own (no config,
+    # no info/attributes an agent could plant: git archive runs smudge filters).
+    env = _isolated_git_dir(repo_dir, dest.parent)
     try:
+        if env is not None and not re.fullmatch(r"[0-9a-f]{40,64}", commit):
+            named = git(
+                repo_dir, "rev-parse", "--verify", "-q", f"{commit}^{{commit}}", check=False
+            )
+            commit = named.text if named.ok else commit
+        proc = git(
+            repo_dir, "archive", "--format=tar", "-o", str(archive), commit,
+            check=False, env=env,
+        )  # fmt: skip
         if not proc.ok:
             raise InvalidInput(
                 f"cannot export commit {commit}: {proc.stderr.strip()}", file=repo_dir
             )
-        with tarfile.open(archive) as tar:
+        try:
+            tar = tarfile.open(archive)
+        except tarfile.ReadError:
+            # An empty tree: git writes a header and no member, which tarfile refuses.
+            if not git(repo_dir, "ls-tree", commit, env=env).stdout:
+                return
+            raise
+        with tar:
             try:
                 tar.extractall(dest, filter="data")
             except tarfile.FilterError as exc:
@@ -104,6 +122,21 @@ def export_commit(repo_dir: Path, commit: str, dest: Path) -> None:
                 ) from None
     finally:
         archive.unlink(missing_ok=True)
+        if env is not None:
+            shutil.rmtree(env["GIT_DIR"], ignore_errors=True)
+
+
+def _isolated_git_dir(repo_dir: Path, scratch: Path) -> dict[str, str] | None:
+    """Environment pointing git at ``repo_dir``'s objects through a fresh git directory."""
+    common = _common_git_dir(repo_dir)
+    if common is None or not (common / "objects").is_dir():
+        return None
+    git_dir = Path(tempfile.mkdtemp(prefix=".ea-git-", dir=scratch))
+    (git_dir / "objects").mkdir()
+    (git_dir / "refs").mkdir()
+    (git_dir / "HEAD").write_text("ref: refs/heads/main\n")
+    (git_dir / "config").write_text(HARNESS_CONFIG.replace("bare = false", "bare = true"))
+    return {"GIT_DIR": str(git_dir), "GIT_OBJECT_DIRECTORY": str(common / "objects")}
 
 
 def _write_config(git_dir: Path) -> None:
@@ -169,6 +202,45 @@ def restore_config(path: Path) -> bool:
     return changed
 
 
+def pin_git_pointer(path: Path) -> dict[Path, bytes] | None:
+    """The files that say which repository the worktree ``path`` belongs to, as they are
+    now: its ``.git`` pointer and its registration's ``commondir`` (None: not a worktree)."""
+    dot_git = path / ".git"
+    if dot_git.is_symlink() or not dot_git.is_file():
+        return None
+    pointer = dot_git.read_bytes()
+    pinned = {dot_git: pointer}
+    admin = Path(pointer.decode(errors="replace").removeprefix("gitdir:").strip())
+    admin = admin if admin.is_absolute() else path / admin
+    if (admin / "commondir").is_file():
+        pinned[admin / "commondir"] = (admin / "commondir").read_bytes()
+    return pinned
+
+
+def restore_git_pointer(path: Path, pinned: dict[Path, bytes] | None) -> None:
+    """Put those files back if an agent deleted or replaced them.
+
+    Without the ``.git`` pointer git would look for the next repository up -- often
+    the user's own project, where the run directory lives -- and commit the turn
+    there; a ``commondir`` pointed at a repository of the agent's makes the harness's
+    git read that repository's config (filter drivers) and commit into it.
+    """
+    if pinned and (path.is_symlink() or not path.is_dir()):
+        # The agent replaced its worktree (by a symlink to another repository, say):
+        # never follow it; an empty worktree is what the agent left.
+        if path.is_symlink() or path.exists():
+            path.unlink()
+        path.mkdir()
+    for name, content in (pinned or {}).items():
+        if not name.is_symlink() and name.is_file() and name.read_bytes() == content:
+            continue
+        if name.is_dir() and not name.is_symlink():
+            shutil.rmtree(name)
+        else:
+            name.unlink(missing_ok=True)
+        name.write_bytes(content)
+
+
 def add_worktree(repo_dir: Path, path: Path, branch: str, commit: str) -> None:
     """A worktree at ``path`` on ``branch`` at ``commit``, whatever was there before.
 
@@ -184,7 +256,7 @@ def add_worktree(repo_dir: Path, path: Path, branch: str, commit: str) -> None:
     # Forget any registration of this path, locked or not (the directory is gone), and
     # any registration a kill left half-written (git cannot even prune those).
     for admin in common.glob("worktrees/*") if common else []:
-        if _half_made(admin) or _registered_path(admin) == path.absolute():
+        if _half_made(admin) or _registered_path(admin) == path.absolute() or _on(admin, branch):
             shutil.rmtree(admin, ignore_errors=True)
     git(repo_dir, "worktree", "prune")
     git(repo_dir, "worktree", "add", "-q", "-f", "-f", "-B", branch, str(path), commit)
@@ -195,6 +267,15 @@ def _registered_path(admin: Path) -> Path | None:
         return Path((admin / "gitdir").read_text().strip()).parent.absolute()
     except OSError:
         return None
+
+
+def _on(admin: Path, branch: str) -> bool:
+    """A registration of ``branch`` (the harness's own, one worktree per branch): in a
+    copied run directory it still names the original's worktree."""
+    try:
+        return (admin / "HEAD").read_text().strip() == f"ref: refs/heads/{branch}"
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def _half_made(admin: Path) -> bool:
@@ -225,9 +306,32 @@ def remove_stale_locks(repo_dir: Path) -> list[Path]:
     return removed
 
 
+def remove_own_locks(path: Path) -> None:
+    """Delete the lock files that would stop the harness committing in the worktree
+    ``path`` (its index and HEAD, its branch): ones an agent left or planted.  Only
+    this worktree's, as peers' turns may hold their own at the same moment."""
+    dot_git = path / ".git"
+    if dot_git.is_symlink() or not dot_git.is_file():
+        return
+    admin = Path(dot_git.read_text(errors="replace").removeprefix("gitdir:").strip())
+    admin = admin if admin.is_absolute() else path / admin
+    locks = [admin / "index.lock", admin / "HEAD.lock"]
+    try:
+        ref = (admin / "HEAD").read_text().strip().removeprefix("ref: ")
+    except (OSError, UnicodeDecodeError):
+        ref = ""
+    common = _common_git_dir(path)
+    if common is not None and ref.startswith("refs/heads/") and ".." not in ref:
+        locks.append(common / f"{ref}.lock")
+    for lock in locks:
+        if lock.is_file() or lock.is_symlink():
+            lock.unlink(missing_ok=True)
+
+
 def reset_worktree(path: Path, commit: str) -> None:
     """Throw away anything uncommitted (a turn killed half-way) and go to ``commit``."""
     restore_config(path)
+    remove_own_locks(path)
     git(path, "reset", "-q", "--hard", commit)
     git(path, "clean", "-q", "-fdx")
 
@@ -247,6 +351,7 @@ def commit_turn(path: Path, base: str, message: str) -> TurnCommit:
     the lines changed); an agent that committed by itself costs a ``diff`` more.
     """
     restore_config(path)
+    remove_own_locks(path)
     status = git(path, "status", "--porcelain=v2", "--branch", "--no-renames")
     rows = status.text.splitlines()
     current = next((r.split()[2] for r in rows if r.startswith("# branch.oid ")), "")
@@ -308,6 +413,12 @@ def tag_candidates(repo_dir: Path, tags: dict[str, str]) -> None:
     if not tags:
         return
     restore_config(repo_dir)
+    common = _common_git_dir(repo_dir)
+    # The names are predictable: an agent can plant their locks in the shared repo.
+    for name in tags:
+        lock = (common or repo_dir) / "refs" / "tags" / f"{name}.lock"
+        if lock.is_file() or lock.is_symlink():
+            lock.unlink(missing_ok=True)
     script = "".join(f"update refs/tags/{name} {commit}\n" for name, commit in tags.items())
     git(repo_dir, "update-ref", "--stdin", input=script.encode())
 

@@ -10,6 +10,7 @@ agent may see; the prompt carries both.
 from __future__ import annotations
 
 import abc
+import math
 import re
 import shlex
 import shutil
@@ -149,12 +150,17 @@ def failure(done: Completed, what: str, timeout: float) -> str | None:
 
 
 def as_int(value: object) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return int(value)
+    number = as_float(value)
+    return None if number is None else int(number)
 
 
 def as_float(value: object) -> float | None:
+    """A reported count or cost, or None: not a number, negative, NaN or infinite
+    (JSON allows ``NaN``; a negative or NaN cost would defeat the budget)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an int beyond any float
+        return None
+    return number if math.isfinite(number) and number >= 0 else None
