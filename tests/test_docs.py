@@ -334,3 +334,23 @@ def test_python_snippet_in_integrations_runs(tmp_path: Path) -> None:
     (rec,) = list(EvidenceLog(MemoryRoot(root.path)).iter_all())
     assert (rec.kind, rec.actor) == ("friction", "session")
     assert (root.live / "thread.json").exists()
+
+
+def test_architecture_stack_names_every_layer_of_the_import_contract() -> None:
+    # A newcomer read a stack without `launch` (the console script) above cli: the picture
+    # drifted from .importlinter, the contract it claims to show.
+    import configparser
+
+    contract = configparser.ConfigParser()
+    contract.read(DOCS.parent / ".importlinter")
+    layers = contract["importlinter:contract:stack"]["layers"].split()
+    names = {m.rsplit(".", 1)[-1] for m in layers if m.startswith("evolving_agent.")}
+    text = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    (stack,) = [b for lang, b in FENCE.findall(text) if lang == "text" and " cli " in b]
+    drawn = {w for line in stack.splitlines() for w in re.findall(r"^ (\w+)", line)}
+    drawn |= {w for line in stack.splitlines() for w in re.findall(r"│ (\w+)", line)}
+    assert names <= drawn, f"missing from the stack picture: {sorted(names - drawn)}"
+    package = DOCS.parent / "evolving_agent"
+    top = {p.stem for p in package.iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()}
+    top -= {"__init__", "__main__"}
+    assert top <= drawn, f"modules not in the stack picture: {sorted(top - drawn)}"
