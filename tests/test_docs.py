@@ -354,3 +354,16 @@ def test_architecture_stack_names_every_layer_of_the_import_contract() -> None:
     top = {p.stem for p in package.iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()}
     top -= {"__init__", "__main__"}
     assert top <= drawn, f"modules not in the stack picture: {sorted(top - drawn)}"
+
+
+def test_boot_json_keys_are_the_documented_ones(tmp_path: Path) -> None:
+    # A newcomer saw a `stale` key in `boot --format json` that integrations.md never named.
+    text = (DOCS / "integrations.md").read_text(encoding="utf-8")
+    (comment,) = re.findall(r"boot --format json +# ([^\n]*?) —", text)
+    documented = {k.strip() for k in comment.split(",")}
+    (sentence,) = re.findall(r"The JSON\s+also holds (.*?)\.\n", text, re.S)
+    documented |= set(re.findall(r"`(\w+)` ?(?:\(|,| and)", sentence + ","))
+    root = init_root(tmp_path / "memory")
+    result = CliRunner().invoke(cli, ["--root", str(root.path), "boot", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert set(json.loads(result.output)) == documented
