@@ -117,6 +117,7 @@ def _usage_error(exc: click.UsageError) -> NoReturn:
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--root",
+    metavar="DIRECTORY",
     type=click.Path(path_type=str),  # a file is the core's one-line error (exit 4)
     default=None,
     help=ROOT_HELP + " Also accepted after any subcommand.",

@@ -38,6 +38,7 @@ def add_root_option(command: click.Command) -> None:
         command.params.append(
             click.Option(
                 ["--root"],
+                metavar="DIRECTORY",
                 type=click.Path(path_type=str),  # a file is the core's one-line error (exit 4)
                 default=None,
                 expose_value=False,
