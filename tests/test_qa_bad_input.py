@@ -119,6 +119,17 @@ def test_root_flag_naming_a_file_is_the_same_error_as_the_variable(tmp_path: Pat
     )
 
 
+def test_a_group_alone_prints_its_help_on_stderr_with_exit_2() -> None:
+    # What troubleshooting.md says after "One line": a newcomer typing `evolving-agent live`
+    # got the group's help and exit 2, which the page did not mention.
+    proc = run_proc("live")
+    assert proc.returncode == 2
+    assert proc.stdout == b""
+    err = proc.stderr.decode()
+    assert err.startswith("Usage: evolving-agent live [OPTIONS] COMMAND [ARGS]...")
+    assert "  set " in err and "  clear " in err
+
+
 def test_write_refuses_a_malformed_identity_and_commits_nothing(tmp_path: Path) -> None:
     root = _root(tmp_path)
     before = (root / "canon" / "identity.yaml").read_text()
