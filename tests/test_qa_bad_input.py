@@ -130,6 +130,21 @@ def test_a_group_alone_prints_its_help_on_stderr_with_exit_2() -> None:
     assert "  set " in err and "  clear " in err
 
 
+def test_a_missing_editor_is_one_error_line_not_clicks_capitalised_error(tmp_path: Path) -> None:
+    # A newcomer's `canon edit` with a wrong $EDITOR printed click's "Error: …", not the
+    # "error: …" line every other failure prints.
+    root = _root(tmp_path)
+    before = (root / "canon" / "identity.yaml").read_bytes()
+    proc = run_proc(
+        "--root", str(root), "canon", "edit", env={"EDITOR": str(tmp_path / "no-editor")}
+    )  # fmt: skip
+    assert proc.returncode == 1
+    err = proc.stderr.decode()
+    assert err.startswith(f"error: {tmp_path / 'no-editor'}: Editing failed")
+    assert err.count("\n") == 1
+    assert (root / "canon" / "identity.yaml").read_bytes() == before
+
+
 def test_write_refuses_a_malformed_identity_and_commits_nothing(tmp_path: Path) -> None:
     root = _root(tmp_path)
     before = (root / "canon" / "identity.yaml").read_text()

@@ -81,7 +81,12 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except click.UsageError as exc:
             _usage_error(exc)
-        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+        except click.exceptions.ClickException as exc:
+            # e.g. $EDITOR missing: click's own "Error: …" would break the one-line
+            # "error: …" promise of troubleshooting.md.
+            click.echo(f"error: {' '.join(exc.format_message().split())}", err=True)
+            ctx.exit(exc.exit_code)
+        except (click.exceptions.Exit, click.exceptions.Abort):
             raise
         except BrokenPipeError:
             # `evolving-agent ... | head` closed stdout early: click exits 1 quietly.
