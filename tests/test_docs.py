@@ -376,3 +376,33 @@ def test_readme_lists_every_benchmark() -> None:
     listed = set(re.findall(r"benchmarks/(bench_\w+\.py)", readme))
     present = {p.name for p in (DOCS.parent / "benchmarks").glob("bench_*.py")}
     assert present == listed
+
+
+CODE_PATH = re.compile(
+    r"`((?:evolving_agent/|benchmarks/|tests/|docs/)?"
+    r"(?:cli|memory|jobs|review|reflectors|search|integrations|executors|agents|[a-z_]+\.py)"
+    r"[a-z_/]*?(?:\.py)?)`"
+)
+
+
+def test_every_module_path_the_docs_name_exists() -> None:
+    # Modules were renamed this session (jobs/runner.py -> jobs/dispatch.py, jobs/runs.py ->
+    # jobs/markers.py, memory/reviews.py -> memory/approvals.py); a page naming the old
+    # file sends a newcomer to nothing.
+    package = DOCS.parent / "evolving_agent"
+    bases = [DOCS.parent, package, package / "search"]
+    missing = []
+    for page in [*sorted(DOCS.glob("*.md")), DOCS.parent / "README.md"]:
+        for path in CODE_PATH.findall(page.read_text(encoding="utf-8")):
+            if not path.endswith(".py") or "/" not in path:
+                continue
+            if not any((base / path).exists() for base in bases):
+                missing.append(f"{page.name}: {path}")
+    assert missing == []
+
+
+def test_the_module_path_check_sees_a_stale_name() -> None:
+    assert CODE_PATH.findall("see `jobs/runner.py` and `evolving_agent/memory/reviews.py`") == [
+        "jobs/runner.py",
+        "evolving_agent/memory/reviews.py",
+    ]
