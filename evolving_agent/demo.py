@@ -52,7 +52,10 @@ def _prepare(directory: Path | None) -> Path:
         return Path(tempfile.mkdtemp(prefix="evolving-agent-demo-"))
     directory = directory.absolute()
     if directory.exists() and any(directory.iterdir()):
-        raise InvalidInput(f"{directory} is not empty; pass --dir with a new or empty directory")
+        raise InvalidInput(
+            f"{directory} is not empty; choose a new or empty directory "
+            "(or remove it to run the demo again)"
+        )
     directory.mkdir(parents=True, exist_ok=True)
     return directory
 

@@ -260,3 +260,24 @@ def test_rebuild_register_repairs_the_cache(root: MemoryRoot) -> None:
     rebuild_register(root)
     assert check_register(root) == []
     assert [h.id for h in list_hypotheses(root)] == [a.id]
+
+
+def test_show_dates_a_human_step_on_the_day_it_was_taken(root: MemoryRoot) -> None:
+    # A newcomer retired a hypothesis on 2026-11-30 and `hypothesis show` dated the step
+    # 2026-10-16, the last day of evidence on it.
+    from evolving_agent.memory.hypotheses import retire_hypothesis, show_hypothesis
+
+    a = add_hypothesis(root, "answers should be short", ts=at(D0, 8))
+    session = Writer(root, "session")
+    for i in range(2):
+        day = D0 + timedelta(days=i)
+        session.append("friction", "cut it short", supports=a.id, ts=at(day, 10))
+        run_nightly(root, day, now=at(day + timedelta(days=1), 3))
+    later = D0 + timedelta(days=20)
+    retire_hypothesis(root, a.id, "the user changed how they work", ts=at(later, 9))
+    steps = [(s.day, s.previous, s.state) for s in show_hypothesis(root, a.id).history]
+    assert steps == [
+        (D0, None, "emerging"),
+        (D0 + timedelta(days=1), "emerging", "live"),
+        (later, "live", "retired"),
+    ]

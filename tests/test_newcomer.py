@@ -234,6 +234,20 @@ def test_demo_takes_dir_or_keep_not_both(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+def test_demo_keep_twice_names_the_directory_not_an_option_never_given(tmp_path: Path) -> None:
+    # A newcomer re-running the tour's `demo --keep demo` was told to "pass --dir".
+    kept = tmp_path / "demo"
+    kept.mkdir()
+    (kept / "memory").mkdir()
+    result = run_cli("demo", "--keep", str(kept))
+    assert result.exit_code == 4
+    assert result.output == (
+        f"error: {kept} is not empty; choose a new or empty directory "
+        "(or remove it to run the demo again)\n"
+    )
+    assert [p.name for p in kept.iterdir()] == ["memory"]
+
+
 def test_review_list_pending_ids_is_what_a_script_needs(tmp_path: Path) -> None:
     from tests.test_review_support import add, queue, set_identity
 

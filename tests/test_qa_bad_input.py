@@ -100,6 +100,51 @@ def test_a_root_that_is_a_file_is_not_offered_to_init(tmp_path: Path) -> None:
     )
 
 
+def test_root_flag_naming_a_file_is_the_same_error_as_the_variable(tmp_path: Path) -> None:
+    # A newcomer's `--root FILE` got click's "Invalid value for '--root'" and exit 2, while
+    # $EVOLVING_AGENT_ROOT=FILE got the core's line and exit 4 (what troubleshooting shows).
+    afile = tmp_path / "afile"
+    afile.write_text("x\n")
+    expected = (
+        f"error: no memory root at {afile}: it is a file, not a directory "
+        "(pass --root or set $EVOLVING_AGENT_ROOT to a directory)\n"
+    )
+    for args in (("--root", str(afile), "live", "show"), ("live", "show", "--root", str(afile))):
+        proc = run_proc(*args)
+        assert (proc.returncode, proc.stderr.decode()) == (4, expected), args
+    proc = run_proc("init", "--root", str(afile))
+    assert (proc.returncode, proc.stderr.decode()) == (
+        4,
+        f"error: {afile} is a file, not a directory\n",
+    )
+
+
+def test_a_group_alone_prints_its_help_on_stderr_with_exit_2() -> None:
+    # What troubleshooting.md says after "One line": a newcomer typing `evolving-agent live`
+    # got the group's help and exit 2, which the page did not mention.
+    proc = run_proc("live")
+    assert proc.returncode == 2
+    assert proc.stdout == b""
+    err = proc.stderr.decode()
+    assert err.startswith("Usage: evolving-agent live [OPTIONS] COMMAND [ARGS]...")
+    assert "  set " in err and "  clear " in err
+
+
+def test_a_missing_editor_is_one_error_line_not_clicks_capitalised_error(tmp_path: Path) -> None:
+    # A newcomer's `canon edit` with a wrong $EDITOR printed click's "Error: …", not the
+    # "error: …" line every other failure prints.
+    root = _root(tmp_path)
+    before = (root / "canon" / "identity.yaml").read_bytes()
+    proc = run_proc(
+        "--root", str(root), "canon", "edit", env={"EDITOR": str(tmp_path / "no-editor")}
+    )  # fmt: skip
+    assert proc.returncode == 1
+    err = proc.stderr.decode()
+    assert err.startswith(f"error: {tmp_path / 'no-editor'}: Editing failed")
+    assert err.count("\n") == 1
+    assert (root / "canon" / "identity.yaml").read_bytes() == before
+
+
 def test_write_refuses_a_malformed_identity_and_commits_nothing(tmp_path: Path) -> None:
     root = _root(tmp_path)
     before = (root / "canon" / "identity.yaml").read_text()

@@ -81,7 +81,12 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except click.UsageError as exc:
             _usage_error(exc)
-        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+        except click.exceptions.ClickException as exc:
+            # e.g. $EDITOR missing: click's own "Error: …" would break the one-line
+            # "error: …" promise of troubleshooting.md.
+            click.echo(f"error: {' '.join(exc.format_message().split())}", err=True)
+            ctx.exit(exc.exit_code)
+        except (click.exceptions.Exit, click.exceptions.Abort):
             raise
         except BrokenPipeError:
             # `evolving-agent ... | head` closed stdout early: click exits 1 quietly.
@@ -117,7 +122,8 @@ def _usage_error(exc: click.UsageError) -> NoReturn:
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--root",
-    type=click.Path(file_okay=False, path_type=str),
+    metavar="DIRECTORY",
+    type=click.Path(path_type=str),  # a file is the core's one-line error (exit 4)
     default=None,
     help=ROOT_HELP + " Also accepted after any subcommand.",
 )

@@ -38,7 +38,8 @@ def add_root_option(command: click.Command) -> None:
         command.params.append(
             click.Option(
                 ["--root"],
-                type=click.Path(file_okay=False, path_type=str),
+                metavar="DIRECTORY",
+                type=click.Path(path_type=str),  # a file is the core's one-line error (exit 4)
                 default=None,
                 expose_value=False,
                 callback=_remember_root,

@@ -510,6 +510,17 @@ def list_hypotheses(root: MemoryRoot, *, from_evidence: bool = False) -> list[Hy
     return list(read_register(ScopedReader(root, "session")).values())
 
 
+def _change_day(rec: EvidenceRecord, snap: Hypothesis) -> date:
+    """The day a step happened: a human's edit, retirement or split names its own day
+    (``data.date``); a job's step is dated by the evidence it reflected."""
+    if rec.actor == "human" and isinstance(rec.data.get("date"), str):
+        try:
+            return date.fromisoformat(rec.data["date"])
+        except ValueError:
+            pass
+    return snap.updated
+
+
 def show_hypothesis(root: MemoryRoot, hid: str) -> HypothesisDetail:
     """One hypothesis with its history of state changes, from Evidence."""
     require_root(root)
@@ -524,7 +535,7 @@ def show_hypothesis(root: MemoryRoot, hid: str) -> HypothesisDetail:
             history.append(
                 StateChange(
                     evidence_id=rec.id,
-                    day=snap.updated,
+                    day=_change_day(rec, snap),
                     state=snap.state,
                     previous=previous,
                     reason=str(rec.data.get("reason", "added")),
