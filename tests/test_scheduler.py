@@ -105,6 +105,34 @@ def test_a_failing_job_is_recorded_not_fatal(root: MemoryRoot) -> None:
     assert state is not None and state.last_error == {"nightly": "nightly exploded"}
 
 
+def test_a_stop_during_the_catch_up_is_kept_even_if_a_job_swallows_it(tmp_path: Path) -> None:
+    """Ctrl-C while a catch-up job runs: the job's code may swallow the KeyboardInterrupt,
+    but the stop it asked for ends the catch-up before the next job and never starts the
+    cron triggers (under load the interrupt used to be lost and the scheduler ran on)."""
+    roots = [init_root(tmp_path / "a"), init_root(tmp_path / "b")]
+    for r in roots:
+        utc_schedule(r)
+    with freeze_time("2026-11-20 12:00:00"):
+        JobScheduler(roots).catch_up()
+    ran: list[str] = []
+    sched: JobScheduler
+
+    def swallowing(root: MemoryRoot, job: str) -> None:
+        ran.append(f"{root.path.name}:{job}")
+        try:
+            sched.request_stop()  # what the CLI's SIGINT handler does first
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            pass  # a job that cleans up and forgets to re-raise
+
+    with freeze_time("2026-11-25 12:00:00"):
+        sched = JobScheduler(roots, runner=swallowing)
+        with pytest.raises(KeyboardInterrupt):
+            sched.start(blocking=False)
+    assert ran == ["a:nightly"]  # nothing after the stop
+    assert JobScheduler(roots).acquire() is None  # the locks were released
+
+
 def test_apscheduler_jobs_are_coalesced_cron_triggers(root: MemoryRoot) -> None:
     utc_schedule(root)
     sched = JobScheduler([root])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable
 from typing import Any
 
@@ -48,10 +49,22 @@ def schedule_run(ctx: click.Context, roots: str | None) -> None:
         nxt = f"{r.next_run:%a %Y-%m-%d %H:%M %Z}" if r.next_run else "never"
         click.echo(f"{r.root}: {r.job} next at {nxt}")
     click.echo("scheduler running (Ctrl-C to stop)")
+
+    def on_ctrl_c(_signum: int, _frame: object) -> None:
+        sched.request_stop()  # kept even if a job's code swallows the interrupt
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGINT, on_ctrl_c)
+    except ValueError:  # not the main thread (an embedding program): keep its handler
+        previous = None
     try:
         sched.start(blocking=True)
     except KeyboardInterrupt:
         click.echo("scheduler stopped")
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 @schedule_group.command("show")

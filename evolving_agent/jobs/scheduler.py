@@ -15,6 +15,7 @@ A file lock per root keeps two schedulers from serving the same root.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -129,16 +130,23 @@ class JobScheduler:
     log: Log = lambda _msg: None  # noqa: E731 - a silent default
     clock: Callable[[], datetime] = local_now
     _locks: list[FileLock] = field(default_factory=list)
+    # Set by request_stop() (the CLI's Ctrl-C handler): a stop asked for while a catch-up
+    # job runs is honoured before the next job, even if that job's code swallowed the
+    # KeyboardInterrupt, instead of being lost.
+    _stop: threading.Event = field(default_factory=threading.Event)
 
     def __post_init__(self) -> None:
         self.roots = validate_roots(self.roots)
+
+    def request_stop(self) -> None:
+        self._stop.set()
 
     # -- catch-up and firing --------------------------------------------------------------
 
     def catch_up(self) -> list[tuple[MemoryRoot, str]]:
         """Run each job that missed at least one fire time, once.  Returns what ran."""
         now = self.clock()
-        ran = []
+        ran: list[tuple[MemoryRoot, str]] = []
         for root in self.roots:
             state = load_state(root)
             if state is None:
@@ -146,6 +154,8 @@ class JobScheduler:
                 save_state(root, SchedulerState(since=now))
                 continue
             for job in missed(root, state, now):
+                if self._stop.is_set():
+                    return ran
                 self.fire(root, job)
                 ran.append((root, job))
         return ran
@@ -225,12 +235,16 @@ class JobScheduler:
         self.acquire()
         try:
             self.catch_up()
+            if self._stop.is_set():
+                raise KeyboardInterrupt  # stopped during the catch-up
             scheduler = BlockingScheduler() if blocking else BackgroundScheduler()
             self.add_jobs(scheduler)
             scheduler.start()
-        finally:
-            if blocking:
-                self.release()
+        except BaseException:
+            self.release()
+            raise
+        if blocking:
+            self.release()
         return scheduler
 
     # -- inspection -------------------------------------------------------------------------------
