@@ -30,7 +30,6 @@ import statistics
 import tempfile
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -40,14 +39,14 @@ from typing import Any
 from evolving_agent.errors import InvalidInput, NotFound, UsageError
 from evolving_agent.gitcmd import git
 from evolving_agent.search.agents import agent_for
-from evolving_agent.search.agents.base import Agent, TurnRequest
+from evolving_agent.search.agents.base import Agent
 from evolving_agent.search.config import SearchConfig
 from evolving_agent.search.judge import TAMPERED, Judge, JudgeTampered, Seal, seal_command
-from evolving_agent.search.prompt import build_prompt
 from evolving_agent.search.reducer import Decision, RoundPlan, SearchState, better, decide
 from evolving_agent.search.rounds import round_repo
 from evolving_agent.search.runner import _judge
 from evolving_agent.search.state import RunDir, TurnRecord, now_iso, write_json_atomic
+from evolving_agent.search.turn import turn_request
 from evolving_agent.search.workspace import (
     add_worktree,
     commit_turn,
@@ -364,29 +363,20 @@ class _Side:
                 last = mine[-1] if mine else self.last.get(agent)
                 turn = self.first_turn.get(agent, 0) + len(mine) + 1
             base = mine[-1].commit if mine else self.plan.start_commit
-            session = decision.session_id or str(uuid.uuid4())
-            clock = time.perf_counter()
-            result = self.agent.run_turn(
-                request=TurnRequest(
-                    workspace=workspace,
-                    prompt=build_prompt(
-                        task=self.task,
-                        decision=decision,
-                        minimize=self.config.minimize,
-                        last=last,
-                    ),
-                    session_id=session,
-                    new_session=decision.new_session,
-                    round=self.plan.number,
-                    agent=agent,
-                    turn=turn,
-                    timeout=self.config.turn_timeout,
-                    visible=decision.visible,
-                    state_dir=self.out.path / "agent-state",
-                    seed=self.config.seed,
-                    minimize=self.config.minimize,
-                )
+            request = turn_request(
+                self.config,
+                task=self.task,
+                decision=decision,
+                last=last,
+                workspace=workspace,
+                round=self.plan.number,
+                agent=agent,
+                turn=turn,
+                state_dir=self.out.path / "agent-state",
             )
+            session = request.session_id
+            clock = time.perf_counter()
+            result = self.agent.run_turn(request=request)
             agent_s = time.perf_counter() - clock
             change = commit_turn(workspace, base, f"plateau test {self.name} agent {agent}")
             if change.empty:  # nothing changed: the candidate keeps its score

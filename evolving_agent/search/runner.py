@@ -17,7 +17,6 @@ import shutil
 import tempfile
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from typing import Any
 from evolving_agent.errors import InvalidInput, UsageError
 from evolving_agent.process import kill_with_env
 from evolving_agent.search.agents import agent_for, check_agent
-from evolving_agent.search.agents.base import Agent, TurnRequest
+from evolving_agent.search.agents.base import Agent
 from evolving_agent.search.budget import Admission, TurnLedger
 from evolving_agent.search.config import (
     SearchConfig,
@@ -45,7 +44,6 @@ from evolving_agent.search.judge import (
     Verdict,
     seal_command,
 )
-from evolving_agent.search.prompt import build_prompt
 from evolving_agent.search.reducer import (
     Decision,
     SearchState,
@@ -73,7 +71,7 @@ from evolving_agent.search.state import (
 from evolving_agent.search.stats import noise_floor
 
 # The turn itself (re-exported: callers and tests import it from the runner).
-from evolving_agent.search.turn import TurnJob, TurnOutcome, execute_turn
+from evolving_agent.search.turn import TurnJob, TurnOutcome, execute_turn, turn_request
 from evolving_agent.search.workspace import (
     copy_candidate,
     export_commit,
@@ -509,25 +507,16 @@ class _Runner:
         # nothing else moves it within a round, and reopening a round resets it there.
         last = self._last_record(agent, rnd.plan.number)
         base = last.commit if last is not None else rnd.plan.start_commit
-        session = decision.session_id or str(uuid.uuid4())
-        request = TurnRequest(
+        request = turn_request(
+            self.config,
+            task=self.task,
+            decision=decision,
+            last=last,
             workspace=workspace,
-            prompt=build_prompt(
-                task=self.task,
-                decision=decision,
-                minimize=self.config.minimize,
-                last=last,
-            ),
-            session_id=session,
-            new_session=decision.new_session,
             round=rnd.plan.number,
             agent=agent,
             turn=turn,
-            timeout=self.config.turn_timeout,
-            visible=decision.visible,
             state_dir=self.run_dir.agent_state,
-            seed=self.config.seed,
-            minimize=self.config.minimize,
             env={RUN_ID_VAR: self.run_id},
         )
         job = TurnJob(

@@ -16,8 +16,13 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from evolving_agent.search.agents.base import Agent, TurnRequest, TurnResult, is_transient
+from evolving_agent.search.config import SearchConfig
+from evolving_agent.search.prompt import build_prompt
+from evolving_agent.search.reducer import Decision
+from evolving_agent.search.state import TurnRecord
 from evolving_agent.search.workspace import (
     TurnCommit,
     commit_turn,
@@ -47,6 +52,39 @@ class TurnOutcome:
     attempts: int
     laps: dict[str, float] = field(default_factory=dict)  # agent, commit (seconds)
     node: str | None = None  # the Ray node the turn ran on; None: on the driver
+
+
+def turn_request(
+    config: SearchConfig,
+    *,
+    task: str,
+    decision: Decision,
+    last: TurnRecord | None,
+    workspace: Path,
+    round: int,
+    agent: int,
+    turn: int,
+    state_dir: Path,
+    env: dict[str, str] | None = None,
+) -> TurnRequest:
+    """What an agent is asked on one turn: the prompt the reducer's decision calls for,
+    the session to start or continue, and the run's limits.  (The runner and plateau-test
+    ask the same way.)"""
+    return TurnRequest(
+        workspace=workspace,
+        prompt=build_prompt(task=task, decision=decision, minimize=config.minimize, last=last),
+        session_id=decision.session_id or str(uuid.uuid4()),
+        new_session=decision.new_session,
+        round=round,
+        agent=agent,
+        turn=turn,
+        timeout=config.turn_timeout,
+        visible=decision.visible,
+        state_dir=state_dir,
+        seed=config.seed,
+        minimize=config.minimize,
+        env=env or {},
+    )
 
 
 def retry_delay(job: TurnJob, attempts: int, error: str | None) -> float | None:
