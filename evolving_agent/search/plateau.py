@@ -189,7 +189,9 @@ def plateau_test(
         start_scores=verdict.scores,
         noise_floor=seed.noise_floor,
     )
-    task = config.task.read_text(encoding="utf-8")
+    # The task as sealed when the run began (the file itself may have changed since).
+    sealed = run.task_copy
+    task = (sealed if sealed.is_file() else config.task).read_text(encoding="utf-8")
     shares = [turns // agents + (1 if i < turns % agents else 0) for i in range(agents)]
     last_turn = {a: max((r.turn for r in records if r.agent == a), default=0) for a in sessions}
     last_record = {
