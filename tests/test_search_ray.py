@@ -47,7 +47,7 @@ class RayCluster:
     nodes: tuple[str, ...]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayCluster]:
     import ray
     from ray.cluster_utils import Cluster
