@@ -153,6 +153,10 @@ def validate_config(config: SearchConfig) -> None:
 
 def agent_turn_shares(config: SearchConfig) -> list[int]:
     """Each agent's share of the total turn budget (earlier agents get the remainder)."""
-    n = config.effective_agents
-    base, extra = divmod(config.turns, n)
+    return split_evenly(config.turns, config.effective_agents)
+
+
+def split_evenly(total: int, n: int) -> list[int]:
+    """``total`` turns over ``n`` agents, as evenly as possible; earlier ones get the rest."""
+    base, extra = divmod(total, n)
     return [base + (1 if i < extra else 0) for i in range(n)]

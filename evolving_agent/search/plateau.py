@@ -40,7 +40,7 @@ from evolving_agent.errors import InvalidInput, NotFound, UsageError
 from evolving_agent.gitcmd import git
 from evolving_agent.search.agents import agent_for
 from evolving_agent.search.agents.base import Agent
-from evolving_agent.search.config import SearchConfig
+from evolving_agent.search.config import SearchConfig, split_evenly
 from evolving_agent.search.judge import TAMPERED, Judge, JudgeTampered, Seal, seal_command
 from evolving_agent.search.reducer import Decision, RoundPlan, SearchState, better, decide
 from evolving_agent.search.rounds import round_repo
@@ -192,7 +192,7 @@ def plateau_test(
     # The task as sealed when the run began (the file itself may have changed since).
     sealed = run.task_copy
     task = (sealed if sealed.is_file() else config.task).read_text(encoding="utf-8")
-    shares = [turns // agents + (1 if i < turns % agents else 0) for i in range(agents)]
+    shares = split_evenly(turns, agents)
     last_turn = {a: max((r.turn for r in records if r.agent == a), default=0) for a in sessions}
     last_record = {
         a: max((r for r in records if r.agent == a and r.round == last_round), key=lambda r: r.seq)

@@ -37,7 +37,7 @@ from typing import Any
 
 import pydantic
 
-from evolving_agent.errors import InvalidInput, NotFound
+from evolving_agent.errors import InvalidInput, NotFound, first_error
 from evolving_agent.fsio import write_atomic
 from evolving_agent.search.config import SearchConfig
 
@@ -196,10 +196,8 @@ def read_records(path: Path, *, repair: bool = False, reader: str = "tool") -> l
         except pydantic.ValidationError as exc:
             if is_last:
                 break
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "(record)"
             raise InvalidInput(
-                f"bad record: {where}: {first['msg']}", file=path, line=number
+                f"bad record: {first_error(exc, whole='(record)')}", file=path, line=number
             ) from None
         if is_last:  # valid JSON but no newline: also torn
             break
