@@ -19,7 +19,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import _reflector_fakes as fakes
 import pytest
 from click.testing import CliRunner
 from freezegun import freeze_time
@@ -31,6 +30,7 @@ from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors.openai import key_for, origin
+from tests import _reflector_fakes as fakes
 from tests.helpers import run_cli, run_proc
 
 DAY = "2026-11-02"

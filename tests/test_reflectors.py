@@ -12,7 +12,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import _reflector_fakes as fakes
 import pytest
 from click.testing import CliRunner
 from pydantic import ValidationError
@@ -31,6 +30,7 @@ from evolving_agent.memory.today import Carry
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors import Reflector, get_reflector
 from evolving_agent.reflectors.base import NightlyContext, NightlyReflection, WeeklyContext
+from tests import _reflector_fakes as fakes
 
 D0 = date(2026, 11, 2)
 FAKE = str(Path(fakes.__file__).resolve())

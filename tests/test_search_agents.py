@@ -13,8 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _search_fakes import calls, fake_env
-from test_search_helpers import (
+
+from evolving_agent.errors import InvalidInput, NotFound, UsageError
+from evolving_agent.search.agents import AGENT_NAMES, make_agent
+from evolving_agent.search.agents.base import TurnRequest
+from evolving_agent.search.runner import run_search
+from evolving_agent.search.workspace import init_round_repo
+from tests._search_fakes import calls, fake_env
+from tests.test_search_helpers import (
     INCREMENT,
     TSP,
     config,
@@ -24,12 +30,6 @@ from test_search_helpers import (
     write_agent,
     write_scorer,
 )
-
-from evolving_agent.errors import InvalidInput, NotFound, UsageError
-from evolving_agent.search.agents import AGENT_NAMES, make_agent
-from evolving_agent.search.agents.base import TurnRequest
-from evolving_agent.search.runner import run_search
-from evolving_agent.search.workspace import init_round_repo
 
 
 @pytest.fixture()

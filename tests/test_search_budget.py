@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_search_helpers import (
+from evolving_agent.search.budget import Admission, TurnLedger
+from evolving_agent.search.reducer import RoundPlan
+from evolving_agent.search.runner import run_search
+from evolving_agent.search.state import TurnRecord
+from tests.test_search_helpers import (
     config,
     make_candidate,
     make_task,
@@ -12,11 +16,6 @@ from test_search_helpers import (
     write_agent,
     write_scorer,
 )
-
-from evolving_agent.search.budget import Admission, TurnLedger
-from evolving_agent.search.reducer import RoundPlan
-from evolving_agent.search.runner import run_search
-from evolving_agent.search.state import TurnRecord
 
 
 def _record(seq: int, cost: float, round: int = 1, tokens: int = 0) -> TurnRecord:

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_search_helpers import (
+
+from evolving_agent.cli import cli
+from tests.test_search_helpers import (
     PY,
     REPO,
     TSP,
@@ -22,8 +24,6 @@ from test_search_helpers import (
     write_agent,
     write_scorer,
 )
-
-from evolving_agent.cli import cli
 
 
 def _wait_for_records(log: Path, count: int, proc: subprocess.Popen[bytes]) -> None:

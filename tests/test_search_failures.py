@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_search_helpers import (
+
+from evolving_agent.cli import cli
+from evolving_agent.search.agents import make_agent
+from evolving_agent.search.agents.base import TurnRequest, is_transient
+from evolving_agent.search.runner import TurnJob, execute_turn, run_search
+from evolving_agent.search.workspace import init_round_repo
+from tests.test_search_helpers import (
     PY,
     TSP,
     config,
@@ -19,12 +25,6 @@ from test_search_helpers import (
     write_agent,
     write_scorer,
 )
-
-from evolving_agent.cli import cli
-from evolving_agent.search.agents import make_agent
-from evolving_agent.search.agents.base import TurnRequest, is_transient
-from evolving_agent.search.runner import TurnJob, execute_turn, run_search
-from evolving_agent.search.workspace import init_round_repo
 
 
 def _run_args(tmp: Path, *extra: str) -> list[str]:

@@ -13,7 +13,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_search_helpers import (
+
+from evolving_agent import gitcmd
+from evolving_agent.cli import cli
+from evolving_agent.search import workspace
+from evolving_agent.search.judge import Judge, JudgeTampered, seal_command
+from evolving_agent.search.runner import resume_search, run_search
+from evolving_agent.search.workspace import commit_turn, init_round_repo
+from tests.test_search_helpers import (
     PY,
     config,
     make_candidate,
@@ -22,13 +29,6 @@ from test_search_helpers import (
     write_agent,
     write_scorer,
 )
-
-from evolving_agent import gitcmd
-from evolving_agent.cli import cli
-from evolving_agent.search import workspace
-from evolving_agent.search.judge import Judge, JudgeTampered, seal_command
-from evolving_agent.search.runner import resume_search, run_search
-from evolving_agent.search.workspace import commit_turn, init_round_repo
 
 
 def _repo(tmp: Path, files: dict[str, str]) -> tuple[Path, str]:

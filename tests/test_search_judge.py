@@ -7,7 +7,10 @@ import subprocess
 import time
 from pathlib import Path
 
-from test_search_helpers import (
+from evolving_agent.search.judge import Judge
+from evolving_agent.search.runner import run_search
+from evolving_agent.search.workspace import init_round_repo
+from tests.test_search_helpers import (
     PY,
     config,
     make_candidate,
@@ -16,10 +19,6 @@ from test_search_helpers import (
     write_agent,
     write_scorer,
 )
-
-from evolving_agent.search.judge import Judge
-from evolving_agent.search.runner import run_search
-from evolving_agent.search.workspace import init_round_repo
 
 
 def repo_with(tmp: Path, files: dict[str, str]) -> tuple[Path, str]:

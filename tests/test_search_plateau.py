@@ -10,7 +10,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_search_helpers import (
+
+from evolving_agent.cli import cli
+from evolving_agent.search.config import SearchConfig
+from evolving_agent.search.plateau import plateau_test
+from evolving_agent.search.runner import run_search
+from tests.test_search_helpers import (
     PY,
     REPO,
     TSP,
@@ -22,11 +27,6 @@ from test_search_helpers import (
     write_agent,
     write_scorer,
 )
-
-from evolving_agent.cli import cli
-from evolving_agent.search.config import SearchConfig
-from evolving_agent.search.plateau import plateau_test
-from evolving_agent.search.runner import run_search
 
 # A fresh session makes a bold +10 edit on its first turn; a continued one nudges +1.
 # It reports what it cost (a fresh turn reads the task: dearer tokens, cheaper dollars,

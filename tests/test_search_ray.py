@@ -22,8 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import run_cli
-from test_search_helpers import (
+
+from evolving_agent.search.config import SearchConfig
+from evolving_agent.search.runner import ProgressEvent, resume_search, run_search
+from tests.helpers import run_cli
+from tests.test_search_helpers import (
     PY,
     TSP,
     agent_log,
@@ -34,9 +37,6 @@ from test_search_helpers import (
     write_agent,
     write_scorer,
 )
-
-from evolving_agent.search.config import SearchConfig
-from evolving_agent.search.runner import ProgressEvent, resume_search, run_search
 
 pytestmark = pytest.mark.slow
 

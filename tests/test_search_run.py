@@ -7,7 +7,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_search_helpers import (
+
+from evolving_agent.search.runner import ProgressEvent, run_search
+from tests.test_search_helpers import (
     INCREMENT,
     PY,
     TSP,
@@ -19,8 +21,6 @@ from test_search_helpers import (
     write_agent,
     write_scorer,
 )
-
-from evolving_agent.search.runner import ProgressEvent, run_search
 
 CONTRACT_FIELDS = {
     "round",
