@@ -87,6 +87,24 @@ class NotFound(InvalidInput):
     """An id or name that does not exist (unknown review, hypothesis, run)."""
 
 
+class MissingExtra(EvolvingAgentError):
+    """A feature needs an optional dependency that is not installed (see ``extras.py``).
+
+    Exit 4 like other input the user can fix: the fix is one ``pip install``.
+    """
+
+    exit_code = EXIT_INVALID
+
+    def __init__(self, feature: str, extra: str, library: str) -> None:
+        self.feature = feature
+        self.extra = extra
+        self.library = library
+        super().__init__(
+            f"{feature} needs {library}, which is not installed: "
+            f"pip install 'evolving-agent[{extra}]'"
+        )
+
+
 class TamperingFound(EvolvingAgentError):
     """``verify`` found evidence of edits made behind the writer's back."""
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from evolving_agent.errors import InvalidInput
+from evolving_agent.extras import require
 from evolving_agent.search.report import ReportFiles, RunReport, load_run, score_gain
 
 
@@ -48,6 +49,7 @@ def _zoomed_ylim(report: RunReport) -> tuple[float, float] | None:
 
 def plot(report: RunReport, path: Path) -> None:
     """Best-so-far against turns and against spend; one line per agent plus the team."""
+    require("matplotlib", "the search report's plot")
     # The object API with the Agg canvas: no pyplot global state, no display needed.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure

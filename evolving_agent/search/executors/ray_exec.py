@@ -33,7 +33,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from evolving_agent.errors import EvolvingAgentError, InvalidInput
+from evolving_agent.errors import EvolvingAgentError
+from evolving_agent.extras import require
 from evolving_agent.search.agents.base import (
     TURN_TIMEOUT_PREFIX,
     WORKER_LOST_PREFIX,
@@ -62,13 +63,7 @@ _GRACE_S = 120.0
 
 
 def import_ray() -> Any:
-    try:
-        import ray
-    except ImportError:
-        raise InvalidInput(
-            "--executor ray needs Ray, which is not installed: pip install 'evolving-agent[ray]'"
-        ) from None
-    return ray
+    return require("ray", "--executor ray")
 
 
 def task_options(resources: dict[str, float] | None) -> dict[str, Any]:
