@@ -11,16 +11,16 @@ import click
 
 from evolving_agent.cli._common import echo_json, echo_messages, json_option, root_from
 from evolving_agent.errors import EvolvingAgentError, TamperingFound
-from evolving_agent.integrations.bootfile import write_boot_file
 from evolving_agent.memory import events, live
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.boot import DEFAULT_MAX_CHARS, MAX_CHARS_ENV, MIN_MAX_CHARS, build_boot
+from evolving_agent.memory.bootview import DEFAULT_MAX_CHARS, MAX_CHARS_ENV, MIN_MAX_CHARS
 from evolving_agent.memory.evidence import EvidenceRecord
 from evolving_agent.memory.policy import ACTORS
 from evolving_agent.memory.root import init_root, require_root
-from evolving_agent.memory.today import write_today_file
-from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import LAYERS, MemoryRoot
+
+# boot, verify and the boot file are imported inside their commands: a friction write,
+# the command hooks and assistants run most, should not pay for them.
 
 actor_option = click.option(
     "--as",
@@ -94,6 +94,9 @@ def boot_cmd(ctx: click.Context, fmt: str, write_file: Path | None, max_chars: i
     Example (Claude Code SessionStart hook, refreshing the @import fallback):
       evolving-agent boot --format claude-hook --write-file .claude/evolving-agent-boot.md
     """
+    from evolving_agent.integrations.bootfile import write_boot_file
+    from evolving_agent.memory.boot import build_boot
+
     root = root_from(ctx)
     boot = build_boot(root, max_chars=max_chars)
     for warning in boot.warnings:
@@ -344,6 +347,8 @@ def write_cmd(ctx: click.Context, actor: str, layer: str, relpath: str) -> None:
     if layer == "live":  # the same checks as 'live set': a bad entry never reaches boot
         path = live.write_entry_file(root, actor, relpath, data)
     elif layer == "today":
+        from evolving_agent.memory.today import write_today_file
+
         path = write_today_file(root, actor, relpath, data)
     else:
         path = Writer(root, actor).write(layer, relpath, data, message=f"{actor} wrote {relpath}")
@@ -384,6 +389,8 @@ def verify_cmd(ctx: click.Context, as_json: bool) -> None:
     Example:
       evolving-agent verify --json
     """
+    from evolving_agent.memory.verify import verify_root
+
     report = verify_root(root_from(ctx))
     if as_json:
         echo_json(

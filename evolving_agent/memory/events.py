@@ -13,7 +13,6 @@ from pydantic_core import PydanticCustomError
 from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
-from evolving_agent.memory.hypotheses import list_hypotheses
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.results import Result
@@ -43,6 +42,8 @@ def record_friction(
     )
     linked = [h for h in (supports, contradicts) if h]
     if linked:
+        from evolving_agent.memory.hypotheses import list_hypotheses  # only when linked
+
         known = {h.id for h in list_hypotheses(root)}
         for hid in linked:
             if hid not in known:
