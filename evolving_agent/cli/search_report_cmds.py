@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from evolving_agent.cli._common import echo_json
+from evolving_agent.cli._common import echo_json, json_option
 from evolving_agent.cli._search_options import task_options
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ def _render_progress(event: Progress) -> None:
     default=None,
     help="Directory for the runs, compare.md and compare.json (default: runs/compare-TIMESTAMP).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print compare.json instead of the table.")
+@json_option(help="Print compare.json instead of the table.")
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 def compare_cmd(
     settings: dict[str, Any],
@@ -174,7 +174,7 @@ def compare_cmd(
     default=None,
     help="Directory for the results (default: RUN_DIR/plateau-test).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print plateau-test.json instead.")
+@json_option(help="Print plateau-test.json instead.")
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 def plateau_test_cmd(
     run_dir: Path, turns: int, out: Path | None, as_json: bool, quiet: bool

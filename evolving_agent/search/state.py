@@ -251,7 +251,7 @@ class RunDir:
         try:
             return SearchConfig.model_validate(data)
         except pydantic.ValidationError as exc:
-            raise InvalidInput(_one_line(exc), file=self.run_json) from None
+            raise InvalidInput(first_error(exc, whole="(top)"), file=self.run_json) from None
 
     def write_seed(self, seed: SeedInfo) -> None:
         write_json_atomic(self.seed_json, seed.model_dump(mode="json"))
@@ -262,7 +262,7 @@ class RunDir:
         try:
             return SeedInfo.model_validate(self._read_json(self.seed_json))
         except pydantic.ValidationError as exc:
-            raise InvalidInput(_one_line(exc), file=self.seed_json) from None
+            raise InvalidInput(first_error(exc, whole="(top)"), file=self.seed_json) from None
 
     def _read_json(self, path: Path) -> dict[str, Any]:
         try:
@@ -368,11 +368,3 @@ def _write_readonly(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def _one_line(exc: pydantic.ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "(top)"
-        parts.append(f"{where}: {err['msg']}")
-    return "; ".join(parts)
