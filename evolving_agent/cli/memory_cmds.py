@@ -15,7 +15,7 @@ from evolving_agent.memory import events, live
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.bootview import DEFAULT_MAX_CHARS, MAX_CHARS_ENV, MIN_MAX_CHARS
 from evolving_agent.memory.evidence import EvidenceRecord
-from evolving_agent.memory.policy import ACTORS
+from evolving_agent.memory.policy import ACTORS, Actor
 from evolving_agent.memory.root import init_root, require_root
 from evolving_agent.paths import LAYERS, MemoryRoot
 
@@ -130,7 +130,7 @@ def friction_cmd(
     session: str | None,
     supports: str | None,
     contradicts: str | None,
-    actor: str,
+    actor: Actor,
 ) -> None:
     """Append a friction event: something really felt off.  Zero a day is fine.
 
@@ -155,7 +155,7 @@ def live_group() -> None:
 @click.argument("text")
 @actor_option
 @click.pass_context
-def live_set(ctx: click.Context, key: str, text: str, actor: str) -> None:
+def live_set(ctx: click.Context, key: str, text: str, actor: Actor) -> None:
     """Set KEY to TEXT (replaces any earlier value).
 
     \b
@@ -194,7 +194,7 @@ def live_show(ctx: click.Context, as_json: bool) -> None:
 @click.argument("key")
 @actor_option
 @click.pass_context
-def live_clear(ctx: click.Context, key: str, actor: str) -> None:
+def live_clear(ctx: click.Context, key: str, actor: Actor) -> None:
     """Remove KEY from the Live Bus.
 
     \b
@@ -218,7 +218,7 @@ def evidence_group() -> None:
 @actor_option
 @click.pass_context
 def evidence_append(
-    ctx: click.Context, kind: str, text: str, session: str | None, actor: str
+    ctx: click.Context, kind: str, text: str, session: str | None, actor: Actor
 ) -> None:
     """Append a raw event or a journal entry.
 
@@ -277,7 +277,7 @@ def evidence_show(ctx: click.Context, day: object, as_json: bool) -> None:
     help="Acting as (the assistant's default; the human may say --as human).",
 )
 @click.pass_context
-def evidence_import(ctx: click.Context, file: Path, actor: str) -> None:
+def evidence_import(ctx: click.Context, file: Path, actor: Actor) -> None:
     """Bulk-append events from JSON lines (ts, kind, text, session?, supports?, contradicts?).
 
     Every line is validated first; one malformed line aborts with its line number and
@@ -302,7 +302,7 @@ def evidence_import(ctx: click.Context, file: Path, actor: str) -> None:
 )
 @actor_option
 @click.pass_context
-def evidence_repair(ctx: click.Context, day: object, actor: str) -> None:
+def evidence_repair(ctx: click.Context, day: object, actor: Actor) -> None:
     """Move a torn last line (a writer killed mid-append) aside so the day goes on.
 
     The bytes are kept in evidence/torn/ and a 'repair' record holds their hash.
@@ -333,7 +333,7 @@ def evidence_repair(ctx: click.Context, day: object, actor: str) -> None:
 @click.argument("layer", type=click.Choice(LAYERS))
 @click.argument("relpath")
 @click.pass_context
-def write_cmd(ctx: click.Context, actor: str, layer: str, relpath: str) -> None:
+def write_cmd(ctx: click.Context, actor: Actor, layer: str, relpath: str) -> None:
     """Write stdin to LAYER/RELPATH through the permission-checked writer.
 
     A denied write changes nothing, is recorded in Evidence, and exits 3.

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from evolving_agent.errors import InvalidInput, UsageError
 from evolving_agent.process import kill_with_env
@@ -66,6 +66,7 @@ from evolving_agent.search.state import (
     SearchSummary,
     SeedInfo,
     TurnRecord,
+    forget_reason,
     now_iso,
 )
 from evolving_agent.search.stats import noise_floor
@@ -90,11 +91,14 @@ __all__ = [
 ]
 
 
+ProgressKind = Literal["seed", "round", "turn", "done"]
+
+
 @dataclass(frozen=True)
 class ProgressEvent:
     """What a progress display needs; emitted after setup, each turn and each round."""
 
-    kind: str  # "seed", "round", "turn", "done"
+    kind: ProgressKind
     round: int
     turns_done: int
     turns_planned: int
@@ -353,10 +357,11 @@ class _Runner:
                 self.best_repo = round_repo(run, record.round)
         self.known: dict[str, float | None] = {seed.commit: seed.score}
         for record in self.records:
-            if not (record.error or "").startswith(TAMPERED):  # never judged: no score
+            # Never judged: no score.  (Logs from before the flag said so in the error.)
+            if not (record.tampered or (record.error or "").startswith(TAMPERED)):
                 self.known[record.commit] = record.score
         self.closing: str | None = None
-        self.stop: str | None = None  # "failed" / "judge-tampered": the run stops here
+        self.stop: Literal["failed", "judge-tampered"] | None = None  # the run stops here
         self.round: OpenRound | None = None
 
     # -- the loop ----------------------------------------------------------------
@@ -389,7 +394,7 @@ class _Runner:
             self._tag_round(rnd)
             if self.stop is not None:
                 break  # the round stays open: a resume continues it
-            reason = self.closing or "rounds"
+            reason = forget_reason(self.closing or "rounds")  # a stop or Ctrl-C left above
             close_round(self.run_dir, rnd.plan.number, reason)
             if not self.preset.forgets:
                 break
@@ -585,6 +590,7 @@ class _Runner:
                 forget=rnd.forget_reason if first_in_round else None,
                 visible=len(decision.visible),
                 error=error,
+                tampered=verdict.tampered,
                 attempts=outcome.attempts,
                 node=outcome.node,
             )
@@ -618,7 +624,12 @@ class _Runner:
         self.run_dir.replace_best(tmp)
 
     def _emit(
-        self, kind: str, number: int, *, record: TurnRecord | None = None, message: str = ""
+        self,
+        kind: ProgressKind,
+        number: int,
+        *,
+        record: TurnRecord | None = None,
+        message: str = "",
     ) -> None:
         if self.progress is None:
             return
