@@ -26,7 +26,12 @@ from urllib.parse import urlsplit
 
 from evolving_agent.errors import MissingExtra
 from evolving_agent.extras import require
-from evolving_agent.reflectors.base import PromptReflector, ReflectorError, ReflectorUnavailable
+from evolving_agent.reflectors.base import (
+    PromptReflector,
+    Reflector,
+    ReflectorError,
+    ReflectorUnavailable,
+)
 from evolving_agent.reflectors.settings import ReflectorSettings
 
 if TYPE_CHECKING:  # the client costs ~0.3 s to import; only jobs that use it pay
@@ -96,6 +101,12 @@ def key_for(
 
 class OpenAIReflector(PromptReflector):
     name = "openai"
+
+    @classmethod
+    def from_settings(
+        cls, settings: ReflectorSettings, *, command: str | None, prompts: Callable[[str], str]
+    ) -> Reflector:
+        return cls(settings, prompts=prompts)
 
     def __init__(self, settings: ReflectorSettings, *, prompts: Callable[[str], str]) -> None:
         super().__init__(prompts)

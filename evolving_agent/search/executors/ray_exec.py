@@ -41,7 +41,7 @@ from evolving_agent.search.agents.base import (
     Agent,
     TurnResult,
 )
-from evolving_agent.search.executors.base import Executor, TurnCancelled
+from evolving_agent.search.executors.base import Executor, ExecutorSettings, TurnCancelled
 from evolving_agent.search.executors.bundles import BundleRefused, make_bundle, receive_turn
 from evolving_agent.search.executors.worker import (
     Returned,
@@ -96,6 +96,15 @@ def _cleanup_task(run_key: str) -> None:
 
 class RayExecutor(Executor):
     name = "ray"
+
+    @classmethod
+    def from_settings(cls, config: ExecutorSettings) -> Executor:
+        return cls(
+            address=config.ray_address,
+            agent_resources=config.agent_resources,
+            score_resources=config.score_resources,
+            max_scorers=config.max_scorers,
+        )
 
     def __init__(
         self,
