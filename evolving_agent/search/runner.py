@@ -124,7 +124,7 @@ def run_search(config: SearchConfig, *, progress: ProgressFn | None = None) -> S
     config = _resolved(config)
     check_agent(config)  # a missing agent program is refused before anything exists
     assert config.out is not None
-    # EXECUTOR SEAM (issue 15): built before the run directory, so a missing Ray or an
+    # The executor seam: built before the run directory, so a missing Ray or an
     # unreachable cluster fails before anything exists; closed whatever happens.
     executor = make_executor(config)
     try:
@@ -182,7 +182,7 @@ def resume_search(run_dir: Path, *, progress: ProgressFn | None = None) -> Searc
     check_agent(config, candidate=False)
     lock = run.lock()
     try:
-        executor = make_executor(config)  # EXECUTOR SEAM (issue 15)
+        executor = make_executor(config)  # the executor seam
         executor.bind(run.path)
     except BaseException:
         os.close(lock)
@@ -532,7 +532,7 @@ class _Runner:
             retry_backoff=self.config.retry_backoff,
         )
         clock.lap("setup")
-        # EXECUTOR SEAM (issue 15): execute_turn, in this thread on the agent's worktree
+        # The executor seam: execute_turn, in this thread on the agent's worktree
         # (local) or on a worker with the commit brought back and verified (ray).
         outcome = self.executor.run_turn(
             self.agent,
