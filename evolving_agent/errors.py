@@ -20,6 +20,7 @@ EXIT_USAGE = 2
 EXIT_DENIED = 3
 EXIT_INVALID = 4
 EXIT_TAMPERED = 5
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: what shells report for a command ended by Ctrl-C
 
 
 class EvolvingAgentError(Exception):

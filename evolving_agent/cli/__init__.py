@@ -19,7 +19,13 @@ import click
 
 from evolving_agent import __version__
 from evolving_agent.cli._common import ROOT_HELP, add_root_option
-from evolving_agent.errors import EXIT_FAILURE, EXIT_INVALID, EXIT_USAGE, EvolvingAgentError
+from evolving_agent.errors import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    EXIT_USAGE,
+    EvolvingAgentError,
+)
 
 RAISE_ENV = "EVOLVING_AGENT_RAISE"
 
@@ -140,6 +146,12 @@ class _Group(click.Group):
             ctx.exit(exc.exit_code)
         except (click.exceptions.Exit, click.exceptions.Abort):
             raise
+        except KeyboardInterrupt as exc:
+            # Ctrl-C: one line (saying how to go on, when the command knows) and 130, as
+            # shells expect, instead of click's "Aborted!" and 1.
+            detail = str(exc)
+            click.echo("interrupted" + (f": {detail}" if detail else ""), err=True)
+            ctx.exit(EXIT_INTERRUPTED)
         except BrokenPipeError:
             # `evolving-agent ... | head` closed stdout early: click exits 1 quietly.
             raise

@@ -13,6 +13,7 @@ the record is appended to ``log.jsonl`` (fsynced) before anything depends on it.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import tempfile
 import threading
@@ -167,8 +168,25 @@ def _run_new(
         raise
     try:
         return _Runner(config, run, progress, seal, executor).run()
+    except KeyboardInterrupt:
+        raise SearchInterrupted(run.path) from None
     finally:
         os.close(lock)
+
+
+class SearchInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run, saying how to finish it: every finished turn is kept.
+
+    Still a KeyboardInterrupt, so a library caller's Ctrl-C handling is unchanged; the
+    CLI prints the message and exits 130, as for any Ctrl-C.
+    """
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        super().__init__(
+            f"every finished turn is kept; finish the run with: "
+            f"evolving-agent search resume {shlex.quote(str(run_dir))}"
+        )
 
 
 def resume_search(run_dir: Path, *, progress: ProgressFn | None = None) -> SearchSummary:
@@ -213,6 +231,8 @@ def resume_search(run_dir: Path, *, progress: ProgressFn | None = None) -> Searc
                     f"refusing to resume {run.path}"
                 )
         return _Runner(config, run, progress, seal, executor).run()
+    except KeyboardInterrupt:
+        raise SearchInterrupted(run.path) from None
     finally:
         executor.close()
         os.close(lock)
