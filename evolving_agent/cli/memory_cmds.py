@@ -48,10 +48,9 @@ def init_cmd(ctx: click.Context, path: Path | None) -> None:
     # Through `canon edit`, not an editor on the file: a hand edit is uncommitted, and
     # `verify` would report it as changed behind the writer's back.
     where = "" if root.path.absolute() == default.absolute() else f" --root {quote(str(root.path))}"
-    click.echo(
-        f"next: run 'evolving-agent canon edit{where}' to say who the assistant is, "
-        "then 'evolving-agent boot'"
-    )
+    # Each command alone on its line, unquoted around: pasted as is, it runs.
+    click.echo(f"next, say who the assistant is:  evolving-agent canon edit{where}")
+    click.echo(f"then see what a session starts with:  evolving-agent boot{where}")
 
 
 @click.command("boot")
