@@ -17,7 +17,7 @@ from evolving_agent.memory.canon_diff import describe, unified
 from evolving_agent.memory.root import require_root
 from evolving_agent.review.actions import edit_text, record_edit, reject_review
 from evolving_agent.review.approve import ApprovalPlan, approve_review, plan_approval
-from evolving_agent.review.store import Review, list_reviews, to_json
+from evolving_agent.review.store import Review, scan_reviews, to_json
 from evolving_agent.review.view import ReviewView, view_review
 
 approver_option = click.option(
@@ -67,20 +67,22 @@ def list_cmd(ctx: click.Context, as_json: bool, pending: bool, ids_only: bool) -
     Example:
       evolving-agent review list --pending --ids
     """
-    reviews = list_reviews(root_from(ctx))
+    scanned = scan_reviews(root_from(ctx))
+    reviews = scanned.reviews
     if pending:
         reviews = [r for r in reviews if r.status == "pending"]
     if as_json:
         echo_json([to_json(r) for r in reviews])
-        return
-    if ids_only:
+    elif ids_only:
         for r in reviews:
             click.echo(r.id)
-        return
-    if not reviews:
-        click.echo("(no reviews queued; the monthly job fills the queue)")
-    for r in reviews:
-        click.echo(_line(r))
+    else:
+        if not reviews and scanned.refused is None:
+            click.echo("(no reviews queued; the monthly job fills the queue)")
+        for r in reviews:
+            click.echo(_line(r))
+    if scanned.refused is not None:
+        raise scanned.refused  # the genuine ones are listed; the planted one is named
 
 
 def _print_view(view: ReviewView) -> None:

@@ -68,6 +68,8 @@ Kind = Literal[
     "reflector-fallback",  # a model reflector's output was invalid; rules were used
     "review",  # a human review decision (approve / reject / edit)
     "repair",  # a torn tail was moved aside (see EvidenceLog.repair)
+    "review-queued",  # a job queued a pending review: its id and sha256 (review_trace.py)
+    "review-refused",  # a review command refused a planted or edited review
 ]
 
 
