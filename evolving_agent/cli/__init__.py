@@ -18,6 +18,7 @@ import click
 
 from evolving_agent import __version__
 from evolving_agent.cli._common import ROOT_HELP, add_root_option
+from evolving_agent.cli._output import echo
 from evolving_agent.errors import EXIT_FAILURE, EXIT_INVALID, EXIT_USAGE, EvolvingAgentError
 
 RAISE_ENV = "EVOLVING_AGENT_RAISE"
@@ -84,7 +85,7 @@ class _Group(click.Group):
         except click.exceptions.ClickException as exc:
             # e.g. $EDITOR missing: click's own "Error: …" would break the one-line
             # "error: …" promise of troubleshooting.md.
-            click.echo(f"error: {' '.join(exc.format_message().split())}", err=True)
+            echo(f"error: {' '.join(exc.format_message().split())}", err=True)
             ctx.exit(exc.exit_code)
         except (click.exceptions.Exit, click.exceptions.Abort):
             raise
@@ -94,12 +95,12 @@ class _Group(click.Group):
         except EvolvingAgentError as exc:
             if os.environ.get(RAISE_ENV):
                 raise
-            click.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             ctx.exit(exc.exit_code)
         except Exception as exc:  # noqa: BLE001 - last resort: one line, not a traceback
             if os.environ.get(RAISE_ENV):
                 raise
-            click.echo(
+            echo(
                 f"error: unexpected {type(exc).__name__}: {exc} "
                 f"(set {RAISE_ENV}=1 to see the traceback)",
                 err=True,
@@ -115,7 +116,7 @@ def _usage_error(exc: click.UsageError) -> NoReturn:
     hint = ""
     if exc.ctx is not None:
         hint = f" (try '{exc.ctx.command_path} --help')"
-    click.echo(f"error: {message}{hint}", err=True)
+    echo(f"error: {message}{hint}", err=True)
     raise click.exceptions.Exit(EXIT_USAGE)
 
 
@@ -127,9 +128,14 @@ def _usage_error(exc: click.UsageError) -> NoReturn:
     default=None,
     help=ROOT_HELP + " Also accepted after any subcommand.",
 )
+@click.option(
+    "--no-pager",
+    is_flag=True,
+    help="Print long views (evidence show, canon log, …) instead of paging them.",
+)
 @click.version_option(__version__, prog_name="evolving-agent")
 @click.pass_context
-def cli(ctx: click.Context, root: str | None) -> None:
+def cli(ctx: click.Context, root: str | None, no_pager: bool) -> None:
     """evolving-agent: a self that grows slowly and safely, plus a forgetting search loop.
 
     \b
@@ -140,6 +146,7 @@ def cli(ctx: click.Context, root: str | None) -> None:
     """
     ctx.ensure_object(dict)
     ctx.obj["root_flag"] = root
+    ctx.obj["no_pager"] = no_pager
 
 
 def _not_utf8(arg: str) -> bool:
@@ -157,7 +164,7 @@ def main() -> None:
     bad = next((a for a in sys.argv[1:] if _not_utf8(a)), None)
     if bad is not None:
         shown = bad.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-        click.echo(
+        echo(
             f"error: argument '{shown}' is not UTF-8 text; "
             "set a UTF-8 locale or pass the text as UTF-8",
             err=True,
