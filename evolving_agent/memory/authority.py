@@ -30,6 +30,7 @@ from evolving_agent.memory.canon import check_canon_text
 from evolving_agent.memory.canon_snapshot import record_canon_snapshot
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
 from evolving_agent.memory.policy import HUMAN_ONLY_WRITERS, Policy, check_actor
+from evolving_agent.memory.redact import redact
 from evolving_agent.paths import AREAS, MemoryRoot, area_parts
 
 
@@ -339,6 +340,8 @@ class Writer:
         return FileLock(str(self.root.lock_dir / f"{area}.lock"), mode=0o600)
 
     def _write_canon(self, targets: Mapping[Path, bytes | None], message: str) -> None:
+        # A commit message is kept in git forever and printed by 'canon log': no keys.
+        message = redact(message)
         for target, content in targets.items():
             if content is not None:
                 rel = _area_rel(self.root, target).removeprefix("canon/")
