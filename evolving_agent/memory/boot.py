@@ -35,6 +35,7 @@ from evolving_agent.memory.bootview import (
     DEFAULT_MAX_CHARS,
     LIVE_ENTRIES,
     LIVE_ENTRY_CHARS,
+    LIVE_MAX_KEYS,
     MAX_CHARS_ENV,
     MIN_MAX_CHARS,
     NOTICE_CHARS,
@@ -109,7 +110,7 @@ def build_boot(root: MemoryRoot, *, max_chars: int = DEFAULT_MAX_CHARS) -> BootC
     bias = read_today(root, BIAS_FILE, warnings)
     bias = redact(bias).strip() if bias is not None else ""
     carry = _carry(root, warnings)
-    scan = live_bus.scan(root)
+    scan = live_bus.scan_newest(root, LIVE_ENTRIES)  # bounded: not every key is read
     warnings += scan.skipped
     newest = sorted(scan.entries, key=lambda e: updated_order(e.updated, e.key), reverse=True)
     live = {
@@ -120,7 +121,7 @@ def build_boot(root: MemoryRoot, *, max_chars: int = DEFAULT_MAX_CHARS) -> BootC
         carry=carry,
         canon={"identity": redact_data(identity), "notes": notes},
         live=live,
-        live_more=max(0, len(newest) - LIVE_ENTRIES),
+        live_more=scan.unread + len(scan.entries) - len(live),
         warnings=[_clip(_one_line(redact(w)), NOTICE_CHARS) for w in warnings],
         notices=[_clip(_one_line(redact(w)), NOTICE_CHARS) for w in _unnamed(root, warnings)],
         max_chars=max_chars,
@@ -141,10 +142,18 @@ def _unnamed(root: MemoryRoot, warnings: list[str]) -> list[str]:
     if not warnings:
         return warnings  # nothing to show, so no file name to hide: skip the walk
     odd: list[str] = []
-    for top in (root.live, root.canon):
-        for dirpath, dirnames, filenames in os.walk(top):  # never follows links
-            names = dirnames + filenames
-            odd += [os.path.join(dirpath, n) for n in names if not _PLAIN_NAME.fullmatch(n)]
+    try:  # live/ is flat; read no further than boot's scan does (LIVE_MAX_KEYS + 1)
+        with os.scandir(root.live) as it:
+            for seen, entry in enumerate(it):
+                if seen > LIVE_MAX_KEYS:
+                    break
+                if not _PLAIN_NAME.fullmatch(entry.name):
+                    odd.append(os.path.join(root.live, entry.name))
+    except OSError:
+        pass
+    for dirpath, dirnames, filenames in os.walk(root.canon):  # never follows links
+        names = dirnames + filenames
+        odd += [os.path.join(dirpath, n) for n in names if not _PLAIN_NAME.fullmatch(n)]
     if not odd:
         return warnings
     odd.sort(key=len, reverse=True)  # a directory's path is a prefix of its files'
