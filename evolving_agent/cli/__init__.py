@@ -9,6 +9,7 @@ Click's own usage errors (unknown option, missing argument) print the same way: 
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import sys
@@ -97,15 +98,27 @@ class _Group(click.Group):
                 raise
             echo(f"error: {exc}", err=True)
             ctx.exit(exc.exit_code)
+        except OSError as exc:
+            if os.environ.get(RAISE_ENV):
+                raise
+            if exc.errno != errno.ENAMETOOLONG:
+                _unexpected(ctx, exc)
+            # A name past the file system's limit is the user's input, not a bug: exit 4.
+            name = str(exc.filename or "")[:60]
+            echo(f"error: file name too long ({name}…): keep names under 255 bytes", err=True)
+            ctx.exit(EXIT_INVALID)
         except Exception as exc:  # noqa: BLE001 - last resort: one line, not a traceback
             if os.environ.get(RAISE_ENV):
                 raise
-            echo(
-                f"error: unexpected {type(exc).__name__}: {exc} "
-                f"(set {RAISE_ENV}=1 to see the traceback)",
-                err=True,
-            )
-            ctx.exit(EXIT_FAILURE)
+            _unexpected(ctx, exc)
+
+
+def _unexpected(ctx: click.Context, exc: BaseException) -> NoReturn:
+    echo(
+        f"error: unexpected {type(exc).__name__}: {exc} (set {RAISE_ENV}=1 to see the traceback)",
+        err=True,
+    )
+    ctx.exit(EXIT_FAILURE)
 
 
 def _usage_error(exc: click.UsageError) -> NoReturn:

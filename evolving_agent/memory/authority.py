@@ -16,6 +16,7 @@ import json
 import os
 import stat
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path, PurePosixPath
@@ -32,6 +33,8 @@ from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceR
 from evolving_agent.memory.policy import HUMAN_ONLY_WRITERS, Policy, check_actor
 from evolving_agent.memory.redact import redact
 from evolving_agent.paths import AREAS, MemoryRoot, area_parts
+
+NAME_MAX = 255  # bytes in one file name (Linux, macOS)
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,8 @@ def confine(root: MemoryRoot, area: str, relpath: str) -> Path:
         raise InvalidPath(area, relpath, "'..' is not allowed")
     if any(part.startswith(".") for part in pure.parts):
         raise InvalidPath(area, relpath, "hidden files are reserved")
+    if any(len(part.encode("utf-8", "surrogateescape")) > NAME_MAX for part in pure.parts):
+        raise InvalidPath(area, relpath[:40] + "…", f"a name is longer than {NAME_MAX} bytes")
     parts = (*area_parts(area), *pure.parts)
     check_plain_path(root, parts, area=area, relpath=relpath)
     return root.real.joinpath(*parts)
@@ -333,11 +338,14 @@ class Writer:
             )
         )
 
-    def _lock(self, area: str) -> FileLock:
+    @contextmanager
+    def _lock(self, area: str) -> Iterator[None]:
         # Refuses a symlinked .ea/ or .ea/locks/ as every other write does (0700 if new).
         parts = self.root.lock_dir.relative_to(self.root.path).parts
         os.close(open_dir(self.root.real, list(parts)))
-        return FileLock(str(self.root.lock_dir / f"{area}.lock"), mode=0o600)
+        with FileLock(str(self.root.lock_dir / f"{area}.lock"), mode=0o600):
+            _clear_temps(self.root, area)
+            yield
 
     def _write_canon(self, targets: Mapping[Path, bytes | None], message: str) -> None:
         # A commit message is kept in git forever and printed by 'canon log': no keys.
@@ -391,6 +399,19 @@ class Writer:
             trailers,
         )
         record_canon_snapshot(self.root)  # boot serves only Canon matching this commit
+
+
+def _clear_temps(root: MemoryRoot, area: str) -> None:
+    """Remove ``.NAME.XXXX.tmp`` files a killed writer left in ``area`` (and one level
+    below).  Called under the area's lock, so no live writer of the area owns one."""
+    base = root.real.joinpath(*area_parts(area))
+    for pattern in (".*.tmp", "*/.*.tmp"):
+        for tmp in base.glob(pattern):
+            try:
+                if tmp.is_file() and not tmp.is_symlink():
+                    tmp.unlink()
+            except OSError:
+                continue
 
 
 def accept_hand_edits(

@@ -62,8 +62,8 @@ def list_live(base: str | os.PathLike[str]) -> LiveListing:
     """The ``*.json`` names in ``base``, most recently written first, without reading any.
 
     One directory listing and one ``lstat`` per entry, stopped after LIVE_MAX_KEYS + 1
-    entries: boot then parses the first few valid ones whatever the Live Bus holds.  The writer stamps
-    ``updated`` as it writes, so mtime order is ``updated`` order for its files.
+    entries: boot then parses the first few valid ones whatever the Live Bus holds.  The
+    writer stamps ``updated`` as it writes, so mtime order is ``updated`` order for its files.
     """
     found: list[tuple[int, str]] = []
     over = False
