@@ -19,9 +19,9 @@ from evolving_agent.memory.events import MAX_TEXT_BYTES
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
-from tests.conftest import McpServer
 from tests.helpers import run_cli
-from tests.test_review_support import snapshot
+from tests.helpers.fixtures import McpServer
+from tests.helpers.review import snapshot
 
 
 @pytest.fixture
