@@ -42,6 +42,7 @@ COMMAND_MODULES = {
     "schedule": "schedule_cmds",
     "review": "review_cmds",
     "canon": "canon_cmds",
+    "signing": "signing_cmds",
     "search": "search_cmds",
     "mcp": "mcp_cmd",
     "demo": "demo_cmd",

@@ -397,6 +397,7 @@ def verify_cmd(ctx: click.Context, as_json: bool) -> None:
                 "evidence_records": report.evidence_records,
                 "canon_commits": report.canon_commits,
                 "problems": report.problems,
+                "notes": report.notes,
             }
         )
     if not report.ok:
@@ -406,6 +407,8 @@ def verify_cmd(ctx: click.Context, as_json: bool) -> None:
             f"ok: {report.evidence_records} evidence record(s) chained, "
             f"{report.canon_commits} Canon change(s) with provenance"
         )
+        for note in report.notes:  # what "ok" does not prove
+            echo(f"note: {note}", err=True)
 
 
 def register(group: click.Group) -> None:

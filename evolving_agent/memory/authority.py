@@ -32,6 +32,13 @@ from evolving_agent.memory.canon_snapshot import record_canon_snapshot
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
 from evolving_agent.memory.policy import HUMAN_ONLY_WRITERS, Policy, check_actor
 from evolving_agent.memory.redact import redact
+from evolving_agent.memory.signing import (
+    SIG_SUFFIX,
+    file_signed,
+    git_signing_args,
+    sign_file,
+    signing_state,
+)
 from evolving_agent.paths import AREAS, MemoryRoot, area_parts
 
 NAME_MAX = 255  # bytes in one file name (Linux, macOS)
@@ -154,6 +161,8 @@ class Writer:
                 self._write_canon({target: data}, message)
             else:
                 self._put(target, data)
+                if area == "decisions":
+                    self._sign_decision(target)
         return target
 
     def write_many(self, area: str, files: dict[str, str | bytes], *, message: str = "") -> None:
@@ -183,6 +192,7 @@ class Writer:
             elif new is None:
                 if target.exists():
                     target.unlink()
+                target.with_name(target.name + SIG_SUFFIX).unlink(missing_ok=True)
             else:
                 self._put(target, new)
         return target
@@ -321,7 +331,33 @@ class Writer:
 
         if not approved_review(self.root, self.approval.review_id):
             return f"review {self.approval.review_id} is not approved, or was already applied"
+        state = signing_state(self.root)
+        decision = self.root.area_dir("decisions") / f"{self.approval.review_id}.json"
+        if state.enabled and not file_signed(state, decision):
+            return f"signing is on and the decision on {self.approval.review_id} is not signed"
         return ""
+
+    def _signing_args(self) -> list[str] | None:
+        """git options that sign this commit: the human's, when signing is on."""
+        if self.actor != "human":
+            return None
+        state = signing_state(self.root)
+        if not state.enabled:
+            return None
+        if not state.key:
+            self._deny(
+                "canon",
+                "(commit)",
+                "signing is on and this user has no pinned signing key; a human Canon "
+                "commit must be signed (evolving-agent signing status)",
+            )
+        return git_signing_args(state)
+
+    def _sign_decision(self, target: Path) -> None:
+        """A human decision (or edit) gets its signature beside it, when signing is on."""
+        state = signing_state(self.root)
+        if self.actor == "human" and state.enabled:
+            sign_file(state, target)
 
     def _deny(self, area: str, relpath: str, reason: str) -> None:
         self._record_denial(area, relpath, reason)
@@ -355,6 +391,7 @@ class Writer:
                 rel = _area_rel(self.root, target).removeprefix("canon/")
                 check_canon_text(self.root, rel, content)
         gitrepo.require_repo(self.root)  # no repository: refuse before anything is written
+        sign = self._signing_args()  # refuses an unsignable human commit before any write
         rels = {t: _area_rel(self.root, t) for t in targets}
         blobs = {
             rels[t]: (gitrepo.blob_sha(d) if d is not None else None) for t, d in targets.items()
@@ -397,6 +434,7 @@ class Writer:
             {rels[t]: d for t, d in targets.items()},
             message or f"canon: {self.actor} changed {', '.join(blobs)}",
             trailers,
+            sign=sign,
         )
         record_canon_snapshot(self.root)  # boot serves only Canon matching this commit
 

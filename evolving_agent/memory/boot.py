@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from evolving_agent.errors import EvolvingAgentError, InvalidInput, ReadOutOfScope
+from evolving_agent.errors import EvolvingAgentError, InvalidInput, ReadOutOfScope, TamperingFound
 from evolving_agent.memory import bootcache
 from evolving_agent.memory import live as live_bus
 from evolving_agent.memory.atomic import atomic_write
@@ -52,6 +52,8 @@ from evolving_agent.memory.canon_snapshot import load_canon
 from evolving_agent.memory.policy import Policy
 from evolving_agent.memory.redact import redact, redact_data
 from evolving_agent.memory.root import require_root
+from evolving_agent.memory.signing import MARKER as SIGNING_MARKER
+from evolving_agent.memory.signing import check_head, signing_state
 from evolving_agent.memory.today import BIAS_FILE, CARRY_FILE, EMPTY_BIAS, EMPTY_CARRY, Carry
 from evolving_agent.memory.yamlio import parse_yaml, validate
 from evolving_agent.paths import MemoryRoot
@@ -90,6 +92,10 @@ def build_boot(root: MemoryRoot, *, max_chars: int = DEFAULT_MAX_CHARS) -> BootC
         if not Policy.may_read("session", layer):
             raise ReadOutOfScope("session", layer)
     warnings: list[str] = []
+    if os.path.lexists(root.state / SIGNING_MARKER) or signing_state(root).enabled:
+        problems = check_head(root)  # signed authority: Canon's commit must be signed
+        if problems:
+            raise TamperingFound(problems)
     canon_files = load_canon(root)
     if canon_files.problems:
         warnings.append(

@@ -271,6 +271,17 @@ def render(view: _View, fmt: str) -> str:
     return claude_hook_json(markdown) + "\n" if fmt == "claude-hook" else markdown
 
 
+def _signing_on(root: MemoryRoot) -> bool:
+    """The root's signing marker, or this user's pinned record (memory/signing.py)."""
+    if os.path.lexists(os.path.join(root.path, ".ea", "signing.json")):
+        return True
+    import hashlib
+
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    name = hashlib.sha256(str(root.real).encode()).hexdigest()[:16] + ".json"
+    return os.path.lexists(os.path.join(base, "evolving-agent", "signing", name))
+
+
 def derive(root: MemoryRoot, max_chars: int) -> _View:
     """The boot context the full boot would build, when it would build it without warnings."""
     from evolving_agent.memory.canon_snapshot import load_canon
@@ -280,6 +291,8 @@ def derive(root: MemoryRoot, max_chars: int) -> _View:
     # scope (canon, today, live) is fixed in code (policy.READ_SCOPES), not configurable.
     if not os.path.isdir(root.path) or not root.exists():
         raise _Fallback("no memory root")
+    if _signing_on(root):
+        raise _Fallback("signing on: the full boot checks Canon's commit signature")
     canon = load_canon(root)  # InvalidInput: the full path reports it
     if canon.problems:
         raise _Fallback("Canon snapshot problems")

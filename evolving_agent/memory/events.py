@@ -65,7 +65,7 @@ def refuse_reflected_day(root: MemoryRoot, ts: datetime) -> None:
     """An event dated on a day already reflected would never be reflected: refuse it."""
     last = last_reflected_day(root)
     day = ts.date()
-    if last is not None and day <= last:
+    if last is not None and day < last:
         raise InvalidInput(
             f"the clock says {ts:%Y-%m-%d %H:%M}, but the nightly job already reflected "
             f"{last}: an event dated {day} would never be reflected; nothing was written "

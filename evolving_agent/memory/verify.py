@@ -40,6 +40,7 @@ from evolving_agent.memory.canon_diff import CanonDiff, apply_diff
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, parse_line
 from evolving_agent.memory.review_trace import TraceIndex
 from evolving_agent.memory.root import INIT_MESSAGE, default_prompt, init_contents, require_root
+from evolving_agent.memory.signing import check_signatures, signing_state
 from evolving_agent.paths import MemoryRoot
 
 REGULAR_MODES = ("100644", "100755")
@@ -114,7 +115,9 @@ def verify_root(root: MemoryRoot) -> VerifyReport:
     except GitError as exc:
         report.problems.append(f"{root.path / '.git'}: git history is unreadable ({exc})")
         return report
-    report.problems += _check_history(root, commits, canon_writes, report)
+    human_commits: list[tuple[str, str]] = []
+    report.problems += _check_history(root, commits, canon_writes, report, human_commits)
+    report.problems += _check_signed(root, commits, human_commits, report)
     report.problems += _check_no_rollback(root, commits, head, last_write)
     report.problems += _check_worktree(root, commits[head].tree if head in commits else {})
     return report
@@ -231,6 +234,7 @@ def _check_history(
     commits: dict[str, Commit],
     canon_writes: dict[str, EvidenceRecord],
     report: VerifyReport,
+    human_commits: list[tuple[str, str]],
 ) -> list[str]:
     problems: list[str] = []
     used_records: dict[str, str] = {}  # canon-write record id -> first commit citing it
@@ -275,6 +279,8 @@ def _check_history(
             problems += _check_applied_diff(root, commits, commit, trailers)
         elif record.actor != "human":
             problems.append(f"{where}: actor '{record.actor}' has no authority over Canon")
+        else:
+            human_commits.append((commit.sha, where))
     return problems
 
 
@@ -335,6 +341,36 @@ def _check_approval(
             f"{where}: review {review_id} was applied by commit {str(applied)[:10]}, not this one"
         ]
     return []
+
+
+# -- signed human authority ----------------------------------------------------------
+
+CLAIM_NOTE = (
+    "human authority is a claim: signing is off, so a 'human' commit or review decision "
+    "is whoever says so with a shell in the root (see docs/authority.md; "
+    "evolving-agent signing enable --key PATH)"
+)
+
+
+def _check_signed(
+    root: MemoryRoot,
+    commits: dict[str, Commit],
+    human_commits: list[tuple[str, str]],
+    report: VerifyReport,
+) -> list[str]:
+    """With signing on, human commits after set-up and every later decision must carry the
+    pinned key's signature (memory/signing.py); without it, say that "human" is a claim."""
+    state = signing_state(root)
+    if not state.enabled:
+        report.notes.append(CLAIM_NOTE)
+        return []
+    since: set[str] = set()
+    if state.since:
+        try:
+            since = set(git(root.path, "rev-list", state.since).text.split())
+        except GitError:
+            return [f"{root.path}: the commit signing was set up at ({state.since[:10]}) is gone"]
+    return check_signatures(root, human_commits, since)
 
 
 # -- review provenance ---------------------------------------------------------------
