@@ -260,6 +260,52 @@ def reject_cmd(ctx: click.Context, review_id: str, reason: str, approver: str | 
     click.echo(f"rejected {decision.review_id}: {decision.reason}")
 
 
+@review_group.command("serve")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    show_default=True,
+    help="Port on 127.0.0.1 (0: a free one chosen by the system).",
+)
+@click.option("--open", "open_browser", is_flag=True, help="Also open the page in a browser.")
+@approver_option
+@click.pass_context
+def serve_cmd(ctx: click.Context, port: int, open_browser: bool, approver: str | None) -> None:
+    """Serve the owner's review page on 127.0.0.1 until Ctrl-C.
+
+    Prints one line, the address with its one-time token; only that address opens
+    the page.  Review cards (diff, evidence for and against, what would reverse it),
+    the month at a glance and the drift watch.  Approve / edit / reject there do
+    exactly what 'review approve / edit / reject' do.  Needs the [review] extra.
+
+    \b
+    Example:
+      evolving-agent review serve --open
+    """
+    root = require_root(root_from(ctx))
+    try:
+        from evolving_agent.review.web.serve import serve
+    except ImportError as exc:
+        raise UsageError(
+            f"'review serve' needs the review extra ({exc.name} is missing): "
+            "pip install 'evolving-agent[review]'"
+        ) from None
+
+    def announce(url: str) -> None:
+        click.echo(url)
+        sys.stdout.flush()
+        if open_browser:
+            import webbrowser
+
+            webbrowser.open(url)
+
+    try:
+        serve(root, port=port, approver=_approver(approver), announce=announce)
+    except OSError as exc:
+        raise UsageError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+
+
 def register(group: click.Group) -> None:
     """Add this module's commands to the top-level group."""
     group.add_command(review_group)
