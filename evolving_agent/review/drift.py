@@ -443,7 +443,10 @@ def watch(
         raise InvalidInput(f"--since {start} is after --until {end}")
     # The fold needs every snapshot up to the end (a hypothesis may be older than the
     # window), so read from the first day, but judge only what falls in the window.
-    records = [r for d in days if d <= end for r in log.read_day(d)]
+    everything = [(d, log.read_day(d)) for d in days]
+    records = [r for d, recs in everything if d <= end for r in recs]
+    # The human may look at a flag any time after it: acknowledgements count from any day.
+    acks = acknowledgements([r for d, recs in everything if d > end for r in recs] + records)
     register: dict[str, Hypothesis] = {}
     changes: dict[str, list[tuple[date, str, str]]] = defaultdict(list)
     carriable_on: dict[date, int] = {}
@@ -499,7 +502,7 @@ def watch(
                 last=max(r.day() for r in fallbacks),
             )
         )
-    return DriftReport(start, end, flags, acknowledgements(records))
+    return DriftReport(start, end, flags, acks)
 
 
 def _date(value: object) -> date | None:
