@@ -126,11 +126,17 @@ def show_cmd(ctx: click.Context, review_id: str, as_json: bool) -> None:
     Example:
       evolving-agent review show rev-2026-11-1
     """
-    view = view_review(root_from(ctx), review_id)
+    root = root_from(ctx)
+    view = view_review(root, review_id)
     if as_json:
         echo_json(view.to_json())
-    else:
-        _print_view(view)
+        return
+    _print_view(view)
+    if view.review.status == "pending":
+        from evolving_agent.review.drift import watch
+
+        for flag in watch(root).held.get(view.review.pending.hypothesis, []):
+            click.echo(f"held by the drift watch: {flag.title} (see 'evolving-agent drift')")
 
 
 def _confirm(plan: ApprovalPlan, yes: bool, allow_large_removal: bool) -> bool:

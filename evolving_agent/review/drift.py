@@ -166,7 +166,9 @@ def pole(text: str) -> tuple[str, int] | None:
     return None
 
 
-def _alternations(seq: list[tuple[date, int, list[str]]]) -> list[list[tuple[date, int, list[str]]]]:
+def _alternations(
+    seq: list[tuple[date, int, list[str]]],
+) -> list[list[tuple[date, int, list[str]]]]:
     """Stretches of (day, side, ids) where the side turned ≥ PENDULUM_SWITCHES times
     within PENDULUM_SPAN_DAYS.  ``seq`` is ordered by day, one entry per day and side."""
     runs: list[tuple[date, int, list[str]]] = []  # collapsed: one entry per run of a side
@@ -240,8 +242,15 @@ def _carry_pendulums(
             if hid in sides and sides[hid][0] == name
         ]
         for stretch in _alternations(seq):
-            involved = sorted({hid for d, hid, _r in carries if hid in sides and sides[hid][0] == name
-                               and stretch[0][0] <= d <= stretch[-1][0]})
+            involved = sorted(
+                {
+                    hid
+                    for d, hid, _r in carries
+                    if hid in sides
+                    and sides[hid][0] == name
+                    and stretch[0][0] <= d <= stretch[-1][0]
+                }
+            )
             if len(involved) < 2:
                 continue
             ids = [i for _d, _s, group in stretch for i in group]
@@ -494,9 +503,7 @@ def watch(
             DriftFlag(
                 kind="fallback",
                 title=f"the model reflector fell back to rules {len(fallbacks)} time(s)",
-                detail="; ".join(sorted({" ".join(r.text.split())[:120] for r in fallbacks}))[
-                    :400
-                ],
+                detail="; ".join(sorted({" ".join(r.text.split())[:120] for r in fallbacks}))[:400],
                 evidence_ids=[r.id for r in fallbacks],
                 first=min(r.day() for r in fallbacks),
                 last=max(r.day() for r in fallbacks),

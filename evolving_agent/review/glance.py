@@ -119,8 +119,10 @@ def month_glance(root: MemoryRoot, month: str) -> MonthGlance:
     first, last = month_bounds(month)
     today = now().date()
     log = EvidenceLog(root)
-    days = {first + timedelta(days=i): DayGlance(first + timedelta(days=i))
-            for i in range((last - first).days + 1)}
+    days = {
+        first + timedelta(days=i): DayGlance(first + timedelta(days=i))
+        for i in range((last - first).days + 1)
+    }
     register: dict[str, Hypothesis] = {}
     at_day: dict[str, dict[date, str]] = defaultdict(dict)
     changes: dict[str, list[tuple[date, str, str]]] = defaultdict(list)
@@ -147,11 +149,11 @@ def month_glance(root: MemoryRoot, month: str) -> MonthGlance:
                 if night is not None:
                     nightly_dates.add(night)
                     if night in days:
-                        g = days[night]
-                        g.nightly = rec.id
+                        night_g = days[night]
+                        night_g.nightly = rec.id
                         ct, ch = rec.data.get("carry_type"), rec.data.get("hypothesis")
-                        g.carry_type = ct if isinstance(ct, str) else None
-                        g.carry_hypothesis = ch if isinstance(ch, str) else None
+                        night_g.carry_type = ct if isinstance(ct, str) else None
+                        night_g.carry_hypothesis = ch if isinstance(ch, str) else None
             if rec.kind == "job" and rec.data.get("job") == "monthly":
                 monthly_runs.append(rec)
             g = days.get(rec.day())

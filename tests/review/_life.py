@@ -38,7 +38,10 @@ def live_three_reviews(root: MemoryRoot) -> list[str]:
         day = START + timedelta(days=i)
         for k, (hid, (_claim, quote)) in enumerate(zip(hids, BELIEFS, strict=True)):
             session.append(
-                "friction", f"{quote} (#{i})", session=f"s-{day}", supports=hid,
+                "friction",
+                f"{quote} (#{i})",
+                session=f"s-{day}",
+                supports=hid,
                 ts=_at(day, 10 + k),
             )
         run_nightly(root, day, reflector=rules, now=_at(day + timedelta(days=1), 3))

@@ -8,6 +8,7 @@ API, never a downloaded one.
 
 from __future__ import annotations
 
+import http.client
 import os
 import signal
 import subprocess
@@ -18,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
-
-import http.client
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = [
@@ -67,8 +66,17 @@ class Server:
 @contextmanager
 def serve(root: Path, env: dict[str, str], approver: str = "owner") -> Iterator[Server]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "evolving_agent", "--root", str(root), "review", "serve",
-         "--approver", approver],
+        [
+            sys.executable,
+            "-m",
+            "evolving_agent",
+            "--root",
+            str(root),
+            "review",
+            "serve",
+            "--approver",
+            approver,
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -103,7 +103,9 @@ def test_a_calm_month_flags_nothing(tmp_path: Path) -> None:
     report = watch(root, start=START, end=START + timedelta(days=27), today=date(2026, 11, 30))
     assert report.flags == []
     assert report.held == {}
-    out = run_cli("--root", str(root.path), "drift", "--since", "2026-11-02", "--until", "2026-11-29")
+    out = run_cli(
+        "--root", str(root.path), "drift", "--since", "2026-11-02", "--until", "2026-11-29"
+    )
     assert out.exit_code == 0
     assert "0 flag(s)" in out.output and "nothing to flag" in out.output
 
@@ -112,8 +114,10 @@ def test_friction_that_stops_while_sessions_run_is_flagged(tmp_path: Path) -> No
     root = _root(tmp_path)
     session = Writer(root, "session")
     session.append("friction", "Misread the file.", ts=_at(START, 9))
-    raw = [session.append("raw", f"work {i}", ts=_at(START + timedelta(days=i), 9)).id
-           for i in range(1, 10)]
+    raw = [
+        session.append("raw", f"work {i}", ts=_at(START + timedelta(days=i), 9)).id
+        for i in range(1, 10)
+    ]
     session.append("friction", "Misread the file again.", ts=_at(START + timedelta(days=10), 9))
     report = watch(root, start=START, end=START + timedelta(days=10))
     assert [f.kind for f in report.flags] == ["friction-stopped"]
@@ -125,7 +129,9 @@ def test_a_quota_like_rate_of_friction_is_flagged(tmp_path: Path) -> None:
     root = _root(tmp_path)
     session = Writer(root, "session")
     ids = [
-        session.append("friction", f"Self-critique {i}-{k}.", ts=_at(START + timedelta(days=i), 9 + k)).id
+        session.append(
+            "friction", f"Self-critique {i}-{k}.", ts=_at(START + timedelta(days=i), 9 + k)
+        ).id
         for i in range(7)
         for k in range(3)
     ]
@@ -146,8 +152,12 @@ def test_model_fallbacks_are_flagged(tmp_path: Path) -> None:
 
 def test_a_hypothesis_that_flips_and_comes_back_is_flagged() -> None:
     d = START
-    steps = [(d, "emerging", "e1"), (d + timedelta(3), "live", "e2"),
-             (d + timedelta(8), "split", "e3"), (d + timedelta(12), "live", "e4")]
+    steps = [
+        (d, "emerging", "e1"),
+        (d + timedelta(3), "live", "e2"),
+        (d + timedelta(8), "split", "e3"),
+        (d + timedelta(12), "live", "e4"),
+    ]
     flags = _state_flips({"h-1": steps})
     assert [(f.kind, f.evidence_ids, f.hypotheses) for f in flags] == [
         ("state-flip", ["e2", "e3", "e4"], ["h-1"])

@@ -95,9 +95,10 @@ def test_the_page_shows_the_lived_month(site: Site, tmp_path: Path) -> None:
 
     # Readable without JavaScript: the page has none, and says the same with it off.
     plain = _page(site, java_script_enabled=False)
-    assert plain.locator(f"#card-{site.review_id} pre.diff").inner_text() == card.locator(
-        "pre.diff"
-    ).inner_text()
+    assert (
+        plain.locator(f"#card-{site.review_id} pre.diff").inner_text()
+        == card.locator("pre.diff").inner_text()
+    )
     assert plain.locator("#month svg.chart").count() == 2
 
 

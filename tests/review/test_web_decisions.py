@@ -99,7 +99,9 @@ def _set_limit(site: Site, limit: int) -> None:
     text = path.read_text(encoding="utf-8")
     old = next(line for line in text.splitlines() if "monthly_limit:" in line)
     Writer(site.root, "human").write(
-        "canon", "policy.yaml", text.replace(old, f"  monthly_limit: {limit}"),
+        "canon",
+        "policy.yaml",
+        text.replace(old, f"  monthly_limit: {limit}"),
         message=f"review: at most {limit} a month",
     )
 
@@ -109,8 +111,15 @@ def test_the_page_keeps_the_same_monthly_limit(site: Site) -> None:
     stale = _page(site)  # shown while the limit still had room
     _set_limit(site, 1)
     proc = run_proc(
-        "--root", str(site.root.path), "review", "approve", by_cli, "--yes",
-        "--approver", "terminal", env=site.env,
+        "--root",
+        str(site.root.path),
+        "review",
+        "approve",
+        by_cli,
+        "--yes",
+        "--approver",
+        "terminal",
+        env=site.env,
     )
     assert proc.returncode == 0, proc.stderr  # 1 of 1 used, from a terminal
     before = _state(site.root)
@@ -131,7 +140,8 @@ def test_a_card_shown_before_canon_changed_is_not_applied(site: Site) -> None:
     identity = site.root.canon / "identity.yaml"
     text = identity.read_text(encoding="utf-8")
     Writer(site.root, "human").write(
-        "canon", "identity.yaml",
+        "canon",
+        "identity.yaml",
         text.replace("values:\n", "values:\n  - Be candid about uncertainty.\n"),
         message="values: candour",
     )

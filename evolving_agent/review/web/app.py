@@ -121,9 +121,7 @@ class Guard(BaseHTTPMiddleware):
                 rest = {k: v for k, v in request.query_params.items() if k != "token"}
                 target = request.url.path + (f"?{urlencode(rest)}" if rest else "")
                 resp = RedirectResponse(target, status_code=303, headers=SECURITY_HEADERS)
-                resp.set_cookie(
-                    s.cookie, s.token, httponly=True, samesite="strict", path="/"
-                )
+                resp.set_cookie(s.cookie, s.token, httponly=True, samesite="strict", path="/")
                 return resp
         elif not (cookie and hmac.compare_digest(cookie, s.token)):
             return _refuse(403, "no token (open the address 'review serve' printed)")
@@ -198,6 +196,7 @@ def create_app(settings: Settings) -> Starlette:
             friction_svg=svg.friction_chart(glance),
             lanes_svg=svg.state_lanes(glance),
             legend=svg.state_legend(),
+            carry_key=svg.carry_key(glance),
             root=str(root.path),
             approver=settings.approver,
         )

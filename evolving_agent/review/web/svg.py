@@ -36,7 +36,8 @@ def friction_chart(g: MonthGlance) -> Markup:
     top = max([d.friction for d in g.days] + [4])
     bar_h = 110
     unit = bar_h / top
-    width = LEFT * 2 + DAY_W * len(g.days)
+    axis = 22  # the count scale sits left of the bars, clear of them
+    width = axis + LEFT + DAY_W * len(g.days)
     base = 20 + bar_h
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" '
@@ -46,11 +47,11 @@ def friction_chart(g: MonthGlance) -> Markup:
     for n in range(0, top + 1, max(1, top // 4)):
         y = base - n * unit
         parts.append(
-            f'<line x1="{LEFT}" x2="{width - LEFT}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
-            f'<text x="{width - LEFT}" y="{y - 2:.1f}" class="axis" text-anchor="end">{n}</text>'
+            f'<line x1="{axis}" x2="{width - LEFT}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
+            f'<text x="{axis - 4}" y="{y + 3:.1f}" class="axis" text-anchor="end">{n}</text>'
         )
     for i, d in enumerate(g.days):
-        x = LEFT + i * DAY_W
+        x = axis + i * DAY_W
         tip = (
             f"{d.day}: {len(d.tagged)} tagged, {len(d.untagged)} untagged friction"
             + (f"; carry {d.carry_type} on {d.carry_hypothesis}" if d.carry_type else "")
@@ -83,8 +84,7 @@ def friction_chart(g: MonthGlance) -> Markup:
             )
         if d.stale:
             parts.append(
-                f'<rect x="{x + 2}" y="{base + 33}" width="{DAY_W - 4}" height="6" '
-                f'fill="{STALE}"/>'
+                f'<rect x="{x + 2}" y="{base + 33}" width="{DAY_W - 4}" height="6" fill="{STALE}"/>'
             )
         for k, job in enumerate(d.jobs):
             parts.append(
@@ -130,7 +130,7 @@ def state_lanes(g: MonthGlance) -> Markup:
                 continue
             day = g.days[i].day
             parts.append(
-                f'<g><title>{_t(f"{h.id} on {day}: {state}")}</title>'
+                f"<g><title>{_t(f'{h.id} on {day}: {state}')}</title>"
                 f'<rect x="{LANE_LABEL + i * DAY_W}" y="{y + 2}" width="{DAY_W - 1}" '
                 f'height="{row - 6}" fill="{STATE_COLOURS.get(state, "#ccc")}"/></g>'
             )
@@ -142,6 +142,15 @@ def state_lanes(g: MonthGlance) -> Markup:
             )
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+def carry_key(g: MonthGlance) -> list[tuple[str, int]]:
+    """The carry types used this month (for the key under the chart), most used first."""
+    counts: dict[str, int] = {}
+    for d in g.days:
+        if d.carry_type:
+            counts[d.carry_type] = counts.get(d.carry_type, 0) + 1
+    return sorted(counts.items(), key=lambda kv: -kv[1])
 
 
 def state_legend() -> Markup:
