@@ -14,8 +14,8 @@ from evolving_agent.memory.hypotheses import add_hypothesis, hypothesis_id
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.drift import _state_flips, acknowledge, pole, watch
-from tests.conftest import KeptDemo, copy_tree
 from tests.helpers import run_cli
+from tests.helpers.fixtures import KeptDemo, copy_tree
 
 START = date(2026, 11, 2)
 SHORT = "Keep answers short"

@@ -21,9 +21,10 @@ from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.drift import watch
 from evolving_agent.review.glance import month_bounds
 from evolving_agent.review.store import list_reviews, load_review
-from tests.conftest import KeptDemo, _test_env, copy_tree
+from tests.conftest import _test_env
 from tests.helpers import run_proc
-from tests.review._web import Server, browser, serve
+from tests.helpers.fixtures import KeptDemo, copy_tree
+from tests.helpers.web import Server, browser, serve
 
 pytestmark = pytest.mark.slow
 
@@ -77,7 +78,7 @@ def test_the_page_shows_the_lived_month(site: Site, tmp_path: Path) -> None:
     card = page.locator(f"#card-{site.review_id}")
     assert card.locator("h2").inner_text().startswith(site.review_id)
     assert review.diff.text in card.locator("pre.diff .add").inner_text()
-    shown = set(card.locator("code.evid").all_inner_texts())
+    shown = set(card.locator("code.evid").all_text_contents())
     assert set(review.pending.evidence_ids) <= shown  # every cited id, on the card
     assert "What would reverse it" in card.inner_text()
     # One bar group per day of the month, and a lane per hypothesis.

@@ -1,6 +1,6 @@
 """Deciding on the page: reject, a card that went stale while shown, the monthly limit.
 
-A short life queues three reviews (tests/review/_life.py); one server and one browser
+A short life queues three reviews (tests/helpers/life.py); one server and one browser
 for the module; the tests run in file order on that root.  The CLI acts on the same root
 in between, as a second terminal would.
 """
@@ -21,8 +21,8 @@ from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.store import list_reviews, load_review
 from tests.conftest import _test_env
 from tests.helpers import run_proc
-from tests.review._life import live_three_reviews
-from tests.review._web import Server, browser, serve
+from tests.helpers.life import live_three_reviews
+from tests.helpers.web import Server, browser, serve
 
 pytestmark = pytest.mark.slow
 
