@@ -211,8 +211,8 @@ def _friction_pendulums(friction: list[EvidenceRecord]) -> list[DriftFlag]:
             flags.append(
                 DriftFlag(
                     kind="pendulum",
-                    title=f"pendulum ({name}): friction swung {len(stretch) - 1} times "
-                    f"between {pair[1][0]!r} and {pair[2][0]!r}",
+                    title=f"friction swung {len(stretch) - 1} times between "
+                    f"{pair[1][0]!r} and {pair[2][0]!r} ({name})",
                     detail=f"from {days[0]} to {days[-1]}, {len(ids)} friction events on "
                     "alternating sides; a bias that follows each day's complaint will "
                     "overshoot both ways",
@@ -257,8 +257,8 @@ def _carry_pendulums(
             flags.append(
                 DriftFlag(
                     kind="pendulum",
-                    title=f"pendulum ({name}): the carry alternated between opposite "
-                    f"counter-moves ({', '.join(involved)})",
+                    title=f"the carry alternated between opposite counter-moves "
+                    f"({name}: {', '.join(involved)})",
                     detail=f"from {stretch[0][0]} to {stretch[-1][0]}, {len(stretch)} "
                     "alternating stretches of nights",
                     evidence_ids=ids,

@@ -55,7 +55,7 @@ def test_the_essays_pendulum_is_flagged_with_its_evidence_ids(tmp_path: Path) ->
     assert len(pendulums) == 1
     flag = pendulums[0]
     assert flag.evidence_ids == ids  # every swing, in order, and nothing else
-    assert "length" in flag.title and "13 times" in flag.title
+    assert "13 times" in flag.title and "(length)" in flag.title
     assert (flag.first, flag.last) == (START, START + timedelta(days=13))
     assert set(flag.hypotheses) == {hypothesis_id(SHORT), hypothesis_id(LONG)}
     # Both sides are held out until the human looks.

@@ -7,8 +7,11 @@ in between, as a second terminal would.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,6 +28,13 @@ from tests.helpers.life import live_three_reviews
 from tests.helpers.web import Server, browser, serve
 
 pytestmark = pytest.mark.slow
+
+# $EA_SCREENSHOT_DIR keeps the page's screenshots for a person to look at.
+SHOTS = Path(os.environ["EA_SCREENSHOT_DIR"]) if os.environ.get("EA_SCREENSHOT_DIR") else None
+
+
+def _at(day: date, hour: int) -> datetime:
+    return datetime.combine(day, time(hour)).astimezone()
 
 
 @dataclass(frozen=True)
@@ -61,6 +71,45 @@ def _state(root: MemoryRoot) -> tuple[str, list[str], int]:
     head = str(gitrepo.open_repo(root).head.commit.hexsha)
     files = sorted(str(p.relative_to(root.reviews)) for p in root.reviews.rglob("*") if p.is_file())
     return head, files, sum(1 for _ in EvidenceLog(root).iter_all())
+
+
+def test_a_card_the_drift_watch_holds_says_so_and_waits_for_a_look(site: Site) -> None:
+    rid = site.ids[2]
+    hid = load_review(site.root, rid).pending.hypothesis
+    stale = _page(site)  # shown before the drift
+    # Two weeks of the essay's pendulum, tagged to this review's hypothesis.
+    session = Writer(site.root, "session")
+    swings = [
+        session.append(
+            "friction",
+            "The answer was too long." if i % 2 == 0 else "Not enough information this time.",
+            supports=hid,
+            ts=_at(date(2026, 10, 12) + timedelta(days=i), 14),
+        ).id
+        for i in range(14)
+    ]
+    before = _state(site.root)
+    stale.locator(f"#card-{rid} form.approve button").click()
+    assert "held by the drift watch" in stale.locator("#error").inner_text()
+    assert _state(site.root) == before
+    page = _page(site)
+    card = page.locator(f"#card-{rid}")
+    hold = card.locator(".hold").text_content() or ""
+    assert "Held by the drift watch" in hold and "pendulum" in hold
+    assert card.locator("form.approve").count() == 0
+    flag = page.locator("#drift li.kind-pendulum").text_content() or ""
+    assert all(i in flag for i in swings)
+    if SHOTS:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "held-card.png"), full_page=True)
+    card.locator(".hold button").click()
+    assert "Looked at the drift flag" in page.locator("#done h1").inner_text()
+    ack = [r for r in EvidenceLog(site.root).iter_all() if r.kind == "review"][-1]
+    assert ack.actor == "human" and ack.data["action"] == "drift-ack"
+    assert ack.data["hypothesis"] == hid and set(swings) <= set(ack.data["evidence_ids"])
+    released = _page(site).locator(f"#card-{rid}")
+    assert released.locator(".hold").count() == 0
+    assert released.locator("form.approve").count() == 1
 
 
 def test_reject_on_the_page_records_the_reason(site: Site) -> None:

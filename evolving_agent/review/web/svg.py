@@ -23,7 +23,7 @@ TAGGED, UNTAGGED, STALE, FALLBACK = "#35608f", "#a9c1dc", "#c0392b", "#c0392b"
 
 DAY_W = 24
 LEFT = 8
-LANE_LABEL = 190
+LANE_LABEL = 240
 
 
 def _t(text: object) -> str:
@@ -120,7 +120,7 @@ def state_lanes(g: MonthGlance) -> Markup:
         y = 16 + r * row
         h = lane.hypothesis
         label = h.id + " " + h.text
-        short = label if len(label) <= 30 else label[:29] + "…"
+        short = label if len(label) <= 38 else label[:37] + "…"
         parts.append(
             f'<g><title>{_t(label)}</title><text x="0" y="{y + 14}" class="lane">'
             f"{_t(short)}</text></g>"
