@@ -17,7 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
-from evolving_agent.errors import InvalidInput
+from evolving_agent.errors import EvolvingAgentError, InvalidInput
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, now
 from evolving_agent.memory.hypotheses import Hypothesis, snapshot_of
 from evolving_agent.memory.root import require_root
@@ -190,12 +190,7 @@ def month_glance(root: MemoryRoot, month: str) -> MonthGlance:
             else:
                 states.append(state or "emerging")
         lanes.append(Lane(h, states, [c for c in changes[hid] if first <= c[0] <= last]))
-    canon = [
-        c
-        for c in canon_log(root)
-        if first <= c.date.astimezone().date() <= last + timedelta(days=1)
-        or (c.date.astimezone().date() > last and c.review_id is not None)
-    ]
+    canon = [c for c in canon_log(root) if _belongs(root, c, month, first, last)]
     return MonthGlance(
         month=month,
         days=list(days.values()),
@@ -205,6 +200,21 @@ def month_glance(root: MemoryRoot, month: str) -> MonthGlance:
         friction_total=len(friction_ids),
         friction_supporting=len(friction_ids & supporting),
     )
+
+
+def _belongs(root: MemoryRoot, change: CanonChange, month: str, first: date, last: date) -> bool:
+    """A Canon change shows in a month when it was made then, or when it applied a review
+    of that month (approved in the days after it, as the monthly queue is)."""
+    if first <= change.date.astimezone().date() <= last:
+        return True
+    if change.review_id is None:
+        return False
+    from evolving_agent.review.store import load_review
+
+    try:
+        return load_review(root, change.review_id).pending.month == month
+    except EvolvingAgentError:
+        return False
 
 
 def _deferred(root: MemoryRoot, runs: list[EvidenceRecord], today: date) -> list[Deferred]:

@@ -198,6 +198,7 @@ def create_app(settings: Settings) -> Starlette:
             legend=svg.state_legend(),
             carry_key=svg.carry_key(glance),
             root=str(root.path),
+            root_short="/".join(root.path.parts[-2:]),
             approver=settings.approver,
         )
 

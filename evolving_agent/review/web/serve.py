@@ -48,5 +48,9 @@ def serve(
     announce(settings.url)
     try:
         server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        # uvicorn re-raises the Ctrl-C it handled once it has shut down; stopping the
+        # page is the normal way to end it, not a failure.
+        pass
     finally:
         sock.close()
