@@ -19,6 +19,7 @@ import pytest
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.hypotheses import add_hypothesis
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.store import list_reviews, load_review
@@ -71,6 +72,20 @@ def _state(root: MemoryRoot) -> tuple[str, list[str], int]:
     head = str(gitrepo.open_repo(root).head.commit.hexsha)
     files = sorted(str(p.relative_to(root.reviews)) for p in root.reviews.rglob("*") if p.is_file())
     return head, files, sum(1 for _ in EvidenceLog(root).iter_all())
+
+
+def test_text_from_the_root_cannot_script_or_reorder_the_page(site: Site) -> None:
+    # Guards the page against a session that plants markup or a bidi override in a
+    # hypothesis (anything the assistant can write reaches the owner's page).
+    hostile = "<script>document.title='owned'</script> \u202eevil\u200b <b>bold</b>"
+    add_hypothesis(site.root, hostile, actor="session", ts=_at(date(2026, 10, 5), 9))
+    page = _page(site)
+    assert page.locator("script").count() == 0 and page.title() != "owned"
+    html = page.content()
+    assert "\u202e" not in html and "\u200b" not in html
+    lanes = page.locator("#month svg.chart").nth(1).text_content() or ""
+    assert "⟨U+202E⟩" in lanes or "⟨U+202E⟩" in html
+    assert "&lt;script&gt;" in html and "<b>bold</b>" not in html
 
 
 def test_a_card_the_drift_watch_holds_says_so_and_waits_for_a_look(site: Site) -> None:
