@@ -156,6 +156,12 @@ def month_glance(root: MemoryRoot, month: str) -> MonthGlance:
                         night_g.carry_hypothesis = ch if isinstance(ch, str) else None
             if rec.kind == "job" and rec.data.get("job") == "monthly":
                 monthly_runs.append(rec)
+            if rec.kind == "job" and rec.data.get("job") in ("weekly", "monthly"):
+                # On the day it was for (the week's Sunday, the monthly's 1st), as the
+                # nightly's carry is shown on the night it reflected.
+                for_day = days.get(_date(rec.data.get("date")) or rec.day())
+                if for_day is not None:
+                    for_day.jobs.append(str(rec.data["job"]))
             g = days.get(rec.day())
             if g is None:
                 continue
@@ -164,8 +170,6 @@ def month_glance(root: MemoryRoot, month: str) -> MonthGlance:
                 (g.tagged if rec.supports or rec.contradicts else g.untagged).append(rec.id)
                 if rec.supports:
                     supporting.add(rec.id)
-            elif rec.kind == "job" and rec.data.get("job") in ("weekly", "monthly"):
-                g.jobs.append(str(rec.data["job"]))
             elif rec.kind == "reflector-fallback":
                 g.fallbacks.append(rec.id)
     history_start = all_days[0] if all_days else first

@@ -29,8 +29,12 @@ def _at(day: date, hour: int, minute: int = 0) -> datetime:
     return datetime.combine(day, time(hour, minute)).astimezone()
 
 
-def live_three_reviews(root: MemoryRoot) -> list[str]:
-    """Live the short life in ``root``; returns the hypothesis ids."""
+MONTHLY_DAY = date(2026, 11, 1)
+
+
+def live_three_reviews(root: MemoryRoot, *, monthly: bool = True) -> list[str]:
+    """Live the short life in ``root``; returns the hypothesis ids.  ``monthly=False``
+    stops before the monthly job (three weekly proposals wait for it)."""
     hids = [add_hypothesis(root, claim, ts=_at(START, 8)).id for claim, _ in BELIEFS]
     session = Writer(root, "session")
     rules = RulesReflector()
@@ -47,5 +51,6 @@ def live_three_reviews(root: MemoryRoot) -> list[str]:
         run_nightly(root, day, reflector=rules, now=_at(day + timedelta(days=1), 3))
         if day.weekday() == 6:
             run_weekly(root, day, reflector=rules, now=_at(day + timedelta(days=1), 3, 30))
-    run_monthly(root, date(2026, 11, 1), now=_at(date(2026, 11, 1), 4))
+    if monthly:
+        run_monthly(root, MONTHLY_DAY, now=_at(MONTHLY_DAY, 4))
     return hids
