@@ -12,11 +12,12 @@ from evolving_agent.jobs.monthly import run_monthly
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.root import init_root
+from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.glance import default_month, month_bounds, month_glance
 from tests.helpers.life import MONTHLY_DAY, live_three_reviews
 
 
-def _set_limit(root, limit: int) -> None:  # type: ignore[no-untyped-def]
+def _set_limit(root: MemoryRoot, limit: int) -> None:
     text = (root.canon / "policy.yaml").read_text(encoding="utf-8")
     old = next(line for line in text.splitlines() if "monthly_limit:" in line)
     Writer(root, "human").write(

@@ -165,6 +165,12 @@ async def _form(request: Request) -> dict[str, str] | None:
     return {k: v[0] for k, v in parsed.items()}
 
 
+def _shift(month: str, by: int) -> str:
+    first, _ = month_bounds(month)
+    n = first.year * 12 + first.month - 1 + by
+    return f"{n // 12:04d}-{n % 12 + 1:02d}"
+
+
 def create_app(settings: Settings) -> Starlette:
     env = _environment()
     root = settings.root
@@ -197,6 +203,8 @@ def create_app(settings: Settings) -> Starlette:
             lanes_svg=svg.state_lanes(glance),
             legend=svg.state_legend(),
             carry_key=svg.carry_key(glance),
+            prev_month=_shift(month, -1),
+            next_month=_shift(month, 1),
             root=str(root.path),
             root_short="/".join(root.path.parts[-2:]),
             approver=settings.approver,
