@@ -202,6 +202,12 @@ def approve_cmd(
     """
     root = require_root(root_from(ctx))
     plan = plan_approval(root, review_id)
+    if plan.review.status == "pending":
+        from evolving_agent.review.drift import watch
+
+        for flag in watch(root).held.get(plan.review.pending.hypothesis, []):
+            # The page waits for an acknowledgement; here the human is looking now.
+            click.echo(f"warning: held by the drift watch: {flag.title}", err=True)
     if plan.resuming:
         click.echo(f"finishing the interrupted approval of {review_id}")
     elif not _confirm(plan, yes, allow_large_removal):

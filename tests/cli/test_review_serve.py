@@ -41,6 +41,16 @@ def test_serve_prints_one_line_serves_loopback_and_stops_on_ctrl_c(tmp_path: Pat
     conn.request("GET", f"/?{parts.query}")
     resp = conn.getresponse()
     assert resp.status == 303 and f"={token}" in (resp.getheader("set-cookie") or "")
+    resp.read()
+    # A root that has lived no month yet still renders, and a bad month is one message.
+    cookie = {"Cookie": f"ea_review_{parts.port}={token}"}
+    conn.request("GET", "/", headers=cookie)
+    resp = conn.getresponse()
+    page = resp.read().decode()
+    assert resp.status == 200 and "No reviews queued" in page and "Nothing to flag" in page
+    conn.request("GET", "/?month=2026-13", headers=cookie)
+    resp = conn.getresponse()
+    assert resp.status == 400 and "expected YYYY-MM" in resp.read().decode()
     conn.close()
     # Bound to the loopback address only (not 0.0.0.0): what the kernel says it listens on.
     listening = [
