@@ -192,3 +192,23 @@ def test_a_review_waiting_over_a_month_is_flagged(kept_demo: KeptDemo, tmp_path:
     assert [f.reviews for f in stale] == [[review.id]]
     assert stale[0].evidence_ids == review.pending.evidence_ids
     assert not [f for f in watch(root).flags if f.kind == "stale-proposal"]
+
+
+def test_the_carry_alternating_between_opposite_counter_moves_is_a_pendulum() -> None:
+    from evolving_agent.memory.hypotheses import Hypothesis
+    from evolving_agent.review.drift import _carry_pendulums
+
+    def h(hid: str, do: str) -> Hypothesis:
+        return Hypothesis(id=hid, text=hid, do=do, created=START, updated=START)
+
+    register = {"h-short": h("h-short", "be concise"), "h-long": h("h-long", "give more detail")}
+    register["h-other"] = h("h-other", "quote the error exactly")
+    nights = ["h-short", "h-long", "h-other", "h-short", "h-long", "h-short"]
+    carries = [(START + timedelta(days=i), hid, f"ev-{i}") for i, hid in enumerate(nights)]
+    flags = _carry_pendulums(carries, register)
+    assert [(f.kind, f.hypotheses) for f in flags] == [("pendulum", ["h-long", "h-short"])]
+    assert flags[0].evidence_ids == ["ev-0", "ev-1", "ev-3", "ev-4", "ev-5"]  # not ev-2
+    # The same two carried in long runs, not alternating: no flag.
+    calm = ["h-short"] * 5 + ["h-long"] * 5
+    carries = [(START + timedelta(days=i), hid, f"ev-{i}") for i, hid in enumerate(calm)]
+    assert _carry_pendulums(carries, register) == []
