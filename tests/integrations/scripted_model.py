@@ -227,7 +227,9 @@ def _handler_for(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             else:
                 self._json(200, _message_object(model, body, step))
 
-        def _json(self, status: int, data: dict[str, Any], extra: dict[str, str] | None = None) -> None:
+        def _json(
+            self, status: int, data: dict[str, Any], extra: dict[str, str] | None = None
+        ) -> None:
             payload = json.dumps(data).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -318,7 +320,9 @@ def _script_and_progress(api: str, body: dict[str, Any]) -> tuple[str | None, in
             if item.get("role") != "user":
                 continue
             texts = [b for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
-            results += sum(1 for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result")
+            results += sum(
+                1 for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"
+            )
             found = MARKER.findall("\n".join(_strings(texts)))
             if found:
                 script, results = found[-1], 0
@@ -383,10 +387,13 @@ def _responses_events(
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": 110,
     }
-    yield "response.completed", {
-        "type": "response.completed",
-        "response": {"id": rid, "usage": usage},
-    }
+    yield (
+        "response.completed",
+        {
+            "type": "response.completed",
+            "response": {"id": rid, "usage": usage},
+        },
+    )
 
 
 def _namespace_of(body: dict[str, Any], full: str) -> tuple[str, str] | None:
@@ -447,26 +454,35 @@ def _messages_events(
     start["usage"] = {"input_tokens": 100, "output_tokens": 1}
     yield "message_start", {"type": "message_start", "message": start}
     if block["type"] == "text":
-        yield "content_block_start", {
-            "type": "content_block_start",
-            "index": 0,
-            "content_block": {"type": "text", "text": ""},
-        }
+        yield (
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
+        )
         delta = {"type": "text_delta", "text": block["text"]}
     else:
-        yield "content_block_start", {
-            "type": "content_block_start",
-            "index": 0,
-            "content_block": {**block, "input": {}},
-        }
+        yield (
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {**block, "input": {}},
+            },
+        )
         delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
     yield "content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}
     yield "content_block_stop", {"type": "content_block_stop", "index": 0}
-    yield "message_delta", {
-        "type": "message_delta",
-        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-        "usage": {"output_tokens": 10},
-    }
+    yield (
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+            "usage": {"output_tokens": 10},
+        },
+    )
     yield "message_stop", {"type": "message_stop"}
 
 
