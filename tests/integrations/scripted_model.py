@@ -303,6 +303,7 @@ def _script_and_progress(api: str, body: dict[str, Any]) -> tuple[str | None, in
     items = items if isinstance(items, list) else []
     script: str | None = None
     results = 0
+    searches: set[object] = set()
     for item in items:
         if not isinstance(item, dict):
             continue
@@ -317,11 +318,24 @@ def _script_and_progress(api: str, body: dict[str, Any]) -> tuple[str | None, in
         else:
             content = item.get("content")
             blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+            if item.get("role") == "assistant":
+                # Loading a deferred tool's schema is not a step of the script.
+                searches |= {
+                    b.get("id")
+                    for b in blocks
+                    if isinstance(b, dict)
+                    and b.get("type") == "tool_use"
+                    and b.get("name") == TOOL_SEARCH
+                }
             if item.get("role") != "user":
                 continue
             texts = [b for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
             results += sum(
-                1 for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"
+                1
+                for b in blocks
+                if isinstance(b, dict)
+                and b.get("type") == "tool_result"
+                and b.get("tool_use_id") not in searches
             )
             found = MARKER.findall("\n".join(_strings(texts)))
             if found:
@@ -412,6 +426,22 @@ def _sh_quote(text: str) -> str:
 
 # -- the Messages API (Claude Code) -----------------------------------------------------------
 
+TOOL_SEARCH = "ToolSearch"
+_DEFERRED = re.compile(r"^(mcp__[A-Za-z0-9_-]+__[A-Za-z0-9_-]+)$", re.MULTILINE)
+
+
+def deferred_tools(body: dict[str, Any]) -> list[str]:
+    """MCP tools Claude Code listed by name only (loaded on demand with ToolSearch)."""
+    return sorted(
+        set(
+            _DEFERRED.findall(
+                "\n".join(_strings(body.get("system")))
+                + "\n"
+                + "\n".join(_strings(body.get("messages")))
+            )
+        )
+    )
+
 
 def _messages_block(model: ScriptedModel, body: dict[str, Any], step: Step) -> dict[str, Any]:
     names = tool_names("messages", body)
@@ -421,8 +451,16 @@ def _messages_block(model: ScriptedModel, body: dict[str, Any], step: Step) -> d
         path = step.path
         return _tool_use(model, "Write", {"file_path": path, "content": step.content})
     if isinstance(step, CallTool):
-        name = next((n for n in names if n.endswith(step.name)), step.name)
-        return _tool_use(model, name, dict(step.arguments))
+        name = next((n for n in names if n.endswith(step.name)), None)
+        if name is not None:
+            return _tool_use(model, name, dict(step.arguments))
+        # Claude Code defers MCP tools: only their names are listed, in the system
+        # text; a model loads one with ToolSearch before it can call it.
+        deferred = deferred_tools(body)
+        full = next((n for n in deferred if n.endswith("__" + step.name)), None)
+        if full is not None and TOOL_SEARCH in names:
+            return _tool_use(model, TOOL_SEARCH, {"query": f"select:{full}", "max_results": 5})
+        return _tool_use(model, step.name, dict(step.arguments))
     text = step.text if isinstance(step, Say) else "ok"
     return {"type": "text", "text": text}
 
