@@ -42,6 +42,7 @@ COMMAND_MODULES = {
     "canon": "canon_cmds",
     "search": "search_cmds",
     "mcp": "mcp_cmd",
+    "integrations": "integrations_cmd",
     "demo": "demo_cmd",
 }
 
