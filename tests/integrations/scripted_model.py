@@ -12,9 +12,10 @@ enough of two wire protocols:
 **Scripts.**  A test registers a script under a name (``server.script("edit", [...])``)
 and puts the marker ``[[script:edit]]`` in the prompt it gives the CLI.  Each request
 that offers tools is answered with the script's next *step*, chosen by how many tool
-results the conversation already holds after the last user text: step 0 answers the
-prompt, step 1 answers the first tool result, and so on; past the end, the last step
-(normally :class:`Say`) repeats.  So a resumed session's new prompt starts the script
+results the conversation holds after its last prompt: step 0 answers the prompt,
+step 1 answers the first tool result, and so on; past the end, the last step
+(normally :class:`Say`) repeats.  The script is the one the conversation named last,
+so a resumed session's next prompt (which need not repeat the marker) plays the script
 again, and concurrent clients (agents of one search round) never steal each other's
 turns.  Requests without tools (Claude Code's title and topic side calls) get a short
 text answer and are recorded like the rest.
@@ -312,9 +313,12 @@ def _script_and_progress(api: str, body: dict[str, Any]) -> tuple[str | None, in
             if kind.endswith("_call_output"):
                 results += 1
             elif kind == "message" and item.get("role") == "user":
+                # A new prompt (a resumed session's next turn) starts the script again;
+                # the script stays the one named last.
+                results = 0
                 found = MARKER.findall("\n".join(_strings(item.get("content"))))
                 if found:
-                    script, results = found[-1], 0
+                    script = found[-1]
         else:
             content = item.get("content")
             blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
@@ -330,6 +334,8 @@ def _script_and_progress(api: str, body: dict[str, Any]) -> tuple[str | None, in
             if item.get("role") != "user":
                 continue
             texts = [b for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
+            if not any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks):
+                results = 0  # a new prompt, not a tool's answer: the script starts again
             results += sum(
                 1
                 for b in blocks
@@ -339,7 +345,7 @@ def _script_and_progress(api: str, body: dict[str, Any]) -> tuple[str | None, in
             )
             found = MARKER.findall("\n".join(_strings(texts)))
             if found:
-                script, results = found[-1], 0
+                script = found[-1]
     return script, results
 
 

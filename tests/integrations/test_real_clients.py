@@ -32,8 +32,10 @@ from evolving_agent.paths import MemoryRoot
 from tests.conftest import _test_env
 from tests.integrations.scripted_model import (
     CallTool,
+    Fail,
     Say,
     ScriptedModel,
+    Shell,
     claude_env,
     codex_env,
     codex_home,
@@ -306,3 +308,164 @@ def test_codex_with_a_wrong_root_fails_loudly_not_silently(world: World) -> None
     assert proc.returncode != 0
     assert "required MCP servers failed to initialize: evolving-agent" in proc.stderr
     assert world.model.requests("codex-bad") == []
+
+
+# -- search runs -----------------------------------------------------------------------------
+
+INCREMENT = (
+    "python3 -c \"import pathlib; p = pathlib.Path('value.txt'); "
+    'p.write_text(str(int(p.read_text()) + 1))"'
+)
+
+
+@dataclass
+class SearchRun:
+    proc: subprocess.CompletedProcess[str]
+    summary: dict[str, Any]
+    rows: list[dict[str, Any]]
+
+
+def search(
+    world: World, name: str, agent: str, env: dict[str, str], marker: str, *args: str
+) -> SearchRun:
+    """``evolving-agent search run --json`` on the toy task: make value.txt larger."""
+    base = world.dir(f"{name}-search")
+    (base / "candidate").mkdir()
+    (base / "candidate" / "value.txt").write_text("1")
+    (base / "task.md").write_text(f"Make the number in value.txt larger. {marker}\n")
+    (base / "score.py").write_text(
+        "import os, pathlib\n"
+        "print(int((pathlib.Path(os.environ['EA_CANDIDATE']) / 'value.txt').read_text()))\n"
+    )
+    out = base / "run"
+    argv = [
+        str(BIN / "evolving-agent"), "search", "run",
+        "--candidate", str(base / "candidate"), "--task", str(base / "task.md"),
+        "--score", f"{sys.executable} {base / 'score.py'}",
+        "--agent", agent, "--out", str(out), "--json", "--quiet", "--retry-backoff", "0",
+        "--turn-timeout", "120", *args,
+    ]  # fmt: skip
+    proc = run(argv, base, env)
+    summary = json.loads(proc.stdout) if proc.stdout.strip() else {}
+    log = out / "log.jsonl"
+    rows = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return SearchRun(proc, summary, sorted(rows, key=lambda r: (r["round"], r["turn"])))
+
+
+def first_requests(world: World, script: str, api: str) -> list[Any]:
+    """The first request of each CLI call of a script (a new prompt, no tool results)."""
+    return [r for r in world.model.requests(script, api=api) if r.step == 0]
+
+
+def test_claude_search_edits_scores_resumes_and_forgets(world: World) -> None:
+    _home, env = claude_world(world, "claude-search")
+    marker = world.model.script("claude-search", [Shell(INCREMENT), Say("bigger now")])
+    allow = "--permission-mode acceptEdits --allowedTools Bash"
+
+    run_ = search(
+        world, "claude-search", "claude", env, marker,
+        "--policy", "forget", "--rounds", "2", "--turns", "4", "--agent-args", allow,
+    )  # fmt: skip
+
+    assert run_.proc.returncode == 0, run_.proc.stderr
+    assert [r["score"] for r in run_.rows] == [2, 3, 4, 5]
+    assert all(r["error"] is None and r["denied"] == 0 for r in run_.rows)
+    s = [r["session"] for r in run_.rows]
+    assert s[0] == s[1] != s[2] == s[3]  # resumed within a round, fresh after the forget
+    firsts = first_requests(world, "claude-search", "messages")
+    # The resumed turn's model call carried the earlier conversation; the fresh one did not.
+    assert "bigger now" in firsts[1].text() and "bigger now" not in firsts[2].text()
+    assert run_.summary["best_score"] == 5 and run_.summary["failed_turns"] == 0
+
+
+def test_claude_search_with_bash_denied_fails_every_turn_and_still_prints_json(
+    world: World,
+) -> None:
+    # Regression: acceptEdits denied every Bash call, yet turns showed `error: null`, and
+    # `search run --json` printed nothing once every turn had failed.
+    _home, env = claude_world(world, "claude-denied")
+    marker = world.model.script("claude-denied", [Shell(INCREMENT), Say("could not")])
+
+    run_ = search(world, "claude-denied", "claude", env, marker, "--policy", "single",
+                  "--turns", "2")  # fmt: skip
+
+    assert run_.proc.returncode == 4
+    assert "every turn failed" in run_.proc.stderr and "claude denied" in run_.proc.stderr
+    assert run_.summary["failed_turns"] == run_.summary["turns"] == 2
+    for row in run_.rows:
+        assert row["denied"] == 1 and row["score"] == 1
+        assert row["error"].startswith("claude denied 1 tool call(s): Bash;")
+        assert "--allowedTools Bash" in row["error"]
+
+
+def test_claude_rate_limit_names_the_status_and_is_retried(world: World) -> None:
+    _home, env = claude_world(world, "claude-429")
+    del env["CLAUDE_CODE_MAX_RETRIES"]  # the adapter's own default (2) applies
+    marker = world.model.script("claude-429", [Fail(429, "slow down", retry_after=0)])
+
+    run_ = search(world, "claude-429", "claude", env, marker, "--policy", "single",
+                  "--turns", "1", "--retries", "1")  # fmt: skip
+
+    assert run_.proc.returncode == 4
+    (row,) = run_.rows
+    assert row["attempts"] == 2 and "429" in row["error"]
+    # Claude's own retries were capped at 2: three requests per attempt, not eleven.
+    assert len(world.model.requests("claude-429", api="messages")) == 6
+
+
+def codex_search_env(world: World, name: str) -> dict[str, str]:
+    """Codex with a working sandbox: its CODEX_HOME outside $TMPDIR (see the next test)."""
+    _chome, env = codex_world(world, name)
+    env["TMPDIR"] = str(world.dir(f"{name}-tmpdir"))
+    return env
+
+
+def test_codex_search_edits_scores_resumes_and_forgets(world: World) -> None:
+    env = codex_search_env(world, "codex-search")
+    marker = world.model.script("codex-search", [Shell(INCREMENT), Say("bigger now")])
+
+    run_ = search(world, "codex-search", "codex", env, marker,
+                  "--policy", "forget", "--rounds", "2", "--turns", "4")  # fmt: skip
+
+    assert run_.proc.returncode == 0, run_.proc.stderr
+    assert [r["score"] for r in run_.rows] == [2, 3, 4, 5]
+    assert all(r["error"] is None and r["failed_commands"] == 0 for r in run_.rows)
+    s = [r["session"] for r in run_.rows]
+    assert s[0] == s[1] != s[2] == s[3]
+    firsts = first_requests(world, "codex-search", "responses")
+    assert "bigger now" in firsts[1].text() and "bigger now" not in firsts[2].text()
+    # Codex reports running totals; the adapter records each turn's own tokens.
+    assert [r["output_tokens"] for r in run_.rows] == [20, 20, 20, 20]
+
+
+def test_codex_sandbox_that_runs_nothing_is_refused_before_the_run(world: World) -> None:
+    # Regression: with CODEX_HOME under $TMPDIR, codex makes no sandbox helper and every
+    # command exits 1 without a command_execution event: the turns looked merely empty.
+    _chome, env = codex_world(world, "codex-nohelper")
+    env["TMPDIR"] = str(world.tmp)  # CODEX_HOME is below it
+    marker = world.model.script("codex-nohelper", [Shell(INCREMENT), Say("done")])
+
+    run_ = search(world, "codex-nohelper", "codex", env, marker, "--policy", "single",
+                  "--turns", "1")  # fmt: skip
+
+    assert run_.proc.returncode == 4
+    assert "codex's workspace-write sandbox cannot run a command on this machine" in (
+        run_.proc.stderr
+    )
+    assert run_.rows == [] and world.model.requests("codex-nohelper") == []
+
+
+def test_codex_read_only_sandbox_refusals_fail_the_turn(world: World) -> None:
+    # Regression: a sandbox that blocked every write showed as "5 (empty)", no error.
+    env = codex_search_env(world, "codex-ro")
+    marker = world.model.script("codex-ro", [Shell(INCREMENT), Say("could not")])
+
+    run_ = search(world, "codex-ro", "codex", env, marker, "--policy", "single", "--turns",
+                  "1", "--agent-args", '-c sandbox_mode="read-only"')  # fmt: skip
+
+    assert run_.proc.returncode == 4
+    (row,) = run_.rows
+    assert (row["denied"], row["failed_commands"], row["empty"]) == (1, 1, True)
+    assert row["error"].startswith("codex's sandbox (read-only) refused all 1 command(s)")
+    assert "Read-only file system" in row["error"]
+    assert run_.summary["failed_turns"] == 1
