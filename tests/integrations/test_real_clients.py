@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -29,6 +30,8 @@ from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.search.agents import claude as claude_agent
+from evolving_agent.search.agents import codex as codex_agent
 from tests.conftest import _test_env
 from tests.integrations.scripted_model import (
     CallTool,
@@ -469,3 +472,43 @@ def test_codex_read_only_sandbox_refusals_fail_the_turn(world: World) -> None:
     assert row["error"].startswith("codex's sandbox (read-only) refused all 1 command(s)")
     assert "Read-only file system" in row["error"]
     assert run_.summary["failed_turns"] == 1
+
+
+# -- the adapters' flag lists against the real --help ------------------------------------------
+
+_OPTION = re.compile(r"^\s{1,6}(?:(-\w), )?(--[\w-]+)((?: <[^>]+>)?)", re.MULTILINE)
+
+
+def help_options(argv: list[str]) -> dict[str, bool]:
+    """Every option a ``--help`` lists, each spelling, with whether it takes a value."""
+    proc = subprocess.run([*argv, "--help"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    out: dict[str, bool] = {}
+    for short, long, value in _OPTION.findall(proc.stdout):
+        for name in (short, long):
+            if name:
+                out[name] = bool(value.strip())
+    return out
+
+
+def test_codex_resume_flags_are_the_ones_both_commands_take() -> None:
+    # Regression: --not-so-yolo was passed on though codex rejects it, while --enable,
+    # --strict-config, -i and --output-schema were refused though codex takes them.
+    exec_ = help_options(["codex", "exec"])
+    resume = help_options(["codex", "exec", "resume"])
+    both = {k: v for k, v in resume.items() if k in exec_ and k not in ("-h", "--help")}
+    assert both == codex_agent._RESUME_OK
+    for flag in ("-s", "--sandbox"):  # exec-only: the adapter turns them into -c
+        assert flag in exec_ and flag not in resume
+
+
+def test_claude_flags_the_adapters_pass_exist() -> None:
+    flags = help_options(["claude"])
+    used = [*claude_agent.OUTPUT_ARGS, *claude_agent.DEFAULT_ARGS, "--session-id", "--resume"]
+    for flag in (a for a in used if a.startswith("-")):
+        assert flag in flags, flag
+    assert "--allowedTools" in flags  # what a denied turn's message tells the user to pass
+    helptext = subprocess.run(["claude", "--help"], capture_output=True, text=True).stdout
+    assert '"stream-json"' in helptext and '"acceptEdits"' in helptext
+    add = help_options(["claude", "mcp", "add"])
+    assert add["--scope"] is True and "-e" in add  # the printed line uses --scope, never -e
