@@ -26,6 +26,8 @@ REGISTRY: dict[str, str] = {
     "rules": "evolving_agent.reflectors.rules:RulesReflector",
     "command": "evolving_agent.reflectors.command:CommandReflector",
     "openai": "evolving_agent.reflectors.openai:OpenAIReflector",
+    "claude": "evolving_agent.reflectors.claude:ClaudeReflector",
+    "codex": "evolving_agent.reflectors.codex:CodexReflector",
 }
 assert tuple(REGISTRY) == REFLECTOR_NAMES, "the settings' names and the registry agree"
 
@@ -56,6 +58,9 @@ def get_reflector(
         if not cmd:
             raise UsageError("the command reflector needs --reflector-cmd (or reflector.command)")
         made: Reflector = factory(cmd, prompts=load, timeout=settings.timeout)
+        return made
+    if name in ("claude", "codex"):  # the user's own CLI; command: program + extra flags
+        made = factory(command or settings.command, prompts=load, timeout=settings.timeout)
         return made
     if issubclass(cls, PromptReflector):
         made = factory(settings, prompts=load)

@@ -17,8 +17,9 @@ step 1 answers the first tool result, and so on; past the end, the last step
 (normally :class:`Say`) repeats.  The script is the one the conversation named last,
 so a resumed session's next prompt (which need not repeat the marker) plays the script
 again, and concurrent clients (agents of one search round) never steal each other's
-turns.  Requests without tools (Claude Code's title and topic side calls) get a short
-text answer and are recorded like the rest.
+turns.  A request without tools (Claude Code's side calls, a reflector run with
+``--tools ""``) gets the script's step only when it is text or a failure, else a short
+text answer; every request is recorded.
 
 Steps: :class:`Say` (final text), :class:`Shell` (run a command with the client's shell
 tool), :class:`WriteFile`, :class:`CallTool` (any tool the client offered whose name
@@ -36,13 +37,15 @@ import json
 import os
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-MARKER = re.compile(r"\[\[script:([A-Za-z0-9_.-]+)\]\]")
+# ``[[script:NAME]]``; the brackets are optional because text that passes through the
+# memory (a friction quoted in a reflector prompt) may lose them.
+MARKER = re.compile(r"(?:\[\[)?\bscript:([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)(?:\]\])?")
 
 
 # -- steps ---------------------------------------------------------------------------------
@@ -53,6 +56,13 @@ class Say:
     """Answer with text and end the turn."""
 
     text: str
+
+
+@dataclass(frozen=True)
+class Answer:
+    """Answer with the text ``reply(prompt)`` computes from the last user message."""
+
+    reply: Callable[[str], str]
 
 
 @dataclass(frozen=True)
@@ -87,7 +97,7 @@ class Fail:
     retry_after: int | None = None
 
 
-Step = Say | Shell | WriteFile | CallTool | Fail
+Step = Say | Answer | Shell | WriteFile | CallTool | Fail
 
 
 @dataclass
@@ -166,10 +176,15 @@ class ScriptedModel:
         offers_tools = bool(tool_names(api, body))
         with self._lock:
             steps = self.scripts.get(script) if script else None
-        if steps is None or not offers_tools:
+        if steps is None:
             return script, None, Say("ok")
         index = min(done, len(steps) - 1)
-        return script, index, steps[index]
+        step = steps[index]
+        if isinstance(step, Answer):
+            step = Say(step.reply(last_prompt(api, body)))
+        if not offers_tools and not isinstance(step, Say | Fail):
+            return script, None, Say("ok")  # a side call (a title): no tool to call
+        return script, index, step
 
     def record(self, seen: Seen) -> None:
         with self._lock:
@@ -294,6 +309,28 @@ def _strings(value: Any) -> Iterator[str]:
     elif isinstance(value, list):
         for v in value:
             yield from _strings(v)
+
+
+def last_prompt(api: str, body: dict[str, Any]) -> str:
+    """The text of the conversation's last user message (a prompt, not a tool result)."""
+    items: Any = body.get("input") if api == "responses" else body.get("messages")
+    if isinstance(items, str):
+        return items
+    for item in reversed(items if isinstance(items, list) else []):
+        if not isinstance(item, dict) or item.get("role") != "user":
+            continue
+        content = item.get("content")
+        if isinstance(content, str):
+            return content
+        blocks = content if isinstance(content, list) else []
+        texts = [
+            str(b.get("text") or "")
+            for b in blocks
+            if isinstance(b, dict) and b.get("type") in ("text", "input_text")
+        ]
+        if texts:
+            return "\n".join(texts)
+    return ""
 
 
 def _script_and_progress(api: str, body: dict[str, Any]) -> tuple[str | None, int]:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from freezegun import freeze_time
 
 from evolving_agent.integrations.setups import Setup, setups_for
 from evolving_agent.memory.authority import Writer
@@ -32,8 +33,11 @@ from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.search.agents import claude as claude_agent
 from evolving_agent.search.agents import codex as codex_agent
+from tests import _reflector_fakes as fakes
 from tests.conftest import _test_env
+from tests.helpers import run_cli
 from tests.integrations.scripted_model import (
+    Answer,
     CallTool,
     Fail,
     Say,
@@ -43,6 +47,7 @@ from tests.integrations.scripted_model import (
     codex_env,
     codex_home,
     deferred_tools,
+    last_prompt,
 )
 
 pytestmark = pytest.mark.slow
@@ -512,3 +517,81 @@ def test_claude_flags_the_adapters_pass_exist() -> None:
     assert '"stream-json"' in helptext and '"acceptEdits"' in helptext
     add = help_options(["claude", "mcp", "add"])
     assert add["--scope"] is True and "-e" in add  # the printed line uses --scope, never -e
+
+
+# -- the user's own CLI as the reflector -------------------------------------------------------
+
+DAY = "2026-11-02"
+
+
+def reflector_root(tmp_path: Path, marker: str) -> MemoryRoot:
+    """A root with one hypothesis and one day of friction naming the model's script."""
+    root = init_root(tmp_path / "memory")
+    with freeze_time(f"{DAY} 09:00:00"):
+        hid = run_cli("hypothesis", "add", "give one answer, not a menu").output.split()[0]
+    with freeze_time(f"{DAY} 10:00:00"):
+        done = run_cli("friction", f"listed options again {marker}", "--supports", hid)
+        assert done.exit_code == 0
+    return root
+
+
+def nightly(
+    root: MemoryRoot, env: dict[str, str], reflector: str
+) -> subprocess.CompletedProcess[str]:
+    argv = [str(BIN / "evolving-agent"), "--root", str(root.path), "run", "nightly",
+            "--date", DAY, "--reflector", reflector]  # fmt: skip
+    return run(argv, root.path.parent, env)
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_reflector_preset_writes_the_models_valid_answer(
+    world: World, tmp_path: Path, client: str
+) -> None:
+    name = f"refl-ok-{client}"
+    marker = world.model.script(name, [Answer(fakes.answer)])
+    root = reflector_root(tmp_path, marker)
+    if client == "claude":
+        _home, env = claude_world(world, name)
+        # Its own memory server configured for the user: the reflector must not get it.
+        add = run(shlex.split(setup("claude", "claude-mcp-user", root).text), tmp_path, env)
+        assert add.returncode == 0, add.stderr
+    else:
+        _chome, env = codex_world(world, name, setup("codex", "codex-config", root).text)
+
+    proc = nightly(root, env, client)
+
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0] == f"nightly {DAY}: done (reflector: {client})"
+    (asked,) = world.model.requests(name, api="messages" if client == "claude" else "responses")
+    # No tool that writes: Claude gets no tools at all, Codex no MCP tools.
+    if client == "claude":
+        assert asked.tool_names() == [] and deferred_tools(asked.body) == []
+    else:
+        assert not [n for n in asked.tool_names() if n.startswith("mcp__")]
+    expected = json.loads(fakes.answer(last_prompt(asked.api, asked.body)))["bias"]
+    assert (root.today / "bias.md").read_text().strip() == expected.strip()
+
+
+@pytest.mark.parametrize("client", ["claude", "codex"])
+def test_reflector_preset_retries_an_invalid_answer_then_falls_back_visibly(
+    world: World, tmp_path: Path, client: str
+) -> None:
+    name = f"refl-bad-{client}"
+    marker = world.model.script(name, [Say("Sure! The day went well.")])
+    root = reflector_root(tmp_path, marker)
+    if client == "claude":
+        _home, env = claude_world(world, name)
+    else:
+        _chome, env = codex_world(world, name)
+
+    proc = nightly(root, env, client)
+
+    assert proc.returncode == 0, proc.stderr
+    status = proc.stdout.splitlines()[0]
+    assert status.startswith(f"nightly {DAY}: done (reflector: rules; {client} reflector output ")
+    assert "was invalid twice" in status and status.endswith("fell back to rules)")
+    first, retry = world.model.requests(name, api="messages" if client == "claude" else "responses")
+    assert "Your previous answer was refused" in last_prompt(retry.api, retry.body)
+    assert "Your previous answer was refused" not in last_prompt(first.api, first.body)
+    assert (root.today / "bias.md").exists()  # written by rules, never the bad text
+    assert "went well" not in (root.today / "bias.md").read_text()
