@@ -26,8 +26,10 @@ def mcp_cmd(ctx: click.Context) -> None:
     'evolving-agent integrations show claude|codex' prints the tested set-ups.
 
     \b
-    Example (register with Claude Code, for every project):
-      claude mcp add --scope user evolving-agent -- evolving-agent --root ~/memory mcp
+    Example (the command a client starts):
+      evolving-agent mcp --root ~/assistant-memory
+    Registered with Claude Code, for every project:
+      claude mcp add --scope user evolving-agent -- evolving-agent --root ~/assistant-memory mcp
     """
     # Checked before serving so a wrong root is one line on stderr and exit 4, not a
     # server that starts and then fails every call.

@@ -595,3 +595,21 @@ def test_reflector_preset_retries_an_invalid_answer_then_falls_back_visibly(
     assert "Your previous answer was refused" not in last_prompt(first.api, first.body)
     assert (root.today / "bias.md").exists()  # written by rules, never the bad text
     assert "went well" not in (root.today / "bias.md").read_text()
+
+
+def test_claude_md_import_fallback_from_the_docs_reaches_the_model(world: World) -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "integrations.md").read_text()
+    (claude_md,) = [b for b in re.findall(r"```markdown\n(.*?)```", page, re.S) if "\n@" in b]
+    _home, env = claude_world(world, "claude-import")
+    ws = workspace(world, "claude-import-ws")
+    (ws / "CLAUDE.md").write_text(claude_md)
+    (imported,) = re.findall(r"^@(\S+)$", claude_md, re.M)
+    wrote = run([str(BIN / "evolving-agent"), "--root", str(world.root.path), "boot",
+                 "--write-file", imported], ws, env)  # fmt: skip
+    assert wrote.returncode == 0, wrote.stderr
+    marker = world.model.script("claude-import", [Say("ok")])
+
+    claude_result(run(["claude", "-p", "--output-format", "json", "--", f"hi {marker}"], ws, env))
+
+    (first,) = world.model.requests("claude-import", api="messages")
+    assert BIAS in first.text()  # the imported boot file, with no hook at all
