@@ -33,8 +33,8 @@ from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.search.agents import claude as claude_agent
 from evolving_agent.search.agents import codex as codex_agent
-from tests import _reflector_fakes as fakes
 from tests.conftest import _test_env
+from tests.helpers import reflector_fakes as fakes
 from tests.helpers import run_cli
 from tests.integrations.scripted_model import (
     Answer,

@@ -21,7 +21,7 @@ from evolving_agent.reflectors import claude, codex
 from evolving_agent.reflectors.base import ReflectorUnavailable
 from tests.helpers import run_cli, run_proc
 
-HOSTILE = str(Path(__file__).resolve().parents[1] / "_hostile_reflector.py")
+HOSTILE = str(Path(__file__).resolve().parents[1] / "helpers" / "hostile_reflector.py")
 DAY = "2026-11-02"
 
 
