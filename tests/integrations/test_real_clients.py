@@ -421,6 +421,24 @@ def test_claude_rate_limit_names_the_status_and_is_retried(world: World) -> None
     assert len(world.model.requests("claude-429", api="messages")) == 6
 
 
+def test_claude_timeout_while_retrying_a_429_is_retried_like_the_429(world: World) -> None:
+    # Regression: past --turn-timeout a persistent 429 became "timed out", not retried,
+    # and the 429 was hidden.
+    _home, env = claude_world(world, "claude-slow429")
+    # Claude's own ten retries wait 0.5 s, 1 s, 2 s, … : well past the turn timeout.
+    env["CLAUDE_CODE_MAX_RETRIES"] = "10"
+    marker = world.model.script("claude-slow429", [Fail(429, "slow down", retry_after=1)])
+
+    run_ = search(world, "claude-slow429", "claude", env, marker, "--policy", "single",
+                  "--turns", "1", "--retries", "1", "--turn-timeout", "15")  # fmt: skip
+
+    assert run_.proc.returncode == 4
+    (row,) = run_.rows
+    assert row["attempts"] == 2
+    assert row["error"].startswith("turn timed out after 15s (claude); claude was retrying")
+    assert "(HTTP 429)" in row["error"]
+
+
 def codex_search_env(world: World, name: str) -> dict[str, str]:
     """Codex with a working sandbox: its CODEX_HOME outside $TMPDIR (see the next test)."""
     _chome, env = codex_world(world, name)
