@@ -28,8 +28,9 @@ from collections.abc import Callable
 from typing import Any
 
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.reflectors.base import ReflectorUnavailable
+from evolving_agent.reflectors.base import Reflector, ReflectorUnavailable
 from evolving_agent.reflectors.command import CommandReflector
+from evolving_agent.reflectors.settings import ReflectorSettings
 
 PRESET_ARGS = (
     "-p",
@@ -44,6 +45,13 @@ PRESET_ARGS = (
 
 class ClaudeReflector(CommandReflector):
     name = "claude"
+
+    @classmethod
+    def from_settings(
+        cls, settings: ReflectorSettings, *, command: str | None, prompts: Callable[[str], str]
+    ) -> Reflector:
+        """``--reflector-cmd`` / ``reflector.command`` name the program and extra flags."""
+        return cls(command or settings.command, prompts=prompts, timeout=settings.timeout)
 
     def __init__(
         self,

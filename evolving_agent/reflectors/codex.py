@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.reflectors.base import ReflectorUnavailable
+from evolving_agent.reflectors.base import Reflector, ReflectorUnavailable
 from evolving_agent.reflectors.command import CommandReflector
+from evolving_agent.reflectors.settings import ReflectorSettings
 
 PRESET_ARGS = ("exec", "--json", "--sandbox", "read-only", "--skip-git-repo-check", "--ephemeral")
 
@@ -50,6 +51,13 @@ def mcp_server_names(environ: dict[str, str] | None = None) -> list[str]:
 
 class CodexReflector(CommandReflector):
     name = "codex"
+
+    @classmethod
+    def from_settings(
+        cls, settings: ReflectorSettings, *, command: str | None, prompts: Callable[[str], str]
+    ) -> Reflector:
+        """``--reflector-cmd`` / ``reflector.command`` name the program and extra flags."""
+        return cls(command or settings.command, prompts=prompts, timeout=settings.timeout)
 
     def __init__(
         self,

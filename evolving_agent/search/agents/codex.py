@@ -51,6 +51,7 @@ from evolving_agent.process import Completed, run_process
 from evolving_agent.search.agents.base import (
     RETRYING,
     Agent,
+    AgentSettings,
     TurnRequest,
     TurnResult,
     as_int,
@@ -178,6 +179,15 @@ class CodexAgent(Agent):
             else derive_resume_args(self.new_args)
         )
         self.prices = {**DEFAULT_PRICES, **(prices or {})}
+
+    @classmethod
+    def from_settings(cls, settings: AgentSettings) -> Agent:
+        return cls(
+            command=settings.command,
+            args=settings.args,
+            resume_args=settings.resume_args,
+            prices=settings.prices,
+        )
 
     def check(self) -> None:
         require_program(self.argv0[0], "codex", "install the Codex CLI or name it with --agent-cmd")
