@@ -7,7 +7,8 @@ Each round runs, in turn, ``python -c pass`` (spawn to exit), the console script
 ``python -m evolving_agent`` (spawn to the ``initialize`` answer on stdout), then a
 first ``tools/call`` (``boot``) on the same server, which pays for the memory code the
 server loads after ``initialize``.  The report is each median and its ratio to
-``python -c pass``; the target is ``initialize`` under 0.3 s.
+``python -c pass``; the target is ``initialize`` within 3x a bare Python start (about
+0.1 s on an idle 2-core machine; the ratio holds when the machine is busy).
 
 Run:  python benchmarks/bench_mcp.py [--rounds 15]
 """
@@ -27,7 +28,7 @@ from pathlib import Path
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.root import init_root
 
-TARGET_S = 0.3
+TARGET_X = 3.0
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -97,12 +98,14 @@ def main() -> None:
                 times[f"{name}: initialize"].append(init)
                 times[f"{name}: first boot call"].append(call)
     base = statistics.median(times["python -c pass"])
-    print(f"MCP server start, median of {args.rounds} rounds (target: initialize < {TARGET_S} s)")
+    print(f"MCP server start, median of {args.rounds} rounds (target: initialize <= {TARGET_X:g}x)")
     for name, values in times.items():
         med = statistics.median(values)
         print(f"  {name:<34} {med * 1000:8.1f} ms  {med / base:6.1f}x python -c pass")
     worst = max(statistics.median(v) for k, v in times.items() if k.endswith("initialize"))
-    print(f"initialize {'meets' if worst < TARGET_S else 'MISSES'} the target: {worst:.3f} s")
+    ratio = worst / base
+    verdict = "meets" if ratio <= TARGET_X else "MISSES"
+    print(f"initialize {verdict} the target: {worst:.3f} s, {ratio:.1f}x python -c pass")
 
 
 if __name__ == "__main__":
