@@ -53,6 +53,7 @@ COMMAND_MODULES = {
     "drift": "drift_cmd",
     "search": "search_cmds",
     "mcp": "mcp_cmd",
+    "integrations": "integrations_cmd",
     "demo": "demo_cmd",
 }
 
