@@ -325,4 +325,4 @@ def test_a_stale_bias_shows_its_date(tmp_path: Path) -> None:
         assert "quiet day" in cli_ok(root, "run", "nightly")
         boot = cli_ok(root, "boot")
     written_for = (d0 + timedelta(days=1)).isoformat()
-    assert f"## Today's bias (written for {written_for}; nothing newer since)" in boot
+    assert f"## Today's bias (stale: written for {written_for}; nothing newer since)" in boot

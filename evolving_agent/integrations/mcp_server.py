@@ -4,7 +4,8 @@ Built on the official ``mcp`` SDK, 2.x line only (``MCPServer``, the class that
 replaced 1.x's ``FastMCP``); pyproject pins ``mcp>=2.3,<3`` because this is the API we
 test against and a 1.x fallback would be a second, untested code path.
 
-Five tools — ``friction``, ``live_set``, ``boot``, ``hypotheses``, ``hypothesis_add`` —
+Six tools — ``friction``, ``live_set``, ``boot``, ``hypotheses``, ``hypothesis_add``,
+``hypothesis_propose`` —
 each a thin wrapper
 over :class:`SessionTools`, so each acts as ``session`` and no tool has a parameter
 that chooses the actor or the layer.  Our own errors (an invalid Live Bus key, empty
@@ -27,6 +28,7 @@ from evolving_agent.integrations.session_tools import (
     FrictionRecorded,
     HypothesesResult,
     HypothesisView,
+    ProposalRecorded,
     SessionTools,
 )
 from evolving_agent.memory.live import LiveEntry
@@ -39,6 +41,8 @@ Your long-term memory (evolving-agent).  Call `boot` at the start of a session i
 boot context is not already in your prompt.  Call `friction` only when something really
 felt off — no quota; a day with none is fine.  Use `live_set` to note where work stopped.
 You act as 'session': you cannot change your identity (Canon) or today's bias yourself.
+A hypothesis or counter-move you write is a proposal: it reaches the bias only after
+friction supports it on 2 distinct days, or when the human adopts it.
 """
 
 T = TypeVar("T")
@@ -108,6 +112,16 @@ def build_server(root: MemoryRoot) -> MCPServer:
         high (high = hard to undo or seen by others). Recorded as session; the next
         nightly run adds it to the register. Only for a pattern, never a quota."""
         return _as_tool_error(lambda: tools.hypothesis_add(text, when=when, do=do, stakes=stakes))
+
+    @server.tool()
+    def hypothesis_propose(
+        hypothesis: str, when: str | None = None, do: str | None = None
+    ) -> ProposalRecorded:
+        """Propose a trigger (`when`) and/or counter-move (`do`) for a hypothesis, by
+        id — typically one the nightly job raised, which has none.  Recorded as your
+        proposal; it reaches the bias only once friction supports the hypothesis on 2
+        distinct days, or when the human adopts it."""
+        return _as_tool_error(lambda: tools.hypothesis_propose(hypothesis, when=when, do=do))
 
     @server.tool()
     def hypotheses() -> HypothesesResult:
