@@ -163,7 +163,8 @@ def run_nightly(
     if last is None:
         # Never reflected yet (installed, used, scheduled only later): every day since
         # the first evidence, not only yesterday.  A directory listing, once.
-        days = [d for d in EvidenceLog(root).days() if d <= day]
+        log = EvidenceLog(root)
+        days = [d for d in log.days() if d <= day and log.day_file(d).is_file()]
         if days and days[0] < day:
             last = days[0] - timedelta(days=1)
     if last is not None and day > last + timedelta(days=1):
@@ -326,7 +327,7 @@ def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str
         raised = _check_raise(ref, ctx, register, untagged, recent_ids)
         _check_obeys_no_friction(ref, ctx, register)
         for r in ref.readings:
-            if r.event not in untagged:
+            if r.event not in untagged and r.event not in recent_ids:
                 raise ReflectorError(f"reading cites {r.event!r}, not an untagged friction event")
             if r.hypothesis not in register:
                 raise ReflectorError(f"reading names unknown hypothesis {r.hypothesis!r}")

@@ -63,16 +63,22 @@ TYPE_TABLE: tuple[tuple[str, str, Fit], ...] = (
     ),
     (
         "repair",
-        "low stakes, not weakening, and the day's friction showed it again (a slip to make right)",
-        lambda s: not s.high and s.h.state != "weakening" and s.supported_today,
+        "low stakes, not weakening, with a trigger or counter-move, and the day's friction "
+        "showed it again (a slip to make right)",
+        lambda s: not s.high
+        and s.h.state != "weakening"
+        and s.supported_today
+        and any(s.h.shape()),
     ),
     (
         "question",
-        "low stakes, and its evidence divides (split), or it is weakening, or emerging and "
-        "contradicted",
+        "low stakes, and its evidence divides (split) or swings against another's, or it is "
+        "weakening, or emerging and contradicted",
         lambda s: not s.high
         and (
-            s.h.state in ("split", "weakening") or (s.h.state == "emerging" and s.contradicted)
+            s.h.state in ("split", "weakening")
+            or bool(s.h.tension)
+            or (s.h.state == "emerging" and s.contradicted)
         ),
     ),
     (
@@ -143,17 +149,50 @@ def type_for(story: Story, history: list[CarryNote], yesterday: str | None) -> s
 
 
 def in_tension(a: Hypothesis, b: Hypothesis, day: date) -> bool:
-    """The pendulum: over the last :data:`TENSION_DAYS` days both were supported on ≥ 2
-    days, never on the same day, and the days alternate (a, b, a, b …: at least three
-    swings), as when "too long" and "not enough information" take turns."""
+    """The pendulum: over the last :data:`TENSION_DAYS` days, in the span where both
+    were supported, each on ≥ 3 days, never on the same day, and they took turns day
+    to day (a, b, a, b …: at least three swings, nearly every step one), as when "too
+    long" and "not enough information" take turns."""
+    return interleaved(set(a.supported_on), set(b.supported_on), day)
+
+
+def interleaved(days_a: set[date], days_b: set[date], day: date, least: int = 3) -> bool:
+    """Two sets of days that take turns (see :func:`in_tension`); each needs ``least``
+    days in the span where both are present (two sparse hypotheses touched on
+    different days are not a pendulum)."""
     since = day - timedelta(days=TENSION_DAYS - 1)
-    sa = {d for d in a.supported_on if since <= d <= day}
-    sb = {d for d in b.supported_on if since <= d <= day}
-    if len(sa) < 2 or len(sb) < 2 or sa & sb:
+    sa = {d for d in days_a if since <= d <= day}
+    sb = {d for d in days_b if since <= d <= day}
+    if not sa or not sb or sa & sb:
+        return False
+    # Only the span where both are present: a long history of one before the other began
+    # is not evidence against a swing that started since.
+    lo, hi = max(min(sa), min(sb)) - timedelta(days=2), min(max(sa), max(sb)) + timedelta(days=2)
+    days = sorted(d for d in sa | sb if lo <= d <= hi)
+    if min(sum(1 for d in days if d in sa), sum(1 for d in days if d not in sa)) < least:
+        return False
+    # A swing counts when the two take turns within 2 days: the pendulum is day to day,
+    # not two unrelated hypotheses that happen to be touched in different weeks.
+    swings = sum(
+        1
+        for x, y in zip(days, days[1:], strict=False)
+        if (x in sa) != (y in sa) and (y - x).days <= 2
+    )
+    # ... and nearly every step of the union is one: they take turns, not just differ.
+    return swings >= 3 and 5 * swings >= 4 * (len(days) - 1)
+
+
+def taking_turns(a: Hypothesis, b: Hypothesis, morning: date) -> bool:
+    """The pendulum starting: over the last 4 days each was supported only on days the
+    other was not, and they took turns (a, b, a).  Too early to hold either from Canon,
+    enough not to swing back to ``a`` the morning after ``b``."""
+    since = morning - timedelta(days=4)
+    sa = {d for d in a.supported_on if since <= d < morning}
+    sb = {d for d in b.supported_on if since <= d < morning}
+    if not sa or not sb or sa & sb:
         return False
     labels = [d in sa for d in sorted(sa | sb)]
-    swings = sum(1 for x, y in zip(labels, labels[1:], strict=False) if x != y)
-    return swings >= 3
+    return sum(1 for x, y in zip(labels, labels[1:], strict=False) if x != y) >= 2
 
 
 def tensions(pool: list[Hypothesis], day: date) -> dict[str, list[str]]:
@@ -190,7 +229,11 @@ def eligible(
     for s in pool:
         if len(pool) >= MIN_POOL and counts.get(s.h.id, 0) >= MAX_SHARE:
             continue
-        if y_hyp is not None and y_hyp.id != s.h.id and in_tension(s.h, y_hyp, morning):
+        if (
+            y_hyp is not None
+            and y_hyp.id != s.h.id
+            and (in_tension(s.h, y_hyp, morning) or taking_turns(s.h, y_hyp, morning))
+        ):
             continue  # no swing between two pulls on consecutive mornings
         t = type_for(s, history, y_type)
         if t is not None:

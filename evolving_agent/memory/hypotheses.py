@@ -103,6 +103,10 @@ class Hypothesis(BaseModel):
     reason: str | None = None  # why the human retired it
     last_friction: str | None = None  # the latest friction quote on it (sanitised)
     last_friction_day: date | None = None
+    last_for: str | None = None  # the latest supporting friction quote
+    last_for_day: date | None = None
+    last_against: str | None = None  # the latest contradicting friction quote
+    last_against_day: date | None = None
     proposed: date | None = None  # first seen in a weekly proposal (on its way to Canon)
     canon_text: str | None = None  # the Canon entry it became, once a human approved it
     released: date | None = None  # last carried as ``release`` (a weakening one retires after)
@@ -311,6 +315,12 @@ def advance(
     found_quote = next((found[i] for i in reversed(new_s + new_c) if found.get(i)), None)
     if found_quote:
         update.update(last_friction=quote(found_quote), last_friction_day=day)
+    for_q = next((found[i] for i in reversed(new_s) if found.get(i)), None)
+    if for_q:
+        update.update(last_for=quote(for_q), last_for_day=day)
+    against_q = next((found[i] for i in reversed(new_c) if found.get(i)), None)
+    if against_q:
+        update.update(last_against=quote(against_q), last_against_day=day)
     return h.model_copy(update=update), reason
 
 

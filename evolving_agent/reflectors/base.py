@@ -353,6 +353,8 @@ class NightlyContext:
             cites=list(new.cites),
             last_friction=quote(last.text) if last else None,
             last_friction_day=last.day if last else None,
+            last_for=quote(last.text) if last else None,
+            last_for_day=last.day if last else None,
         )
 
     def note(self, rec: EvidenceRecord, limit: int | None = None) -> UntaggedNote:

@@ -33,9 +33,16 @@ Weekly
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import date, timedelta
 
-from evolving_agent.memory.carry import CarryNote, Choice, Story, choose, fitting_types
+from evolving_agent.memory.carry import (
+    CarryNote,
+    Choice,
+    Story,
+    choose,
+    fitting_types,
+    interleaved,
+)
 from evolving_agent.memory.hypotheses import (
     Hypothesis,
     apply_day,
@@ -107,7 +114,9 @@ def instruction(h: Hypothesis) -> str:
     return _sentence(f"when it comes up, check whether this holds before acting on it: “{claim}”")
 
 
-_SELF = re.compile(r"^\W*(?:i|i['’]m|i['’]ve|my|me|私|わたし|僕|ぼく|俺|自分)(?:\b|[はがのも])", re.I)
+_SELF = re.compile(
+    r"^\W*(?:i|i['’]m|i['’]ve|my|me|私|わたし|僕|ぼく|俺|自分)(?:\b|[はがのも])", re.I
+)
 
 
 def is_pattern(h: Hypothesis) -> bool:
@@ -131,7 +140,37 @@ def frame(h: Hypothesis, ctype: str) -> str:
     return FRAMES[ctype][0]
 
 
-def bias_lines(h: Hypothesis, ctype: str) -> list[str]:
+def grounding(h: Hypothesis, register: dict[str, Hypothesis]) -> str:
+    """Line 2: the latest friction on the hypothesis, quoted as written.  When its
+    evidence divides (split, or it swings against another hypothesis) both sides are
+    quoted, so the bias shows the swing instead of following it; a high-stakes rule is
+    grounded in the latest case for it."""
+    partner = next((register[t] for t in h.tension if t in register), None)
+    other = (
+        (partner.last_for, partner.last_for_day) if partner and partner.last_for else None
+    ) or ((h.last_against, h.last_against_day) if h.state == "split" and h.last_against else None)
+    if other and h.last_for and h.stakes == "low":
+        return (
+            f"Grounding, {h.last_for_day}: “{clip(h.last_for)}”; the evidence divides: the "
+            f"other way, {other[1]}: “{clip(other[0] or '')}”"
+        )
+    if h.state == "weakening" and h.last_against:
+        return f"Grounding, {h.last_against_day}: “{h.last_against}”"
+    if h.state != "weakening" and h.last_for:
+        latest = "latest occurrence " if h.origin == "nightly" else ""
+        return f"Grounding, {h.last_for_day}: {latest}“{h.last_for}”"
+    if h.last_friction:
+        return f"Grounding, {h.last_friction_day}: “{h.last_friction}”"
+    return "No friction on it yet: this is a test, not a verdict."
+
+
+def clip(text: str, limit: int = 100) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def bias_lines(
+    h: Hypothesis, ctype: str, register: dict[str, Hypothesis] | None = None
+) -> list[str]:
     if ctype == "release":
         claim = quote(h.text, 100)
         days = len(set(h.contradicted_on))
@@ -141,11 +180,7 @@ def bias_lines(h: Hypothesis, ctype: str) -> list[str]:
         )
     else:
         first = f"{frame(h, ctype)}. {instruction(h)}"
-    if h.last_friction:
-        latest = "latest occurrence " if h.origin == "nightly" else ""
-        second = f"Grounding, {h.last_friction_day}: {latest}“{h.last_friction}”"
-    else:
-        second = "No friction on it yet: this is a test, not a verdict."
+    second = grounding(h, register or {})
     lines = [first, second]
     if h.stakes == "high":
         narrowing = (
@@ -170,8 +205,8 @@ def carry_text(h: Hypothesis, ctype: str) -> str:
 def _pattern_texts(h: Hypothesis) -> list[str]:
     """The words an untagged event is compared with to count as this hypothesis's support."""
     texts = [h.text]
-    if h.origin == "nightly" and h.last_friction:
-        texts.append(h.last_friction)
+    if h.origin == "nightly" and h.last_for:
+        texts.append(h.last_for)  # its latest support: a contradiction never widens it
     return texts
 
 
@@ -187,12 +222,21 @@ def read_untagged(context: NightlyContext, pool: list[Hypothesis]) -> list[Readi
 
 
 def raise_from(
-    context: NightlyContext, known: set[str], explained: set[str] | None = None
+    context: NightlyContext,
+    known: set[str],
+    explained: set[str] | None = None,
+    pendulum: list[Reading] | None = None,
+    patterns: list[Hypothesis] | None = None,
 ) -> NewHypothesis | None:
     """The first unexplained untagged event of the day that recurs (similar on another
     day ≤ 7).  Another day is another :func:`day_key` (UTC date of the instant), not
     another day file: a note written a minute earlier under another ``TZ`` is not a
-    recurrence."""
+    recurrence.
+
+    The pendulum: when the recurrence's days take turns with a raised pattern's days
+    ("too long" one day, "not enough information" the next), it is not a new pattern
+    but the other side of that one: its events are read as *contradicting* it
+    (appended to ``pendulum``), so the pattern splits instead of the bias swinging."""
     recent = context.recent_untagged
     for ev in context.untagged:
         if explained and ev.id in explained:
@@ -200,6 +244,19 @@ def raise_from(
         key = day_key(ev)
         matches = [n for n in recent if n.counts_on != key and similar_text(n.text, ev.text)]
         if not matches:
+            continue
+        days = {n.counts_on for n in matches} | {key}
+        against = next(
+            (
+                h
+                for h in patterns or []
+                if h.stakes == "low" and interleaved(set(h.supported_on), days, context.day, 2)
+            ),
+            None,
+        )
+        if against is not None and pendulum is not None:
+            for eid in [n.id for n in matches] + [ev.id]:
+                pendulum.append(Reading(event=eid, hypothesis=against.id, relation="contradicts"))
             continue
         first = min(matches, key=lambda n: (n.day, n.id))
         text = f"A pattern that recurs: “{quote(first.text, 160)}”"
@@ -211,6 +268,11 @@ def raise_from(
             cites=[n.id for n in sorted(matches, key=lambda n: (n.day, n.id))] + [ev.id],
         )
     return None
+
+
+def note_keys(context: NightlyContext) -> dict[str, date]:
+    """The day each recent untagged note counts on (a reading may cite one)."""
+    return {n.id: n.counts_on for n in context.recent_untagged}
 
 
 def history(context: NightlyContext) -> list[CarryNote]:
@@ -272,7 +334,16 @@ class RulesReflector(Reflector):
         links = day_links(friction, [(r.event, r.hypothesis, r.relation) for r in readings])
         changes = apply_day(register, context.day, links, friction)
         current = {hid: changes[hid][0] if hid in changes else h for hid, h in register.items()}
-        new = raise_from(context, set(register), {r.event for r in readings})
+        swing: list[Reading] = []
+        patterns = [h for h in current.values() if h.carriable and h.origin == "nightly"]
+        new = raise_from(context, set(register), {r.event for r in readings}, swing, patterns)
+        if swing:
+            readings = readings + swing
+            links = day_links(friction, [(r.event, r.hypothesis, r.relation) for r in readings])
+            changes = apply_day(register, context.day, links, friction, note_keys(context))
+            current = {
+                hid: changes[hid][0] if hid in changes else h for hid, h in register.items()
+            }
         raised = context.raised(new) if new else None
         pool = stories(current, changes, register)
         if raised is not None:
@@ -284,7 +355,11 @@ class RulesReflector(Reflector):
                 return NightlyReflection(readings=readings, raise_hypothesis=new)
             prev = context.previous_carry
             ctype = "question" if prev and prev.type == "watchpoint" else "watchpoint"
-            quoted = quote(untagged[0].text, 160)
+            quoted = quote(untagged[0].text, 110)
+            earlier = [n for n in context.recent_untagged if n.counts_on != day_key(untagged[0])]
+            if earlier:  # the last unexplained moment before: the swing shows, not followed
+                last = max(earlier, key=lambda n: (n.day, n.id))
+                quoted += f"” — and on {last.day}: “{quote(last.text, 80)}"
             return NightlyReflection(
                 readings=readings,
                 raise_hypothesis=new,
@@ -307,7 +382,7 @@ class RulesReflector(Reflector):
             hypothesis=chosen.id,
             carry_type=ctype,  # one of the nine
             carry_text=carry_text(chosen, ctype),
-            bias="\n".join(bias_lines(chosen, ctype)),
+            bias="\n".join(bias_lines(chosen, ctype, current)),
         )
 
 

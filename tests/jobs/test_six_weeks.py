@@ -91,9 +91,11 @@ def script(i: int, h: dict[str, str]) -> list[tuple[str, str | None, str | None]
             )
         )
     if i in (6, 20, 33):
-        out.append((f"day {i}: added a config flag nobody asked for; the user removed it", h["flex"], None))
+        flex = f"day {i}: added a config flag nobody asked for; user removed it"
+        out.append((flex, h["flex"], None))
     if i in (3, 14, 25, 35):
-        out.append((f"day {i}: edited settings.py without naming it first; user asked which file", h["name"], None))
+        name = f"day {i}: edited settings.py without naming it; user asked which file"
+        out.append((name, h["name"], None))
     if i in (10, 13):
         out.append(
             (f"day {i}: opened with a plan before answering; user skipped it", h["session"], None)
