@@ -108,11 +108,8 @@ TYPE_TABLE: tuple[tuple[str, str, Fit], ...] = (
     ),
     (
         "practice",
-        "live or emerging with a counter-move, low stakes, not touched by the day",
-        lambda s: not s.high
-        and s.has_move
-        and s.h.state in ("live", "emerging")
-        and not (s.supported_today or s.contradicted_today),
+        "live or emerging with a counter-move, low stakes",
+        lambda s: not s.high and s.has_move and s.h.state in ("live", "emerging"),
     ),
 )
 FIRM = ("rule-for-tomorrow", "vow", "watchpoint")  # the only types a high-stakes rule gets

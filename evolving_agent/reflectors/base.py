@@ -416,11 +416,25 @@ class NightlyContext:
                         for o in self.outcomes
                         if o.hypothesis == h.id
                     ][-3:],
+                    "carry_types_that_fit": self.fitting(h),
                 }
                 for h in self.register.values()
                 if h.ready
             ],
         }
+
+    def fitting(self, h: Hypothesis) -> list[str]:
+        """The types the type table lets this hypothesis be carried as today (before the
+        day's evidence moves its state; the job checks the answer after)."""
+        from evolving_agent.memory.carry import Story, fitting_types
+
+        story = Story(
+            h,
+            supported_today=any(r.supports == h.id for r in self.friction),
+            contradicted_today=any(r.contradicts == h.id for r in self.friction),
+        )
+        prev = self.previous_carry
+        return [t for t in fitting_types(story) if not prev or t != prev.type]
 
     def friction_block(self) -> str:
         """Everything whose words came from a session or from friction, fenced as
