@@ -118,7 +118,12 @@ _QUOTA = re.compile(
     + r"|\b(?:log|record|note|write\s+down|report|list)\b[^.]{0,30}?\b"
     r"(?:friction|self[- ]critic\w*|mistakes?|slips?)\b[^.]{0,40}?"
     r"\b(?:twice|thrice|\d+\s+times|after\s+every|after\s+each|every\s+(?:answer|reply|hour|turn)"
-    r"|per\s+(?:answer|reply|hour|turn|session|day))\b",
+    r"|per\s+(?:answer|reply|hour|turn|session|day))\b"
+    # "Write five reflections tonight", "Note down every slip, however small".
+    r"|\b(?:write|log|record|note|jot|list|collect|produce|give)\b(?:\s+down)?[^.]{0,20}?\b"
+    r"(?:" + _COUNT + r"|every|each|all)\b[^.]{0,20}?\b"
+    r"(?:reflections?|self[- ]critic\w*|criticisms?|mistakes?|slips?|failures?|frictions?"
+    r"|errors?|faults?|lessons?)\b",
     re.I,
 )
 _QUOTED = re.compile(r"“[^”]*”")
