@@ -280,6 +280,12 @@ def _proposed_marks(ctx: NightlyContext) -> list[tuple[Hypothesis, str]]:
             h = ctx.register.get(str(hid))
             if h is not None and h.proposed is None:
                 out.append((h.model_copy(update={"proposed": ctx.day}), "proposed for Canon"))
+        for hid in rec.data.get("narrowings") or []:
+            h = ctx.register.get(str(hid))
+            if h is not None and h.narrowing is None:
+                out.append(
+                    (h.model_copy(update={"narrowing": ctx.day}), "a narrowing went to the human")
+                )
     return out
 
 
@@ -381,7 +387,7 @@ def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str
         else:  # the day's evidence snapshot carries the mark (and the proposal) too
             i = [s.hypothesis.id for s in steps].index(hid)
             steps[i].hypothesis = steps[i].hypothesis.model_copy(
-                update={"proposed": h.proposed, "proposal": h.proposal}
+                update={"proposed": h.proposed, "proposal": h.proposal, "narrowing": h.narrowing}
             )
     _after_steps(steps, register, raised, day, ref)
     outcome = None

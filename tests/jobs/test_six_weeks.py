@@ -115,6 +115,7 @@ class Life:
     markdown: dict[date, str] = field(default_factory=dict)
     outputs: dict[date, str] = field(default_factory=dict)
     hooks: dict[date, str] = field(default_factory=dict)
+    queued: list[dict[str, object]] = field(default_factory=list)
 
     def plan(self, day: date) -> NightlyPlan:
         marker = load_marker(self.root, "nightly", day)
@@ -197,7 +198,12 @@ def life(tmp_path_factory: pytest.TempPathFactory) -> Life:
                     cli_ok(root, "run", "monthly")
                 with freeze_time(f"{nxt} 09:00:00"):  # the human decides the queue
                     for rid in cli_ok(root, "review", "list", "--pending", "--ids").split():
-                        cli_ok(root, "review", "approve", rid, "--yes")
+                        queued = json.loads((root.area_dir("pending") / f"{rid}.json").read_text())
+                        lf.queued.append(queued)
+                        if "Narrower" in queued["diff"]["text"]:
+                            cli_ok(root, "review", "reject", rid, "--reason", "keep the rule")
+                        else:
+                            cli_ok(root, "review", "approve", rid, "--yes")
         with freeze_time(f"{nxt} 08:00:00"):
             lf.boots[nxt] = json.loads(cli_ok(root, "boot", "--format", "json"))
             lf.markdown[nxt] = cli_ok(root, "boot")
@@ -225,6 +231,17 @@ def test_the_safety_rule_never_weakens_and_is_framed_firmly(life: Life) -> None:
     for _, _, ctype, first in mornings:
         assert ctype in FIRM, ctype
         assert DESTRUCT[2] in first and "Try it once" not in first and "Ask the user" not in first
+
+
+def test_contradictions_of_the_safety_rule_reach_the_human_as_a_narrowing(life: Life) -> None:
+    hid = life.h["destruct"]
+    narrowing = [q for q in life.queued if q["hypothesis"] == hid]
+    assert len(narrowing) == 1
+    diff = narrowing[0]["diff"]
+    assert isinstance(diff, dict) and "scratch branch" in str(diff["text"])
+    h = life.register()[hid]
+    assert h.narrowing is not None and h.do == DESTRUCT[2]  # rejected: the rule stands
+    assert h.proposed is None or h.proposed >= h.narrowing  # not taken for "settled"
 
 
 def test_a_live_safety_rule_stays_in_mind_but_not_every_day(life: Life) -> None:
