@@ -64,6 +64,7 @@ Kind = Literal[
     "canon-write",  # provenance of a Canon change (checked by verify against git)
     "hypothesis",  # a hypothesis was added
     "hypothesis-state",  # a hypothesis changed state, citing evidence
+    "hypothesis-proposal",  # a session proposed a trigger / counter-move for a hypothesis
     "carry-outcome",  # how yesterday's bias/carry fared
     "reflector-fallback",  # a model reflector's output was invalid; rules were used
     "review",  # a human review decision (approve / reject / edit)
