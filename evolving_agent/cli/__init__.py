@@ -43,6 +43,10 @@ COMMAND_MODULES = {
     "search": "search_cmds",
     "mcp": "mcp_cmd",
     "demo": "demo_cmd",
+    "remote": "sync_cmds",
+    "sync": "sync_cmds",
+    "clone": "sync_cmds",
+    "device": "sync_cmds",
 }
 
 

@@ -9,7 +9,8 @@ with a quote or newline is still a Canon path).  The tracked paths are ``canon/`
 Checks:
 
 1. the Evidence hash chain, line by line, and each day against the writer's anchored
-   head (a cut tail or a deleted day file is tampering);
+   head (a cut tail or a deleted day file is tampering) - for this root's own chain and
+   for every chain synced in from another device (``evidence/devices/<id>/``);
 2. every commit reachable from HEAD, parentless ones included: its tracked tree
    against its first parent's (``git diff-tree -z``).  A change needs an
    ``Evidence-Id`` trailer naming a ``canon-write`` record whose blob hashes (and
@@ -79,6 +80,8 @@ def verify_root(root: MemoryRoot) -> VerifyReport:
     report = VerifyReport()
     log = EvidenceLog(root)
     report.problems += log.verify_chain()
+    for other in log.device_logs():  # chains synced in from the self's other devices
+        report.problems += other.verify_chain()
     canon_writes: dict[str, EvidenceRecord] = {}
     last_write: EvidenceRecord | None = None
     for rec in _readable_records(log):
@@ -114,19 +117,21 @@ def verify_root(root: MemoryRoot) -> VerifyReport:
 
 
 def _readable_records(log: EvidenceLog) -> Iterator[EvidenceRecord]:
-    """Every record that parses; a damaged line is skipped here (verify_chain reports it)."""
-    for day in log.days():
-        path = log.day_file(day)
-        if path.is_symlink():
-            continue
-        with path.open("rb") as fh:
-            for lineno, raw in enumerate(fh, 1):
-                if not raw.strip():
-                    continue
-                try:
-                    yield parse_line(raw, file=path, line=lineno)
-                except InvalidInput:
-                    continue
+    """Every record that parses, of every device's chain; a damaged line is skipped here
+    (verify_chain reports it)."""
+    for chain in (log, *log.device_logs()):
+        for day in chain.days():
+            path = chain.day_file(day)
+            if path.is_symlink():
+                continue
+            with path.open("rb") as fh:
+                for lineno, raw in enumerate(fh, 1):
+                    if not raw.strip():
+                        continue
+                    try:
+                        yield parse_line(raw, file=path, line=lineno)
+                    except InvalidInput:
+                        continue
 
 
 # -- reading git's objects ---------------------------------------------------------
