@@ -49,7 +49,7 @@ from filelock import FileLock
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from evolving_agent.errors import EXIT_INVALID, EXIT_TAMPERED, EvolvingAgentError, InvalidInput
-from evolving_agent.gitcmd import GitError, GitResult, git
+from evolving_agent.gitcmd import GitResult, git
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.atomic import atomic_write, make_private_dir, mkdirs_private
 from evolving_agent.memory.canon_snapshot import record_canon_snapshot
@@ -63,7 +63,6 @@ from evolving_agent.memory.devices import (
     today_writer,
 )
 from evolving_agent.memory.evidence import (
-    DEVICE_RE,
     EvidenceDraft,
     EvidenceLog,
     genesis,
