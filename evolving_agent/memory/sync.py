@@ -203,6 +203,11 @@ class SyncResult:
     today_writer: str | None = None
     pushed: bool = False
 
+    @property
+    def status(self) -> str:
+        """What the scheduler logs after the job name."""
+        return self.summary() if self.offline else "done: " + self.summary()
+
     def summary(self) -> str:
         if self.offline:
             return (
