@@ -1,4 +1,4 @@
-"""Commands: remote add / show, sync, clone, device show / take-today (one self, several machines)."""
+"""Commands: remote add / show, sync, clone, device show / take-today (one self, many machines)."""
 
 from __future__ import annotations
 
@@ -56,9 +56,8 @@ def remote_show(ctx: click.Context, as_json: bool) -> None:
         click.echo("no remotes (add one: evolving-agent remote add origin URL)")
     for row in rows:
         mark = " (default)" if row["default"] else ""
-        click.echo(
-            f"{row['name']}{mark}: {row['url']} - {row['unpushed_events']} local event(s) not yet pushed"
-        )
+        waiting = row["unpushed_events"]
+        click.echo(f"{row['name']}{mark}: {row['url']} - {waiting} local event(s) not yet pushed")
 
 
 @click.command("sync")

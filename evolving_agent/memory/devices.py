@@ -189,7 +189,7 @@ def take_today(root: MemoryRoot, actor: str = "human") -> TodayWriter:
         EvidenceDraft(
             ts=writer.since,
             kind="sync",
-            actor=actor,  # type: ignore[arg-type]  # checked by the CLI's actor
+            actor=actor,
             text=f"Today is written by device {here.id} ({here.name}) from now on",
             data={"today_writer": here.id, "before": before.device if before else None},
         )

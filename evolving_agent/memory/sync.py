@@ -658,7 +658,12 @@ def plan_merge(
     problems: list[str] = []
     remote_changes = _diff(root, base, theirs)
     local_changes = _diff(root, base, local) if local else {}
-    ours = _ls_tree(root, local)
+    # Only the paths the remote changed: the merge reads what is new, not all that exists.
+    ours = (
+        _ls_tree(root, local, *remote_changes)
+        if len(remote_changes) < 1000
+        else _ls_tree(root, local)
+    )
     theirs_tree_writer = _ls_tree(root, theirs, TODAY_WRITER_FILE)
     take: dict[str, str | None] = {}
     # Who writes Today after this merge decides whose Today files win.
@@ -718,8 +723,9 @@ def plan_merge(
         if mine is not None and mine.sha == new:
             continue
         if path.startswith("live/"):
-            winner = _newest_live(root, mine.sha if mine else None, new)
-            loser = mine.sha if winner == new else new
+            mine_sha = mine.sha if mine else None
+            winner = _newest_live(root, mine_sha, new)
+            loser = mine_sha if winner == new else new
             if winner == new:
                 take[path] = new
             if loser is not None:
@@ -976,7 +982,7 @@ def _note_live(root: MemoryRoot, here: DeviceInfo, notes: list[dict[str, Any]], 
         EvidenceDraft(
             ts=now(),
             kind="sync",
-            actor=actor,  # type: ignore[arg-type]
+            actor=actor,
             text=f"Live Bus key {n['key']!r}: a newer value from another device replaced this one",
             data={"live_key": n["key"], "replaced": n["replaced"], "device": here.id},
         )

@@ -57,9 +57,7 @@ def test_two_device_walk_through(tmp_path: Path, remote: Path) -> None:
     denied = run_cli("--root", desktop, "run", "nightly")
     assert denied.exit_code == 3
     assert "device take-today" in denied.output
-    assert ok("--root", laptop, "remote", "show").endswith(
-        "0 local event(s) not yet pushed\n"
-    )
+    assert ok("--root", laptop, "remote", "show").endswith("0 local event(s) not yet pushed\n")
 
 
 def test_offline_sync_exits_0_and_says_what_waits(tmp_path: Path) -> None:

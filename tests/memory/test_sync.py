@@ -133,8 +133,10 @@ def test_three_devices_with_concurrent_friction_processes(
                 )
             )
         procs.append(
-            subprocess.Popen([sys.executable, "-m", "evolving_agent", "--root", str(root.path), "sync"],
-                             stdout=subprocess.DEVNULL)
+            subprocess.Popen(
+                [sys.executable, "-m", "evolving_agent", "--root", str(root.path), "sync"],
+                stdout=subprocess.DEVNULL,
+            )
         )
     for proc in procs:
         assert proc.wait(timeout=120) == 0
@@ -227,7 +229,9 @@ def test_a_dropped_device_chain_is_refused(
     laptop_id = local_device(laptop).id
     env = {**os.environ, "GIT_AUTHOR_NAME": "x", "GIT_AUTHOR_EMAIL": "x@x",
            "GIT_COMMITTER_NAME": "x", "GIT_COMMITTER_EMAIL": "x@x"}  # fmt: skip
-    subprocess.run(["git", "-C", str(hand), "rm", "-rq", f"evidence/devices/{laptop_id}"], check=True)
+    subprocess.run(
+        ["git", "-C", str(hand), "rm", "-rq", f"evidence/devices/{laptop_id}"], check=True
+    )
     subprocess.run(["git", "-C", str(hand), "commit", "-qm", "tidy"], check=True, env=env)
     subprocess.run(["git", "-C", str(hand), "push", "-q", "origin", "ea-data"], check=True, env=env)
     with pytest.raises(SyncRefused, match="dropped evidence/devices"):
@@ -235,9 +239,7 @@ def test_a_dropped_device_chain_is_refused(
     assert ids(desktop)  # the laptop's records are still here
 
 
-def test_offline_says_how_much_waits_and_queues_nothing(
-    tmp_path: Path, laptop: MemoryRoot
-) -> None:
+def test_offline_says_how_much_waits_and_queues_nothing(tmp_path: Path, laptop: MemoryRoot) -> None:
     friction(laptop, "one")
     friction(laptop, "two")
     data_before = git(laptop.path, "rev-parse", DATA_REF).text
@@ -312,7 +314,9 @@ def test_nightly_on_the_today_writer_reflects_friction_from_the_other_device(
         sync(desktop)
         sync(laptop)
     assert hid is not None
-    assert today_writer(laptop) is not None and today_writer(laptop).device == local_device(laptop).id  # type: ignore[union-attr]
+    assert (
+        today_writer(laptop) is not None and today_writer(laptop).device == local_device(laptop).id
+    )  # type: ignore[union-attr]
     with freeze_time(datetime(2026, 12, 4, 3).astimezone()):
         result = run_nightly(laptop, day)
         with pytest.raises(NotTodayWriter):
@@ -323,7 +327,9 @@ def test_nightly_on_the_today_writer_reflects_friction_from_the_other_device(
 
 
 @pytest.mark.slow
-def test_today_writer_moves_and_the_later_claim_wins(laptop: MemoryRoot, desktop: MemoryRoot) -> None:
+def test_today_writer_moves_and_the_later_claim_wins(
+    laptop: MemoryRoot, desktop: MemoryRoot
+) -> None:
     assert today_writer(desktop).device == local_device(laptop).id  # type: ignore[union-attr]
     take_today(desktop)
     sync(desktop)
@@ -349,7 +355,9 @@ def test_live_bus_newest_wins_and_the_other_value_is_kept_in_evidence(
     assert result.live_replaced == ["thread"]
     for root in (laptop, desktop):
         assert [e.text for e in entries(root)] == ["desktop: stopped at the tests"]
-    kept = [r for r in EvidenceLog(laptop).iter_all() if r.kind == "sync" and r.data.get("live_key")]
+    kept = [
+        r for r in EvidenceLog(laptop).iter_all() if r.kind == "sync" and r.data.get("live_key")
+    ]
     assert [r.data["replaced"]["text"] for r in kept] == ["laptop: stopped at the parser"]
     assert_converged(laptop, desktop)
 
@@ -377,10 +385,35 @@ def test_an_existing_single_device_root_migrates_without_rewriting(
         friction(root, f"before devices {n}")
     device_path(root).unlink()  # a root made before devices existed
     (root.path / "sync").rename(tmp_path / "gone")
-    files = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in root.evidence.glob("*.jsonl")}
+    files = {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in root.evidence.glob("*.jsonl")
+    }
     add_remote(root, "origin", str(remote))
     sync(root)
-    assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in root.evidence.glob("*.jsonl")} == files
+    assert {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in root.evidence.glob("*.jsonl")
+    } == files
     other, _ = clone(str(remote), tmp_path / "new")
     assert_converged(root, other)
     assert len(ids(other)) == 3
+
+
+@pytest.mark.slow
+def test_the_monthly_limit_counts_approvals_made_on_every_device(
+    laptop: MemoryRoot, desktop: MemoryRoot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evolving_agent.review.approve import MonthlyLimitReached
+
+    monkeypatch.setenv("USER", "alice")
+    set_identity(laptop)
+    for n in range(1, 5):
+        queue(laptop, f"rev-2026-11-{n}", add(f"Habit number {n}."))
+    sync(laptop)
+    sync(desktop)
+    for n in (1, 2, 3):
+        approve_review(laptop, f"rev-2026-11-{n}", approver="alice")
+    sync(laptop)
+    sync(desktop)
+    with pytest.raises(MonthlyLimitReached):
+        approve_review(desktop, "rev-2026-11-4", approver="alice")
+    assert_converged(laptop, desktop)
