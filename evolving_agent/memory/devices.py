@@ -12,9 +12,11 @@ Layout on disk, the same on every device:
 - ``evidence/devices/<id>/DAY.jsonl``: the chains ``sync`` received from the other
   devices, byte for byte as their writers wrote them (anchors under
   ``.ea/evidence/devices/<id>/``).  Readers see the union (``EvidenceLog.read_day``).
-- ``sync/devices/<id>.json``: the device register (id, name, when it joined), shared.
-- ``sync/today-writer.json``: which device writes Today (runs the nightly, weekly and
+- ``.ea/sync/devices/<id>.json``: the device register (id, name, when it joined), shared.
+- ``.ea/sync/today-writer.json``: which device writes Today (runs the nightly, weekly and
   monthly jobs).  Shared through sync; moved with ``evolving-agent device take-today``.
+  (Both travel as ``sync/...`` in the synced tree; on disk they sit below ``.ea/``,
+  which git already ignores, so ``git status`` stays clean.)
 
 A device that is not the today writer refuses to run the jobs (:class:`NotTodayWriter`):
 two devices writing Today would make two different tomorrows.
@@ -37,12 +39,12 @@ from evolving_agent.paths import MemoryRoot
 
 SCHEMA_VERSION = 1
 DEVICE_FILE = ("device",)  # below .ea/
-SHARED_DIR = "sync"
+SHARED_DIR = "sync"  # in the synced tree; on disk below .ea/ (see shared_path)
 TODAY_WRITER_FILE = f"{SHARED_DIR}/today-writer.json"
 
 
 class DeviceInfo(BaseModel):
-    """One device, as ``.ea/device`` and ``sync/devices/<id>.json`` hold it."""
+    """One device, as ``.ea/device`` and ``.ea/sync/devices/<id>.json`` hold it."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -53,7 +55,7 @@ class DeviceInfo(BaseModel):
 
 
 class TodayWriter(BaseModel):
-    """``sync/today-writer.json``: the device that writes Today, and since when."""
+    """``.ea/sync/today-writer.json``: the device that writes Today, and since when."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -71,7 +73,7 @@ class NotTodayWriter(EvolvingAgentError):
         self.job = job
         super().__init__(
             f"{job} not run: Today is written by device {writer.device} (since "
-            f"{writer.since:%Y-%m-%d}), not by this one ({here.name}, {here.id}); run the "
+            f"{writer.since:%Y-%m-%d}, .ea/sync/today-writer.json), not by this one ({here.name}, {here.id}); run the "
             f"jobs there, or move Today here with 'evolving-agent device take-today' and sync"
         )
 
@@ -84,8 +86,13 @@ def device_path(root: MemoryRoot) -> Path:
     return root.state.joinpath(*DEVICE_FILE)
 
 
+def shared_path(root: MemoryRoot, tree_rel: str) -> Path:
+    """Where a shared ``sync/...`` file of the synced tree lives on disk (below .ea/)."""
+    return root.real / ".ea" / tree_rel
+
+
 def shared_device_path(root: MemoryRoot, device_id: str) -> Path:
-    return root.real / SHARED_DIR / "devices" / f"{device_id}.json"
+    return shared_path(root, f"{SHARED_DIR}/devices/{device_id}.json")
 
 
 def _parse(model: type[BaseModel], data: bytes, where: Path) -> BaseModel:
@@ -129,7 +136,7 @@ def local_device(root: MemoryRoot) -> DeviceInfo:
 
 
 def register(root: MemoryRoot, info: DeviceInfo) -> None:
-    """Write ``sync/devices/<id>.json`` (what the other devices learn about this one)."""
+    """Write ``.ea/sync/devices/<id>.json`` (what the other devices learn about this one)."""
     target = shared_device_path(root, info.id)
     mkdirs_private(target.parent)
     atomic_write(target, info.model_dump_json(indent=2).encode() + b"\n", base=root.real)
@@ -137,7 +144,7 @@ def register(root: MemoryRoot, info: DeviceInfo) -> None:
 
 def known_devices(root: MemoryRoot) -> list[DeviceInfo]:
     """Every device in the shared register, oldest first."""
-    base = root.path / SHARED_DIR / "devices"
+    base = shared_path(root, f"{SHARED_DIR}/devices")
     out: list[DeviceInfo] = []
     for p in sorted(base.glob("*.json")) if base.is_dir() else []:
         try:
@@ -151,7 +158,7 @@ def known_devices(root: MemoryRoot) -> list[DeviceInfo]:
 
 def today_writer(root: MemoryRoot) -> TodayWriter | None:
     """The recorded today writer, or None for a root that never synced (it writes Today)."""
-    path = root.path / TODAY_WRITER_FILE
+    path = shared_path(root, TODAY_WRITER_FILE)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -198,7 +205,7 @@ def take_today(root: MemoryRoot, actor: str = "human") -> TodayWriter:
 
 
 def set_today_writer(root: MemoryRoot, writer: TodayWriter) -> None:
-    target = root.real / TODAY_WRITER_FILE
+    target = shared_path(root, TODAY_WRITER_FILE)
     mkdirs_private(target.parent)
     atomic_write(target, writer.model_dump_json(indent=2).encode() + b"\n", base=root.real)
 

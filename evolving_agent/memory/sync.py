@@ -60,6 +60,7 @@ from evolving_agent.memory.devices import (
     create_device,
     local_device,
     set_today_writer,
+    shared_path,
     today_writer,
 )
 from evolving_agent.memory.evidence import (
@@ -327,6 +328,8 @@ def _disk_path(root: MemoryRoot, tree_path: str, here: str) -> Path:
         if device == here:
             return root.real / "evidence" / f"{day}.jsonl"
         return root.real / "evidence" / "devices" / device / f"{day}.jsonl"
+    if tree_path.startswith("sync/"):
+        return shared_path(root, tree_path)  # the register and today writer sit below .ea/
     return root.real / tree_path
 
 
@@ -364,7 +367,9 @@ def _shared_files(root: MemoryRoot, with_today: bool) -> dict[str, bytes]:
     if with_today:
         tops.append("today")
     for top in tops:
-        base = root.path / top
+        # sync/ (device register, today writer) sits below .ea/ on disk.
+        home = root.real / ".ea" if top == "sync" else root.real
+        base = home / top
         if not base.is_dir() or base.is_symlink():
             continue
         for dirpath, dirnames, filenames in os.walk(base):
@@ -373,7 +378,7 @@ def _shared_files(root: MemoryRoot, with_today: bool) -> dict[str, bytes]:
                 full = Path(dirpath) / name
                 if name.startswith(".") or full.is_symlink() or not full.is_file():
                     continue
-                rel = full.relative_to(root.path).as_posix()
+                rel = full.relative_to(home).as_posix()
                 out[rel] = full.read_bytes()
     return out
 

@@ -384,7 +384,7 @@ def test_an_existing_single_device_root_migrates_without_rewriting(
     for n in range(3):
         friction(root, f"before devices {n}")
     device_path(root).unlink()  # a root made before devices existed
-    (root.path / "sync").rename(tmp_path / "gone")
+    (root.state / "sync").rename(tmp_path / "gone")
     files = {
         p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in root.evidence.glob("*.jsonl")
     }
