@@ -33,6 +33,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from evolving_agent.errors import EXIT_DENIED, EvolvingAgentError, InvalidInput
+from evolving_agent.gitcmd import git
 from evolving_agent.memory.atomic import atomic_write, mkdirs_private
 from evolving_agent.memory.evidence import DEVICE_RE, EvidenceDraft, EvidenceLog, now
 from evolving_agent.paths import MemoryRoot
@@ -125,6 +126,14 @@ def local_device(root: MemoryRoot) -> DeviceInfo:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
+        if _has_synced(root):
+            # A new id would re-send this device's chain as another device's: every
+            # event twice on every device.  The id must come back, not be replaced.
+            raise InvalidInput(
+                f"{path} is missing, but this root has synced as a device before; restore "
+                "the file from a backup (its id is in .ea/sync/devices/ and on the other "
+                "devices' 'device show')"
+            ) from None
         return create_device(root)
     info = _parse(DeviceInfo, data, path)
     assert isinstance(info, DeviceInfo)
@@ -133,6 +142,13 @@ def local_device(root: MemoryRoot) -> DeviceInfo:
     if not shared_device_path(root, info.id).exists():
         register(root, info)
     return info
+
+
+def _has_synced(root: MemoryRoot) -> bool:
+    if not (root.path / ".git").is_dir():
+        return False
+    res = git(root.path, "rev-parse", "-q", "--verify", "refs/heads/ea-data", check=False)
+    return res.ok and bool(res.text)
 
 
 def register(root: MemoryRoot, info: DeviceInfo) -> None:

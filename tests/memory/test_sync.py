@@ -7,16 +7,20 @@ repository on a file path; kills are real SIGKILLs of a real sync process.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from freezegun import freeze_time
 
+from evolving_agent.errors import InvalidInput
 from evolving_agent.gitcmd import git
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.authority import Writer
@@ -306,24 +310,34 @@ def test_nightly_on_the_today_writer_reflects_friction_from_the_other_device(
     laptop: MemoryRoot, desktop: MemoryRoot
 ) -> None:
     from evolving_agent.jobs.nightly import run_nightly
+    from evolving_agent.memory.hypotheses import add_hypothesis
 
     day = date(2026, 12, 3)
+    with freeze_time(datetime(2026, 12, 3, 9).astimezone()):
+        h = add_hypothesis(
+            laptop,
+            "I offer options nobody asked for",
+            when="about to list alternatives",
+            do="give the one answer asked for",
+        )
+    sync(laptop)
+    sync(desktop)
     with freeze_time(datetime(2026, 12, 3, 15).astimezone()):
-        hid = Writer(laptop, "human").append("hypothesis", "offers options unasked").data
-        desk = friction(desktop, "desktop: offered three options unasked again")
-        sync(desktop)
-        sync(laptop)
-    assert hid is not None
-    assert (
-        today_writer(laptop) is not None and today_writer(laptop).device == local_device(laptop).id
-    )  # type: ignore[union-attr]
+        desk = friction(desktop, "desktop: listed `pip` and `uv` when asked for one", supports=h.id)
+    sync(desktop)
+    sync(laptop)
     with freeze_time(datetime(2026, 12, 4, 3).astimezone()):
         result = run_nightly(laptop, day)
         with pytest.raises(NotTodayWriter):
             check_today_writer(desktop, "nightly")
-    seen = {r.id for r in EvidenceLog(laptop).read_day(day)}
-    assert desk in seen
-    assert result.status == "done"
+    # The friction recorded on the desktop shapes the bias the laptop writes.
+    assert result.plan.bias is not None
+    assert "desktop: listed pip and uv when asked for one" in result.plan.bias
+    assert result.plan.carry is not None and result.plan.carry.hypothesis == h.id
+    assert desk in {r.id for r in EvidenceLog(laptop).read_day(day)}
+    sync(laptop)
+    sync(desktop)
+    assert (desktop.today / "bias.md").read_text() == (laptop.today / "bias.md").read_text()
 
 
 @pytest.mark.slow
@@ -417,3 +431,117 @@ def test_the_monthly_limit_counts_approvals_made_on_every_device(
     with pytest.raises(MonthlyLimitReached):
         approve_review(desktop, "rev-2026-11-4", approver="alice")
     assert_converged(laptop, desktop)
+
+
+HAND_ENV = {"GIT_AUTHOR_NAME": "x", "GIT_AUTHOR_EMAIL": "x@x",
+            "GIT_COMMITTER_NAME": "x", "GIT_COMMITTER_EMAIL": "x@x"}  # fmt: skip
+
+
+def push_by_hand(remote: Path, work: Path, edit: Callable[[Path], None]) -> None:
+    """Clone the remote's data branch with plain git, edit it, push it (no force)."""
+    env = {**os.environ, **HAND_ENV}
+    subprocess.run(["git", "clone", "-q", "-b", "ea-data", str(remote), str(work)], check=True)
+    edit(work)
+    subprocess.run(["git", "-C", str(work), "add", "-A"], check=True, env=env)
+    subprocess.run(["git", "-C", str(work), "commit", "-qm", "by hand"], check=True, env=env)
+    subprocess.run(["git", "-C", str(work), "push", "-q", "origin", "ea-data"], check=True, env=env)
+
+
+def _chain_file(work: Path, device: str) -> Path:
+    return sorted((work / "evidence" / "devices" / device).glob("*.jsonl"))[0]
+
+
+def _append_forged(device: str) -> Callable[[Path], None]:
+    def edit(work: Path) -> None:
+        path = _chain_file(work, device)
+        last = json.loads(path.read_text().splitlines()[-1])
+        forged = {**last, "text": "forged by the remote", "prev": last["hash"]}
+        path.write_text(path.read_text() + json.dumps(forged) + "\n")
+
+    return edit
+
+
+def _rewrite_first(device: str) -> Callable[[Path], None]:
+    def edit(work: Path) -> None:
+        path = _chain_file(work, device)
+        path.write_text(path.read_text().replace("first day felt off", "first day was fine", 1))
+
+    return edit
+
+
+def _plant(rel: str, text: str) -> Callable[[Path], None]:
+    def edit(work: Path) -> None:
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        (work / rel).write_text(text)
+
+    return edit
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("trick", "expected"),
+    [
+        ("append-forged", "was edited (hash mismatch)"),
+        ("rewrite-old-line", "its first"),
+        ("write-into-my-chain", "that this device did not write"),
+        ("unknown-path", "which no device writes"),
+    ],
+)
+def test_remote_tricks_on_the_data_branch_are_refused(
+    trick: str, expected: str, tmp_path: Path, remote: Path, laptop: MemoryRoot,
+    desktop: MemoryRoot,
+) -> None:  # fmt: skip
+    friction(desktop, "desktop: mine")
+    sync(desktop)
+    laptop_id, desktop_id = local_device(laptop).id, local_device(desktop).id
+    edits = {
+        "append-forged": _append_forged(laptop_id),
+        "rewrite-old-line": _rewrite_first(laptop_id),
+        "write-into-my-chain": _append_forged(desktop_id),
+        "unknown-path": _plant("canon/identity.yaml", "name: someone else\n"),
+    }
+    push_by_hand(remote, tmp_path / "hand", edits[trick])
+    before = ids(desktop)
+    data_before = git(desktop.path, "rev-parse", DATA_REF).text
+    with pytest.raises(SyncRefused, match=re.escape(expected)) as refused:
+        sync(desktop)
+    assert refused.value.exit_code == 5
+    assert ids(desktop) == before
+    assert git(desktop.path, "rev-parse", DATA_REF).text == data_before
+    assert verify_root(desktop).problems == []
+
+
+@pytest.mark.slow
+def test_a_reset_canon_branch_on_the_remote_is_refused(
+    remote: Path, laptop: MemoryRoot, desktop: MemoryRoot
+) -> None:
+    first = git(remote, "rev-parse", "refs/heads/main").text
+    set_identity(laptop)
+    sync(laptop)
+    sync(desktop)
+    git(remote, "update-ref", "refs/heads/main", first)  # a force-push of Canon's history
+    head = gitrepo.head_commit(desktop)
+    with pytest.raises(SyncRefused, match="rewrote branch 'main'"):
+        sync(desktop)
+    assert gitrepo.head_commit(desktop) == head
+
+
+@pytest.mark.slow
+def test_a_received_chain_cut_on_this_device_is_found_by_verify(
+    laptop: MemoryRoot, desktop: MemoryRoot
+) -> None:
+    friction(laptop, "laptop: second")
+    sync(laptop)
+    sync(desktop)
+    copy = next((desktop.evidence / "devices" / local_device(laptop).id).glob("*.jsonl"))
+    lines = copy.read_bytes().splitlines(keepends=True)
+    copy.write_bytes(b"".join(lines[:-1]))  # someone cuts the laptop's last record here
+    problems = verify_root(desktop).problems
+    assert any("cut from the end" in p for p in problems)
+
+
+def test_a_synced_root_that_lost_its_device_id_refuses_a_new_one(laptop: MemoryRoot) -> None:
+    # Regression guard: a fresh id would re-send this chain as another device's (doubles).
+    device_path(laptop).unlink()
+    with pytest.raises(InvalidInput, match="restore the file"):
+        local_device(laptop)
