@@ -74,8 +74,9 @@ class NotTodayWriter(EvolvingAgentError):
         self.job = job
         super().__init__(
             f"{job} not run: Today is written by device {writer.device} (since "
-            f"{writer.since:%Y-%m-%d}, .ea/sync/today-writer.json), not by this one ({here.name}, {here.id}); run the "
-            f"jobs there, or move Today here with 'evolving-agent device take-today' and sync"
+            f"{writer.since:%Y-%m-%d}, .ea/sync/today-writer.json), not by this one "
+            f"({here.name}, {here.id}); run the jobs there, or move Today here with "
+            "'evolving-agent device take-today' and sync"
         )
 
 
