@@ -107,15 +107,19 @@ class SyncRefused(EvolvingAgentError):
 
 
 class CanonDiverged(EvolvingAgentError):
-    """Canon changed on this device and on the remote since they last synced."""
+    """Canon changed on this device and on the remote since they last synced.
+
+    Raised after the other layers were exchanged: Evidence keeps flowing, Canon waits.
+    """
 
     exit_code = EXIT_INVALID
 
     def __init__(self, remote: str, local: str, theirs: str) -> None:
         super().__init__(
-            f"sync stopped: Canon changed on this device (commit {local[:10]}) and on remote "
-            f"'{remote}' (commit {theirs[:10]}) since they last synced; sync never merges two "
-            "identity changes made apart (see docs/sync.md, 'Canon changed on two devices')"
+            f"Canon not synced: it changed on this device (commit {local[:10]}) and on remote "
+            f"'{remote}' (commit {theirs[:10]}) since they last synced, and sync never merges "
+            "two identity changes made apart; Evidence and the other layers were synced "
+            "(see docs/sync.md, 'Canon changed on two devices')"
         )
 
 
@@ -563,6 +567,8 @@ class MergePlan:
     canon_commits: int = 0
     live_notes: list[dict[str, Any]] = field(default_factory=list)
     needs_full_verify: bool = False
+    # Canon changed here and there: the data still syncs; main stays; sync then stops.
+    canon_diverged: CanonDiverged | None = None
 
 
 def _check_chain_extension(
@@ -649,7 +655,7 @@ def plan_merge(
                 "commit with this one); use a new remote, or 'clone' it into a new directory"
             )
         else:
-            raise CanonDiverged(remote, main_before, main_theirs)
+            plan.canon_diverged = CanonDiverged(remote, main_before, main_theirs)
     if main_before is None and main_theirs is None:
         raise InvalidInput(f"remote '{remote}' is empty and this root has no history to send")
     if plan.main_target is not None and plan.main_target != main_before:
@@ -910,13 +916,21 @@ def _write_data(root: MemoryRoot, here: DeviceInfo, local: str | None, merged: s
 
 def _move_main(root: MemoryRoot, target: str) -> None:
     """Fast-forward main to ``target``: files first, then the ref (compare-and-swap),
-    then git's index and the Canon snapshot boot checks."""
-    before = gitrepo.head_commit(root)
-    if before == target:
-        record_canon_snapshot(root)
-        return
-    if before is not None and not _is_ancestor(root, before, target):
-        raise InvalidInput(f"main moved to {before[:10]} meanwhile; run sync again")
+    then git's index and the Canon snapshot boot checks - all under the writer's Canon
+    lock, so an approval on this device cannot land in between."""
+    with _area_lock(root, "canon"):
+        before = gitrepo.head_commit(root)
+        if before == target:
+            record_canon_snapshot(root)
+            return
+        if before is not None and not _is_ancestor(root, before, target):
+            # Canon was changed here since the plan (or target is already in HEAD's
+            # history): nothing to write; the next round plans again from HEAD.
+            return
+        _fast_forward(root, before, target)
+
+
+def _fast_forward(root: MemoryRoot, before: str | None, target: str) -> None:
     for path, (_old, new, _mode) in _diff(root, before, target).items():
         if not (gitrepo.is_tracked(path) or path == ".gitignore"):
             continue
@@ -936,10 +950,10 @@ def _move_main(root: MemoryRoot, target: str) -> None:
 # -- push ---------------------------------------------------------------------------------
 
 
-def _push(root: MemoryRoot, remote: str, url: str) -> tuple[bool, str]:
+def _push(root: MemoryRoot, remote: str, url: str, *, with_main: bool) -> tuple[bool, str]:
     """Fast-forward the remote's branches to ours; (accepted, git's message)."""
     specs = []
-    main = gitrepo.head_commit(root)
+    main = gitrepo.head_commit(root) if with_main else None
     data = _rev(root, DATA_REF)
     for branch, sha in ((MAIN_BRANCH, main), (DATA_BRANCH, data)):
         if sha and sha != _rev(root, _incoming(remote, branch)):
@@ -963,11 +977,9 @@ def _push(root: MemoryRoot, remote: str, url: str) -> tuple[bool, str]:
     return res.ok, (res.stderr + res.stdout.decode(errors="replace"))
 
 
-def _record_synced(root: MemoryRoot, remote: str) -> None:
-    for branch, sha in (
-        (MAIN_BRANCH, gitrepo.head_commit(root)),
-        (DATA_BRANCH, _rev(root, DATA_REF)),
-    ):
+def _record_synced(root: MemoryRoot, remote: str, *, with_main: bool) -> None:
+    main = gitrepo.head_commit(root) if with_main else _rev(root, _incoming(remote, MAIN_BRANCH))
+    for branch, sha in ((MAIN_BRANCH, main), (DATA_BRANCH, _rev(root, DATA_REF))):
         if sha:
             git(root.path, "update-ref", _synced(remote, branch), sha)
             git(root.path, "update-ref", _incoming(remote, branch), sha)
@@ -1042,9 +1054,12 @@ def _sync_rounds(
         _note_live(root, here, plan.live_notes, actor)
         if plan.live_notes:
             snapshot(root, here)  # the records just appended travel with this push
-        ok, message = _push(root, remote, url)
+        with_main = plan.canon_diverged is None
+        ok, message = _push(root, remote, url, with_main=with_main)
         if ok:
-            _record_synced(root, remote)
+            _record_synced(root, remote, with_main=with_main)
+            if plan.canon_diverged is not None:
+                raise plan.canon_diverged
             result.pushed = True
             result.sent = max(0, before_sent - unpushed_events(root, remote, here)) + len(
                 plan.live_notes

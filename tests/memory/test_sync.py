@@ -382,12 +382,19 @@ def test_canon_changed_on_both_devices_stops_without_merging(
 ) -> None:
     set_identity(laptop)
     set_identity(desktop, "# desktop's own\nschema_version: 1\nname: Ada\n")
+    late = friction(laptop, "laptop: after the identity change")
+    mine = friction(desktop, "desktop: after its own identity change")
     sync(laptop)
     head = gitrepo.head_commit(desktop)
     with pytest.raises(CanonDiverged) as stopped:
         sync(desktop)
     assert stopped.value.exit_code == 4
-    assert gitrepo.head_commit(desktop) == head
+    assert gitrepo.head_commit(desktop) == head  # Canon waits for the human...
+    assert late in ids(desktop)  # ...while Evidence keeps flowing both ways
+    sync(laptop)
+    assert mine in ids(laptop)
+    assert gitrepo.head_commit(laptop) != head
+    assert verify_root(laptop).problems == [] and verify_root(desktop).problems == []
 
 
 @pytest.mark.slow
