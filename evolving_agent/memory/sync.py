@@ -237,9 +237,36 @@ class SyncResult:
 # -- small git helpers ----------------------------------------------------------------
 
 
+# The refs sync reads, cached per root between its own updates: one git call instead of
+# one per look-up.  Only sync moves refs/ea/* and ea-data (under the sync lock); main is
+# always read fresh (gitrepo.head_commit), since the writer moves it.
+_REFS: dict[Path, dict[str, str]] = {}
+
+
 def _rev(root: MemoryRoot, ref: str) -> str | None:
-    res = git(root.path, "rev-parse", "-q", "--verify", f"{ref}^{{commit}}", check=False)
-    return res.text if res.ok and res.text else None
+    refs = _REFS.get(root.path)
+    if refs is None:
+        res = git(
+            root.path, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads", "refs/ea"
+        )
+        refs = {}
+        for line in res.text.splitlines():
+            sha, _, name = line.partition(" ")
+            refs[name] = sha
+        _REFS[root.path] = refs
+    return refs.get(ref)
+
+
+def _forget_refs(root: MemoryRoot) -> None:
+    _REFS.pop(root.path, None)
+
+
+def _set_refs(root: MemoryRoot, updates: dict[str, str]) -> None:
+    """Point several refs at once (one ``update-ref --stdin`` transaction)."""
+    if updates:
+        script = "".join(f"update {ref} {sha}\n" for ref, sha in updates.items())
+        git(root.path, "update-ref", "--stdin", input=script.encode())
+    _forget_refs(root)
 
 
 def _is_ancestor(root: MemoryRoot, a: str, b: str) -> bool:
@@ -252,10 +279,12 @@ def _merge_base(root: MemoryRoot, a: str, b: str) -> str | None:
 
 
 def _update_ref(root: MemoryRoot, ref: str, new: str, old: str | None) -> None:
+    _forget_refs(root)
     git(root.path, "update-ref", "-m", "evolving-agent sync", ref, new, old or ZERO)
 
 
 def _delete_ref(root: MemoryRoot, ref: str) -> None:
+    _forget_refs(root)
     git(root.path, "update-ref", "-d", ref, check=False)
 
 
@@ -513,6 +542,7 @@ def _synced(remote: str, branch: str) -> str:
 
 def _fetch(root: MemoryRoot, remote: str, url: str) -> GitResult:
     _kill_point("before-fetch")
+    _forget_refs(root)
     res = git(
         root.path,
         *_NET,
@@ -526,6 +556,7 @@ def _fetch(root: MemoryRoot, remote: str, url: str) -> GitResult:
         check=False,
         timeout=600,
     )
+    _forget_refs(root)
     _kill_point("after-fetch")
     return res
 
@@ -979,17 +1010,21 @@ def _push(root: MemoryRoot, remote: str, url: str, *, with_main: bool) -> tuple[
 
 def _record_synced(root: MemoryRoot, remote: str, *, with_main: bool) -> None:
     main = gitrepo.head_commit(root) if with_main else _rev(root, _incoming(remote, MAIN_BRANCH))
+    updates: dict[str, str] = {}
     for branch, sha in ((MAIN_BRANCH, main), (DATA_BRANCH, _rev(root, DATA_REF))):
         if sha:
-            git(root.path, "update-ref", _synced(remote, branch), sha)
-            git(root.path, "update-ref", _incoming(remote, branch), sha)
+            updates[_synced(remote, branch)] = sha
+            updates[_incoming(remote, branch)] = sha
+    _set_refs(root, updates)
 
 
 def _accept_incoming(root: MemoryRoot, remote: str) -> None:
+    updates: dict[str, str] = {}
     for branch in (MAIN_BRANCH, DATA_BRANCH):
         sha = _rev(root, _incoming(remote, branch))
         if sha:
-            git(root.path, "update-ref", _synced(remote, branch), sha)
+            updates[_synced(remote, branch)] = sha
+    _set_refs(root, updates)
 
 
 def _note_live(root: MemoryRoot, here: DeviceInfo, notes: list[dict[str, Any]], actor: str) -> None:
@@ -1019,6 +1054,7 @@ def sync(root: MemoryRoot, remote_name: str | None = None, *, actor: str = "huma
     remote, url = resolve_remote(root, remote_name)
     here = local_device(root)
     with _sync_lock(root):
+        _forget_refs(root)  # another process may have synced since this one last looked
         result = SyncResult(remote=remote, device=here.id)
         result.resumed = _finish_apply(root, here)
         return _sync_rounds(root, remote, url, here, result, actor)
@@ -1107,6 +1143,7 @@ def clone(url: str, directory: Path, *, name: str | None = None) -> tuple[Memory
         _save_remotes(root, remotes)
         here = local_device(root)
         with _sync_lock(root):
+            _forget_refs(root)
             fetched = _fetch(root, "origin", remotes.remotes["origin"])
             if not fetched.ok:
                 raise InvalidInput(f"cannot fetch {url}: {_offline_reason(fetched)}")
