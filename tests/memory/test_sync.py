@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -55,24 +56,45 @@ def bare(path: Path) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def _two_devices(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A remote, a laptop that synced one event, and a desktop cloned from it: built once
+    per module and copied for each test (init + sync + clone cost seconds)."""
+    from tests.conftest import _test_env
+
+    base = tmp_path_factory.mktemp("two-devices")
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in _test_env(base).items():
+            mp.setenv(name, value)
+        remote = bare(base / "remote.git")
+        root = init_root(base / "laptop")
+        add_remote(root, "origin", str(remote))
+        Writer(root, "session").append("friction", "laptop: first day felt off")
+        sync(root)
+        clone(str(remote), base / "desktop", name="desktop")
+    return base
+
+
 @pytest.fixture
-def remote(tmp_path: Path) -> Path:
-    return bare(tmp_path / "remote.git")
+def remote(tmp_path: Path, _two_devices: Path) -> Path:
+    for name in ("remote.git", "laptop", "desktop"):
+        shutil.copytree(_two_devices / name, tmp_path / name, symlinks=True)
+    for name in ("laptop", "desktop"):  # the copies sync with the copied remote
+        remotes = tmp_path / name / ".ea" / "remotes.json"
+        data = json.loads(remotes.read_text())
+        data["remotes"]["origin"] = str(tmp_path / "remote.git")
+        remotes.write_text(json.dumps(data))
+    return tmp_path / "remote.git"
 
 
 @pytest.fixture
 def laptop(tmp_path: Path, remote: Path) -> MemoryRoot:
-    root = init_root(tmp_path / "laptop")
-    add_remote(root, "origin", str(remote))
-    Writer(root, "session").append("friction", "laptop: first day felt off")
-    sync(root)
-    return root
+    return MemoryRoot(tmp_path / "laptop")
 
 
 @pytest.fixture
 def desktop(tmp_path: Path, remote: Path, laptop: MemoryRoot) -> MemoryRoot:
-    root, _ = clone(str(remote), tmp_path / "desktop", name="desktop")
-    return root
+    return MemoryRoot(tmp_path / "desktop")
 
 
 def ids(root: MemoryRoot) -> Counter[str]:
@@ -398,9 +420,8 @@ def test_canon_changed_on_both_devices_stops_without_merging(
 
 
 @pytest.mark.slow
-def test_an_existing_single_device_root_migrates_without_rewriting(
-    tmp_path: Path, remote: Path
-) -> None:
+def test_an_existing_single_device_root_migrates_without_rewriting(tmp_path: Path) -> None:
+    remote = bare(tmp_path / "fresh.git")
     root = init_root(tmp_path / "old")
     for n in range(3):
         friction(root, f"before devices {n}")
