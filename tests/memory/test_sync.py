@@ -48,7 +48,7 @@ from evolving_agent.memory.sync import (
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.approve import approve_review
-from tests.test_review_support import add, queue, set_identity
+from tests.helpers.review import add, queue, set_identity
 
 
 def bare(path: Path) -> Path:
