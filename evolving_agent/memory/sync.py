@@ -416,31 +416,73 @@ def _shared_files(root: MemoryRoot, with_today: bool) -> dict[str, bytes]:
     return out
 
 
+_DAY_FILE = re.compile(r"\d{4}-\d\d-\d\d\.jsonl")
+SIZES_FILE = "sync-sizes.json"  # below .ea/: own day files' sizes in the last snapshot
+
+
+def _own_days(root: MemoryRoot) -> dict[str, int]:
+    """This device's day files and their sizes (one directory scan, no parsing)."""
+    out: dict[str, int] = {}
+    with os.scandir(root.evidence) as entries:
+        for entry in entries:
+            if _DAY_FILE.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                out[entry.name] = entry.stat(follow_symlinks=False).st_size
+    return out
+
+
+def _cached_sizes(root: MemoryRoot, commit: str | None) -> dict[str, int] | None:
+    """The sizes recorded with ``commit`` (None when absent, stale or unreadable: the
+    snapshot then lists the tree instead)."""
+    try:
+        data = json.loads((root.state / SIZES_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("commit") != commit or commit is None:
+        return None
+    sizes = data.get("sizes")
+    if not isinstance(sizes, dict) or not all(isinstance(v, int) for v in sizes.values()):
+        return None
+    return sizes
+
+
 def snapshot(root: MemoryRoot, here: DeviceInfo) -> str | None:
     """Commit this device's state on ``ea-data`` (only if it changed); its commit id.
 
     Other devices' chains come from the previous data commit, never from disk: a
     device pushes only its own chain.  Own day files whose size matches the last
-    snapshot are not read at all.
+    snapshot (``.ea/sync-sizes.json``) are neither read nor looked up in git, so the
+    cost follows what grew, not how many days exist.
     """
     prev = _rev(root, DATA_REF)
     own_prefix = f"evidence/devices/{here.id}/"
-    old = _ls_tree(root, prev, own_prefix, *SHARED_PREFIXES)
+    disk = _own_days(root)
+    cached = _cached_sizes(root, prev)
+    if cached is None:
+        candidates = set(disk) | {
+            p.removeprefix(own_prefix) for p in _ls_tree(root, prev, own_prefix)
+        }
+        sizes: dict[str, int] = {}
+    else:
+        candidates = {n for n, size in disk.items() if cached.get(n) != size}
+        candidates |= set(cached) - set(disk)
+        sizes = {n: size for n, size in cached.items() if n not in candidates}
+    old_own = (
+        _ls_tree(root, prev, *(own_prefix + n for n in sorted(candidates))) if candidates else {}
+    )
     writer = today_writer(root)
     i_write_today = writer is None or writer.device == here.id
     changes: dict[str, str | None] = {}
     problems: list[str] = []
-    seen: set[str] = set()
-    for day_path in sorted(root.evidence.glob("*.jsonl")):
-        try:
-            date.fromisoformat(day_path.stem)
-        except ValueError:
+    for name in sorted(candidates):
+        rel = own_prefix + name
+        before = old_own.get(rel)
+        day_path = root.evidence / name
+        if name not in disk:
+            if before is not None:
+                problems.append(f"{day_path}: synced day file of this device is gone")
             continue
-        rel = own_prefix + day_path.name
-        seen.add(rel)
-        before = old.get(rel)
-        size = day_path.stat().st_size
-        if before is not None and size == before.size:
+        if before is not None and disk[name] == before.size:
+            sizes[name] = before.size
             continue
         data = _read_whole_lines(day_path)
         if before is not None:
@@ -451,15 +493,14 @@ def snapshot(root: MemoryRoot, here: DeviceInfo) -> str | None:
                 )
                 continue
             if len(data) == before.size:
+                sizes[name] = before.size
                 continue
-        changes[rel] = _hash(root, data)
-    for rel in old:
-        if rel.startswith(own_prefix) and rel not in seen:
-            problems.append(
-                f"{_disk_path(root, rel, here.id)}: synced day file of this device is gone"
-            )
+        if data:
+            changes[rel] = _hash(root, data)
+            sizes[name] = len(data)
     if problems:
         raise SyncRefused("", problems, local=True)
+    old = _ls_tree(root, prev, *SHARED_PREFIXES)
     files = _shared_files(root, i_write_today)
     for rel, data in files.items():
         entry = old.get(rel)
@@ -472,20 +513,16 @@ def snapshot(root: MemoryRoot, here: DeviceInfo) -> str | None:
             if rel.startswith("sync/devices/"):
                 continue  # the register only grows
             changes[rel] = None
-    if not changes and prev is not None:
-        return prev
-    tree = _write_tree(root, prev, changes)
-    parents = ["-p", prev] if prev else []
-    commit = git(
-        root.path,
-        "commit-tree",
-        tree,
-        *parents,
-        "-m",
-        f"sync: snapshot of device {here.id}",
-        identity=True,
-    ).text
-    _update_ref(root, DATA_REF, commit, prev)
+    commit = prev
+    if changes or prev is None:
+        tree = _write_tree(root, prev, changes)
+        parents = ["-p", prev] if prev else []
+        message = f"sync: snapshot of device {here.id}"
+        commit = git(root.path, "commit-tree", tree, *parents, "-m", message, identity=True).text
+        _update_ref(root, DATA_REF, commit, prev)
+    if commit != prev or cached is None or sizes != cached:
+        record = {"commit": commit, "sizes": dict(sorted(sizes.items()))}
+        atomic_write(root.state / SIZES_FILE, json.dumps(record).encode() + b"\n")
     return commit
 
 
@@ -527,6 +564,35 @@ def unpushed_events(root: MemoryRoot, remote: str, here: DeviceInfo) -> int:
                 fh.seek(offset)
                 count += fh.read().count(b"\n")
     return count
+
+
+def _new_own_lines(root: MemoryRoot, before: str | None, after: str, here: DeviceInfo) -> int:
+    """Records of this device in ``after`` that ``before`` lacks (reads only changed files)."""
+    changed = _diff(root, before, after)
+    prefix = f"evidence/devices/{here.id}/"
+    pairs = [(old, new) for p, (old, new, _m) in changed.items() if p.startswith(prefix) and new]
+    if not pairs:
+        return 0
+    old_sizes = _sizes(root, [old for old, _new in pairs if old])
+    count = 0
+    for old, new in pairs:
+        data = _blob(root, new)
+        count += data[old_sizes.get(old, 0) if old else 0 :].count(b"\n")
+    return count
+
+
+def _sizes(root: MemoryRoot, shas: list[str]) -> dict[str, int]:
+    if not shas:
+        return {}
+    res = git(
+        root.path, "cat-file", "--batch-check", input="".join(f"{s}\n" for s in shas).encode()
+    )
+    out: dict[str, int] = {}
+    for line in res.text.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[2].isdigit():
+            out[parts[0]] = int(parts[2])
+    return out
 
 
 def _incoming(remote: str, branch: str) -> str:
@@ -733,12 +799,12 @@ def plan_merge(
             if new is None:
                 problems.append(f"dropped {path} (a device's chain is never deleted)")
             elif device == here.id:
-                mine = ours.get(path)
-                if mine is None or not _is_prefix(root, new, mine):
-                    problems.append(
-                        f"holds records in this device's own chain ({path}) that this device "
-                        "did not write"
-                    )
+                # Only this device changes its chain, and every commit of it the remote
+                # holds is an ancestor of ours: any change there since the base is foreign.
+                problems.append(
+                    f"holds records in this device's own chain ({path}) that this device "
+                    "did not write"
+                )
             else:
                 plan.received += _check_chain_extension(root, path, ours.get(path), new, problems)
                 take[path] = new
@@ -812,13 +878,6 @@ def _parse_writer(root: MemoryRoot, sha: str) -> TodayWriter | None:
         return TodayWriter.model_validate_json(_blob(root, sha))
     except ValidationError:
         return None
-
-
-def _is_prefix(root: MemoryRoot, short: str, long: Entry) -> bool:
-    if short == long.sha:
-        return True
-    data = _blob(root, short)
-    return len(data) <= long.size and gitrepo.blob_sha(_blob(root, long.sha)[: len(data)]) == short
 
 
 def _newest_live(root: MemoryRoot, mine: str | None, theirs: str | None) -> str | None:
@@ -914,6 +973,7 @@ def _finish_apply(root: MemoryRoot, here: DeviceInfo) -> bool:
         _kill_point("data-written")
         if local != merged:
             _update_ref(root, DATA_REF, merged, local)
+            _rekey_sizes(root, local, merged)
         _delete_ref(root, APPLYING_REF)
     if target is not None:
         _move_main(root, target)
@@ -943,6 +1003,14 @@ def _write_data(root: MemoryRoot, here: DeviceInfo, local: str | None, merged: s
             elif current_sha != new:
                 atomic_write(target, _blob(root, new), base=root.real)
         _kill_point("file-written")
+
+
+def _rekey_sizes(root: MemoryRoot, old: str | None, new: str) -> None:
+    """The merge never changes this device's own chain: its snapshot sizes still hold."""
+    sizes = _cached_sizes(root, old)
+    if sizes is not None:
+        record = {"commit": new, "sizes": sizes}
+        atomic_write(root.state / SIZES_FILE, json.dumps(record).encode() + b"\n")
 
 
 def _move_main(root: MemoryRoot, target: str) -> None:
@@ -1063,7 +1131,7 @@ def sync(root: MemoryRoot, remote_name: str | None = None, *, actor: str = "huma
 def _sync_rounds(
     root: MemoryRoot, remote: str, url: str, here: DeviceInfo, result: SyncResult, actor: str
 ) -> SyncResult:
-    before_sent = unpushed_events(root, remote, here)
+    pushed_before = _rev(root, _synced(remote, DATA_BRANCH))
     for _round in range(MAX_ROUNDS):
         fetched = _fetch(root, remote, url)
         if not fetched.ok:
@@ -1097,9 +1165,8 @@ def _sync_rounds(
             if plan.canon_diverged is not None:
                 raise plan.canon_diverged
             result.pushed = True
-            result.sent = max(0, before_sent - unpushed_events(root, remote, here)) + len(
-                plan.live_notes
-            )
+            data = _rev(root, DATA_REF)
+            result.sent = _new_own_lines(root, pushed_before, data, here) if data else 0
             writer = today_writer(root)
             result.today_writer = writer.device if writer else None
             return result
