@@ -85,8 +85,13 @@ KILL_ENV = "EVOLVING_AGENT_SYNC_KILL_AT"  # tests: SIGKILL this process at a nam
 # Shared areas of the data branch (besides evidence/): tree path prefix = disk path.
 SHARED_PREFIXES = ("live/", "today/", "reviews/proposals/", "reviews/pending/",
                    "reviews/decisions/", "sync/")  # fmt: skip
-# Network access sync needs beyond the runner's defaults (which allow local files only).
-_NET = ("-c", "protocol.allow=always", "-c", "core.sshCommand=ssh")
+# Transports sync needs beyond the runner's defaults (which allow local files only):
+# ssh and https by name, never ``ext::`` (a URL that runs a command) or ``fd::``.
+_NET = (
+    "-c", "protocol.ssh.allow=always",
+    "-c", "protocol.https.allow=always",
+    "-c", "core.sshCommand=ssh",
+)  # fmt: skip
 
 
 # -- errors ------------------------------------------------------------------------
@@ -155,8 +160,10 @@ def add_remote(root: MemoryRoot, name: str, url: str) -> Remotes:
     gitrepo.require_repo(root)
     if not NAME_RE.fullmatch(name):
         raise InvalidInput(f"invalid remote name {name!r}: letters, digits, '.', '_', '-'")
-    if not url.strip() or url.startswith("-") or "\n" in url:
-        raise InvalidInput(f"invalid remote URL {url!r}")
+    if not url.strip() or url.startswith("-") or "\n" in url or "::" in url.split("/")[0]:
+        raise InvalidInput(
+            f"invalid remote URL {url!r} (use a path, ssh://host/path, host:path or https://…)"
+        )
     remotes = load_remotes(root)
     if name in remotes.remotes:
         raise InvalidInput(f"remote {name!r} already exists ({remotes.remotes[name]})")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -123,3 +124,18 @@ def test_sync_job_in_schedule_print_cron_and_scheduler(tmp_path: Path, remote: P
     assert "sync done: synced with 'origin'" in logged[0]
     state = load_state(root)
     assert state is not None and "sync" in state.last_run and "sync" not in state.last_error
+
+
+def test_a_command_url_never_runs(tmp_path: Path) -> None:
+    # Guards the attack: a remote URL that makes git run a program (ext::), added by
+    # hand to the remotes file a session can reach.
+    ok("init", str(tmp_path / "memory"))
+    refused = run_cli("remote", "add", "x", f"ext::sh -c touch% {tmp_path}/pwned")
+    assert refused.exit_code == 4 and "invalid remote URL" in refused.output
+    remotes = tmp_path / "memory" / ".ea" / "remotes.json"
+    remotes.write_text(
+        json.dumps({"remotes": {"x": f"ext::sh -c touch% {tmp_path}/pwned"}, "default": "x"})
+    )
+    out = ok("sync")
+    assert out.startswith("offline: 0 local events not yet pushed")
+    assert not (tmp_path / "pwned").exists()
