@@ -319,6 +319,9 @@ class EvidenceLog:
             return []
         if self._others is None:
             base = self.dir / DEVICES_DIR
+            if base.is_symlink():  # never followed; verify reports it
+                self._others = []
+                return self._others
             try:
                 names = sorted(e.name for e in os.scandir(base) if e.is_dir(follow_symlinks=False))
             except OSError:

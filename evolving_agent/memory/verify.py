@@ -418,6 +418,8 @@ _PLAIN_DIRS = (
     ".ea",
     ".ea/evidence",
     ".ea/locks",
+    "evidence/devices",  # chains synced in from other devices (memory/devices.py)
+    ".ea/sync",
 )
 
 

@@ -71,3 +71,16 @@ def test_jobs_refuse_on_a_device_that_does_not_write_today(tmp_path: Path) -> No
     assert moved[-1].data == {"today_writer": writer.device, "before": "d-000000000000"}
     status = device_status(root)
     assert status.today_writer is not None and status.today_writer.device == writer.device
+
+
+def test_a_symlinked_devices_directory_is_never_followed(tmp_path: Path) -> None:
+    # Guards the attack: evidence/devices -> elsewhere, to feed readers another "device".
+    from evolving_agent.memory.verify import verify_root
+
+    root = init_root(tmp_path / "memory")
+    elsewhere = tmp_path / "elsewhere" / "d-0123456789ab"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "2026-12-01.jsonl").write_text("{}\n")
+    (root.evidence / "devices").symlink_to(tmp_path / "elsewhere")
+    assert EvidenceLog(root).device_logs() == []
+    assert any("devices: is a symlink" in p for p in verify_root(root).problems)
