@@ -83,6 +83,8 @@ def main() -> None:
     best: dict[tuple[str, int, int], tuple[float, float]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-sync-") as tmp:
         pairs = {d: pair(Path(tmp) / f"h{d}", d) for d in histories}
+        for days in histories:  # warm-up: first-sync costs (caches, packs) are not counted
+            one_round(*pairs[days], 1)
         # Round-robin over the cases, best of the rounds: a loaded machine slows every
         # case alike instead of whichever ran during a burst.
         for _ in range(args.rounds):
