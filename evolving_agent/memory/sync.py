@@ -929,12 +929,28 @@ def verify_merged(root: MemoryRoot, remote: str, here: DeviceInfo, plan: MergePl
         # This device's own chain and Canon snapshot are what it holds now.
         for day_path in root.evidence.glob("*.jsonl"):
             shutil.copyfile(day_path, stage / "evidence" / day_path.name)
+        _stage_signing(root, MemoryRoot(stage))
         report = verify_root(MemoryRoot(stage))
         problems = [p.replace(str(stage), f"<{remote}>") for p in report.problems]
     finally:
         shutil.rmtree(stage, ignore_errors=True)
     if problems:
         raise SyncRefused(remote, [f"fails verify: {p}" for p in problems])
+
+
+def _stage_signing(root: MemoryRoot, stage: MemoryRoot) -> None:
+    """Where signing is on, the scratch root checks signatures against the key this
+    device trusts (its pinned allowed signers), not against anything the remote sent."""
+    from evolving_agent.memory.signing import marker_path, signing_state
+
+    state = signing_state(root)
+    if not state.enabled:
+        return
+    mkdirs_private(stage.state)
+    if marker_path(root).is_file():
+        shutil.copyfile(marker_path(root), marker_path(stage))
+    if state.allowed_signers is not None and state.allowed_signers.is_file():
+        shutil.copyfile(state.allowed_signers, stage.state / "signing.allowed_signers")
 
 
 def _extract(stage: Path, tar: bytes, here: str | None) -> None:
