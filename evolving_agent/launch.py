@@ -1,9 +1,11 @@
 """The console script and ``python -m evolving_agent``: boot's fast path, else the CLI.
 
 ``evolving-agent boot`` runs on every session start, so it is served, when it can be,
-by :mod:`evolving_agent.memory.bootcache` with the standard library only; click, pydantic
+by :mod:`evolving_agent.memory.bootfast` with the standard library only; click, pydantic
 and ruamel are imported only when that path declines (any other command or option, or
 anything unusual about the root), and then the full CLI runs as if nothing had happened.
+``evolving-agent [--root R] mcp`` likewise starts the MCP server without the CLI
+(:func:`evolving_agent.integrations.mcp_server.try_serve`).
 """
 
 from __future__ import annotations
@@ -15,9 +17,16 @@ from typing import Any
 def main() -> None:
     argv = sys.argv[1:]
     if "boot" in argv:
-        from evolving_agent.memory.bootcache import try_boot
+        from evolving_agent.memory.bootfast import try_boot
 
         code = try_boot(argv, write_file=_write_boot_file)
+        if code is not None:
+            sys.exit(code)
+    if "mcp" in argv:
+        # The MCP server's fast start: clients wait only briefly for a server's tools.
+        from evolving_agent.integrations.mcp_server import try_serve
+
+        code = try_serve(argv)
         if code is not None:
             sys.exit(code)
     from evolving_agent.cli import main as cli_main

@@ -19,6 +19,7 @@ from evolving_agent.memory.hypotheses import (
     show_hypothesis,
     split_hypothesis,
 )
+from evolving_agent.memory.policy import Actor
 from evolving_agent.textsafe import one_line
 
 STAKES = click.Choice(["low", "high"])
@@ -58,7 +59,7 @@ def hypothesis_group() -> None:
 )
 @click.pass_context
 def hypothesis_add(
-    ctx: click.Context, text: str, when: str | None, do: str | None, stakes: str, actor: str
+    ctx: click.Context, text: str, when: str | None, do: str | None, stakes: str, actor: Actor
 ) -> None:
     """Register a hypothesis (state: emerging), as the human or the session.
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from evolving_agent.cli._common import echo_json
+from evolving_agent.cli._common import echo_json, json_option
 from evolving_agent.cli._output import echo
 from evolving_agent.cli._search_options import task_options
 
@@ -138,7 +138,7 @@ def _print(summary: SearchSummary, as_json: bool) -> None:
     metavar="N",
     help="At most N scores at once (any executor; default: one per agent).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@json_option(help="Print the summary as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 def run_cmd(
     settings: dict[str, Any],
@@ -176,7 +176,7 @@ def run_cmd(
     """
     from evolving_agent.search.config import SearchConfig
     from evolving_agent.search.executors import parse_resources
-    from evolving_agent.search.runner import run_search
+    from evolving_agent.search.runner import TurnsFailed, run_search
 
     config = SearchConfig(
         **settings,
@@ -192,13 +192,17 @@ def run_cmd(
         score_resources=parse_resources(score_resources, flag="--score-resources"),
         max_scorers=max_scorers,
     )
-    summary = run_search(config, progress=None if quiet else _progress)
+    try:
+        summary = run_search(config, progress=None if quiet else _progress)
+    except TurnsFailed as exc:
+        _print(exc.summary, as_json)  # what a script reads, even when every turn failed
+        raise
     _print(summary, as_json)
 
 
 @click.command("resume")
 @click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@json_option(help="Print the summary as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 def resume_cmd(run_dir: Path, as_json: bool, quiet: bool) -> None:
     """Finish an interrupted search run from its directory, repeating no turn.
@@ -207,9 +211,13 @@ def resume_cmd(run_dir: Path, as_json: bool, quiet: bool) -> None:
     Example:
       evolving-agent search resume runs/search-20260101-120000-forget-team
     """
-    from evolving_agent.search.runner import resume_search
+    from evolving_agent.search.runner import TurnsFailed, resume_search
 
-    summary = resume_search(run_dir, progress=None if quiet else _progress)
+    try:
+        summary = resume_search(run_dir, progress=None if quiet else _progress)
+    except TurnsFailed as exc:
+        _print(exc.summary, as_json)
+        raise
     _print(summary, as_json)
 
 

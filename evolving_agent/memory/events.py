@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from datetime import date, datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
@@ -21,11 +21,12 @@ from pydantic_core import PydanticCustomError
 from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
-from evolving_agent.memory.hypotheses import list_hypotheses
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.results import Result
 
+if TYPE_CHECKING:
+    from evolving_agent.memory.policy import Actor
 MAX_TEXT_BYTES = 16 * 1024
 MAX_FIELD_CHARS = 200
 MAX_IMPORT_LINE_BYTES = 32 * 1024
@@ -75,7 +76,7 @@ def refuse_reflected_day(root: MemoryRoot, ts: datetime) -> None:
 
 def record_friction(
     root: MemoryRoot,
-    actor: str,
+    actor: Actor,
     text: str,
     *,
     session: str | None = None,
@@ -100,6 +101,8 @@ def record_friction(
     )
     linked = [h for h in (supports, contradicts) if h]
     if linked:
+        from evolving_agent.memory.hypotheses import list_hypotheses  # only when linked
+
         known = {h.id for h in list_hypotheses(root)}
         for hid in linked:
             if hid not in known:
@@ -112,7 +115,7 @@ def record_friction(
 
 
 def append_event(
-    root: MemoryRoot, actor: str, kind: str, text: str, *, session: str | None = None
+    root: MemoryRoot, actor: Actor, kind: str, text: str, *, session: str | None = None
 ) -> EvidenceRecord:
     require_root(root)
     if kind not in {"raw", "journal"}:
@@ -158,7 +161,7 @@ class ImportLine(BaseModel):
         return value
 
 
-def import_events(root: MemoryRoot, actor: str, file: Path) -> list[EvidenceRecord]:
+def import_events(root: MemoryRoot, actor: Actor, file: Path) -> list[EvidenceRecord]:
     """Bulk append from JSON lines.  Validates every line first: one bad line, nothing lands.
 
     Every record's ``ts`` is the import's own time; a line's ``ts`` is kept as
@@ -217,3 +220,15 @@ def import_events(root: MemoryRoot, actor: str, file: Path) -> list[EvidenceReco
 def show(root: MemoryRoot, day: date) -> list[EvidenceRecord]:
     require_root(root)
     return EvidenceLog(root).read_day(day)
+
+
+def show_range(root: MemoryRoot, start: date, end: date) -> list[EvidenceRecord]:
+    """Every record of the day files ``start``..``end`` (inclusive), day by day.
+
+    Only days that have a file are read, so a year's range costs what its records cost.
+    """
+    require_root(root)
+    if start > end:
+        raise InvalidInput(f"--since {start} is after --until {end}")
+    log = EvidenceLog(root)
+    return [r for d in log.days() if start <= d <= end for r in log.read_day(d)]

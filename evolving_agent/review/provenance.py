@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from evolving_agent.errors import EXIT_TAMPERED, EvolvingAgentError
 from evolving_agent.memory.authority import Writer
+from evolving_agent.memory.policy import Actor
 from evolving_agent.memory.review_trace import Trace, TraceIndex, check_review
 from evolving_agent.paths import MemoryRoot
 
@@ -33,7 +34,7 @@ class ReviewTampered(EvolvingAgentError):
         )
 
 
-def refuse(root: MemoryRoot, traces: list[Trace], *, actor: str = "human") -> ReviewTampered:
+def refuse(root: MemoryRoot, traces: list[Trace], *, actor: Actor = "human") -> ReviewTampered:
     """Record the refusal of ``traces`` in Evidence; returns the error to raise."""
     record = Writer(root, actor).append(
         "review-refused",

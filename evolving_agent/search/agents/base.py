@@ -59,13 +59,33 @@ class TurnResult:
     cost_usd: float | None = None
     message: str = ""
     error: str | None = None
+    # Tool calls the agent's CLI refused (Claude's permission denials, Codex's commands
+    # its sandbox blocked) and shell commands that failed; None: not reported.
+    denied: int | None = None
+    failed_commands: int | None = None
     extra: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """What ``--agent-cmd``, ``--agent-args``, ``--agent-resume-args`` and the token prices
+    say; each backend takes what it uses."""
+
+    command: str | None = None
+    args: str | None = None
+    resume_args: str | None = None
+    prices: dict[str, float] | None = None
 
 
 class Agent(abc.ABC):
     """A search agent backend.  Subclasses set ``name`` and implement ``run_turn``."""
 
     name: ClassVar[str]
+
+    @classmethod
+    def from_settings(cls, settings: AgentSettings) -> Agent:
+        """Build this backend from the run's agent settings (the registry calls this)."""
+        return cls()
 
     @abc.abstractmethod
     def run_turn(self, *, request: TurnRequest) -> TurnResult:
@@ -110,12 +130,18 @@ def is_transient(error: str) -> bool:
     lost worker (an executor's worker process or node died under the turn)."""
     if error.startswith(WORKER_LOST_PREFIX):
         return True
-    if "could not start" in error or error.startswith(TURN_TIMEOUT_PREFIX):
+    if "could not start" in error:
         return False
+    if error.startswith(TURN_TIMEOUT_PREFIX):
+        # A timeout is the agent being slow, unless it was stuck retrying an API error
+        # (the adapter appends "; <cli> was retrying <what>"): then retry it like that.
+        _, sep, retrying = error.partition(RETRYING)
+        return bool(sep) and bool(_TRANSIENT.search(retrying))
     return bool(_TRANSIENT.search(error))
 
 
 TURN_TIMEOUT_PREFIX = "turn timed out"
+RETRYING = " was retrying "
 WORKER_LOST_PREFIX = "worker lost"
 
 _LOST = re.compile(
