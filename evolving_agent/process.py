@@ -75,11 +75,13 @@ def run_process(
     shell: bool = False,
     input: str | None = None,
     replace_env: bool = False,
+    pass_fds: tuple[int, ...] = (),
 ) -> Completed:
     """Run ``argv`` contained: own session, group kill on timeout, escapees swept.
 
     ``env`` is added to ``os.environ`` (or replaces it with ``replace_env``).
     ``input`` is written to the child's stdin; otherwise stdin is ``/dev/null``.
+    ``pass_fds`` are kept open in the child (every other descriptor is closed).
     A program that cannot be started returns ``launch_error`` instead of raising.
     """
     marker = uuid.uuid4().hex
@@ -104,6 +106,7 @@ def run_process(
                 stdout=out_f,
                 stderr=err_f,
                 start_new_session=True,
+                pass_fds=pass_fds,
             )
         except FileNotFoundError as exc:
             name = argv if isinstance(argv, str) else argv[0]

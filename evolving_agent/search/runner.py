@@ -37,6 +37,7 @@ from evolving_agent.search.config import (
 from evolving_agent.search.executors import make_executor
 from evolving_agent.search.executors.base import Executor
 from evolving_agent.search.judge import (
+    SCORE_FD_VAR,
     TAMPERED,
     Judge,
     JudgeTampered,
@@ -44,6 +45,7 @@ from evolving_agent.search.judge import (
     Verdict,
     seal_command,
 )
+from evolving_agent.search.private import private_root, remove_root, run_key
 from evolving_agent.search.reducer import (
     Decision,
     SearchState,
@@ -60,6 +62,12 @@ from evolving_agent.search.rounds import (
     reopen_round,
     round_repo,
     seed_repo,
+)
+from evolving_agent.search.sandbox import (
+    SANDBOX_VAR,
+    check_sandbox,
+    default_sandbox,
+    missing_protections,
 )
 from evolving_agent.search.state import (
     RunDir,
@@ -118,6 +126,8 @@ def run_search(config: SearchConfig, *, progress: ProgressFn | None = None) -> S
     validate_config(config)
     chosen = config.out is not None
     config = _resolved(config)
+    assert config.sandbox is not None
+    check_sandbox(config.sandbox)
     check_agent(config)  # a missing agent program is refused before anything exists
     assert config.out is not None
     # EXECUTOR SEAM (issue 15): built before the run directory, so a missing Ray or an
@@ -218,8 +228,9 @@ RUN_ID_VAR = "EA_RUN_ID"
 
 
 def run_id(run: RunDir) -> str:
-    """The run's identity in its agents' environment (its resolved directory)."""
-    return str(run.path.resolve())
+    """The run's identity in its agents' environment: a key derived from its directory,
+    never the path itself (an agent must not learn where the run's records are)."""
+    return f"ea-run-{run_key(run.path)}"
 
 
 def end_run_processes(ident: str) -> list[int]:
@@ -258,12 +269,19 @@ def _resolved(config: SearchConfig) -> SearchConfig:
             "out": out.absolute(),
             "workdir": workdir,
             "score_cwd": config.score_cwd.absolute() if config.score_cwd else None,
+            # --sandbox > $EA_SANDBOX > bwrap when installed; stored for resume.
+            "sandbox": config.sandbox or os.environ.get(SANDBOX_VAR) or default_sandbox(),
         }
     )
 
 
 def _judge(config: SearchConfig, seal: dict[str, Any]) -> Judge:
-    assert config.workdir is not None
+    return make_judge(config, seal)
+
+
+def make_judge(config: SearchConfig, seal: dict[str, Any]) -> Judge:
+    """The run's sealed judge: its score command, channel and sandbox."""
+    assert config.workdir is not None and config.out is not None
     return Judge(
         seal["score_cmd"],
         config.workdir,
@@ -271,6 +289,8 @@ def _judge(config: SearchConfig, seal: dict[str, Any]) -> Judge:
         config.score_repeats,
         cwd=config.score_cwd,
         seal=Seal(seal["files"]),
+        channel=seal.get("channel", "auto"),
+        sandbox=config.confinement(hide=(str(config.out.resolve()),)),
     )
 
 
@@ -308,7 +328,10 @@ def _seal_and_score_seed(config: SearchConfig, run: RunDir, executor: Executor) 
         feedback=verdict.feedback,
     )
     run.write_seed(seed)
-    run.write_seal(score_cmd, files, task)
+    # Which channel the scorer used on the seed holds for the whole run: a scorer that
+    # wrote $EA_SCORE_FD is never again read from its (forgeable) stdout.
+    seal["channel"] = verdict.channel or "stdout"
+    run.write_seal(score_cmd, files, task, channel=seal["channel"])
     return seal
 
 
@@ -335,6 +358,7 @@ class _Runner:
         assert seed is not None
         self.seed = seed
         self.judge = _judge(config, seal)
+        self.sandbox = config.confinement(hide=(str(run.path.resolve()),))
         self.agent: Agent = agent_for(config)
         # The sealed copy: the task file itself may have changed since.
         self.task = run.task_copy.read_text(encoding="utf-8")
@@ -361,8 +385,24 @@ class _Runner:
 
     # -- the loop ----------------------------------------------------------------
 
+    def notices(self) -> list[str]:
+        """What the user must know about this run's protections (said once)."""
+        found = []
+        if self.judge.channel != "fd":
+            found.append(
+                f"the scorer prints its score on stdout: candidate code it runs can forge "
+                f"that number; a scorer that writes it to ${SCORE_FD_VAR} cannot be forged "
+                f"that way (docs/search.md, 'The score channel')"
+            )
+        missing = missing_protections(self.sandbox.kind, self.config.agent)
+        if missing:
+            found.append(missing)
+        return found
+
     def run(self) -> SearchSummary:
-        self._emit("seed", 0, message=f"seed score {self.seed.score:g}")
+        # Said once, with the seed: what this run's protections lack.
+        notes = "".join(f"\n  note: {notice}" for notice in self.notices())
+        self._emit("seed", 0, message=f"seed score {self.seed.score:g}{notes}")
         number = latest_ready(self.run_dir)
         if number is not None and closed_reason(self.run_dir, number) is None:
             self.round = reopen_round(self.run_dir, number, self.records)
@@ -394,6 +434,8 @@ class _Runner:
             if not self.preset.forgets:
                 break
             self.round = self._next_round(rnd.plan.number + 1, closed_reason_of=rnd.plan.number)
+        # Nothing of the run stays on disk outside its directory.
+        remove_root(private_root(self.run_dir.path))
         summary = self._summary()
         self.run_dir.write_summary(summary)
         self._emit("done", summary.rounds, message="done")
@@ -518,6 +560,7 @@ class _Runner:
             turn=turn,
             state_dir=self.run_dir.agent_state,
             env={RUN_ID_VAR: self.run_id},
+            sandbox=self.sandbox,
         )
         job = TurnJob(
             request=request,
@@ -672,6 +715,7 @@ class _Runner:
             unscored_turns=sum(1 for r in self.records if r.score is None and not r.error),
             first_error=next((r.error for r in self.records if r.error), None),
             complete=self.stop is None,
+            notices=self.notices(),
             stopped=self.stop or ("turns" if len(self.records) >= self.planned else "budget"),
         )
 

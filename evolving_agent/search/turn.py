@@ -20,8 +20,10 @@ from pathlib import Path
 
 from evolving_agent.search.agents.base import Agent, TurnRequest, TurnResult, is_transient
 from evolving_agent.search.config import SearchConfig
+from evolving_agent.search.private import is_intact, secure
 from evolving_agent.search.prompt import build_prompt
 from evolving_agent.search.reducer import Decision
+from evolving_agent.search.sandbox import Sandbox
 from evolving_agent.search.state import TurnRecord
 from evolving_agent.search.workspace import (
     TurnCommit,
@@ -30,6 +32,8 @@ from evolving_agent.search.workspace import (
     reset_worktree,
     restore_git_pointer,
 )
+
+BROKEN_WORKSPACE = "the agent broke its workspace"
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,7 @@ def turn_request(
     turn: int,
     state_dir: Path,
     env: dict[str, str] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> TurnRequest:
     """What an agent is asked on one turn: the prompt the reducer's decision calls for,
     the session to start or continue, and the run's limits.  (The runner and plateau-test
@@ -84,6 +89,7 @@ def turn_request(
         seed=config.seed,
         minimize=config.minimize,
         env=env or {},
+        sandbox=sandbox or Sandbox(),
     )
 
 
@@ -104,17 +110,24 @@ def fresh_attempt(request: TurnRequest) -> TurnRequest:
 
 
 def execute_turn(
-    agent: Agent, job: TurnJob, *, sleep: Callable[[float], None] = time.sleep
+    agent: Agent,
+    job: TurnJob,
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+    repair: Callable[[Path, str], bool] | None = None,
 ) -> TurnOutcome:
     """Run the agent (retrying transient failures with backoff), then commit its work.
 
     Before a retry the workspace goes back to ``job.base``, so every attempt starts
     where the first did; a new session is retried as a new session with a fresh id.
+    ``repair(workspace, base)`` rebuilds a private workspace whose repository the agent
+    deleted or replaced, keeping its files (True if it could).
     """
     request = job.request
     started = time.perf_counter()
     attempts = 0
     pointer = pin_git_pointer(request.workspace)
+    standalone = is_intact(request.workspace)  # a private repository (not a worktree)
     while True:
         attempts += 1
         try:
@@ -122,6 +135,14 @@ def execute_turn(
         except Exception as exc:  # noqa: BLE001 - a broken backend fails its turn, not the run
             result = TurnResult(error=f"{agent.name} agent raised {type(exc).__name__}: {exc}")
         restore_git_pointer(request.workspace, pointer)
+        if standalone and not secure(request.workspace):
+            # The agent deleted or replaced its repository (a symlink, a pointer to
+            # another one): the executor rebuilds it at the base around the files the
+            # agent left, or the turn fails; no harness git runs in what it planted.
+            if repair is None or not repair(request.workspace, job.base):
+                broken = replace(result, error=f"{BROKEN_WORKSPACE}: its .git was replaced")
+                laps = {"agent": time.perf_counter() - started, "commit": 0.0}
+                return TurnOutcome(broken, TurnCommit(job.base, True, 0), attempts, laps)
         delay = retry_delay(job, attempts, result.error)
         if delay is None:
             break
