@@ -176,6 +176,7 @@ def run_cmd(
     from evolving_agent.search.config import SearchConfig
     from evolving_agent.search.executors import parse_resources
     from evolving_agent.search.runner import run_search
+    from evolving_agent.search.sandbox import hide_command_line
 
     config = SearchConfig(
         **settings,
@@ -191,6 +192,7 @@ def run_cmd(
         score_resources=parse_resources(score_resources, flag="--score-resources"),
         max_scorers=max_scorers,
     )
+    hide_command_line("evolving-agent search run")  # agents must not read the score command
     summary = run_search(config, progress=None if quiet else _progress)
     _print(summary, as_json)
 
@@ -207,7 +209,9 @@ def resume_cmd(run_dir: Path, as_json: bool, quiet: bool) -> None:
       evolving-agent search resume runs/search-20260101-120000-forget-team
     """
     from evolving_agent.search.runner import resume_search
+    from evolving_agent.search.sandbox import hide_command_line
 
+    hide_command_line("evolving-agent search resume")  # it names the run directory
     summary = resume_search(run_dir, progress=None if quiet else _progress)
     _print(summary, as_json)
 
