@@ -42,7 +42,6 @@ from evolving_agent.search.judge import (
     Judge,
     JudgeTampered,
     Seal,
-    Verdict,
     seal_command,
 )
 from evolving_agent.search.private import private_root, remove_root, run_key
@@ -79,7 +78,13 @@ from evolving_agent.search.state import (
 from evolving_agent.search.stats import noise_floor
 
 # The turn itself (re-exported: callers and tests import it from the runner).
-from evolving_agent.search.turn import TurnJob, TurnOutcome, execute_turn, turn_request
+from evolving_agent.search.turn import (
+    TurnJob,
+    TurnOutcome,
+    execute_turn,
+    play_turn,
+    turn_request,
+)
 from evolving_agent.search.workspace import (
     copy_candidate,
     export_commit,
@@ -570,28 +575,28 @@ class _Runner:
             retry_backoff=self.config.retry_backoff,
         )
         clock.lap("setup")
-        # EXECUTOR SEAM (issue 15): execute_turn, in this thread on the agent's worktree
-        # (local) or on a worker with the commit brought back and verified (ray).
-        outcome = self.executor.run_turn(
+
+        def known(commit: str) -> tuple[bool, float | None]:
+            with self.lock:
+                return commit in self.known, self.known.get(commit)
+
+        # EXECUTOR SEAM (issue 15): execute_turn, in this thread in the agent's private
+        # workspace (local) or on a worker with the commit brought back (ray).
+        played = play_turn(
+            self.executor,
             self.agent,
             job,
+            judge=self.judge,
             repo=rnd.repo,
             start=rnd.plan.start_commit,
             label=f"r{rnd.plan.number:02d}-a{agent}-t{turn:03d}",
+            known=known,
         )
+        outcome, verdict, error = played.outcome, played.verdict, played.error
         result, change = outcome.result, outcome.change
         clock.laps.update(outcome.laps)
-        clock.last = time.perf_counter()
-        with self.lock:
-            seen = change.empty and change.commit in self.known
-            prior = self.known.get(change.commit)
-        if seen:  # nothing changed: the candidate keeps its score, no need to re-judge
-            verdict = Verdict(prior, [prior] if prior is not None else [], "no edit")
-        else:
-            verdict = self.executor.judge(judge=self.judge, repo=rnd.repo, commit=change.commit)
-        clock.lap("judge")
+        clock.laps["judge"] = verdict.export_s + verdict.score_s
         clock.laps["export"], clock.laps["score"] = verdict.export_s, verdict.score_s
-        error = verdict.feedback if verdict.tampered else result.error
         with self.lock:
             improved = verdict.score is not None and better(
                 verdict.score,

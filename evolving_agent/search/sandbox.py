@@ -151,11 +151,11 @@ class Sandbox:
         if home and home != "/" and os.path.isabs(home):
             args += ["--tmpfs", home]
         bound: list[str] = []
-        for path in _python_dirs():
-            args += ["--ro-bind-try", path, path]
-            bound.append(path)
+        for tool in _python_dirs():
+            args += ["--ro-bind-try", tool, tool]
+            bound.append(tool)
         for path in [*readable, *map(Path, self.ro)]:
-            if Path(path).exists() and not any(_inside(str(path), b) for b in bound):
+            if path.exists() and not any(_inside(str(path), b) for b in bound):
                 # Bound where it is named; the content is wherever it resolves to.
                 args += ["--ro-bind", os.path.realpath(path), str(path)]
                 bound.append(str(path))

@@ -17,9 +17,11 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evolving_agent.search.agents.base import Agent, TurnRequest, TurnResult, is_transient
 from evolving_agent.search.config import SearchConfig
+from evolving_agent.search.judge import Judge, Verdict
 from evolving_agent.search.private import is_intact, secure
 from evolving_agent.search.prompt import build_prompt
 from evolving_agent.search.reducer import Decision
@@ -32,6 +34,9 @@ from evolving_agent.search.workspace import (
     reset_worktree,
     restore_git_pointer,
 )
+
+if TYPE_CHECKING:
+    from evolving_agent.search.executors.base import Executor
 
 BROKEN_WORKSPACE = "the agent broke its workspace"
 
@@ -71,13 +76,15 @@ def turn_request(
     state_dir: Path,
     env: dict[str, str] | None = None,
     sandbox: Sandbox | None = None,
+    prompt: str | None = None,
 ) -> TurnRequest:
     """What an agent is asked on one turn: the prompt the reducer's decision calls for,
     the session to start or continue, and the run's limits.  (The runner and plateau-test
     ask the same way.)"""
     return TurnRequest(
         workspace=workspace,
-        prompt=build_prompt(task=task, decision=decision, minimize=config.minimize, last=last),
+        prompt=prompt
+        or build_prompt(task=task, decision=decision, minimize=config.minimize, last=last),
         session_id=decision.session_id or str(uuid.uuid4()),
         new_session=decision.new_session,
         round=round,
@@ -153,3 +160,38 @@ def execute_turn(
     change = commit_turn(request.workspace, job.base, job.message)
     laps = {"agent": agent_s, "commit": time.perf_counter() - started - agent_s}
     return TurnOutcome(result, change, attempts, laps)
+
+
+@dataclass(frozen=True)
+class Played:
+    """One turn played and judged: what the caller records."""
+
+    outcome: TurnOutcome
+    verdict: Verdict
+    error: str | None  # the agent's error, or the judge's refusal (tampered)
+
+
+def play_turn(
+    executor: Executor,
+    agent: Agent,
+    job: TurnJob,
+    *,
+    judge: Judge,
+    repo: Path,
+    start: str,
+    label: str,
+    known: Callable[[str], tuple[bool, float | None]],
+) -> Played:
+    """*The* turn step of every caller (the runner, ``plateau-test``): run the agent
+    through the executor, then judge the commit -- unless nothing changed and the
+    commit's score is ``known`` -- with the seal checked and a refusal recorded as the
+    turn's error."""
+    outcome = executor.run_turn(agent, job, repo=repo, start=start, label=label)
+    change = outcome.change
+    seen, prior = known(change.commit) if change.empty else (False, None)
+    if seen:  # nothing changed: the candidate keeps its score, no need to re-judge
+        verdict = Verdict(prior, [prior] if prior is not None else [], "no edit")
+    else:
+        verdict = executor.judge(judge=judge, repo=repo, commit=change.commit)
+    error = verdict.feedback if verdict.tampered else outcome.result.error
+    return Played(outcome, verdict, error)
