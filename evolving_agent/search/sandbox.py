@@ -154,14 +154,14 @@ class Sandbox:
         for tool in _python_dirs():
             args += ["--ro-bind-try", tool, tool]
             bound.append(tool)
-        for path in [*readable, *map(Path, self.ro)]:
-            if path.exists() and not any(_inside(str(path), b) for b in bound):
+        for item in [*readable, *map(Path, self.ro)]:
+            if item.exists() and not any(_inside(str(item), b) for b in bound):
                 # Bound where it is named; the content is wherever it resolves to.
-                args += ["--ro-bind", os.path.realpath(path), str(path)]
-                bound.append(str(path))
-        for path in [*writable, *map(Path, self.rw)]:
-            args += ["--bind", str(path), str(path)]
-            bound.append(str(path))
+                args += ["--ro-bind", os.path.realpath(item), str(item)]
+                bound.append(str(item))
+        for item in [*writable, *map(Path, self.rw)]:
+            args += ["--bind", str(item), str(item)]
+            bound.append(str(item))
         for hidden in self.hide:
             if any(_inside(hidden, b) and hidden != b for b in bound):
                 args += ["--tmpfs", hidden]
