@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from evolving_agent.cli import cli
 from evolving_agent.search.plateau import NotPlateaued, plateau_test
 from evolving_agent.search.runner import run_search
-from tests.test_search_helpers import (
+from tests.helpers.search import (
     agent_log,
     config,
     make_candidate,

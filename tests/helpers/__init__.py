@@ -1,0 +1,66 @@
+"""Test helpers, one package: run the real CLI, in-process (CliRunner) or as a subprocess.
+
+Beside this module: ``fixtures`` (the shapes of conftest's session fixtures), ``search``
+(builders for the search tests), ``search_fakes`` (fake ``claude``/``codex`` CLIs),
+``reflector_fakes`` (a fake model), ``hostile_reflector`` (a misbehaving command
+reflector run as a script) and ``review`` (a root with queued reviews).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from evolving_agent.cli import cli
+from evolving_agent.paths import MemoryRoot
+
+HELPERS = Path(__file__).resolve().parent
+REPO = HELPERS.parents[1]
+
+
+def run_cli(*args: str, input: str | bytes | None = None) -> Result:
+    """Invoke the CLI in-process; exit code and output as a user would see them."""
+    return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+
+
+def run_proc(
+    *args: str,
+    input: bytes | None = None,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run ``python -m evolving_agent ARGS`` as a real subprocess."""
+    return subprocess.run(
+        [sys.executable, "-m", "evolving_agent", *args],
+        input=input if input is not None else b"",
+        capture_output=True,
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+def new_root(tmp_path: Path) -> Path:
+    """A fresh root at ``tmp_path/memory``, made by the product's own ``init``."""
+    from evolving_agent.memory.root import init_root
+
+    path = tmp_path / "memory"
+    init_root(path)
+    return path
+
+
+def run_verify() -> tuple[int, str]:
+    """``verify`` through the CLI: its exit code and output."""
+    result = run_cli("verify")
+    return result.exit_code, result.output
+
+
+def shell_git(root: MemoryRoot | Path, *args: str) -> str:
+    """Plain porcelain git, as an assistant with a shell would run it (not the product's)."""
+    where = root.path if isinstance(root, MemoryRoot) else root
+    proc = subprocess.run(["git", *args], cwd=where, capture_output=True, text=True, check=True)
+    return proc.stdout

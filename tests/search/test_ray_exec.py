@@ -1,0 +1,435 @@
+"""The Ray executor on a real two-node cluster on this machine (issue 15).
+
+One ``ray.cluster_utils.Cluster`` (a head and one worker node, one CPU each, no
+dashboard) is started once for the whole test session and torn down at its end.  With
+one CPU per node and every agent turn asking for one CPU, two turns that must run at
+the same time (the agents below wait for each other) can only run on two nodes.
+
+Worker scratch space goes to ``EA_RAY_WORKDIR`` (set before the nodes start), so the
+tests can see where each turn ran.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evolving_agent.search.config import SearchConfig
+from evolving_agent.search.runner import ProgressEvent, resume_search, run_search
+from tests.helpers import run_cli
+from tests.helpers.search import (
+    PY,
+    TSP,
+    agent_log,
+    config,
+    make_candidate,
+    make_task,
+    records,
+    write_agent,
+    write_scorer,
+)
+
+pytestmark = pytest.mark.slow
+
+
+@dataclass(frozen=True)
+class RayCluster:
+    workdir: Path  # EA_RAY_WORKDIR of every node
+    nodes: tuple[str, ...]
+
+
+@pytest.fixture(scope="module")
+def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayCluster]:
+    import ray
+    from ray.cluster_utils import Cluster
+
+    workdir = tmp_path_factory.mktemp("ray-scratch")
+    old = os.environ.get("EA_RAY_WORKDIR")
+    os.environ["EA_RAY_WORKDIR"] = str(workdir)  # inherited by the nodes started here only
+    try:
+        cluster = Cluster(
+            initialize_head=True,
+            head_node_args={"num_cpus": 1, "include_dashboard": False},
+        )
+        cluster.add_node(num_cpus=1)
+    finally:
+        if old is None:
+            os.environ.pop("EA_RAY_WORKDIR", None)
+        else:
+            os.environ["EA_RAY_WORKDIR"] = old
+    try:
+        cluster.wait_for_nodes()
+        ray.init(address=cluster.address, log_to_driver=False, include_dashboard=False)
+        nodes = tuple(n["NodeID"] for n in ray.nodes() if n["Alive"])
+        assert len(nodes) == 2
+        yield RayCluster(workdir, nodes)
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+
+
+def _ray(tmp: Path, **overrides: Any) -> SearchConfig:
+    return config(tmp, executor="ray", **overrides)
+
+
+# Both agents' first turns wait for each other, so they run at the same time.
+MEET = """
+meet = pathlib.Path({meet!r})
+meet.mkdir(exist_ok=True)
+if os.environ["EA_TURN"] == "1":
+    (meet / os.environ["EA_AGENT"]).touch()
+    for _ in range(600):
+        if (meet / "1").exists() and (meet / "2").exists():
+            break
+        time.sleep(0.05)
+"""
+# A scorer that fails when another score is running (the lock is on the shared disk).
+ONE_AT_A_TIME = """
+import os, pathlib, sys, time
+lock = pathlib.Path({lock!r})
+try:
+    lock.mkdir()
+except FileExistsError:
+    sys.exit("two scores at once")
+time.sleep(0.2)
+lock.rmdir()
+print(float((pathlib.Path(os.environ["EA_CANDIDATE"]) / "value.txt").read_text()))
+"""
+# Logs where it runs and how many commits its repository holds, then edits.
+COUNT = """
+count = subprocess.run(["git", "rev-list", "--all", "--count"], capture_output=True, text=True)
+log(cwd=os.getcwd(), commits=int(count.stdout.strip() or 0))
+write(value() + 1)
+"""
+
+
+def test_turns_land_on_both_nodes_in_node_local_workspaces(
+    tmp_path: Path, ray_cluster: RayCluster
+) -> None:
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    agent = write_agent(tmp_path, MEET.format(meet=str(tmp_path / "meet")) + COUNT)
+    # The two agents finish together, so their scores would overlap: --max-scorers 1
+    # must queue them (the scorer fails if another score is running).
+    scorer = write_scorer(tmp_path, ONE_AT_A_TIME.format(lock=str(tmp_path / "scoring")))
+    cfg = _ray(
+        tmp_path, score_cmd=scorer, agent_cmd=agent, policy="parallel", agents=2, turns=4,
+        max_scorers=1,
+    )  # fmt: skip
+    summary = run_search(cfg)
+
+    rows = records(tmp_path / "run")
+    assert summary.turns == 4 and summary.failed_turns == 0
+    assert all(r["score"] is not None for r in rows)
+    assert {r["node"] for r in rows} == set(ray_cluster.nodes)
+    # Each turn ran in a workspace under its own node's scratch space, not the run dir.
+    told = agent_log(tmp_path)
+    for row in rows:
+        cwd = next(
+            Path(t["cwd"])
+            for t in told
+            if (t["EA_AGENT"], t["EA_TURN"]) == (str(row["agent"]), str(row["turn"]))
+        )
+        assert cwd.is_relative_to(ray_cluster.workdir / row["node"][:16])
+        assert not cwd.is_relative_to(tmp_path / "run")
+    # The driver's worktrees never saw an edit; the commits reached its repository.
+    repo = tmp_path / "run" / "rounds" / "r01" / "repo"
+    for agent_no in (1, 2):
+        worktree = tmp_path / "run" / "rounds" / "r01" / f"agent-{agent_no}"
+        assert (worktree / "value.txt").read_text() == "0\n"
+    for row in rows:
+        shown = subprocess.run(
+            ["git", "show", f"{row['commit']}:value.txt"], cwd=repo, capture_output=True, text=True
+        )
+        assert float(shown.stdout) == row["score"]
+    assert (tmp_path / "run" / "best" / "value.txt").read_text().strip() == "2.0"
+    # Scratch space is removed from every node when the run ends.
+    assert not any(ray_cluster.workdir.rglob("agent-*"))
+
+
+def test_a_fresh_round_is_a_one_commit_repository_on_the_worker(
+    tmp_path: Path, ray_cluster: RayCluster
+) -> None:
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    agent = write_agent(tmp_path, COUNT)
+    cfg = _ray(
+        tmp_path, score_cmd=write_scorer(tmp_path), agent_cmd=agent, policy="forget", rounds=2,
+        turns=4,
+    )  # fmt: skip
+    run_search(cfg)
+
+    told = [(t["EA_ROUND"], t["EA_NEW_SESSION"], t["commits"]) for t in agent_log(tmp_path)]
+    # Round 1 starts from the seed (one commit) and grows; round 2 forgets it all.
+    assert told == [("1", "1", 1), ("1", "0", 2), ("2", "1", 1), ("2", "0", 2)]
+    assert [r["score"] for r in records(tmp_path / "run")] == [1.0, 2.0, 3.0, 4.0]
+
+
+KILL_WORKER = """
+def kill_my_worker():
+    pid = os.getppid()
+    while pid > 1:  # find the Ray worker running this turn, and SIGKILL it
+        if b"ray::" in pathlib.Path(f"/proc/{{pid}}/cmdline").read_bytes():
+            os.kill(pid, signal.SIGKILL)
+            break
+        pid = int(pathlib.Path(f"/proc/{{pid}}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    time.sleep(30)
+
+kills = pathlib.Path({kills!r})
+done = kills.read_text().count(os.environ["EA_TURN"]) if kills.exists() else 0
+# Turn 2's worker dies once (the retry succeeds), turn 3's on every attempt.
+if (os.environ["EA_TURN"] == "2" and done < 1) or os.environ["EA_TURN"] == "3":
+    with kills.open("a") as fh:
+        fh.write(os.environ["EA_TURN"])
+    kill_my_worker()
+log()
+write(value() + 1)
+"""
+
+
+def test_a_killed_worker_is_a_transient_failure_retried_by_the_retry_policy(
+    tmp_path: Path, ray_cluster: RayCluster
+) -> None:
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    kills = tmp_path / "kills"
+    body = "import signal\n" + KILL_WORKER.format(kills=str(kills))
+    cfg = _ray(
+        tmp_path, score_cmd=write_scorer(tmp_path), agent_cmd=write_agent(tmp_path, body),
+        policy="single", turns=4, retries=1,
+    )  # fmt: skip
+    summary = run_search(cfg)
+
+    first, retried, lost, after = records(tmp_path / "run")
+    assert kills.read_text() == "233"  # turn 3 was tried 1 + retries times
+    # Turn 2: its worker died, the same turn ran again (same base) and counted.
+    assert (retried["attempts"], retried["error"], retried["score"]) == (2, None, 2.0)
+    assert retried["base_commit"] == first["commit"] and not retried["empty"]
+    # Turn 3: every attempt lost its worker; recorded as failed, nothing committed.
+    assert lost["attempts"] == 2 and lost["error"].startswith("worker lost: ")
+    assert lost["commit"] == lost["base_commit"] == retried["commit"] and lost["empty"]
+    # The run goes on: turn 4 starts again from the same candidate.
+    assert after["base_commit"] == retried["commit"] and after["score"] == 3.0
+    assert summary.turns == 4 and summary.failed_turns == 1 and summary.best_score == 3.0
+
+
+def test_forget_on_the_bundled_example_scores_as_the_local_executor_does(
+    tmp_path: Path, ray_cluster: RayCluster
+) -> None:
+    def run(executor: str) -> list[tuple[object, ...]]:
+        out = tmp_path / executor
+        cfg = config(
+            tmp_path, candidate=TSP / "candidate", task=TSP / "task.md",
+            score_cmd=f"{PY} {TSP / 'score.py'}", minimize=True, agent="tsp-example",
+            policy="forget", rounds=2, turns=4, seed=3, out=out, executor=executor,
+        )  # fmt: skip
+        run_search(cfg)
+        return [
+            (r["round"], r["turn"], r["new_session"], r["score"], r["empty"], r["lines_changed"])
+            for r in records(out)
+        ]
+
+    local, ray = run("local"), run("ray")
+    assert ray == local
+    assert local[0][3] is not None and local[0][3] < 20000  # the agent really worked
+
+
+SLOW_SECOND = """
+if os.environ["EA_AGENT"] == "2":
+    pathlib.Path({pidfile!r}).write_text(str(os.getpid()))
+    time.sleep(60)
+log()
+write(value() + 1)
+"""
+
+
+def test_ctrl_c_cancels_tasks_in_flight_and_resume_finishes_the_run(
+    tmp_path: Path, ray_cluster: RayCluster
+) -> None:
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    pidfile = tmp_path / "agent2.pid"
+    agent = write_agent(tmp_path, SLOW_SECOND.format(pidfile=str(pidfile)))
+    cfg = _ray(
+        tmp_path, score_cmd=write_scorer(tmp_path), agent_cmd=agent, policy="parallel", agents=2,
+        turns=4,
+    )  # fmt: skip
+
+    def interrupt(event: ProgressEvent) -> None:
+        if event.kind == "turn":
+            for _ in range(600):  # Ctrl-C once agent 2's turn is surely under way
+                if pidfile.exists():
+                    break
+                time.sleep(0.05)
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_search(cfg, progress=interrupt)
+
+    # Agent 2's turn was cancelled, not awaited: its process tree is gone, no record.
+    pid = int(pidfile.read_text())
+    for _ in range(200):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        pytest.fail("the cancelled agent's process outlived the run")
+    assert [(r["agent"], r["turn"]) for r in records(tmp_path / "run")] == [(1, 1)]
+    assert not (tmp_path / "run" / "summary.json").exists()
+
+    # Resume (still on Ray, from run.json); agent 2 is quick now.
+    pidfile.unlink()
+    agent_file = Path(agent.split(" ", 1)[1])
+    agent_file.write_text(agent_file.read_text().replace("time.sleep(60)", "pass"))
+    summary = resume_search(tmp_path / "run")
+    rows = records(tmp_path / "run")
+    assert sorted((r["agent"], r["turn"]) for r in rows) == [(1, 1), (1, 2), (2, 1), (2, 2)]
+    assert all(r["node"] in ray_cluster.nodes for r in rows)
+    assert summary.complete and summary.best_score == 2.0
+
+
+# -- without a cluster --------------------------------------------------------------
+
+
+def test_max_scorers_bounds_concurrent_scores_on_the_local_executor(tmp_path: Path) -> None:
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    scorer = write_scorer(tmp_path, ONE_AT_A_TIME.format(lock=str(tmp_path / "scoring")))
+    agent = write_agent(tmp_path, "write(value() + 1)\n")
+    cfg = config(
+        tmp_path, score_cmd=scorer, agent_cmd=agent, policy="parallel", agents=2, turns=4,
+        max_scorers=1,
+    )  # fmt: skip
+    summary = run_search(cfg)
+    assert summary.failed_turns == 0
+    assert sorted(r["score"] for r in records(tmp_path / "run")) == [1.0, 1.0, 2.0, 2.0]
+
+
+def test_ray_without_ray_installed_is_a_one_line_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    monkeypatch.setitem(sys.modules, "ray", None)  # what `import ray` sees without Ray
+    monkeypatch.chdir(tmp_path)
+    result = run_cli(
+        "search", "run", "--candidate", "candidate", "--task", "task.md", "--score", "echo 1",
+        "--agent", "command", "--agent-cmd", "true", "--executor", "ray", "--out", "run",
+        "--turns", "1",
+    )  # fmt: skip
+    assert result.exit_code == 4
+    assert result.output == (
+        "error: --executor ray needs Ray, which is not installed: "
+        "pip install 'evolving-agent[ray]'\n"
+    )
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--executor", "slurm"], "unknown executor 'slurm'; choose one of: local, ray"),
+        (["--agent-resources", "claude"], "--agent-resources takes NAME=AMOUNT"),
+        (["--score-resources", "num_gpus=-1"], "--score-resources takes NAME=AMOUNT"),
+        (["--max-scorers", "0"], "--max-scorers must be positive, got 0"),
+    ],
+)
+def test_bad_executor_options_are_usage_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flags: list[str], message: str
+) -> None:
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    result = run_cli(
+        "search", "run", "--candidate", "candidate", "--task", "task.md", "--score", "echo 1",
+        "--agent", "tsp-example", "--out", "run", "--turns", "1", *flags,
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert message in result.output and len(result.output.splitlines()) == 1
+
+
+def test_resources_map_onto_ray_task_options() -> None:
+    from evolving_agent.search.executors import parse_resources
+    from evolving_agent.search.executors.ray_exec import task_options
+
+    given = parse_resources("num_gpus=1, claude=1,memory=2e9", flag="--score-resources")
+    assert given == {"num_gpus": 1.0, "claude": 1.0, "memory": 2e9}
+    assert task_options(given) == {
+        "num_cpus": 1,
+        "num_gpus": 1.0,
+        "memory": 2e9,
+        "resources": {"claude": 1.0},
+    }
+    assert task_options({"num_cpus": 0.5}) == {"num_cpus": 0.5}
+
+
+def test_the_driver_records_only_commits_git_confirms(tmp_path: Path) -> None:
+    from evolving_agent.gitcmd import git
+    from evolving_agent.search.executors.bundles import (
+        BundleRefused,
+        fetch_bundle,
+        init_repo,
+        make_bundle,
+        receive_turn,
+        turn_bundle,
+    )
+
+    driver, worker, stranger = tmp_path / "driver", tmp_path / "worker", tmp_path / "stranger"
+    for repo in (driver, stranger):
+        init_repo(repo)
+        (repo / "value.txt").write_text(f"{repo.name}\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "start")
+    start = git(driver, "rev-parse", "HEAD").text
+    init_repo(worker)  # the worker gets the start as a bundle, edits and commits
+    fetch_bundle(worker, make_bundle(driver, [start]) or b"", "+refs/ea/ship/*:refs/ea/ship/*")
+    git(worker, "checkout", "-q", "-B", "work", start)
+    (worker / "value.txt").write_text("one\ntwo\n")
+    git(worker, "commit", "-q", "-am", "turn")
+    commit = git(worker, "rev-parse", "HEAD").text
+    bundle = turn_bundle(worker, commit, start)
+
+    with pytest.raises(BundleRefused, match="worker announced"):
+        receive_turn(driver, bundle, commit=start, base=start, label="lie")
+    change = receive_turn(driver, bundle, commit=commit, base=start, label="r01-a1-t001")
+    assert (change.commit, change.empty, change.lines_changed) == (commit, False, 3)
+    # A bundle built on history the driver never had is refused, not recorded.
+    foreign = git(stranger, "rev-parse", "HEAD").text
+    (stranger / "value.txt").write_text("x\n")
+    git(stranger, "commit", "-q", "-am", "more")
+    alien = git(stranger, "rev-parse", "HEAD").text
+    with pytest.raises(BundleRefused):
+        receive_turn(
+            driver, turn_bundle(stranger, alien, foreign), commit=alien, base=start, label="x"
+        )
+    # No bundle at all is only fine for a commit the driver already has.
+    with pytest.raises(BundleRefused):
+        receive_turn(driver, None, commit=alien, base=start, label="y")
+
+
+def test_the_agent_program_is_looked_for_on_the_workers_not_the_driver(tmp_path: Path) -> None:
+    from evolving_agent.errors import NotFound
+    from evolving_agent.search.agents import check_agent
+    from evolving_agent.search.agents.base import is_transient
+
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    missing = config(tmp_path, score_cmd="echo 1", agent="claude", agent_cmd="/nowhere/claude")
+    with pytest.raises(NotFound, match="claude not found: /nowhere/claude"):
+        check_agent(missing)
+    check_agent(missing.model_copy(update={"executor": "ray"}))  # the workers have it
+    # A worker lost under a turn is retried like a rate limit; a turn timeout is not.
+    assert is_transient("worker lost: WorkerCrashedError: The worker died unexpectedly")
+    assert not is_transient("turn timed out after 780s: its Ray task never returned")

@@ -1,0 +1,118 @@
+"""The shared child-process runner (``process.py``), with real processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from evolving_agent.process import _marked_pids, run_process
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0); read its state.
+    stat = Path(f"/proc/{pid}/stat")
+    try:
+        state = stat.read_text().split()[2]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+def test_stdin_input_reaches_the_child_and_output_comes_back(tmp_path: Path) -> None:
+    done = run_process(
+        [sys.executable, "-c", "import sys; print(sys.stdin.read().upper())"],
+        cwd=tmp_path,
+        timeout=30,
+        input="a prompt",
+    )
+    assert done.returncode == 0
+    assert done.stdout.strip() == "A PROMPT"
+    assert done.describe_failure() == ""
+
+
+def test_a_missing_program_is_a_launch_error_not_an_exception(tmp_path: Path) -> None:
+    done = run_process(["no-such-program-xyz"], cwd=tmp_path, timeout=5)
+    assert done.returncode is None
+    assert done.launch_error == "no-such-program-xyz: command not found"
+    assert done.describe_failure() == "no-such-program-xyz: command not found"
+
+
+def test_exit_127_from_a_shell_says_command_not_found(tmp_path: Path) -> None:
+    done = run_process("no-such-program-xyz --flag", cwd=tmp_path, timeout=5, shell=True)
+    assert done.returncode == 127
+    assert done.describe_failure().startswith("command not found (exit 127): ")
+    assert "no-such-program-xyz" in done.describe_failure()
+
+
+def test_a_setsid_escapee_holding_stdout_neither_blocks_nor_survives(tmp_path: Path) -> None:
+    pidfile = tmp_path / "escapee.pid"
+    script = f"setsid sh -c 'echo $$ > {pidfile}; sleep 300' & sleep 0.3; echo done"
+    started = time.monotonic()
+    done = run_process(script, cwd=tmp_path, timeout=60, shell=True)
+    waited = time.monotonic() - started
+    assert done.returncode == 0
+    assert done.stdout.strip() == "done"
+    # With pipes, communicate() would wait for the 300 s sleeper; with files it cannot.
+    assert waited < 60
+    pid = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid), "the setsid escapee outlived its run"
+
+
+def test_timeout_kills_the_whole_group_and_says_so(tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    script = f"sh -c 'echo $$ > {pidfile}; exec sleep 300' & wait"
+    done = run_process(script, cwd=tmp_path, timeout=1, shell=True)
+    assert done.timed_out and done.returncode is None
+    assert done.describe_failure().startswith("timed out after")
+    pid = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid)
+
+
+def test_the_marker_finds_only_marked_processes(tmp_path: Path) -> None:
+    env = {**os.environ, "EA_PROCESS_MARKER": "test-marker-123"}
+    proc = subprocess.Popen(["sleep", "30"], env=env)
+    try:
+        assert proc.pid in _marked_pids("test-marker-123")
+        assert proc.pid not in _marked_pids("another-marker")
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _repo_with_traps(tmp_path: Path) -> tuple[Path, Path]:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    trap = tmp_path / "trap-fired"
+    hook_dir = tmp_path / "hooks"
+    hook_dir.mkdir()
+    for name in ("pre-commit", "post-commit", "commit-msg"):
+        hook = hook_dir / name
+        hook.write_text(f"#!/bin/sh\necho {name} >> {trap}\n")
+        hook.chmod(0o755)
+    monitor = tmp_path / "fsmonitor.sh"
+    monitor.write_text(f"#!/bin/sh\necho fsmonitor >> {trap}\n")
+    monitor.chmod(0o755)
+    for key, value in (
+        ("core.hooksPath", str(hook_dir)),
+        ("core.fsmonitor", str(monitor)),
+        ("user.name", "x"),
+        ("user.email", "x@y"),
+    ):
+        subprocess.run(["git", "-C", str(repo), "config", key, value], check=True)
+    return repo, trap
+
+

@@ -1,0 +1,72 @@
+"""Core operations carry their own warnings and rescues, so no front end can forget them.
+
+The CLI and MCP renderings are tested with those front ends (memory/test_evidence.py,
+integrations/test_mcp_server.py, memory/test_canon_edit.py); these tests call the library
+directly, as a third front end would, and get the same facts.
+"""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import git
+import pytest
+
+from evolving_agent.memory.canon_edit import EditRefused, rescue_file, save_canon
+from evolving_agent.memory.events import record_friction
+from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.hypotheses import add_hypothesis
+from evolving_agent.memory.root import init_root
+from evolving_agent.paths import MemoryRoot
+from evolving_agent.results import Message
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> MemoryRoot:
+    return init_root(tmp_path / "memory")
+
+
+def test_friction_result_warns_about_each_unknown_hypothesis_and_keeps_the_event(
+    root: MemoryRoot,
+) -> None:
+    known = add_hypothesis(root, "the user wants one answer")
+    result = record_friction(
+        root, "session", "offered a menu", supports=known.id, contradicts="h-gone"
+    )
+    assert result.value.supports == known.id
+    assert result.messages == [
+        Message(
+            "no hypothesis h-gone in the register; the event is recorded, but no job will "
+            "count it for a hypothesis (see 'evolving-agent hypothesis list')"
+        )
+    ]
+    assert [r.id for r in EvidenceLog(root).iter_all()][-1] == result.value.id
+    assert record_friction(root, "session", "plain event").messages == []
+
+
+def test_a_refused_canon_edit_is_kept_by_the_core(root: MemoryRoot) -> None:
+    before = (root.canon / "identity.yaml").read_bytes()
+    edited = before.decode() + "mood: sunny\n"
+    with pytest.raises(EditRefused) as refused:
+        save_canon(root, "identity.yaml", edited)
+    kept = refused.value.kept
+    assert kept == rescue_file(root, "identity.yaml") == root.state / "rejected-identity.yaml"
+    assert kept.read_text() == edited
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600  # it may hold private words
+    assert "mood: Extra inputs are not permitted" in str(refused.value)
+    assert refused.value.file == str(root.canon / "identity.yaml")
+    assert (root.canon / "identity.yaml").read_bytes() == before
+    assert len(list(git.Repo(root.path).iter_commits())) == 1
+
+
+def test_the_writer_and_canon_edit_refuse_the_same_yaml(root: MemoryRoot) -> None:
+    """One Canon validator: a note file that is not YAML is refused by either door."""
+    from evolving_agent.errors import InvalidInput
+    from evolving_agent.memory.authority import Writer
+
+    with pytest.raises(EditRefused):
+        save_canon(root, "notes.yaml", "a: [unclosed\n")
+    with pytest.raises(InvalidInput, match="notes.yaml"):
+        Writer(root, "human").write("canon", "notes.yaml", "a: [unclosed\n")
+    assert not (root.canon / "notes.yaml").exists()
