@@ -135,6 +135,13 @@ class PolicyRow:
     ci_high: float | None = None
     tests: dict[str, Versus] = field(default_factory=dict)
     rescored: bool = False  # the statistics use re-scored bests
+    ran_rounds: tuple[int, ...] = ()  # the rounds its runs actually ran, sorted
+
+    @property
+    def rounds_label(self) -> str:
+        """The rounds as they ran ("4", or "4–5" when runs differed)."""
+        ran = self.ran_rounds or (self.rounds,)
+        return str(ran[0]) if ran[0] == ran[-1] else f"{ran[0]}–{ran[-1]}"
 
 
 @dataclass
@@ -266,6 +273,7 @@ def _row(label: str, outcomes: Sequence[RunOutcome], agents: int, rounds: int) -
         ci_low=ci.low if ci else None,
         ci_high=ci.high if ci else None,
         rescored=any(o.best_rescored is not None for o in outcomes),
+        ran_rounds=tuple(sorted({o.rounds for o in outcomes})),
     )
 
 
@@ -381,7 +389,8 @@ def compare_policies(
             repeat=k,
             seed=config.seed,
             agents=config.agents,
-            rounds=config.rounds,
+            # The rounds it actually ran (plateau forgetting may run more or fewer).
+            rounds=int(getattr(summary, "rounds", config.rounds)),
             best_score=_finite(summary.best_score),
             seed_score=_finite(summary.seed_score),
             cost_usd=float(summary.cost_usd or 0.0),
@@ -408,7 +417,7 @@ def compare_policies(
         from evolving_agent.search.compare_plot import PlottedRun, plot_comparison
 
         comparison.plot = plot_comparison(
-            [PlottedRun(o.policy, o.run_dir, o.seed_score) for o in comparison.outcomes],
+            [PlottedRun(o.policy, o.run_dir, o.seed_score, o.final) for o in comparison.outcomes],
             labels,
             minimize=comparison.minimize,
             repeats=comparison.repeats,
@@ -452,7 +461,7 @@ def format_table(comparison: Comparison) -> str:
         best = _num(row.mean) + ("" if row.sd is None else f" ± {row.sd:.3g}")
         ci = "—" if row.ci_low is None else f"[{row.ci_low:.6g}, {row.ci_high:.6g}]"
         runs = f"{row.runs}" if row.scored == row.runs else f"{row.scored}/{row.runs} scored"
-        cells = [row.policy, f"{row.agents} × {row.rounds}", runs, best, ci]
+        cells = [row.policy, f"{row.agents} × {row.rounds_label}", runs, best, ci]
         for ref in refs:
             cells.append("—" if ref == row.policy else _versus(row.tests.get(ref)))
         spend = f"${row.mean_cost_usd:.4f}" if paid else f"{row.mean_tokens:.0f}"
