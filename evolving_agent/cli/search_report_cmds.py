@@ -119,8 +119,9 @@ def compare_cmd(
     final bests (re-scored after each search) with a 95% bootstrap interval, and its
     improvement over `single` and `parallel` (positive = better, whichever the
     direction) with a 95% bootstrap interval and a permutation-test p-value.  Writes
-    OUT/compare.md, OUT/compare.json and OUT/compare.png (best-so-far against turns
-    and spend: median and band over seeds).  Progress goes to stderr.
+    OUT/compare.md, OUT/compare.json and OUT/compare.png (each policy's final results
+    with their mean and 95% interval, then the median best-so-far curves against turns
+    and spend).  Progress goes to stderr.
 
     Plateau forgetting beside the baselines: add `forget-team+plateau` to --policies
     with --forget-on-plateau K.

@@ -5,7 +5,8 @@ them one after another through ``run`` (``run_search`` unless a test passes anot
 and aggregates each policy's best scores.  Every repeat ``k`` uses seed ``base.seed + k``
 for every policy, so policies meet the same seeds.  ``compare.json`` is rewritten after
 each run so an interrupted comparison keeps what it finished; ``compare.md`` holds the
-table and ``compare.png`` the best-so-far curves (median and min-max band over seeds).
+table and ``compare.png`` the final results per policy (points, mean, 95% interval) and the
+median best-so-far curves.
 
 What a row says (all in ``stats``): the mean and sd of the runs' final bests (the best
 *re-scored* after the search where the runner did so, else the search-time best), a 95%
@@ -515,5 +516,5 @@ def render_markdown(comparison: Comparison) -> str:
         "permutation-test p-value." + _smallest_p_note(comparison),
     ]
     if comparison.plot:
-        paragraphs.append(f"![best-so-far, median and band over seeds]({comparison.plot.name})")
+        paragraphs.append(f"![final results per policy; best-so-far curves]({comparison.plot.name})")
     return "\n\n".join(paragraphs) + "\n\n" + format_table(comparison)
