@@ -516,5 +516,5 @@ def render_markdown(comparison: Comparison) -> str:
         "permutation-test p-value." + _smallest_p_note(comparison),
     ]
     if comparison.plot:
-        paragraphs.append(f"![final results per policy; best-so-far curves]({comparison.plot.name})")
+        paragraphs.append(f"![final results per policy, best-so-far]({comparison.plot.name})")
     return "\n\n".join(paragraphs) + "\n\n" + format_table(comparison)
