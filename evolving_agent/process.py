@@ -86,7 +86,6 @@ def run_process(
     A program that cannot be started returns ``launch_error`` instead of raising.
     """
     marker = uuid.uuid4().hex
-    _subreaper()  # before the child exists: its orphans must come back to this process
     base = {} if replace_env else dict(os.environ)
     full_env = {**base, **(env or {}), MARKER_VAR: marker}
     started = time.monotonic()
@@ -171,28 +170,39 @@ def _sweep(pgid: int, marker: str) -> None:
                 killed.append(pid)
             except (ProcessLookupError, PermissionError):
                 pass
+    # What was killed comes back to this process (the subreaper) to be reaped: each
+    # once its parent has died too.  The child itself is reaped by its Popen.
     me = os.getpid()
-    for pid in killed:
-        # An escapee reparented to this process (the subreaper) is ours to reap; the
-        # child itself is reaped by its Popen.
-        if pid != pgid and _parent(pid) == me:
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
+    pending = set(killed) - {pgid}
+    deadline = time.monotonic() + 2.0
+    while pending and _subreaper() and time.monotonic() < deadline:
+        for pid in list(pending):
+            parent = _parent(pid)
+            if parent == me:
+                try:
+                    os.waitpid(pid, 0)
+                except ChildProcessError:
+                    pass
+            elif parent is not None:
+                continue  # its parent is still dying: look again
+            pending.discard(pid)
+        if pending:
+            time.sleep(0.001)
 
 
 _reaper_lock = threading.Lock()
 _reaper: bool | None = None
 
 
-def _subreaper() -> bool:
-    """Make this process the child subreaper (Linux ``PR_SET_CHILD_SUBREAPER``), once.
+def become_subreaper() -> bool:
+    """Make this process the child subreaper (Linux ``PR_SET_CHILD_SUBREAPER``), once;
+    True if it is.  Call it before starting children (the search harness does).
 
     Then every process a child starts and abandons (``setsid``, a double fork) is
     reparented to this process instead of init, so the sweep finds escapees by walking
     this process's descendants -- a few ``/proc`` reads -- instead of reading the
-    environment of every process on the machine (tens of ms on a busy host, per turn).
+    environment of every process on the machine (tens of ms on a busy host, per turn),
+    and reaps them.  Processes that never call it (a Ray worker) keep the full scan.
     """
     global _reaper
     with _reaper_lock:
@@ -209,6 +219,11 @@ def _subreaper() -> bool:
         return _reaper
 
 
+def _subreaper() -> bool:
+    """Is this process the subreaper (``become_subreaper`` was called and worked)?"""
+    return bool(_reaper)
+
+
 def _children(pid: int) -> list[int]:
     found: list[int] = []
     try:
@@ -223,12 +238,19 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _parent(pid: int) -> int | None:
+def _stat_field(pid: int, index: int) -> int | None:
+    """A numeric field of ``/proc/PID/stat`` (0: the one after the state)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
-        return int(stat[stat.rindex(")") + 2 :].split()[1])
+        return int(stat[stat.rindex(")") + 2 :].split()[index + 1])
     except (OSError, ValueError, IndexError):
         return None
+
+
+def _parent(pid: int) -> int | None:
+    return _stat_field(pid, 0)
+
+
 
 
 def _marked_pids(marker: str) -> list[int]:

@@ -120,6 +120,9 @@ def test_escapees_that_fork_again_are_swept_and_reaped(tmp_path: Path) -> None:
     # Guards the descendant walk that replaced the machine-wide /proc scan (the harness
     # is the child subreaper): a double fork and a setsid shell that starts children of
     # its own, all abandoned at once, are all gone when the run ends -- none a zombie.
+    from evolving_agent.process import become_subreaper
+
+    assert become_subreaper()
     pids = tmp_path / "pids"
     script = (
         f"(sleep 300 & echo $! >> {pids}) ; "

@@ -43,6 +43,7 @@ from typing import Any
 
 from evolving_agent.errors import InvalidInput, NotFound, UsageError
 from evolving_agent.gitcmd import git
+from evolving_agent.process import become_subreaper
 from evolving_agent.search.agents import agent_for
 from evolving_agent.search.agents.base import Agent
 from evolving_agent.search.config import SearchConfig, split_evenly
@@ -282,6 +283,7 @@ def plateau_test(
         raise UsageError(f"--turns {turns} is fewer than the run's {agents} agents")
     if repeats < 1:
         raise UsageError(f"--repeats must be at least 1, got {repeats}")
+    become_subreaper()
     check = check_plateau(records, agents, window)
     if not check.plateaued and not force:
         raise NotPlateaued(check, run.path)
