@@ -137,6 +137,14 @@ def _print(summary: SearchSummary, as_json: bool) -> None:
     metavar="N",
     help="At most N scores at once (any executor; default: one per agent).",
 )
+@click.option(
+    "--env",
+    "env_forward",
+    multiple=True,
+    metavar="NAME",
+    help="On Ray, give agents and scorers this driver environment variable (repeatable), "
+    "e.g. --env ANTHROPIC_API_KEY; workers otherwise see the raylet's environment.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 def run_cmd(
@@ -152,6 +160,7 @@ def run_cmd(
     agent_resources: str | None,
     score_resources: str | None,
     max_scorers: int | None,
+    env_forward: tuple[str, ...],
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -191,6 +200,7 @@ def run_cmd(
         agent_resources=parse_resources(agent_resources, flag="--agent-resources"),
         score_resources=parse_resources(score_resources, flag="--score-resources"),
         max_scorers=max_scorers,
+        env_forward=list(env_forward),
     )
     hide_command_line("evolving-agent search run")  # agents must not read the score command
     summary = run_search(config, progress=None if quiet else _progress)

@@ -75,6 +75,9 @@ class SearchConfig(pydantic.BaseModel, extra="forbid"):
     agent_resources: dict[str, float] | None = None
     score_resources: dict[str, float] | None = None
     max_scorers: int | None = None
+    # Driver environment variables a Ray worker's agents and scorers get (their names
+    # only: the values are read from the driver's environment when the run starts).
+    env_forward: list[str] = []
     # How agents and scorers are confined (sandbox.py): None picks bwrap when it is
     # installed (resolved when the run starts, and stored so a resume does the same).
     sandbox: str | None = None

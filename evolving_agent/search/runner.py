@@ -637,6 +637,7 @@ class _Runner:
                 error=error,
                 attempts=outcome.attempts,
                 node=outcome.node,
+                retried=list(outcome.retried),
             )
             self.run_dir.append(record)
             self.records.append(record)

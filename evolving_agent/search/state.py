@@ -87,6 +87,9 @@ class TurnRecord(pydantic.BaseModel, extra="forbid"):
     error: str | None = None
     attempts: int = 1  # agent calls this turn took (retries of transient errors)
     node: str | None = None  # the Ray node the turn ran on (None: on the driver)
+    # The errors of the attempts that were retried (a rate limit, a lost Ray worker):
+    # a turn that succeeded on its second attempt still says what its first hit.
+    retried: list[str] = []
 
     @property
     def tokens(self) -> int:

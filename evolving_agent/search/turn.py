@@ -61,6 +61,7 @@ class TurnOutcome:
     attempts: int
     laps: dict[str, float] = field(default_factory=dict)  # agent, commit (seconds)
     node: str | None = None  # the Ray node the turn ran on; None: on the driver
+    retried: tuple[str, ...] = ()  # errors of the attempts that were tried again
 
 
 def turn_request(
@@ -135,6 +136,7 @@ def execute_turn(
     attempts = 0
     pointer = pin_git_pointer(request.workspace)
     standalone = is_intact(request.workspace)  # a private repository (not a worktree)
+    retried: list[str] = []
     while True:
         attempts += 1
         try:
@@ -153,13 +155,14 @@ def execute_turn(
         delay = retry_delay(job, attempts, result.error)
         if delay is None:
             break
+        retried.append(str(result.error))
         reset_worktree(request.workspace, job.base)
         sleep(delay)
         request = fresh_attempt(request)
     agent_s = time.perf_counter() - started
     change = commit_turn(request.workspace, job.base, job.message)
     laps = {"agent": agent_s, "commit": time.perf_counter() - started - agent_s}
-    return TurnOutcome(result, change, attempts, laps)
+    return TurnOutcome(result, change, attempts, laps, retried=tuple(retried))
 
 
 @dataclass(frozen=True)

@@ -213,9 +213,12 @@ def test_a_killed_worker_is_a_transient_failure_retried_by_the_retry_policy(
     assert kills.read_text() == "233"  # turn 3 was tried 1 + retries times
     # Turn 2: its worker died, the same turn ran again (same base) and counted.
     assert (retried["attempts"], retried["error"], retried["score"]) == (2, None, 2.0)
+    # ... and its record says what the first attempt hit (it showed attempts=2, no error).
+    assert [e.split(":")[0] for e in retried["retried"]] == ["worker lost"]
     assert retried["base_commit"] == first["commit"] and not retried["empty"]
     # Turn 3: every attempt lost its worker; recorded as failed, nothing committed.
     assert lost["attempts"] == 2 and lost["error"].startswith("worker lost: ")
+    assert len(lost["retried"]) == 1 and lost["retried"][0].startswith("worker lost: ")
     assert lost["commit"] == lost["base_commit"] == retried["commit"] and lost["empty"]
     # The run goes on: turn 4 starts again from the same candidate.
     assert after["base_commit"] == retried["commit"] and after["score"] == 3.0

@@ -30,6 +30,8 @@ class ExecutorSettings(Protocol):
     def score_resources(self) -> dict[str, float] | None: ...
     @property
     def max_scorers(self) -> int | None: ...
+    @property
+    def env_forward(self) -> list[str]: ...
 
 
 __all__ = ["EXECUTOR_NAMES", "make_executor", "parse_resources"]
@@ -51,6 +53,7 @@ def make_executor(config: ExecutorSettings) -> Executor:
             agent_resources=config.agent_resources,
             score_resources=config.score_resources,
             max_scorers=config.max_scorers,
+            env_forward=config.env_forward,
         )
     raise UsageError(
         f"unknown executor {config.executor!r}; choose one of: {', '.join(EXECUTOR_NAMES)}"
