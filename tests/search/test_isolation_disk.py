@@ -178,6 +178,7 @@ def test_an_agent_finds_nothing_of_the_run_by_relative_path_argv_or_env(
     assert not private_root(run).exists() or not any(private_root(run).iterdir())
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not HAS_BWRAP, reason="bubblewrap not installed")
 def test_under_bwrap_a_scorer_sees_its_own_files_but_not_the_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -20,6 +20,7 @@ from evolving_agent.search.sandbox import Sandbox
 from evolving_agent.search.workspace import init_round_repo
 
 PY = sys.executable
+pytestmark = pytest.mark.slow  # each score runs the real TSP scorer
 TSP = Path(__file__).resolve().parents[2] / "evolving_agent" / "data" / "examples" / "tsp"
 SANDBOXES = [
     "none",

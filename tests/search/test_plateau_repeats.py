@@ -22,6 +22,8 @@ from tests.helpers.search import (
     write_scorer,
 )
 
+pytestmark = pytest.mark.slow  # real runs and repeated sides: seconds each
+
 # Agent 2 adds 10 a turn, agent 1 adds 1: the run's best is agent 2's, agent 1's own
 # last candidate is far behind.  Every call logs what it was told and what it sees.
 AGENT = """
