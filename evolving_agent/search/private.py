@@ -25,6 +25,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from evolving_agent.errors import UsageError
 from evolving_agent.gitcmd import git
 from evolving_agent.search.workspace import HARNESS_CONFIG
 
@@ -42,7 +43,7 @@ def private_root(run_dir: Path) -> Path:
     base = Path(os.environ.get(WORKSPACES_VAR) or tempfile.gettempdir())
     root = base / f"ea-ws-{run_key(run_dir)}"
     if Path(run_dir).resolve() in root.resolve().parents:
-        raise ValueError(f"{WORKSPACES_VAR} must not be inside the run directory: {root}")
+        raise UsageError(f"${WORKSPACES_VAR} must not be inside the run directory: {root}")
     root.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(root, 0o700)
     return root
