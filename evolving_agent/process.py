@@ -19,6 +19,7 @@ executable), so callers can tell "failed to start" from "ran and failed".
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -26,6 +27,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -191,36 +193,53 @@ def _sweep(pgid: int, marker: str) -> None:
 
 
 _reaper_lock = threading.Lock()
-_reaper: bool | None = None
+_reaper = False
 
 
-def become_subreaper() -> bool:
-    """Make this process the child subreaper (Linux ``PR_SET_CHILD_SUBREAPER``), once;
-    True if it is.  Call it before starting children (the search harness does).
+_reaper_depth = 0
+
+
+@contextlib.contextmanager
+def subreaper(enabled: bool = True) -> Iterator[bool]:
+    """While inside, this process is the child subreaper (Linux
+    ``PR_SET_CHILD_SUBREAPER``); yields whether it is.  Enter it before starting
+    children (a local search run does; nested uses share one).
 
     Then every process a child starts and abandons (``setsid``, a double fork) is
     reparented to this process instead of init, so the sweep finds escapees by walking
     this process's descendants -- a few ``/proc`` reads -- instead of reading the
     environment of every process on the machine (tens of ms on a busy host, per turn),
-    and reaps them.  Processes that never call it (a Ray worker) keep the full scan.
+    and reaps them.  Outside it (a Ray worker, a Ray driver: orphans of Ray's own
+    processes must not come here to linger) the sweep reads every process.
     """
-    global _reaper
-    with _reaper_lock:
-        if _reaper is None:
-            try:
-                import ctypes
+    global _reaper, _reaper_depth
+    if not enabled:
+        yield False
+        return
+    import ctypes
 
+    with _reaper_lock:
+        if _reaper_depth == 0:
+            try:
                 libc = ctypes.CDLL(None, use_errno=True)
-                tid = threading.get_native_id()
-                children = Path(f"/proc/self/task/{tid}/children")
+                children = Path(f"/proc/self/task/{threading.get_native_id()}/children")
                 _reaper = children.is_file() and libc.prctl(36, 1, 0, 0, 0) == 0
             except (OSError, AttributeError):
                 _reaper = False
-        return _reaper
+        _reaper_depth += 1
+        active = bool(_reaper)
+    try:
+        yield active
+    finally:
+        with _reaper_lock:
+            _reaper_depth -= 1
+            if _reaper_depth == 0 and _reaper:
+                ctypes.CDLL(None, use_errno=True).prctl(36, 0, 0, 0, 0)
+                _reaper = False
 
 
 def _subreaper() -> bool:
-    """Is this process the subreaper (``become_subreaper`` was called and worked)?"""
+    """Is this process the subreaper now (inside :func:`subreaper`)?"""
     return bool(_reaper)
 
 

@@ -43,7 +43,7 @@ from typing import Any
 
 from evolving_agent.errors import InvalidInput, NotFound, UsageError
 from evolving_agent.gitcmd import git
-from evolving_agent.process import become_subreaper
+from evolving_agent.process import subreaper
 from evolving_agent.search.agents import agent_for
 from evolving_agent.search.agents.base import Agent
 from evolving_agent.search.config import SearchConfig, split_evenly
@@ -283,7 +283,6 @@ def plateau_test(
         raise UsageError(f"--turns {turns} is fewer than the run's {agents} agents")
     if repeats < 1:
         raise UsageError(f"--repeats must be at least 1, got {repeats}")
-    become_subreaper()
     check = check_plateau(records, agents, window)
     if not check.plateaued and not force:
         raise NotPlateaued(check, run.path)
@@ -310,6 +309,24 @@ def plateau_test(
     shares = split_evenly(turns, agents)
     last_turn = {a: max((r.turn for r in records if r.agent == a), default=0) for a in sessions}
     agent = agent_for(config)
+    with subreaper():  # every side runs on the local executor
+        result.sides = _measure(
+            run, config, agent, judge, result, dest, task, shares, sessions, last_turn,
+            source_repo, start, seed.noise_floor, verdict.feedback, repeats, progress,
+        )  # fmt: skip
+    write_json_atomic(dest / "plateau-test.json", result.to_json())
+    (dest / "plateau-test.md").write_text(render_markdown(result), encoding="utf-8")
+    return result
+
+
+def _measure(
+    run: RunDir, config: SearchConfig, agent: Agent, judge: Judge, result: PlateauTest,
+    dest: Path, task: str, shares: list[int], sessions: dict[int, str],
+    last_turn: dict[int, int], source_repo: Path, start: str, floor: float, feedback: str,
+    repeats: int, progress: ProgressFn | None,
+) -> list[SideResult]:  # fmt: skip
+    """Each side ``repeats`` times, each from copies."""
+    last_round = max(r.round for r in run.read_log())
     draws: dict[str, list[Draw]] = {side: [] for side in SIDES}
     for repeat in range(1, repeats + 1):
         seeded = config.model_copy(update={"seed": config.seed + repeat - 1})
@@ -337,19 +354,16 @@ def plateau_test(
                         name=side, repeat=repeat, config=seeded, agent=agent, judge=judge,
                         task=task, repo=repo, root=root,
                         plan=RoundPlan(number, side_start, result.start_score, tuple(shares)),
-                        floor=seed.noise_floor,
+                        floor=floor,
                         sessions=sessions if side == "continue" else {},
-                        start_feedback=verdict.feedback, first_turn=last_turn,
+                        start_feedback=feedback, first_turn=last_turn,
                         out=RunDir(side_dir), progress=progress,
                         hide=(str(run.path), str(dest)),
                     ).run()
                 )  # fmt: skip
             finally:
                 remove_root(root)
-    result.sides = [SideResult(side, draws[side]) for side in SIDES]
-    write_json_atomic(dest / "plateau-test.json", result.to_json())
-    (dest / "plateau-test.md").write_text(render_markdown(result), encoding="utf-8")
-    return result
+    return [SideResult(side, draws[side]) for side in SIDES]
 
 
 def _out_dir(run: Path, out: Path | None) -> Path:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from evolving_agent.errors import InvalidInput, UsageError
-from evolving_agent.process import become_subreaper, kill_with_env
+from evolving_agent.process import kill_with_env, subreaper
 from evolving_agent.search.agents import agent_for, check_agent
 from evolving_agent.search.agents.base import Agent
 from evolving_agent.search.budget import Admission, TurnLedger
@@ -129,7 +129,12 @@ def run_search(config: SearchConfig, *, progress: ProgressFn | None = None) -> S
     records either way.
     """
     validate_config(config)
-    become_subreaper()  # agents' abandoned processes come back here to be swept
+    # Local agents' abandoned processes come back here to be swept (not on Ray).
+    with subreaper(config.executor == "local"):
+        return _run_search(config, progress)
+
+
+def _run_search(config: SearchConfig, progress: ProgressFn | None) -> SearchSummary:
     chosen = config.out is not None
     config = _resolved(config)
     assert config.sandbox is not None
@@ -191,8 +196,12 @@ def resume_search(run_dir: Path, *, progress: ProgressFn | None = None) -> Searc
     """
     run = RunDir(Path(run_dir).absolute())
     config = run.read_config()
+    with subreaper(config.executor == "local"):
+        return _resume(run, config, progress)
+
+
+def _resume(run: RunDir, config: SearchConfig, progress: ProgressFn | None) -> SearchSummary:
     check_agent(config, candidate=False)
-    become_subreaper()
     lock = run.lock()
     try:
         executor = make_executor(config)  # EXECUTOR SEAM (issue 15)

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from evolving_agent.search.agents.base import Agent, TurnRequest, TurnResult, is_transient
 from evolving_agent.search.config import SearchConfig
@@ -34,9 +34,6 @@ from evolving_agent.search.workspace import (
     reset_worktree,
     restore_git_pointer,
 )
-
-if TYPE_CHECKING:
-    from evolving_agent.search.executors.base import Executor
 
 BROKEN_WORKSPACE = "the agent broke its workspace"
 
@@ -165,6 +162,17 @@ def execute_turn(
     return TurnOutcome(result, change, attempts, laps, retried=tuple(retried))
 
 
+class TurnRunner(Protocol):
+    """What :func:`play_turn` needs of an executor (``executors.base.Executor`` has it;
+    a protocol, so this module never imports the executors that import it)."""
+
+    def run_turn(
+        self, agent: Agent, job: TurnJob, *, repo: Path, start: str, label: str
+    ) -> TurnOutcome: ...
+
+    def judge(self, *, judge: Judge, repo: Path, commit: str) -> Verdict: ...
+
+
 @dataclass(frozen=True)
 class Played:
     """One turn played and judged: what the caller records."""
@@ -175,7 +183,7 @@ class Played:
 
 
 def play_turn(
-    executor: Executor,
+    executor: TurnRunner,
     agent: Agent,
     job: TurnJob,
     *,
