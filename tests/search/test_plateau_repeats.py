@@ -71,7 +71,9 @@ def test_the_continued_session_is_shown_the_score_of_what_its_workspace_holds(
 def test_a_run_still_improving_is_refused_with_the_rule(run: Path, tmp_path: Path) -> None:
     with pytest.raises(NotPlateaued, match="none of the run's last 4 turns improved") as err:
         plateau_test(run, turns=2, out=tmp_path / "pt")
-    assert "its last improvement was turn 4 of 4" in str(err.value)
+    # (Which turn improved last depends on how the two agents' turns interleaved.)
+    last = max(r["seq"] for r in records(run) if r["improved"])
+    assert f"its last improvement was turn {last} of 4" in str(err.value)
     assert not (tmp_path / "pt").exists() or not any((tmp_path / "pt").iterdir())
 
 
