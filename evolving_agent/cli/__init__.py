@@ -9,6 +9,8 @@ Click's own usage errors (unknown option, missing argument) print the same way: 
 
 from __future__ import annotations
 
+import difflib
+import errno
 import importlib
 import os
 import sys
@@ -18,7 +20,14 @@ import click
 
 from evolving_agent import __version__
 from evolving_agent.cli._common import ROOT_HELP, add_root_option
-from evolving_agent.errors import EXIT_FAILURE, EXIT_INVALID, EXIT_USAGE, EvolvingAgentError
+from evolving_agent.cli._output import echo
+from evolving_agent.errors import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    EXIT_USAGE,
+    EvolvingAgentError,
+)
 
 RAISE_ENV = "EVOLVING_AGENT_RAISE"
 
@@ -40,9 +49,35 @@ COMMAND_MODULES = {
     "schedule": "schedule_cmds",
     "review": "review_cmds",
     "canon": "canon_cmds",
+    "signing": "signing_cmds",
+    "drift": "drift_cmd",
     "search": "search_cmds",
     "mcp": "mcp_cmd",
     "demo": "demo_cmd",
+}
+
+
+# The top-level --help lists every command with its one-line summary; reading them from
+# here keeps --help from importing every command module (and pydantic, git, the
+# scheduler with them).  Each is the first paragraph of the command's docstring, checked
+# by tests/cli/test_cli.py, so the two cannot drift.
+COMMAND_SUMMARIES = {
+    "init": "Create a memory root: layers, git repo, Canon template, schedule.",
+    "boot": "Print today's boot context (Canon, Today, Live Bus) for a system prompt.",
+    "friction": "Append a friction event: something really felt off. Zero a day is fine.",
+    "live": "The Live Bus: what is going on now (keyed entries).",
+    "evidence": "Evidence: the append-only record (friction, raw events, journal, job records).",
+    "write": "Write stdin to LAYER/RELPATH through the permission-checked writer.",
+    "accept": "Commit your own hand edits of schedule.yaml, crons/*.md or canon/ files.",
+    "verify": "Check the Evidence hash chain and that every Canon change came through the writer.",
+    "hypothesis": "Hypotheses: beliefs under test, changed only by evidence.",
+    "run": "Run a job by hand for a date (idempotent: a second run changes nothing).",
+    "schedule": "Run the jobs on the cron lines of each root's schedule.yaml.",
+    "review": "The human review queue: at most a few identity diffs a month reach Canon.",
+    "canon": "Canon history: who changed the identity, on whose approval; undo any change.",
+    "search": "Scored improvement tasks run by coding agents in rounds, with forgetting.",
+    "mcp": "Serve the session's tools over stdio (MCP): friction, live_set, boot, hypotheses.",
+    "demo": "Simulate a month of an assistant's life, then run a short forget-team search.",
 }
 
 
@@ -53,6 +88,33 @@ class _Group(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMAND_MODULES)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in COMMAND_MODULES:
+            # click suggests only among loaded commands, and these load lazily.
+            close = difflib.get_close_matches(name, list(COMMAND_MODULES))
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise click.UsageError(f"No such command {name!r}.{hint}", ctx=ctx)
+        return super().resolve_command(ctx, args)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """click's command list, from :data:`COMMAND_SUMMARIES` (no module is imported)."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            summary = COMMAND_SUMMARIES.get(name)
+            if summary is None:  # a command without a summary yet: load it
+                command = self.get_command(ctx, name)
+                rows.append((name, command.get_short_help_str(limit) if command else ""))
+            else:
+                # A bare Command shortens the summary exactly as the real one would.
+                rows.append((name, click.Command(name, help=summary).get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         module = COMMAND_MODULES.get(cmd_name)
@@ -84,27 +146,45 @@ class _Group(click.Group):
         except click.exceptions.ClickException as exc:
             # e.g. $EDITOR missing: click's own "Error: …" would break the one-line
             # "error: …" promise of troubleshooting.md.
-            click.echo(f"error: {' '.join(exc.format_message().split())}", err=True)
+            echo(f"error: {' '.join(exc.format_message().split())}", err=True)
             ctx.exit(exc.exit_code)
         except (click.exceptions.Exit, click.exceptions.Abort):
             raise
+        except KeyboardInterrupt as exc:
+            # Ctrl-C: one line (saying how to go on, when the command knows) and 130, as
+            # shells expect, instead of click's "Aborted!" and 1.
+            detail = str(exc)
+            click.echo("interrupted" + (f": {detail}" if detail else ""), err=True)
+            ctx.exit(EXIT_INTERRUPTED)
         except BrokenPipeError:
             # `evolving-agent ... | head` closed stdout early: click exits 1 quietly.
             raise
         except EvolvingAgentError as exc:
             if os.environ.get(RAISE_ENV):
                 raise
-            click.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             ctx.exit(exc.exit_code)
+        except OSError as exc:
+            if os.environ.get(RAISE_ENV):
+                raise
+            if exc.errno != errno.ENAMETOOLONG:
+                _unexpected(ctx, exc)
+            # A name past the file system's limit is the user's input, not a bug: exit 4.
+            name = str(exc.filename or "")[:60]
+            echo(f"error: file name too long ({name}…): keep names under 255 bytes", err=True)
+            ctx.exit(EXIT_INVALID)
         except Exception as exc:  # noqa: BLE001 - last resort: one line, not a traceback
             if os.environ.get(RAISE_ENV):
                 raise
-            click.echo(
-                f"error: unexpected {type(exc).__name__}: {exc} "
-                f"(set {RAISE_ENV}=1 to see the traceback)",
-                err=True,
-            )
-            ctx.exit(EXIT_FAILURE)
+            _unexpected(ctx, exc)
+
+
+def _unexpected(ctx: click.Context, exc: BaseException) -> NoReturn:
+    echo(
+        f"error: unexpected {type(exc).__name__}: {exc} (set {RAISE_ENV}=1 to see the traceback)",
+        err=True,
+    )
+    ctx.exit(EXIT_FAILURE)
 
 
 def _usage_error(exc: click.UsageError) -> NoReturn:
@@ -115,7 +195,7 @@ def _usage_error(exc: click.UsageError) -> NoReturn:
     hint = ""
     if exc.ctx is not None:
         hint = f" (try '{exc.ctx.command_path} --help')"
-    click.echo(f"error: {message}{hint}", err=True)
+    echo(f"error: {message}{hint}", err=True)
     raise click.exceptions.Exit(EXIT_USAGE)
 
 
@@ -127,9 +207,14 @@ def _usage_error(exc: click.UsageError) -> NoReturn:
     default=None,
     help=ROOT_HELP + " Also accepted after any subcommand.",
 )
+@click.option(
+    "--no-pager",
+    is_flag=True,
+    help="Print long views (evidence show, canon log, …) instead of paging them.",
+)
 @click.version_option(__version__, prog_name="evolving-agent")
 @click.pass_context
-def cli(ctx: click.Context, root: str | None) -> None:
+def cli(ctx: click.Context, root: str | None, no_pager: bool) -> None:
     """evolving-agent: a self that grows slowly and safely, plus a forgetting search loop.
 
     \b
@@ -140,6 +225,7 @@ def cli(ctx: click.Context, root: str | None) -> None:
     """
     ctx.ensure_object(dict)
     ctx.obj["root_flag"] = root
+    ctx.obj["no_pager"] = no_pager
 
 
 def _not_utf8(arg: str) -> bool:
@@ -157,7 +243,7 @@ def main() -> None:
     bad = next((a for a in sys.argv[1:] if _not_utf8(a)), None)
     if bad is not None:
         shown = bad.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-        click.echo(
+        echo(
             f"error: argument '{shown}' is not UTF-8 text; "
             "set a UTF-8 locale or pass the text as UTF-8",
             err=True,

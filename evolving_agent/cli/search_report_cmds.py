@@ -7,15 +7,39 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from evolving_agent.cli._common import echo_json
+from evolving_agent.cli._common import echo_json, json_option
+from evolving_agent.cli._output import echo, paged
 from evolving_agent.cli._search_options import task_options
 
 if TYPE_CHECKING:
     from evolving_agent.search.compare import Progress
+    from evolving_agent.search.report import RunReport
     from evolving_agent.search.state import TurnRecord
 
 # Like search_run_cmds: the core (matplotlib, GitPython) is imported inside the commands,
 # because every CLI start pays for module imports and most commands never report.
+
+
+def report_summary(report: RunReport) -> list[str]:
+    """What the report found, in a few lines before the paths of the files it wrote."""
+    from evolving_agent.search.report import score_gain
+    from evolving_agent.search.text import fmt_number
+
+    gain = score_gain(report.seed_score, report.best_score, report.minimize)
+    pct = (
+        f", {gain / abs(report.seed_score) * 100:+.1f}%"
+        if gain is not None and report.seed_score
+        else ""
+    )
+    better = "lower" if report.minimize else "higher"
+    forgets = len(report.forgets)
+    return [
+        f"{report.run_dir.name}: policy {report.policy}, {len(report.records)} turns, "
+        f"{forgets} forget{'s' if forgets != 1 else ''}",
+        f"best {fmt_number(report.best_score)} from a seed of {fmt_number(report.seed_score)} "
+        f"({better} is better; gain {fmt_number(gain)}{pct})",
+        *(f"warning: {w}" for w in report.warnings),
+    ]
 
 
 @click.command("report")
@@ -26,6 +50,7 @@ if TYPE_CHECKING:
     default=None,
     help="Write the report here instead of into RUN_DIR.",
 )
+@paged
 def report_cmd(run_dir: Path, out: Path | None) -> None:
     """Plot and summarise a search run: report.png, report.md and report.html.
 
@@ -41,18 +66,20 @@ def report_cmd(run_dir: Path, out: Path | None) -> None:
     from evolving_agent.search.report_render import write_report
 
     files = write_report(run_dir, out=out)
-    for path in (files.png, files.markdown, files.html):
-        click.echo(str(path))
+    for line in report_summary(files.report):
+        echo(line)
+    for label, path in (("plot", files.png), ("markdown", files.markdown), ("page", files.html)):
+        echo(f"{label + ':':10}{path}")
 
 
 def _render_progress(event: Progress) -> None:
     head = f"[{event.index}/{event.total}] {event.policy} seed {event.seed}"
     if event.outcome is None:
-        click.echo(f"{head}: running ...", err=True)
+        echo(f"{head}: running ...", err=True)
         return
     o = event.outcome
     best = "no scored candidate" if o.best_score is None else f"best {o.best_score:.6g}"
-    click.echo(f"{head}: {best} ({o.turns} turns, ${o.cost_usd:.4f}, {o.wall_s:.1f} s)", err=True)
+    echo(f"{head}: {best} ({o.turns} turns, ${o.cost_usd:.4f}, {o.wall_s:.1f} s)", err=True)
 
 
 @click.command("compare")
@@ -99,7 +126,7 @@ def _render_progress(event: Progress) -> None:
     default=None,
     help="Directory for the runs, compare.md and compare.json (default: runs/compare-TIMESTAMP).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print compare.json instead of the table.")
+@json_option(help="Print compare.json instead of the table.")
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 def compare_cmd(
     settings: dict[str, Any],
@@ -155,10 +182,10 @@ def compare_cmd(
     if as_json:
         echo_json(result.to_json())
         return
-    click.echo(format_table(result), nl=False)
-    click.echo(f"\n{result.out / 'compare.md'}\n{result.out / 'compare.json'}")
+    echo(format_table(result), nl=False)
+    echo(f"\n{result.out / 'compare.md'}\n{result.out / 'compare.json'}")
     if result.plot is not None:
-        click.echo(str(result.plot))
+        echo(str(result.plot))
 
 
 @click.command("plateau-test")
@@ -190,7 +217,7 @@ def compare_cmd(
     default=None,
     help="Directory for the results (default: RUN_DIR-plateau beside the run).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print plateau-test.json instead.")
+@json_option(help="Print plateau-test.json instead.")
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 def plateau_test_cmd(
     run_dir: Path,
@@ -226,9 +253,7 @@ def plateau_test_cmd(
         score = "failed" if record.score is None else f"{record.score:g}"
         what = "empty" if record.empty else f"{record.lines_changed} lines"
         mark = " *improved*" if record.improved else ""
-        click.echo(
-            f"[{side}] agent {record.agent} turn {record.turn}: {score} ({what}){mark}", err=True
-        )
+        echo(f"[{side}] agent {record.agent} turn {record.turn}: {score} ({what}){mark}", err=True)
 
     result = plateau_test(
         run_dir, turns=turns, repeats=repeats, out=out, window=window, force=force,
@@ -237,10 +262,10 @@ def plateau_test_cmd(
     if as_json:
         echo_json(result.to_json())
         return
-    click.echo(f"plateau: {result.check.describe()}" + (" (forced)" if result.forced else ""))
-    click.echo(format_table(result), nl=False)
-    click.echo(f"\n{verdict_line(result)}")
-    click.echo(f"\n{result.out / 'plateau-test.md'}\n{result.out / 'plateau-test.json'}")
+    echo(f"plateau: {result.check.describe()}" + (" (forced)" if result.forced else ""))
+    echo(format_table(result), nl=False)
+    echo(f"\n{verdict_line(result)}")
+    echo(f"\n{result.out / 'plateau-test.md'}\n{result.out / 'plateau-test.json'}")
 
 
 def register(group: click.Group) -> None:

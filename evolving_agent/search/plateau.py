@@ -56,6 +56,7 @@ from evolving_agent.search.rounds import round_repo
 from evolving_agent.search.runner import make_judge, new_dir
 from evolving_agent.search.state import RunDir, TurnRecord, now_iso, write_json_atomic
 from evolving_agent.search.stats import Interval, bootstrap_ci
+from evolving_agent.search.text import fmt_number
 from evolving_agent.search.turn import TurnJob, play_turn, turn_request
 from evolving_agent.search.workspace import export_commit, init_round_repo
 
@@ -201,7 +202,7 @@ class PlateauTest:
             return "one repeat per side: a ratio of single draws says nothing (--repeats 3)"
         if ci.low <= 0:
             return (
-                f"the continued gain's 95% interval [{_fmt(ci.low)}, {_fmt(ci.high)}] "
+                f"the continued gain's 95% interval [{fmt_number(ci.low)}, {fmt_number(ci.high)}] "
                 "includes zero: a ratio to it is not meaningful"
             )
         return None
@@ -567,10 +568,6 @@ class _Side:
 # -- rendering -------------------------------------------------------------------------
 
 
-def _fmt(value: float | None) -> str:
-    return "—" if value is None else f"{value:.6g}"
-
-
 def _ratio(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}×"
 
@@ -578,8 +575,8 @@ def _ratio(value: float | None) -> str:
 def _gain(side: SideResult, start: float) -> str:
     ci = side.gain_ci
     pct = f" ({side.mean_gain / abs(start) * 100:+.2f}%)" if start else ""
-    interval = "" if ci is None else f" [{_fmt(ci.low)}, {_fmt(ci.high)}]"
-    return f"{_fmt(side.mean_gain)}{pct}{interval}"
+    interval = "" if ci is None else f" [{fmt_number(ci.low)}, {fmt_number(ci.high)}]"
+    return f"{fmt_number(side.mean_gain)}{pct}{interval}"
 
 
 def format_table(result: PlateauTest) -> str:
@@ -595,16 +592,18 @@ def format_table(result: PlateauTest) -> str:
     rows = [
         ("repeats × turns", f"{len(cont.draws)} × {result.turns}",
          f"{len(fresh.draws)} × {result.turns}"),
-        ("gain, mean [95% CI]", _gain(cont, result.start_score), _gain(fresh, result.start_score)),
-        ("gain per repeat", *each(lambda d: _fmt(d.gain))),
+        ("gain, mean [95% CI]", _gain(cont, result.start_score),
+         _gain(fresh, result.start_score)),
+        ("gain per repeat", *each(lambda d: fmt_number(d.gain))),
         ("improving turns", *each(lambda d: d.improved_turns)),
         ("empty turns", *each(lambda d: d.empty_turns)),
         ("failed turns", *each(lambda d: d.failed_turns)),
-        ("median lines changed", _fmt(cont.median_lines), _fmt(fresh.median_lines)),
-        ("… first 10 edits", _fmt(cont.median_first_lines), _fmt(fresh.median_first_lines)),
+        ("median lines changed", fmt_number(cont.median_lines), fmt_number(fresh.median_lines)),
+        ("… first 10 edits", fmt_number(cont.median_first_lines),
+         fmt_number(fresh.median_first_lines)),
         ("cost per repeat", f"${cont.mean_cost:.4f}", f"${fresh.mean_cost:.4f}")
         if paid
-        else ("tokens per repeat", _fmt(cont.mean_tokens), _fmt(fresh.mean_tokens)),
+        else ("tokens per repeat", fmt_number(cont.mean_tokens), fmt_number(fresh.mean_tokens)),
     ]  # fmt: skip
     lines = ["| | continue | fresh |", "|---|---|---|"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
@@ -628,12 +627,13 @@ def render_markdown(result: PlateauTest) -> str:
     return (
         f"# Plateau test: {result.run_dir.name}\n\n"
         f"Plateau rule: {result.check.describe()}.{forced}\n\n"
-        f"From the run's best ({result.start_commit[:12]}, re-scored {_fmt(result.start_score)}"
+        f"From the run's best ({result.start_commit[:12]}, "
+        f"re-scored {fmt_number(result.start_score)}"
         f"; {better_word} is better), {result.repeats} repeats of {result.turns} turns "
         f"continuing the {result.agents} session(s) the run ended with, and as many with "
         f"fresh sessions (policy {result.policy}), each repeat on copies.  Gains are a "
         f"side's best re-scored, against the start; improvements count past the run's "
-        f"noise floor ({_fmt(result.noise_floor)}).\n\n"
+        f"noise floor ({fmt_number(result.noise_floor)}).\n\n"
         + format_table(result)
         + "\n"
         + verdict_line(result)
