@@ -185,7 +185,7 @@ def run_cmd(
     """
     from evolving_agent.search.config import SearchConfig
     from evolving_agent.search.executors import parse_resources
-    from evolving_agent.search.runner import run_search
+    from evolving_agent.search.runner import TurnsFailed, run_search
     from evolving_agent.search.sandbox import hide_command_line
 
     config = SearchConfig(
@@ -204,7 +204,11 @@ def run_cmd(
         env_forward=list(env_forward),
     )
     hide_command_line("evolving-agent search run")  # agents must not read the score command
-    summary = run_search(config, progress=None if quiet else _progress)
+    try:
+        summary = run_search(config, progress=None if quiet else _progress)
+    except TurnsFailed as exc:
+        _print(exc.summary, as_json)  # what a script reads, even when every turn failed
+        raise
     _print(summary, as_json)
 
 
@@ -219,11 +223,15 @@ def resume_cmd(run_dir: Path, as_json: bool, quiet: bool) -> None:
     Example:
       evolving-agent search resume runs/search-20260101-120000-forget-team
     """
-    from evolving_agent.search.runner import resume_search
+    from evolving_agent.search.runner import TurnsFailed, resume_search
     from evolving_agent.search.sandbox import hide_command_line
 
     hide_command_line("evolving-agent search resume")  # it names the run directory
-    summary = resume_search(run_dir, progress=None if quiet else _progress)
+    try:
+        summary = resume_search(run_dir, progress=None if quiet else _progress)
+    except TurnsFailed as exc:
+        _print(exc.summary, as_json)
+        raise
     _print(summary, as_json)
 
 

@@ -104,6 +104,10 @@ class TurnRecord(pydantic.BaseModel, extra="forbid"):
     # The errors of the attempts that were retried (a rate limit, a lost Ray worker):
     # a turn that succeeded on its second attempt still says what its first hit.
     retried: list[str] = []
+    # Tool calls the agent's CLI refused (Claude's permission denials, commands Codex's
+    # sandbox blocked) and shell commands that failed; None: the agent does not say.
+    denied: int | None = None
+    failed_commands: int | None = None
 
     @property
     def tokens(self) -> int:
