@@ -55,6 +55,10 @@ COMMAND_MODULES = {
     "mcp": "mcp_cmd",
     "integrations": "integrations_cmd",
     "demo": "demo_cmd",
+    "remote": "sync_cmds",
+    "sync": "sync_cmds",
+    "clone": "sync_cmds",
+    "device": "sync_cmds",
 }
 
 

@@ -31,7 +31,9 @@ INSTRUCTIONS = inspect.cleandoc(
     boot context is not already in your prompt. Call `friction` only when something
     really felt off — no quota; a day with none is fine. Use `live_set` to note where
     work stopped. You act as 'session': you cannot change your identity (Canon) or
-    today's bias yourself.
+    today's bias yourself. A hypothesis or counter-move you write is a proposal: it
+    reaches the bias only after friction supports it on 2 distinct days, or when the
+    human adopts it.
     """
 )
 
@@ -278,6 +280,35 @@ TOOLS: tuple[Tool, ...] = (
             _text(a["text"]), when=a["when"], do=a["do"], stakes=a["stakes"] or "low"
         ),
         output_schema=_HYP,
+    ),
+    Tool(
+        name="hypothesis_propose",
+        title="Propose a trigger or counter-move",
+        description=inspect.cleandoc(
+            """
+            Propose a trigger (`when`) and/or counter-move (`do`) for an existing
+            hypothesis, typically one the nightly job raised from recurring friction.
+            Recorded as the session's proposal: it is used only once friction supports
+            the hypothesis on 2 distinct days from now, or when the human adopts it.
+            """
+        ),
+        args=(
+            Arg("hypothesis", HYPOTHESIS_ID, required=True),
+            Arg("when", "Optional. The moment it matters (the trigger)."),
+            Arg("do", "Optional. What to do then (the counter-move)."),
+        ),
+        # An append of a proposal record: nothing is overwritten.
+        annotations={
+            "readOnlyHint": False,
+            "destructiveHint": False,
+            "idempotentHint": False,
+            "openWorldHint": False,
+        },
+        run=lambda t, a: t.hypothesis_propose(_text(a["hypothesis"]), when=a["when"], do=a["do"]),
+        output_schema=_object_schema(
+            {"id": _STR, "hypothesis": _STR, "when": _OPT_STR, "do": _OPT_STR, "note": _STR},
+            ["id", "hypothesis", "note"],
+        ),
     ),
 )
 

@@ -28,7 +28,7 @@ def test_annotations_say_what_each_tool_does() -> None:
     # is never").
     notes = {name: tool["annotations"] for name, tool in listing().items()}
     assert {n for n, a in notes.items() if a.get("readOnlyHint")} == {"boot", "hypotheses"}
-    for name in ("friction", "live_set", "hypothesis_add"):
+    for name in ("friction", "live_set", "hypothesis_add", "hypothesis_propose"):
         assert notes[name]["readOnlyHint"] is False
         assert notes[name]["destructiveHint"] is False
     assert {n for n, a in notes.items() if a.get("idempotentHint")} == {

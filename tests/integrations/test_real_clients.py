@@ -53,7 +53,7 @@ from tests.integrations.scripted_model import (
 pytestmark = pytest.mark.slow
 
 BIAS = "When about to offer a menu of options, stop: did the user ask for options?"
-TOOLS = {"boot", "friction", "hypotheses", "hypothesis_add", "live_set"}
+TOOLS = {"boot", "friction", "hypotheses", "hypothesis_add", "hypothesis_propose", "live_set"}
 BIN = Path(sys.executable).parent  # the venv's bin: holds `evolving-agent`
 
 

@@ -301,7 +301,7 @@ def test_openai_over_loopback_reads_untagged_events(
     assert snap.data["hypothesis"]["supports"] == [untagged.id]  # the model's reading
     assert check_register(root) == []
     assert (root.today / "bias.md").read_text() == (
-        "When about to offer options nobody asked for, stop and give one answer.\n"
+        "When it comes up, check whether this holds: “give one answer, not a menu”.\n"
         "Grounding: “gave three options”\n"
     )
     assert hyp.id in (root.today / "carry.json").read_text()
