@@ -19,12 +19,15 @@ executable), so callers can tell "failed to start" from "ran and failed".
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,11 +78,13 @@ def run_process(
     shell: bool = False,
     input: str | None = None,
     replace_env: bool = False,
+    pass_fds: tuple[int, ...] = (),
 ) -> Completed:
     """Run ``argv`` contained: own session, group kill on timeout, escapees swept.
 
     ``env`` is added to ``os.environ`` (or replaces it with ``replace_env``).
     ``input`` is written to the child's stdin; otherwise stdin is ``/dev/null``.
+    ``pass_fds`` are kept open in the child (every other descriptor is closed).
     A program that cannot be started returns ``launch_error`` instead of raising.
     """
     marker = uuid.uuid4().hex
@@ -104,6 +109,7 @@ def run_process(
                 stdout=out_f,
                 stderr=err_f,
                 start_new_session=True,
+                pass_fds=pass_fds,
             )
         except FileNotFoundError as exc:
             name = argv if isinstance(argv, str) else argv[0]
@@ -153,16 +159,141 @@ def _sweep(pgid: int, marker: str) -> None:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    for pid in _marked_pids(marker):
+    killed: list[int] = []
+    # Again until a pass finds nobody new: a process caught mid-fork has a child the
+    # previous pass could not see yet (it comes back to this process, the subreaper).
+    for _ in range(20):
+        fresh = [pid for pid in _marked_pids(marker) if pid not in killed]
+        if not fresh:
+            break
+        for pid in fresh:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            except (ProcessLookupError, PermissionError):
+                pass
+    # What was killed comes back to this process (the subreaper) to be reaped: each
+    # once its parent has died too.  The child itself is reaped by its Popen.
+    me = os.getpid()
+    pending = set(killed) - {pgid}
+    deadline = time.monotonic() + 2.0
+    while pending and _subreaper() and time.monotonic() < deadline:
+        for pid in list(pending):
+            parent = _parent(pid)
+            if parent == me:
+                try:
+                    os.waitpid(pid, 0)
+                except ChildProcessError:
+                    pass
+            elif parent is not None:
+                continue  # its parent is still dying: look again
+            pending.discard(pid)
+        if pending:
+            time.sleep(0.001)
+
+
+_reaper_lock = threading.Lock()
+_reaper = False
+
+
+_reaper_depth = 0
+
+
+@contextlib.contextmanager
+def subreaper(enabled: bool = True) -> Iterator[bool]:
+    """While inside, this process is the child subreaper (Linux
+    ``PR_SET_CHILD_SUBREAPER``); yields whether it is.  Enter it before starting
+    children (a local search run does; nested uses share one).
+
+    Then every process a child starts and abandons (``setsid``, a double fork) is
+    reparented to this process instead of init, so the sweep finds escapees by walking
+    this process's descendants -- a few ``/proc`` reads -- instead of reading the
+    environment of every process on the machine (tens of ms on a busy host, per turn),
+    and reaps them.  Outside it (a Ray worker, a Ray driver: orphans of Ray's own
+    processes must not come here to linger) the sweep reads every process.
+    """
+    global _reaper, _reaper_depth
+    if not enabled:
+        yield False
+        return
+    import ctypes
+
+    with _reaper_lock:
+        if _reaper_depth == 0:
+            try:
+                libc = ctypes.CDLL(None, use_errno=True)
+                children = Path(f"/proc/self/task/{threading.get_native_id()}/children")
+                _reaper = children.is_file() and libc.prctl(36, 1, 0, 0, 0) == 0
+            except (OSError, AttributeError):
+                _reaper = False
+        _reaper_depth += 1
+        active = bool(_reaper)
+    try:
+        yield active
+    finally:
+        with _reaper_lock:
+            _reaper_depth -= 1
+            if _reaper_depth == 0 and _reaper:
+                ctypes.CDLL(None, use_errno=True).prctl(36, 0, 0, 0, 0)
+                _reaper = False
+
+
+def _subreaper() -> bool:
+    """Is this process the subreaper now (inside :func:`subreaper`)?"""
+    return bool(_reaper)
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return found
+    for task in tasks:
         try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def _stat_field(pid: int, index: int) -> int | None:
+    """A numeric field of ``/proc/PID/stat`` (0: the one after the state)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat[stat.rindex(")") + 2 :].split()[index + 1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _parent(pid: int) -> int | None:
+    return _stat_field(pid, 0)
+
+
 
 
 def _marked_pids(marker: str) -> list[int]:
-    """Processes whose environment carries ``marker`` (Linux /proc; [] elsewhere)."""
-    return pids_with_env(MARKER_VAR, marker)
+    """Processes whose environment carries ``marker`` (Linux /proc; [] elsewhere): this
+    process's descendants when it is the subreaper (every escapee is one), else every
+    process on the machine."""
+    if not _subreaper():
+        return pids_with_env(MARKER_VAR, marker)
+    needle = f"{MARKER_VAR}={marker}".encode()
+    found, seen = [], set()
+    queue = _children(os.getpid())
+    while queue:
+        pid = queue.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        queue += _children(pid)
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            found.append(pid)
+    return found
 
 
 def kill_with_env(var: str, value: str) -> list[int]:

@@ -46,6 +46,10 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name, value in _test_env(tmp_path).items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("EVOLVING_AGENT_RAISE", raising=False)
+    # Search tests check the harness's own guards against an unconfined agent (under
+    # bwrap most of their attacks cannot even start), and their agents log outside
+    # the workspace; the sandbox tests choose --sandbox bwrap explicitly.
+    monkeypatch.setenv("EA_SANDBOX", "none")
 
 
 # -- one MCP server for the session ---------------------------------------------------------

@@ -116,3 +116,22 @@ def _repo_with_traps(tmp_path: Path) -> tuple[Path, Path]:
     return repo, trap
 
 
+def test_escapees_that_fork_again_are_swept_and_reaped(tmp_path: Path) -> None:
+    # Guards the descendant walk that replaced the machine-wide /proc scan (the harness
+    # is the child subreaper): a double fork and a setsid shell that starts children of
+    # its own, all abandoned at once, are all gone when the run ends -- none a zombie.
+    from evolving_agent.process import subreaper
+
+    pids = tmp_path / "pids"
+    script = (
+        f"(sleep 300 & echo $! >> {pids}) ; "
+        f"(setsid sh -c 'sleep 300 & echo $! >> {pids}; echo $$ >> {pids}; sleep 300' &) ; "
+        f"while [ $(wc -l < {pids} 2>/dev/null || echo 0) -lt 3 ]; do sleep 0.01; done"
+    )
+    with subreaper() as active:
+        assert active
+        done = run_process(script, cwd=tmp_path, timeout=60, shell=True)
+    assert done.returncode == 0
+    left = [int(p) for p in pids.read_text().split()]
+    assert len(left) == 3 and not [p for p in left if _alive(p)]
+    assert not [p for p in left if Path(f"/proc/{p}").exists()]  # reaped, not zombies

@@ -111,6 +111,33 @@ _OPTIONS = (
         "is the noise floor an improvement must beat.",
     ),
     click.option(
+        "--sandbox",
+        type=click.Choice(["bwrap", "none"]),
+        default=None,
+        help="Confine command agents and scorers with bubblewrap (default: bwrap when "
+        "it is installed): an agent sees its workspace, the files its command names and "
+        "the system; a scorer the candidate's export and its own files.",
+    ),
+    click.option(
+        "--sandbox-net",
+        type=click.Choice(["on", "off"]),
+        default="on",
+        show_default=True,
+        help="Network for agents under bwrap (scorers never get one).",
+    ),
+    click.option(
+        "--sandbox-ro",
+        multiple=True,
+        metavar="PATH",
+        help="Also show PATH read-only inside the sandbox (repeatable), e.g. a venv.",
+    ),
+    click.option(
+        "--sandbox-rw",
+        multiple=True,
+        metavar="PATH",
+        help="Also show PATH read-write inside the sandbox (repeatable), e.g. ~/.cache.",
+    ),
+    click.option(
         "--token-prices",
         default=None,
         help="JSON (or JSON file) of USD per million tokens for codex: "
@@ -136,6 +163,10 @@ _FIELDS = (
     "turn_timeout",
     "score_repeats",
     "token_prices",
+    "sandbox",
+    "sandbox_net",
+    "sandbox_ro",
+    "sandbox_rw",
 )
 
 
@@ -163,6 +194,9 @@ def task_options(fn: Callable[..., None]) -> Callable[..., None]:
     def command(**kwargs: Any) -> None:
         settings = {name: kwargs.pop(name) for name in _FIELDS}
         settings["token_prices"] = token_prices(settings["token_prices"])
+        settings["sandbox_net"] = settings["sandbox_net"] == "on"
+        for name in ("sandbox_ro", "sandbox_rw"):
+            settings[name] = [str(Path(p).expanduser().absolute()) for p in settings[name]]
         fn(settings=settings, **kwargs)
 
     # click lists options in the reverse order they were added to __click_params__

@@ -146,8 +146,9 @@ def compare_cmd(
     final bests (re-scored after each search) with a 95% bootstrap interval, and its
     improvement over `single` and `parallel` (positive = better, whichever the
     direction) with a 95% bootstrap interval and a permutation-test p-value.  Writes
-    OUT/compare.md, OUT/compare.json and OUT/compare.png (best-so-far against turns
-    and spend: median and band over seeds).  Progress goes to stderr.
+    OUT/compare.md, OUT/compare.json and OUT/compare.png (each policy's final results
+    with their mean and 95% interval, then the median best-so-far curves against turns
+    and spend).  Progress goes to stderr.
 
     Plateau forgetting beside the baselines: add `forget-team+plateau` to --policies
     with --forget-on-plateau K.
@@ -193,31 +194,57 @@ def compare_cmd(
     "--turns",
     required=True,
     type=int,
-    help="Turns for each side (total over the run's agents).",
+    help="Turns for each side, per repeat (total over the run's agents).",
 )
+@click.option(
+    "--repeats",
+    default=3,
+    show_default=True,
+    type=int,
+    help="Times each side runs, each from fresh copies (intervals need at least 2).",
+)
+@click.option(
+    "--window",
+    default=None,
+    type=int,
+    metavar="K",
+    help="Plateau rule: none of the run's last K turns improved (default max(4, 2 x agents)).",
+)
+@click.option("--force", is_flag=True, help="Measure even if the run has not plateaued.")
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Directory for the results (default: RUN_DIR/plateau-test).",
+    help="Directory for the results (default: RUN_DIR-plateau beside the run).",
 )
 @json_option(help="Print plateau-test.json instead.")
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 def plateau_test_cmd(
-    run_dir: Path, turns: int, out: Path | None, as_json: bool, quiet: bool
+    run_dir: Path,
+    turns: int,
+    repeats: int,
+    window: int | None,
+    force: bool,
+    out: Path | None,
+    as_json: bool,
+    quiet: bool,
 ) -> None:
     """Continue or forget from the same plateau: the gain and cost of each.
 
-    From a finished run's best candidate, spends N turns continuing the sessions the
-    run ended with and N turns with fresh sessions (same agent, scorer, policy and
-    agents), then prints both sides' gain (their best re-scored, against the start
-    re-scored) and spend side by side.  Writes OUT/plateau-test.json and .md.
+    Checks the run plateaued (none of its last K turns improved; else it refuses and
+    says why), then from its best candidate runs each side --repeats times on copies
+    (the run is never modified): N turns continuing the sessions the run ended with
+    (told truthfully what their workspace now holds) and N turns with fresh sessions.
+    Prints each side's mean gain with a 95% interval, cost and edit sizes; the ratio of
+    gains only when the continued gain is surely above zero.  Writes
+    OUT/plateau-test.json and .md.
 
     \b
     Example:
-      evolving-agent search plateau-test runs/search-20260101-120000-forget-team --turns 8
+      evolving-agent search plateau-test runs/search-20260101-120000-forget-team \\
+        --turns 8 --repeats 3
     """
-    from evolving_agent.search.plateau import format_table, plateau_test
+    from evolving_agent.search.plateau import format_table, plateau_test, verdict_line
 
     if turns < 1:
         raise click.UsageError(f"--turns must be at least 1, got {turns}")
@@ -228,14 +255,16 @@ def plateau_test_cmd(
         mark = " *improved*" if record.improved else ""
         echo(f"[{side}] agent {record.agent} turn {record.turn}: {score} ({what}){mark}", err=True)
 
-    result = plateau_test(run_dir, turns=turns, out=out, progress=None if quiet else show)
+    result = plateau_test(
+        run_dir, turns=turns, repeats=repeats, out=out, window=window, force=force,
+        progress=None if quiet else show,
+    )  # fmt: skip
     if as_json:
         echo_json(result.to_json())
         return
+    echo(f"plateau: {result.check.describe()}" + (" (forced)" if result.forced else ""))
     echo(format_table(result), nl=False)
-    if result.gain_ratio is not None:
-        cost = "" if result.cost_ratio is None else f" at {result.cost_ratio:.2f}× the spend"
-        echo(f"\nfresh / continue gain: {result.gain_ratio:.2f}×{cost}")
+    echo(f"\n{verdict_line(result)}")
     echo(f"\n{result.out / 'plateau-test.md'}\n{result.out / 'plateau-test.json'}")
 
 

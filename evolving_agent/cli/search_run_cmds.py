@@ -138,6 +138,14 @@ def _print(summary: SearchSummary, as_json: bool) -> None:
     metavar="N",
     help="At most N scores at once (any executor; default: one per agent).",
 )
+@click.option(
+    "--env",
+    "env_forward",
+    multiple=True,
+    metavar="NAME",
+    help="On Ray, give agents and scorers this driver environment variable (repeatable), "
+    "e.g. --env ANTHROPIC_API_KEY; workers otherwise see the raylet's environment.",
+)
 @json_option(help="Print the summary as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 def run_cmd(
@@ -153,6 +161,7 @@ def run_cmd(
     agent_resources: str | None,
     score_resources: str | None,
     max_scorers: int | None,
+    env_forward: tuple[str, ...],
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -177,6 +186,7 @@ def run_cmd(
     from evolving_agent.search.config import SearchConfig
     from evolving_agent.search.executors import parse_resources
     from evolving_agent.search.runner import TurnsFailed, run_search
+    from evolving_agent.search.sandbox import hide_command_line
 
     config = SearchConfig(
         **settings,
@@ -191,7 +201,9 @@ def run_cmd(
         agent_resources=parse_resources(agent_resources, flag="--agent-resources"),
         score_resources=parse_resources(score_resources, flag="--score-resources"),
         max_scorers=max_scorers,
+        env_forward=list(env_forward),
     )
+    hide_command_line("evolving-agent search run")  # agents must not read the score command
     try:
         summary = run_search(config, progress=None if quiet else _progress)
     except TurnsFailed as exc:
@@ -212,7 +224,9 @@ def resume_cmd(run_dir: Path, as_json: bool, quiet: bool) -> None:
       evolving-agent search resume runs/search-20260101-120000-forget-team
     """
     from evolving_agent.search.runner import TurnsFailed, resume_search
+    from evolving_agent.search.sandbox import hide_command_line
 
+    hide_command_line("evolving-agent search resume")  # it names the run directory
     try:
         summary = resume_search(run_dir, progress=None if quiet else _progress)
     except TurnsFailed as exc:

@@ -5,7 +5,8 @@ them one after another through ``run`` (``run_search`` unless a test passes anot
 and aggregates each policy's best scores.  Every repeat ``k`` uses seed ``base.seed + k``
 for every policy, so policies meet the same seeds.  ``compare.json`` is rewritten after
 each run so an interrupted comparison keeps what it finished; ``compare.md`` holds the
-table and ``compare.png`` the best-so-far curves (median and min-max band over seeds).
+table and ``compare.png`` the final results per policy (points, mean, 95% interval) and the
+median best-so-far curves.
 
 What a row says (all in ``stats``): the mean and sd of the runs' final bests (the best
 *re-scored* after the search where the runner did so, else the search-time best), a 95%
@@ -136,6 +137,13 @@ class PolicyRow:
     ci_high: float | None = None
     tests: dict[str, Versus] = field(default_factory=dict)
     rescored: bool = False  # the statistics use re-scored bests
+    ran_rounds: tuple[int, ...] = ()  # the rounds its runs actually ran, sorted
+
+    @property
+    def rounds_label(self) -> str:
+        """The rounds as they ran ("4", or "4–5" when runs differed)."""
+        ran = self.ran_rounds or (self.rounds,)
+        return str(ran[0]) if ran[0] == ran[-1] else f"{ran[0]}–{ran[-1]}"
 
 
 @dataclass
@@ -267,6 +275,7 @@ def _row(label: str, outcomes: Sequence[RunOutcome], agents: int, rounds: int) -
         ci_low=ci.low if ci else None,
         ci_high=ci.high if ci else None,
         rescored=any(o.best_rescored is not None for o in outcomes),
+        ran_rounds=tuple(sorted({o.rounds for o in outcomes})),
     )
 
 
@@ -382,7 +391,8 @@ def compare_policies(
             repeat=k,
             seed=config.seed,
             agents=config.agents,
-            rounds=config.rounds,
+            # The rounds it actually ran (plateau forgetting may run more or fewer).
+            rounds=int(getattr(summary, "rounds", config.rounds)),
             best_score=_finite(summary.best_score),
             seed_score=_finite(summary.seed_score),
             cost_usd=float(summary.cost_usd or 0.0),
@@ -409,7 +419,7 @@ def compare_policies(
         from evolving_agent.search.compare_plot import PlottedRun, plot_comparison
 
         comparison.plot = plot_comparison(
-            [PlottedRun(o.policy, o.run_dir, o.seed_score) for o in comparison.outcomes],
+            [PlottedRun(o.policy, o.run_dir, o.seed_score, o.final) for o in comparison.outcomes],
             labels,
             minimize=comparison.minimize,
             repeats=comparison.repeats,
@@ -449,7 +459,7 @@ def format_table(comparison: Comparison) -> str:
         best = fmt_number(row.mean) + ("" if row.sd is None else f" ± {row.sd:.3g}")
         ci = "—" if row.ci_low is None else f"[{row.ci_low:.6g}, {row.ci_high:.6g}]"
         runs = f"{row.runs}" if row.scored == row.runs else f"{row.scored}/{row.runs} scored"
-        cells = [row.policy, f"{row.agents} × {row.rounds}", runs, best, ci]
+        cells = [row.policy, f"{row.agents} × {row.rounds_label}", runs, best, ci]
         for ref in refs:
             cells.append("—" if ref == row.policy else _versus(row.tests.get(ref)))
         spend = f"${row.mean_cost_usd:.4f}" if paid else f"{row.mean_tokens:.0f}"
@@ -503,5 +513,5 @@ def render_markdown(comparison: Comparison) -> str:
         "permutation-test p-value." + _smallest_p_note(comparison),
     ]
     if comparison.plot:
-        paragraphs.append(f"![best-so-far, median and band over seeds]({comparison.plot.name})")
+        paragraphs.append(f"![final results per policy, best-so-far]({comparison.plot.name})")
     return "\n\n".join(paragraphs) + "\n\n" + format_table(comparison)

@@ -34,6 +34,7 @@ import pydantic
 from evolving_agent.errors import InvalidInput, NotFound, UsageError
 from evolving_agent.search.names import AGENT_ALIASES, AGENT_NAMES, EXECUTOR_NAMES
 from evolving_agent.search.presets import PRESETS, Preset, preset_for
+from evolving_agent.search.sandbox import Sandbox, check_sandbox
 
 
 class SearchConfig(pydantic.BaseModel, extra="forbid"):
@@ -74,6 +75,15 @@ class SearchConfig(pydantic.BaseModel, extra="forbid"):
     agent_resources: dict[str, float] | None = None
     score_resources: dict[str, float] | None = None
     max_scorers: int | None = None
+    # Driver environment variables a Ray worker's agents and scorers get (their names
+    # only: the values are read from the driver's environment when the run starts).
+    env_forward: list[str] = []
+    # How agents and scorers are confined (sandbox.py): None picks bwrap when it is
+    # installed (resolved when the run starts, and stored so a resume does the same).
+    sandbox: str | None = None
+    sandbox_net: bool = True  # agents' network under bwrap (scorers never have one)
+    sandbox_ro: list[str] = []
+    sandbox_rw: list[str] = []
 
     @pydantic.field_validator("agent")
     @classmethod
@@ -92,6 +102,16 @@ class SearchConfig(pydantic.BaseModel, extra="forbid"):
     @property
     def effective_rounds(self) -> int:
         return self.rounds if self.preset.forgets else 1
+
+    def confinement(self, *, hide: tuple[str, ...] = ()) -> Sandbox:
+        """The run's sandbox; ``hide`` names what must never show inside one."""
+        return Sandbox(
+            kind=self.sandbox or "none",
+            network=self.sandbox_net,
+            ro=tuple(self.sandbox_ro),
+            rw=tuple(self.sandbox_rw),
+            hide=hide,
+        )
 
 
 def validate_config(config: SearchConfig) -> None:
@@ -147,6 +167,8 @@ def validate_config(config: SearchConfig) -> None:
         raise UsageError("--score must be a non-empty command")
     if config.retries < 0 or config.retry_backoff < 0:
         raise UsageError("--retries and --retry-backoff must not be negative")
+    if config.sandbox is not None:
+        check_sandbox(config.sandbox)
     if config.score_cwd is not None and not config.score_cwd.is_dir():
         raise NotFound(f"--score-cwd directory not found: {config.score_cwd}")
 

@@ -30,6 +30,7 @@ import os
 import re
 import shlex
 import shutil
+import socket
 import statistics
 import tempfile
 import threading
@@ -40,6 +41,7 @@ from typing import Final
 
 from evolving_agent.errors import EXIT_TAMPERED, EvolvingAgentError, InvalidInput
 from evolving_agent.process import run_process
+from evolving_agent.search.sandbox import Sandbox
 from evolving_agent.search.workspace import export_commit
 
 FEEDBACK_CHARS = 2000
@@ -63,6 +65,7 @@ class Verdict:
     export_s: float = 0.0
     score_s: float = 0.0
     tampered: bool = False  # the judge refused: a sealed file changed
+    channel: str | None = None  # where the score came from: "fd" or "stdout"
 
     @property
     def failed(self) -> bool:
@@ -174,6 +177,10 @@ class Judge:
     repeats: int = 1
     cwd: Path | None = None  # None: inside the candidate's export
     seal: Seal | None = None
+    # "auto" (the seed: the scorer shows which it uses), "fd" (it wrote $EA_SCORE_FD
+    # at the seed: nothing else counts) or "stdout" (the forgeable last line).
+    channel: str = "auto"
+    sandbox: Sandbox | None = None  # None or kind "none": the scorer runs unconfined
 
     def judge(self, repo_dir: Path, commit: str) -> Verdict:
         """Export ``commit`` from ``repo_dir`` and score it ``repeats`` times."""
@@ -196,12 +203,14 @@ class Judge:
             exported = time.perf_counter()
             scores: list[float] = []
             feedback = ""
+            channel: str | None = None
             for _ in range(self.repeats):
-                score, feedback = self.score_once(candidate)
+                score, feedback, channel = self.score_channel(candidate)
                 if score is None:
                     return Verdict(
-                        None, scores, feedback, exported - started, time.perf_counter() - exported
-                    )
+                        None, scores, feedback, exported - started,
+                        time.perf_counter() - exported, channel=channel,
+                    )  # fmt: skip
                 scores.append(score)
             return Verdict(
                 statistics.median(scores),
@@ -209,24 +218,49 @@ class Judge:
                 feedback,
                 exported - started,
                 time.perf_counter() - exported,
+                channel=channel,
             )
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
     def score_once(self, candidate: Path) -> tuple[float | None, str]:
         """Run the score command once on an exported candidate: (score or None, feedback)."""
+        score, feedback, _channel = self.score_channel(candidate)
+        return score, feedback
+
+    def score_channel(self, candidate: Path) -> tuple[float | None, str, str | None]:
+        """Run the score command once: (score or None, feedback, channel used)."""
         cmd = self.score_cmd.replace("{candidate}", shlex.quote(str(candidate)))
-        done = run_process(
-            cmd,
-            cwd=self.cwd or candidate,
-            timeout=self.timeout,
-            env={"EA_CANDIDATE": str(candidate)},
-            shell=True,
+        # The verdict channel: one end of a socket pair, kept open in the scorer only.
+        # A socket cannot be opened through /proc/PID/fd (unlike the scorer's stdout),
+        # and every write is one message, so a candidate that reaches it anyway adds a
+        # message of its own -- which fails the score -- and cannot alter the scorer's.
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        cwd = self.cwd or candidate
+        env = {"EA_CANDIDATE": str(candidate), SCORE_FD_VAR: str(theirs.fileno())}
+        sandbox = self.sandbox or Sandbox("none")
+        argv = sandbox.scorer_argv(
+            cmd, cwd=cwd, export=candidate, files=self.seal.files if self.seal else {}
         )
+        try:
+            done = run_process(
+                argv,
+                cwd=cwd,
+                timeout=self.timeout,
+                env=sandbox.environment(env),
+                replace_env=True,
+                pass_fds=(theirs.fileno(),),
+            )
+            theirs.close()
+            messages = _messages(mine)
+        finally:
+            theirs.close()
+            mine.close()
         if done.launch_error:
-            return None, _tail(f"score command could not start: {done.launch_error}")
+            return None, _tail(f"score command could not start: {done.launch_error}"), None
         if done.returncode is None:
-            return None, _tail(f"score command timed out after {self.timeout:g}s\n" + done.stderr)
+            why = f"score command timed out after {self.timeout:g}s\n" + done.stderr
+            return None, _tail(why), None
         lines = [line for line in done.stdout.splitlines() if line.strip()]
         before = "\n".join(lines[:-1])
         err = done.stderr_tail(3)
@@ -240,19 +274,75 @@ class Judge:
                 head += f": {err}"
             elif lines:
                 head += f": {lines[-1].strip()[:300]}"
-            return None, _tail(f"{head}\n{done.stdout.strip()}\n{done.stderr.strip()}".strip())
+            text = f"{head}\n{done.stdout.strip()}\n{done.stderr.strip()}".strip()
+            return None, _tail(text), None
+        if messages or self.channel == "fd":
+            return self._from_channel(messages, done.stdout)
         if not lines:
             why = "score command printed nothing" + (f" (stderr: {err})" if err else "")
-            return None, _tail(why)
+            return None, _tail(why), None
+        value, why = parse_score(lines[-1])
+        if value is None:
+            why += f" (stderr: {err})" if err and why.startswith("last line") else ""
+            return None, _tail(f"{why}\n{before}"), None
+        return value, _tail(before), "stdout"
+
+    def _from_channel(
+        self, messages: list[bytes], stdout: str
+    ) -> tuple[float | None, str, str | None]:
+        feedback = stdout.strip()
+        if self.channel == "stdout":
+            # The scorer never used the channel (at the seed): candidate code wrote it.
+            why = f"{FORGED}: something other than the scorer wrote to ${SCORE_FD_VAR}"
+            return None, _tail(f"{why}\n{feedback}"), "fd"
+        if len(messages) != 1:
+            why = (
+                f"{FORGED}: the score channel got {len(messages)} messages; the scorer "
+                f"writes one (candidate code may have written to it)"
+                if messages
+                else f"the scorer wrote no score to ${SCORE_FD_VAR} (it did at the seed)"
+            )
+            return None, _tail(f"{why}\n{feedback}"), "fd"
+        text = messages[0].decode(errors="replace").strip()
+        value, why = parse_score(text)
+        if value is None:
+            return None, _tail(f"${SCORE_FD_VAR}: {why}\n{feedback}"), "fd"
+        return value, _tail(feedback), "fd"
+
+
+SCORE_FD_VAR = "EA_SCORE_FD"
+FORGED = "score channel forged"
+
+
+def _messages(sock: socket.socket, limit: int = 64) -> list[bytes]:
+    """Every message waiting on the harness's end (the scorer has exited and its
+    process tree was swept, so nothing more can come)."""
+    sock.setblocking(False)
+    found: list[bytes] = []
+    while len(found) < limit:
         try:
-            value = float(lines[-1].strip())
-        except ValueError:
-            why = f"last line is not a number: {lines[-1].strip()!r}"
-            why += f" (stderr: {err})" if err else ""
-            return None, _tail(f"{why}\n{before}")
-        if value != value or value in (float("inf"), float("-inf")):
-            return None, _tail(f"score is not finite: {lines[-1].strip()}\n{before}")
-        return value, _tail(before)
+            data = sock.recv(4096)
+        except (BlockingIOError, InterruptedError):
+            break
+        except OSError:
+            break
+        if not data:
+            break
+        if data.strip():
+            found.append(data)
+    return found
+
+
+def parse_score(line: str) -> tuple[float | None, str]:
+    """A finite number from one line, or (None, why not)."""
+    text = line.strip()
+    try:
+        value = float(text)
+    except ValueError:
+        return None, f"last line is not a number: {text!r}"
+    if value != value or value in (float("inf"), float("-inf")):
+        return None, f"score is not finite: {text}"
+    return value, ""
 
 
 def _tail(text: str) -> str:

@@ -1,25 +1,30 @@
 """Continue or forget from the same plateau: ``search plateau-test RUN_DIR --turns N``.
 
 The paper's measurement, for any task: once a run has plateaued, is it better to keep
-the agents' sessions going or to forget them?  From a finished run's best candidate
-this spends ``N`` turns each way, with the run's agent, scorer, policy and number of
-agents, and reports the gain and the cost of each side by side:
+the agents' sessions going or to forget them?
 
-* **continue**: every agent resumes the session it had at the end of the run (its last
-  round), in that round's worktree reset to the best candidate.  The worktree path is
-  the one the session knew (Claude Code looks sessions up by directory); the run's
-  candidates stay tagged and ``best/`` is not touched.  The tsp-example agent's session
-  files are copied first, so the run's own are left as they were.
-* **fresh**: new sessions in a new one-commit repository of the best candidate, with
-  the identical first instructions a forgetting round gives.
+1. **The run must have plateaued**, by a stated rule: none of its last ``window`` turns
+   (default ``max(4, 2 × agents)``) improved the best past the run's noise floor.
+   Otherwise it is refused with the numbers (``--force`` measures anyway, and says so).
+2. **Both sides start from the run's best**, scored afresh (``start``).
+   * *continue*: every agent resumes the session it ended the run with, in its own
+     private workspace (the path that session knew), reset to the run's best -- and it
+     is told so: "your workspace now holds the run's best candidate, which scored S",
+     the score of what it is looking at, not its own last one;
+   * *fresh*: new sessions in a new one-commit repository of the best, with the
+     identical first instructions a forgetting round gives.
+3. **Every side runs ``--repeats`` times (default 3), each time from copies**: a copy of
+   the round repository, of the agents' session state, its own private workspaces, a
+   different seed.  The source run is never written to (its results go to
+   ``RUN_DIR-plateau`` by default, beside it).
+4. **The report**: each side's gain (its best re-scored, against the start) as the mean
+   over repeats with a 95% bootstrap interval, its cost per repeat, its edit sizes
+   (median lines changed, overall and over its first 10 non-empty turns); the ratio of
+   gains only when the continued gain's interval lies above zero -- otherwise it says
+   why there is no ratio.
 
-Both sides start from the same candidate, scored afresh ``score_repeats`` times
-(``start``), follow the run's policy for sharing within the side, count an improvement
-only past the run's noise floor, and re-score their best at the end, so neither side's
-gain is a lucky draw.  ``N`` is the total over agents, split as ``--turns`` is.  The
-sides run one after the other (continue first), so they do not compete for the
-machine.  Results go to ``OUT/plateau-test.json`` and ``OUT/plateau-test.md`` (OUT is
-``RUN_DIR/plateau-test`` by default), each side's turns to ``OUT/SIDE/log.jsonl``.
+Each turn is the runner's own step (:func:`~evolving_agent.search.turn.play_turn`):
+the same executor, the same sealed judge, the same tamper check.
 """
 
 from __future__ import annotations
@@ -38,46 +43,134 @@ from typing import Any
 
 from evolving_agent.errors import InvalidInput, NotFound, UsageError
 from evolving_agent.gitcmd import git
+from evolving_agent.process import subreaper
 from evolving_agent.search.agents import agent_for
 from evolving_agent.search.agents.base import Agent
 from evolving_agent.search.config import SearchConfig, split_evenly
+from evolving_agent.search.executors.local import LocalExecutor
 from evolving_agent.search.judge import TAMPERED, Judge, JudgeTampered, Seal, seal_command
+from evolving_agent.search.private import private_root, remove_root, workspace_path
+from evolving_agent.search.prompt import build_prompt
 from evolving_agent.search.reducer import Decision, RoundPlan, SearchState, better, decide
 from evolving_agent.search.rounds import round_repo
-from evolving_agent.search.runner import _judge
+from evolving_agent.search.runner import make_judge, new_dir
 from evolving_agent.search.state import RunDir, TurnRecord, now_iso, write_json_atomic
-from evolving_agent.search.text import fmt_number, markdown_table
-from evolving_agent.search.turn import turn_request
-from evolving_agent.search.workspace import (
-    add_worktree,
-    commit_turn,
-    export_commit,
-    init_round_repo,
-    reset_worktree,
-    tag_candidate,
-)
+from evolving_agent.search.stats import Interval, bootstrap_ci
+from evolving_agent.search.text import fmt_number
+from evolving_agent.search.turn import TurnJob, play_turn, turn_request
+from evolving_agent.search.workspace import export_commit, init_round_repo
 
 SIDES = ("continue", "fresh")
+DEFAULT_REPEATS = 3
+FIRST_EDITS = 10  # the paper's "first 10 proposals" for edit sizes
+
+
+class NotPlateaued(InvalidInput):
+    """The run's best was still improving at its end (exit 4)."""
+
+    def __init__(self, check: PlateauCheck, run: Path) -> None:
+        super().__init__(
+            f"the run has not plateaued: {check.describe()}; continue it, or pass "
+            f"--window / --force",
+            file=run,
+        )
 
 
 @dataclass(frozen=True)
-class SideResult:
-    side: str
+class PlateauCheck:
+    window: int
     turns: int
-    best_score: float  # the side's best as the search saw it
-    best_rescored: float | None  # that best scored again (None: never left the start)
+    last_improved: int  # seq of the last improving turn (0: none)
+
+    @property
+    def flat(self) -> int:
+        return self.turns - self.last_improved
+
+    @property
+    def plateaued(self) -> bool:
+        return self.flat >= self.window
+
+    @property
+    def rule(self) -> str:
+        return f"none of the run's last {self.window} turns improved its best past the noise floor"
+
+    def describe(self) -> str:
+        where = f"turn {self.last_improved}" if self.last_improved else "no turn"
+        return f"{self.rule} (rule); its last improvement was {where} of {self.turns}"
+
+
+def check_plateau(records: list[TurnRecord], agents: int, window: int | None) -> PlateauCheck:
+    last = max((r.seq for r in records if r.improved), default=0)
+    return PlateauCheck(window or max(4, 2 * agents), len(records), last)
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One repeat of one side."""
+
+    repeat: int
+    turns: int
+    best_score: float
+    best_rescored: float | None
     gain: float  # final (re-scored) best minus start, positive = better
-    gain_pct: float | None
     improved_turns: int
     empty_turns: int
-    failed_turns: int  # no score (the candidate failed)
-    agent_errors: int  # the agent reported an error
+    failed_turns: int
     cost_usd: float
     tokens: int
-    agent_s: float  # agent time summed over turns
-    wall_s: float  # the side's elapsed time
-    median_lines: float | None  # of the non-empty turns
+    agent_s: float
+    lines: list[int]  # lines changed of each non-empty turn, in order
     log: str
+
+
+@dataclass
+class SideResult:
+    side: str
+    draws: list[Draw]
+
+    @property
+    def gains(self) -> list[float]:
+        return [d.gain for d in self.draws]
+
+    @property
+    def mean_gain(self) -> float:
+        return statistics.fmean(self.gains)
+
+    @property
+    def gain_ci(self) -> Interval | None:
+        return bootstrap_ci(self.gains) if len(self.draws) > 1 else None
+
+    @property
+    def mean_cost(self) -> float:
+        return statistics.fmean(d.cost_usd for d in self.draws)
+
+    @property
+    def mean_tokens(self) -> float:
+        return statistics.fmean(d.tokens for d in self.draws)
+
+    @property
+    def median_lines(self) -> float | None:
+        lines = [n for d in self.draws for n in d.lines]
+        return float(statistics.median(lines)) if lines else None
+
+    @property
+    def median_first_lines(self) -> float | None:
+        lines = [n for d in self.draws for n in d.lines[:FIRST_EDITS]]
+        return float(statistics.median(lines)) if lines else None
+
+    def to_json(self) -> dict[str, Any]:
+        ci = self.gain_ci
+        return {
+            "side": self.side,
+            "repeats": len(self.draws),
+            "mean_gain": self.mean_gain,
+            "gain_ci95": None if ci is None else [ci.low, ci.high],
+            "mean_cost_usd": self.mean_cost,
+            "mean_tokens": self.mean_tokens,
+            "median_lines": self.median_lines,
+            "median_lines_first_10": self.median_first_lines,
+            "draws": [asdict(d) for d in self.draws],
+        }
 
 
 @dataclass
@@ -85,6 +178,7 @@ class PlateauTest:
     run_dir: Path
     out: Path
     turns: int
+    repeats: int
     agents: int
     policy: str
     minimize: bool
@@ -92,25 +186,42 @@ class PlateauTest:
     start_score: float
     start_scores: list[float]
     noise_floor: float
+    check: PlateauCheck
+    forced: bool = False
     sides: list[SideResult] = field(default_factory=list)
 
     def side(self, name: str) -> SideResult:
         return next(s for s in self.sides if s.side == name)
 
     @property
+    def ratio_note(self) -> str | None:
+        """Why there is no gain ratio (None: there is one)."""
+        cont = self.side("continue")
+        ci = cont.gain_ci
+        if ci is None:
+            return "one repeat per side: a ratio of single draws says nothing (--repeats 3)"
+        if ci.low <= 0:
+            return (
+                f"the continued gain's 95% interval [{fmt_number(ci.low)}, {fmt_number(ci.high)}] "
+                "includes zero: a ratio to it is not meaningful"
+            )
+        return None
+
+    @property
     def gain_ratio(self) -> float | None:
-        """Fresh gain over continued gain (None unless the continued gain is positive)."""
-        cont, fresh = self.side("continue").gain, self.side("fresh").gain
-        return fresh / cont if cont > 0 else None
+        """Mean fresh gain over mean continued gain, when the latter is surely positive."""
+        if self.ratio_note is not None:
+            return None
+        return self.side("fresh").mean_gain / self.side("continue").mean_gain
 
     @property
     def cost_ratio(self) -> float | None:
         """Fresh spend over continued spend, in dollars, else tokens."""
         cont, fresh = self.side("continue"), self.side("fresh")
-        if cont.cost_usd > 0:
-            return fresh.cost_usd / cont.cost_usd
-        if cont.tokens > 0:
-            return fresh.tokens / cont.tokens
+        if cont.mean_cost > 0:
+            return fresh.mean_cost / cont.mean_cost
+        if cont.mean_tokens > 0:
+            return fresh.mean_tokens / cont.mean_tokens
         return None
 
     def to_json(self) -> dict[str, Any]:
@@ -118,15 +229,25 @@ class PlateauTest:
             "run_dir": str(self.run_dir),
             "out": str(self.out),
             "turns": self.turns,
+            "repeats": self.repeats,
             "agents": self.agents,
             "policy": self.policy,
             "direction": "minimize" if self.minimize else "maximize",
+            "plateau": {
+                "rule": self.check.rule,
+                "window": self.check.window,
+                "turns": self.check.turns,
+                "last_improved": self.check.last_improved,
+                "plateaued": self.check.plateaued,
+                "forced": self.forced,
+            },
             "start_commit": self.start_commit,
             "start_score": self.start_score,
             "start_scores": self.start_scores,
             "noise_floor": self.noise_floor,
-            "sides": {s.side: asdict(s) for s in self.sides},
+            "sides": {s.side: s.to_json() for s in self.sides},
             "gain_ratio_fresh_over_continue": self.gain_ratio,
+            "gain_ratio_note": self.ratio_note,
             "cost_ratio_fresh_over_continue": self.cost_ratio,
         }
 
@@ -138,10 +259,14 @@ def plateau_test(
     run_dir: Path,
     *,
     turns: int,
+    repeats: int = DEFAULT_REPEATS,
     out: Path | None = None,
+    window: int | None = None,
+    force: bool = False,
     progress: ProgressFn | None = None,
 ) -> PlateauTest:
-    """Spend ``turns`` turns continuing the run's last sessions and as many fresh."""
+    """Measure continuing vs forgetting from the run's plateau, ``repeats`` times a side,
+    ``turns`` turns each time; never writes to ``run_dir``."""
     run = RunDir(Path(run_dir).absolute())
     if not run.path.is_dir():
         raise NotFound(f"run directory not found: {run.path}")
@@ -157,92 +282,102 @@ def plateau_test(
     agents = config.effective_agents
     if turns < agents:
         raise UsageError(f"--turns {turns} is fewer than the run's {agents} agents")
+    if repeats < 1:
+        raise UsageError(f"--repeats must be at least 1, got {repeats}")
+    check = check_plateau(records, agents, window)
+    if not check.plateaued and not force:
+        raise NotPlateaued(check, run.path)
     last_round = max(r.round for r in records)
     sessions = _last_sessions(records, last_round, agents)
     summary = json.loads(run.summary_json.read_text(encoding="utf-8"))
-    repo = round_repo(run, last_round)
-    start = _best_in(run, repo, last_round, str(summary.get("best_commit", "")))
-    kept = [run.round_dir(last_round) / f"agent-{a}" for a in range(1, agents + 1)]
-    for path in kept:
-        if not (path / ".git").exists():
-            raise InvalidInput(
-                "the last round's worktree is gone; cannot continue there", file=path
-            )
-    dest = (out or run.path / "plateau-test").absolute()
-    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        raise UsageError(f"output directory is not empty: {dest} (choose another --out)")
-    agent = agent_for(config)
-    judge = _judge(config, _sealed(run, config))
-    verdict = judge.judge(repo, start)
+    source_repo = round_repo(run, last_round)
+    start = _best_in(run, source_repo, last_round, str(summary.get("best_commit", "")))
+    dest = _out_dir(run.path, out)
+    judge = make_judge(config, _sealed(run, config))
+    verdict = judge.judge(source_repo, start)
     if verdict.score is None:
         first = (verdict.feedback.splitlines() or ["no output"])[0]
+        shutil.rmtree(dest, ignore_errors=True)
         raise InvalidInput(f"the run's best candidate no longer scores ({first})", file=run.path)
-    dest.mkdir(parents=True, exist_ok=True)
     result = PlateauTest(
-        run_dir=run.path,
-        out=dest,
-        turns=turns,
-        agents=agents,
-        policy=config.policy,
-        minimize=config.minimize,
-        start_commit=start,
-        start_score=verdict.score,
-        start_scores=verdict.scores,
-        noise_floor=seed.noise_floor,
-    )
+        run_dir=run.path, out=dest, turns=turns, repeats=repeats, agents=agents,
+        policy=config.policy, minimize=config.minimize, start_commit=start,
+        start_score=verdict.score, start_scores=verdict.scores, noise_floor=seed.noise_floor,
+        check=check, forced=force and not check.plateaued,
+    )  # fmt: skip
     # The task as sealed when the run began (the file itself may have changed since).
-    sealed = run.task_copy
-    task = (sealed if sealed.is_file() else config.task).read_text(encoding="utf-8")
+    task = run.task_copy.read_text(encoding="utf-8")
     shares = split_evenly(turns, agents)
     last_turn = {a: max((r.turn for r in records if r.agent == a), default=0) for a in sessions}
-    last_record = {
-        a: max((r for r in records if r.agent == a and r.round == last_round), key=lambda r: r.seq)
-        for a in sessions
-    }
-    for side in SIDES:
-        side_dir = dest / side
-        side_dir.mkdir()
-        if side == "continue":
-            side_repo = repo
-            workspaces = kept
-            for path in workspaces:
-                reset_worktree(path, start)
-            if run.agent_state.is_dir():
-                shutil.copytree(run.agent_state, side_dir / "agent-state")
-            side_start = start
-            number = last_round
-        else:
-            side_repo = side_dir / "repo"
-            with tempfile.TemporaryDirectory(prefix="ea-plateau-") as tmp:
-                files = Path(tmp) / "files"
-                export_commit(repo, start, files)
-                side_start = init_round_repo(side_repo, files, "plateau test: the run's best")
-            workspaces = []
-            for a in range(1, agents + 1):
-                path = side_dir / f"agent-{a}"
-                add_worktree(side_repo, path, f"plateau-fresh-agent-{a}", side_start)
-                workspaces.append(path)
-            number = last_round + 1
-        side_run = _Side(
-            name=side,
-            config=config,
-            agent=agent,
-            judge=judge,
-            task=task,
-            repo=side_repo,
-            workspaces=workspaces,
-            plan=RoundPlan(number, side_start, result.start_score, tuple(shares)),
-            floor=seed.noise_floor,
-            sessions=sessions if side == "continue" else {},
-            last=last_record if side == "continue" else {},
-            first_turn=last_turn,
-            out=RunDir(side_dir),
-            progress=progress,
-        )
-        result.sides.append(side_run.run())
+    agent = agent_for(config)
+    with subreaper():  # every side runs on the local executor
+        result.sides = _measure(
+            run, config, agent, judge, result, dest, task, shares, sessions, last_turn,
+            source_repo, start, seed.noise_floor, verdict.feedback, repeats, progress,
+        )  # fmt: skip
     write_json_atomic(dest / "plateau-test.json", result.to_json())
     (dest / "plateau-test.md").write_text(render_markdown(result), encoding="utf-8")
     return result
+
+
+def _measure(
+    run: RunDir, config: SearchConfig, agent: Agent, judge: Judge, result: PlateauTest,
+    dest: Path, task: str, shares: list[int], sessions: dict[int, str],
+    last_turn: dict[int, int], source_repo: Path, start: str, floor: float, feedback: str,
+    repeats: int, progress: ProgressFn | None,
+) -> list[SideResult]:  # fmt: skip
+    """Each side ``repeats`` times, each from copies."""
+    last_round = max(r.round for r in run.read_log())
+    draws: dict[str, list[Draw]] = {side: [] for side in SIDES}
+    for repeat in range(1, repeats + 1):
+        seeded = config.model_copy(update={"seed": config.seed + repeat - 1})
+        for side in SIDES:
+            side_dir = dest / f"repeat-{repeat}" / side
+            side_dir.mkdir(parents=True)
+            repo = side_dir / "repo"
+            if side == "continue":
+                # A copy of the run's last round repository: the session's history.
+                shutil.copytree(source_repo / ".git", repo / ".git", symlinks=True)
+                side_start, number = start, last_round
+                # The path the session knew (Claude Code finds sessions by directory).
+                root = private_root(run.path)
+                if run.agent_state.is_dir():
+                    shutil.copytree(run.agent_state, side_dir / "agent-state")
+            else:
+                with tempfile.TemporaryDirectory(prefix="ea-plateau-") as tmp:
+                    files = Path(tmp) / "files"
+                    export_commit(source_repo, start, files)
+                    side_start = init_round_repo(repo, files, "plateau test: the run's best")
+                number, root = last_round + 1, private_root(side_dir)
+            try:
+                draws[side].append(
+                    _Side(
+                        name=side, repeat=repeat, config=seeded, agent=agent, judge=judge,
+                        task=task, repo=repo, root=root,
+                        plan=RoundPlan(number, side_start, result.start_score, tuple(shares)),
+                        floor=floor,
+                        sessions=sessions if side == "continue" else {},
+                        start_feedback=feedback, first_turn=last_turn,
+                        out=RunDir(side_dir), progress=progress,
+                        hide=(str(run.path), str(dest)),
+                    ).run()
+                )  # fmt: skip
+            finally:
+                remove_root(root)
+    return [SideResult(side, draws[side]) for side in SIDES]
+
+
+def _out_dir(run: Path, out: Path | None) -> Path:
+    """Where results go: never inside the run (the source run is not modified)."""
+    if out is None:
+        return new_dir(run.parent / f"{run.name}-plateau")
+    dest = out.absolute()
+    if dest.resolve() == run.resolve() or run.resolve() in dest.resolve().parents:
+        raise UsageError(f"--out must be outside the run directory (it is never modified): {dest}")
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise UsageError(f"output directory is not empty: {dest} (choose another --out)")
+    dest.mkdir(parents=True, exist_ok=True)
+    return dest
 
 
 def _last_sessions(records: list[TurnRecord], number: int, agents: int) -> dict[int, str]:
@@ -261,83 +396,93 @@ def _has_commit(repo: Path, commit: str) -> bool:
 
 
 def _best_in(run: RunDir, repo: Path, number: int, best_commit: str) -> str:
-    """The run's best as a commit of the last round's repository.
-
-    Either the best itself (found in the last round, or a repository shared by every
-    round) or, with a fresh repository per round, that round's start: the best when it
-    opened, and still the best since nothing in the round beat it.
-    """
+    """The run's best as a commit of the last round's repository: the best itself, or
+    (a fresh repository per round) that round's start, still the best since."""
     if best_commit and _has_commit(repo, best_commit):
         return best_commit
     data = json.loads((run.round_dir(number) / "round.json").read_text(encoding="utf-8"))
     return str(data["start_commit"])
 
 
+def continue_prompt(
+    *, decision: Decision, minimize: bool, start: str, score: float, feedback: str
+) -> str:
+    """The continued session's first prompt: what its workspace now holds, truly."""
+    body = build_prompt(task="", decision=decision, minimize=minimize, last=None)
+    candidates = body.split("---\n", 1)[-1].split("\n", 1)[-1]
+    return (
+        f"Your workspace now holds the run's best candidate ({start[:12]}), which scored "
+        f"{score:g} when scored again just now.\nScorer feedback:\n"
+        f"{feedback.strip() or '(none)'}\n\n{candidates}Keep improving the candidate in "
+        "your workspace.\n"
+    )
+
+
 class _Side:
-    """One side's turns: agents in parallel threads, the reducer deciding each turn."""
+    """One repeat of one side: agents in parallel threads, the reducer deciding each turn,
+    every turn the runner's own :func:`play_turn`."""
 
     def __init__(
         self,
         *,
         name: str,
+        repeat: int,
         config: SearchConfig,
         agent: Agent,
         judge: Judge,
         task: str,
         repo: Path,
-        workspaces: list[Path],
+        root: Path,
         plan: RoundPlan,
         floor: float,
         sessions: dict[int, str],
-        last: dict[int, TurnRecord],
+        start_feedback: str,
         first_turn: dict[int, int],
         out: RunDir,
         progress: ProgressFn | None,
+        hide: tuple[str, ...],
     ) -> None:
-        self.name, self.config, self.agent, self.judge = name, config, agent, judge
-        self.task, self.repo, self.workspaces, self.plan = task, repo, workspaces, plan
-        self.floor, self.sessions, self.last, self.first_turn = floor, sessions, last, first_turn
-        self.out, self.progress = out, progress
+        self.name, self.repeat, self.config, self.agent = name, repeat, config, agent
+        self.judge, self.task, self.repo, self.root, self.plan = judge, task, repo, root, plan
+        self.floor, self.sessions, self.first_turn = floor, sessions, first_turn
+        self.start_feedback, self.out, self.progress = start_feedback, out, progress
         self.records: list[TurnRecord] = []
         self.best = plan.start_score
         self.best_commit = plan.start_commit
+        self.known: dict[str, float | None] = {plan.start_commit: plan.start_score}
         self.lock = threading.Lock()
+        self.executor = LocalExecutor(max_scorers=config.max_scorers)
+        self.sandbox = config.confinement(hide=hide)
 
-    def run(self) -> SideResult:
-        started = time.monotonic()
-        agents = len(self.workspaces)
+    def run(self) -> Draw:
+        agents = len(self.plan.quotas)
         with ThreadPoolExecutor(max_workers=agents) as pool:
             for future in [pool.submit(self._loop, a) for a in range(1, agents + 1)]:
                 future.result()
-        wall = time.monotonic() - started
         rescored: float | None = None
         final = self.plan.start_score
         if self.best_commit != self.plan.start_commit:
             verdict = self.judge.judge(self.repo, self.best_commit)
             rescored = verdict.score
             final = verdict.score if verdict.score is not None else self.best
-        minimize = self.config.minimize
-        gain = self.plan.start_score - final if minimize else final - self.plan.start_score
         start = self.plan.start_score
-        lines = [r.lines_changed for r in self.records if not r.empty]
-        return SideResult(
-            side=self.name,
+        gain = start - final if self.config.minimize else final - start
+        return Draw(
+            repeat=self.repeat,
             turns=len(self.records),
             best_score=self.best,
             best_rescored=rescored,
             gain=gain,
-            gain_pct=gain / abs(start) * 100 if start else None,
             improved_turns=sum(1 for r in self.records if r.improved),
             empty_turns=sum(1 for r in self.records if r.empty),
             failed_turns=sum(1 for r in self.records if r.score is None),
-            agent_errors=sum(1 for r in self.records if r.error),
             cost_usd=round(sum(r.cost_usd or 0.0 for r in self.records), 6),
             tokens=sum(r.tokens for r in self.records),
             agent_s=round(sum(r.agent_s for r in self.records), 3),
-            wall_s=round(wall, 3),
-            median_lines=float(statistics.median(lines)) if lines else None,
+            lines=[r.lines_changed for r in sorted(self.records, key=lambda r: r.seq)
+                   if not r.empty],
             log=str(self.out.log),
-        )
+        )  # fmt: skip
 
     def _decide(self, agent: int) -> Decision:
         state = SearchState(tuple(self.records), self.plan)
@@ -355,76 +500,69 @@ class _Side:
             )
         return decision
 
+    def _known(self, commit: str) -> tuple[bool, float | None]:
+        with self.lock:
+            return commit in self.known, self.known.get(commit)
+
     def _loop(self, agent: int) -> None:
-        workspace = self.workspaces[agent - 1]
+        workspace = workspace_path(self.root, self.plan.number, agent)
         while True:
             with self.lock:
                 decision = self._decide(agent)
                 if not decision.run_turn:
                     return
                 mine = [r for r in self.records if r.agent == agent]
-                last = mine[-1] if mine else self.last.get(agent)
                 turn = self.first_turn.get(agent, 0) + len(mine) + 1
-            base = mine[-1].commit if mine else self.plan.start_commit
+            last = mine[-1] if mine else None
+            base = last.commit if last else self.plan.start_commit
+            prompt = None
+            if last is None and not decision.new_session:
+                prompt = continue_prompt(
+                    decision=decision, minimize=self.config.minimize,
+                    start=self.plan.start_commit, score=self.plan.start_score,
+                    feedback=self.start_feedback,
+                )  # fmt: skip
             request = turn_request(
-                self.config,
-                task=self.task,
-                decision=decision,
-                last=last,
-                workspace=workspace,
-                round=self.plan.number,
-                agent=agent,
-                turn=turn,
-                state_dir=self.out.path / "agent-state",
-            )
-            session = request.session_id
+                self.config, task=self.task, decision=decision, last=last,
+                workspace=workspace, round=self.plan.number, agent=agent, turn=turn,
+                state_dir=self.out.path / "agent-state", sandbox=self.sandbox, prompt=prompt,
+            )  # fmt: skip
+            label = f"plateau-{self.name}-a{agent}-t{turn:03d}"
+            job = TurnJob(request=request, base=base, message=label, retries=self.config.retries,
+                          retry_backoff=self.config.retry_backoff)  # fmt: skip
             clock = time.perf_counter()
-            result = self.agent.run_turn(request=request)
-            agent_s = time.perf_counter() - clock
-            change = commit_turn(workspace, base, f"plateau test {self.name} agent {agent}")
-            if change.empty:  # nothing changed: the candidate keeps its score
-                verdict_score = mine[-1].score if mine else self.plan.start_score
-                scores, feedback = [], "no edit"
-            else:
-                tag_candidate(workspace, f"plateau/{self.name}-a{agent}-t{turn:03d}", change.commit)
-                verdict = self.judge.judge(self.repo, change.commit)
-                verdict_score, scores, feedback = verdict.score, verdict.scores, verdict.feedback
+            played = play_turn(
+                self.executor, self.agent, job, judge=self.judge, repo=self.repo,
+                start=self.plan.start_commit, label=label, known=self._known,
+            )  # fmt: skip
+            result, change, verdict = played.outcome.result, played.outcome.change, played.verdict
             with self.lock:
-                improved = verdict_score is not None and better(
-                    verdict_score, self.best, minimize=self.config.minimize, floor=self.floor
+                improved = verdict.score is not None and better(
+                    verdict.score, self.best, minimize=self.config.minimize, floor=self.floor
                 )
                 record = TurnRecord(
-                    seq=len(self.records) + 1,
-                    round=self.plan.number,
-                    agent=agent,
-                    turn=turn,
-                    round_turn=len(mine) + 1,
-                    session=result.session_id or session,
-                    new_session=decision.new_session,
-                    base_commit=base,
-                    commit=change.commit,
-                    score=verdict_score,
-                    scores=scores,
-                    feedback=feedback,
-                    empty=change.empty,
-                    lines_changed=change.lines_changed,
-                    input_tokens=result.input_tokens,
-                    output_tokens=result.output_tokens,
-                    reasoning_tokens=result.reasoning_tokens,
-                    cost_usd=result.cost_usd,
+                    seq=len(self.records) + 1, round=self.plan.number, agent=agent, turn=turn,
+                    round_turn=len(mine) + 1, session=result.session_id or request.session_id,
+                    new_session=decision.new_session, base_commit=base, commit=change.commit,
+                    score=verdict.score, scores=verdict.scores, feedback=verdict.feedback,
+                    empty=change.empty, lines_changed=change.lines_changed,
+                    input_tokens=result.input_tokens, output_tokens=result.output_tokens,
+                    reasoning_tokens=result.reasoning_tokens, cost_usd=result.cost_usd,
                     wall_s=round(time.perf_counter() - clock, 4),
-                    agent_s=round(agent_s, 4),
-                    ts=now_iso(),
-                    improved=improved,
-                    visible=len(decision.visible),
-                    error=result.error,
-                )
+                    agent_s=round(played.outcome.laps.get("agent", 0.0), 4), ts=now_iso(),
+                    improved=improved, visible=len(decision.visible), error=played.error,
+                    attempts=played.outcome.attempts,
+                )  # fmt: skip
                 self.out.append(record)
                 self.records.append(record)
-                if improved and verdict_score is not None:
-                    self.best, self.best_commit = verdict_score, change.commit
+                if not verdict.tampered:
+                    self.known[change.commit] = verdict.score
+                if improved and verdict.score is not None:
+                    self.best, self.best_commit = verdict.score, change.commit
+            if verdict.tampered:
+                raise JudgeTampered(f"{played.error}; the plateau test stopped: {self.out.path}")
             if self.progress:
-                self.progress(self.name, record)
+                self.progress(f"{self.name} #{self.repeat}", record)
 
 
 # -- rendering -------------------------------------------------------------------------
@@ -434,48 +572,72 @@ def _ratio(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}×"
 
 
+def _gain(side: SideResult, start: float) -> str:
+    ci = side.gain_ci
+    pct = f" ({side.mean_gain / abs(start) * 100:+.2f}%)" if start else ""
+    interval = "" if ci is None else f" [{fmt_number(ci.low)}, {fmt_number(ci.high)}]"
+    return f"{fmt_number(side.mean_gain)}{pct}{interval}"
+
+
 def format_table(result: PlateauTest) -> str:
     cont, fresh = result.side("continue"), result.side("fresh")
-    paid = cont.cost_usd > 0 or fresh.cost_usd > 0
+    paid = cont.mean_cost > 0 or fresh.mean_cost > 0
 
-    def pct(s: SideResult) -> str:
-        return "" if s.gain_pct is None else f" ({s.gain_pct:+.2f}%)"
+    def each(fn: Callable[[Draw], object]) -> tuple[str, str]:
+        return (
+            ", ".join(str(fn(d)) for d in cont.draws),
+            ", ".join(str(fn(d)) for d in fresh.draws),
+        )
 
     rows = [
-        ("turns", str(cont.turns), str(fresh.turns)),
-        ("best (search)", fmt_number(cont.best_score), fmt_number(fresh.best_score)),
-        ("best re-scored", fmt_number(cont.best_rescored), fmt_number(fresh.best_rescored)),
-        ("gain", f"{fmt_number(cont.gain)}{pct(cont)}", f"{fmt_number(fresh.gain)}{pct(fresh)}"),
-        ("improving turns", str(cont.improved_turns), str(fresh.improved_turns)),
-        ("empty turns", str(cont.empty_turns), str(fresh.empty_turns)),
-        ("failed turns", str(cont.failed_turns), str(fresh.failed_turns)),
+        ("repeats × turns", f"{len(cont.draws)} × {result.turns}",
+         f"{len(fresh.draws)} × {result.turns}"),
+        ("gain, mean [95% CI]", _gain(cont, result.start_score),
+         _gain(fresh, result.start_score)),
+        ("gain per repeat", *each(lambda d: fmt_number(d.gain))),
+        ("improving turns", *each(lambda d: d.improved_turns)),
+        ("empty turns", *each(lambda d: d.empty_turns)),
+        ("failed turns", *each(lambda d: d.failed_turns)),
         ("median lines changed", fmt_number(cont.median_lines), fmt_number(fresh.median_lines)),
-        ("cost", f"${cont.cost_usd:.4f}", f"${fresh.cost_usd:.4f}")
+        ("… first 10 edits", fmt_number(cont.median_first_lines),
+         fmt_number(fresh.median_first_lines)),
+        ("cost per repeat", f"${cont.mean_cost:.4f}", f"${fresh.mean_cost:.4f}")
         if paid
-        else ("tokens", str(cont.tokens), str(fresh.tokens)),
-        ("agent time (s)", f"{cont.agent_s:.1f}", f"{fresh.agent_s:.1f}"),
-    ]
-    return "\n".join(markdown_table(["", "continue", "fresh"], rows)) + "\n"
+        else ("tokens per repeat", fmt_number(cont.mean_tokens), fmt_number(fresh.mean_tokens)),
+    ]  # fmt: skip
+    lines = ["| | continue | fresh |", "|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
+    return "\n".join(lines) + "\n"
+
+
+def verdict_line(result: PlateauTest) -> str:
+    """The sentence worth quoting -- or why there is none."""
+    spend = _ratio(result.cost_ratio)
+    if result.gain_ratio is not None:
+        return (
+            f"Fresh sessions gained {_ratio(result.gain_ratio)} what continued ones did "
+            f"(means over {result.repeats} repeats), at {spend} the spend."
+        )
+    return f"No gain ratio: {result.ratio_note}.  Spend ratio (fresh / continued): {spend}."
 
 
 def render_markdown(result: PlateauTest) -> str:
     better_word = "lower" if result.minimize else "higher"
-    ratio = (
-        f"Fresh sessions gained {_ratio(result.gain_ratio)} what continued ones did, "
-        f"at {_ratio(result.cost_ratio)} the spend."
-        if result.gain_ratio is not None
-        else "The continued sessions gained nothing, so no gain ratio."
-        + (f"  Spend ratio (fresh / continued): {_ratio(result.cost_ratio)}.")
-    )
+    forced = "  (Measured with --force.)" if result.forced else ""
     return (
         f"# Plateau test: {result.run_dir.name}\n\n"
+        f"Plateau rule: {result.check.describe()}.{forced}\n\n"
         f"From the run's best ({result.start_commit[:12]}, "
         f"re-scored {fmt_number(result.start_score)}"
-        f"; {better_word} is better), {result.turns} turns continuing the "
-        f"{result.agents} session(s) the run ended with, and {result.turns} turns with "
-        f"fresh sessions (policy {result.policy}).  Gains are the side's best re-scored, "
-        f"against the start; improvements count past the run's noise floor "
-        f"({fmt_number(result.noise_floor)}).\n\n" + format_table(result) + "\n" + ratio + "\n"
+        f"; {better_word} is better), {result.repeats} repeats of {result.turns} turns "
+        f"continuing the {result.agents} session(s) the run ended with, and as many with "
+        f"fresh sessions (policy {result.policy}), each repeat on copies.  Gains are a "
+        f"side's best re-scored, against the start; improvements count past the run's "
+        f"noise floor ({fmt_number(result.noise_floor)}).\n\n"
+        + format_table(result)
+        + "\n"
+        + verdict_line(result)
+        + "\n"
     )
 
 

@@ -1,12 +1,11 @@
 """Opening, reopening and closing rounds on disk.
 
 A round is ready once ``rounds/rNN/round.json`` exists (written last, after the
-repository and every worktree are in place) and over once ``closed.json`` exists.
-A round directory without ``round.json`` was interrupted while being built and is
-rebuilt from scratch; a ready round that is not closed is reopened by resetting each
-agent's worktree to its last recorded candidate: each worktree is made again
-(a kill during ``git worktree add`` or mid-commit leaves a locked registration or a
-stale lock file that would otherwise fail every later git call).
+repository is in place) and over once ``closed.json`` exists.  A round directory
+without ``round.json`` was interrupted while being built and is rebuilt from scratch;
+a ready round that is not closed is reopened with its agents' workspaces removed: each
+is rebuilt at its agent's last recorded candidate on its next turn.  The workspaces
+themselves never live here but in the run's private folder (``private.py``).
 """
 
 from __future__ import annotations
@@ -18,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evolving_agent.search.presets import Preset
+from evolving_agent.search.private import enter_round, private_root, workspace_path
 from evolving_agent.search.reducer import RoundPlan
 from evolving_agent.search.state import ForgetReason, RunDir, TurnRecord, write_json_atomic
 from evolving_agent.search.workspace import (
-    add_worktree,
     export_commit,
     init_round_repo,
     remove_stale_locks,
@@ -97,11 +96,11 @@ def open_round(
     plan = RoundPlan(
         plan.number, start, plan.start_score, plan.quotas, plan.budget_usd, plan.budget_tokens
     )
-    workspaces = []
-    for agent in range(1, agents + 1):
-        path = rdir / f"agent-{agent}"
-        add_worktree(repo, path, f"r{plan.number:02d}-agent-{agent}", start)
-        workspaces.append(path)
+    # The boundary: every earlier round's workspaces go; this round's are built (as
+    # repositories of their own, outside the run directory) on each agent's first turn.
+    root = private_root(run.path)
+    enter_round(root, plan.number, fresh=True)
+    workspaces = [workspace_path(root, plan.number, a) for a in range(1, agents + 1)]
     write_json_atomic(
         rdir / "round.json",
         {
@@ -132,13 +131,11 @@ def reopen_round(run: RunDir, number: int, records: list[TurnRecord]) -> OpenRou
     )
     repo = stored_repo(run, data["repo"])
     remove_stale_locks(repo)
-    workspaces = []
-    for agent in range(1, len(plan.quotas) + 1):
-        path = rdir / f"agent-{agent}"
-        mine = [r for r in records if r.round == number and r.agent == agent]
-        last = max(mine, key=lambda r: r.seq).commit if mine else plan.start_commit
-        add_worktree(repo, path, f"r{number:02d}-agent-{agent}", last)
-        workspaces.append(path)
+    # Each workspace is rebuilt at its agent's last recorded candidate on its next turn
+    # (the runner bases the turn there); whatever a killed harness left is removed.
+    root = private_root(run.path)
+    enter_round(root, number, fresh=True)
+    workspaces = [workspace_path(root, number, a) for a in range(1, len(plan.quotas) + 1)]
     return OpenRound(plan, repo, tuple(workspaces), data.get("forget_reason"))
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from evolving_agent.errors import InvalidInput, UsageError
-from evolving_agent.process import kill_with_env
+from evolving_agent.process import kill_with_env, subreaper
 from evolving_agent.search.agents import agent_for, check_agent
 from evolving_agent.search.agents.base import Agent
 from evolving_agent.search.budget import Admission, TurnLedger
@@ -38,13 +38,14 @@ from evolving_agent.search.config import (
 from evolving_agent.search.executors import make_executor
 from evolving_agent.search.executors.base import Executor
 from evolving_agent.search.judge import (
+    SCORE_FD_VAR,
     TAMPERED,
     Judge,
     JudgeTampered,
     Seal,
-    Verdict,
     seal_command,
 )
+from evolving_agent.search.private import private_root, remove_root, run_key
 from evolving_agent.search.reducer import (
     Decision,
     SearchState,
@@ -62,6 +63,12 @@ from evolving_agent.search.rounds import (
     round_repo,
     seed_repo,
 )
+from evolving_agent.search.sandbox import (
+    SANDBOX_VAR,
+    check_sandbox,
+    default_sandbox,
+    missing_protections,
+)
 from evolving_agent.search.state import (
     RunDir,
     SearchSummary,
@@ -73,7 +80,13 @@ from evolving_agent.search.state import (
 from evolving_agent.search.stats import noise_floor
 
 # The turn itself (re-exported: callers and tests import it from the runner).
-from evolving_agent.search.turn import TurnJob, TurnOutcome, execute_turn, turn_request
+from evolving_agent.search.turn import (
+    TurnJob,
+    TurnOutcome,
+    execute_turn,
+    play_turn,
+    turn_request,
+)
 from evolving_agent.search.workspace import (
     copy_candidate,
     export_commit,
@@ -131,8 +144,16 @@ def run_search(config: SearchConfig, *, progress: ProgressFn | None = None) -> S
     records either way.
     """
     validate_config(config)
+    # Local agents' abandoned processes come back here to be swept (not on Ray).
+    with subreaper(config.executor == "local"):
+        return _run_search(config, progress)
+
+
+def _run_search(config: SearchConfig, progress: ProgressFn | None) -> SearchSummary:
     chosen = config.out is not None
     config = _resolved(config)
+    assert config.sandbox is not None
+    check_sandbox(config.sandbox)
     check_agent(config)  # a missing agent program is refused before anything exists
     assert config.out is not None
     # The executor seam: built before the run directory, so a missing Ray or an
@@ -207,6 +228,11 @@ def resume_search(run_dir: Path, *, progress: ProgressFn | None = None) -> Searc
     """
     run = RunDir(Path(run_dir).absolute())
     config = run.read_config()
+    with subreaper(config.executor == "local"):
+        return _resume(run, config, progress)
+
+
+def _resume(run: RunDir, config: SearchConfig, progress: ProgressFn | None) -> SearchSummary:
     check_agent(config, candidate=False)
     lock = run.lock()
     try:
@@ -252,8 +278,9 @@ RUN_ID_VAR = "EA_RUN_ID"
 
 
 def run_id(run: RunDir) -> str:
-    """The run's identity in its agents' environment (its resolved directory)."""
-    return str(run.path.resolve())
+    """The run's identity in its agents' environment: a key derived from its directory,
+    never the path itself (an agent must not learn where the run's records are)."""
+    return f"ea-run-{run_key(run.path)}"
 
 
 def end_run_processes(ident: str) -> list[int]:
@@ -292,12 +319,19 @@ def _resolved(config: SearchConfig) -> SearchConfig:
             "out": out.absolute(),
             "workdir": workdir,
             "score_cwd": config.score_cwd.absolute() if config.score_cwd else None,
+            # --sandbox > $EA_SANDBOX > bwrap when installed; stored for resume.
+            "sandbox": config.sandbox or os.environ.get(SANDBOX_VAR) or default_sandbox(),
         }
     )
 
 
 def _judge(config: SearchConfig, seal: dict[str, Any]) -> Judge:
-    assert config.workdir is not None
+    return make_judge(config, seal)
+
+
+def make_judge(config: SearchConfig, seal: dict[str, Any]) -> Judge:
+    """The run's sealed judge: its score command, channel and sandbox."""
+    assert config.workdir is not None and config.out is not None
     return Judge(
         seal["score_cmd"],
         config.workdir,
@@ -305,6 +339,8 @@ def _judge(config: SearchConfig, seal: dict[str, Any]) -> Judge:
         config.score_repeats,
         cwd=config.score_cwd,
         seal=Seal(seal["files"]),
+        channel=seal.get("channel", "auto"),
+        sandbox=config.confinement(hide=(str(config.out.resolve()),)),
     )
 
 
@@ -342,7 +378,10 @@ def _seal_and_score_seed(config: SearchConfig, run: RunDir, executor: Executor) 
         feedback=verdict.feedback,
     )
     run.write_seed(seed)
-    run.write_seal(score_cmd, files, task)
+    # Which channel the scorer used on the seed holds for the whole run: a scorer that
+    # wrote $EA_SCORE_FD is never again read from its (forgeable) stdout.
+    seal["channel"] = verdict.channel or "stdout"
+    run.write_seal(score_cmd, files, task, channel=seal["channel"])
     return seal
 
 
@@ -369,6 +408,7 @@ class _Runner:
         assert seed is not None
         self.seed = seed
         self.judge = _judge(config, seal)
+        self.sandbox = config.confinement(hide=(str(run.path.resolve()),))
         self.agent: Agent = agent_for(config)
         # The sealed copy: the task file itself may have changed since.
         self.task = run.task_copy.read_text(encoding="utf-8")
@@ -396,8 +436,24 @@ class _Runner:
 
     # -- the loop ----------------------------------------------------------------
 
+    def notices(self) -> list[str]:
+        """What the user must know about this run's protections (said once)."""
+        found = []
+        if self.judge.channel != "fd":
+            found.append(
+                f"the scorer prints its score on stdout: candidate code it runs can forge "
+                f"that number; a scorer that writes it to ${SCORE_FD_VAR} cannot be forged "
+                f"that way (docs/search.md, 'The score channel')"
+            )
+        missing = missing_protections(self.sandbox.kind, self.config.agent)
+        if missing:
+            found.append(missing)
+        return found
+
     def run(self) -> SearchSummary:
-        self._emit("seed", 0, message=f"seed score {self.seed.score:g}")
+        # Said once, with the seed: what this run's protections lack.
+        notes = "".join(f"\n  note: {notice}" for notice in self.notices())
+        self._emit("seed", 0, message=f"seed score {self.seed.score:g}{notes}")
         number = latest_ready(self.run_dir)
         if number is not None and closed_reason(self.run_dir, number) is None:
             self.round = reopen_round(self.run_dir, number, self.records)
@@ -429,6 +485,8 @@ class _Runner:
             if not self.preset.forgets:
                 break
             self.round = self._next_round(rnd.plan.number + 1, closed_reason_of=rnd.plan.number)
+        # Nothing of the run stays on disk outside its directory.
+        remove_root(private_root(self.run_dir.path))
         summary = self._summary()
         self.run_dir.write_summary(summary)
         self._emit("done", summary.rounds, message="done")
@@ -555,6 +613,7 @@ class _Runner:
             turn=turn,
             state_dir=self.run_dir.agent_state,
             env={RUN_ID_VAR: self.run_id},
+            sandbox=self.sandbox,
         )
         job = TurnJob(
             request=request,
@@ -564,28 +623,28 @@ class _Runner:
             retry_backoff=self.config.retry_backoff,
         )
         clock.lap("setup")
-        # The executor seam: execute_turn, in this thread on the agent's worktree
-        # (local) or on a worker with the commit brought back and verified (ray).
-        outcome = self.executor.run_turn(
+
+        def known(commit: str) -> tuple[bool, float | None]:
+            with self.lock:
+                return commit in self.known, self.known.get(commit)
+
+        # The executor seam: execute_turn, in this thread in the agent's private
+        # workspace (local) or on a worker with the commit brought back (ray).
+        played = play_turn(
+            self.executor,
             self.agent,
             job,
+            judge=self.judge,
             repo=rnd.repo,
             start=rnd.plan.start_commit,
             label=f"r{rnd.plan.number:02d}-a{agent}-t{turn:03d}",
+            known=known,
         )
+        outcome, verdict, error = played.outcome, played.verdict, played.error
         result, change = outcome.result, outcome.change
         clock.laps.update(outcome.laps)
-        clock.last = time.perf_counter()
-        with self.lock:
-            seen = change.empty and change.commit in self.known
-            prior = self.known.get(change.commit)
-        if seen:  # nothing changed: the candidate keeps its score, no need to re-judge
-            verdict = Verdict(prior, [prior] if prior is not None else [], "no edit")
-        else:
-            verdict = self.executor.judge(judge=self.judge, repo=rnd.repo, commit=change.commit)
-        clock.lap("judge")
+        clock.laps["judge"] = verdict.export_s + verdict.score_s
         clock.laps["export"], clock.laps["score"] = verdict.export_s, verdict.score_s
-        error = verdict.feedback if verdict.tampered else result.error
         with self.lock:
             improved = verdict.score is not None and better(
                 verdict.score,
@@ -625,6 +684,7 @@ class _Runner:
                 tampered=verdict.tampered,
                 attempts=outcome.attempts,
                 node=outcome.node,
+                retried=list(outcome.retried),
                 denied=result.denied,
                 failed_commands=result.failed_commands,
             )
@@ -717,6 +777,7 @@ class _Runner:
             unscored_turns=sum(1 for r in self.records if r.score is None and not r.error),
             first_error=next((r.error for r in self.records if r.error), None),
             complete=self.stop is None,
+            notices=self.notices(),
             stopped=self.stop or ("turns" if len(self.records) >= self.planned else "budget"),
         )
 

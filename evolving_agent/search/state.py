@@ -101,6 +101,9 @@ class TurnRecord(pydantic.BaseModel, extra="forbid"):
     tampered: bool = False  # the judge refused to score: the turn was never judged
     attempts: int = 1  # agent calls this turn took (retries of transient errors)
     node: str | None = None  # the Ray node the turn ran on (None: on the driver)
+    # The errors of the attempts that were retried (a rate limit, a lost Ray worker):
+    # a turn that succeeded on its second attempt still says what its first hit.
+    retried: list[str] = []
     # Tool calls the agent's CLI refused (Claude's permission denials, commands Codex's
     # sandbox blocked) and shell commands that failed; None: the agent does not say.
     denied: int | None = None
@@ -159,6 +162,8 @@ class SearchSummary(pydantic.BaseModel, extra="forbid"):
     stopped: StopReason
     unscored_turns: int = 0  # the agent did not fail but the scorer gave no number
     first_error: str | None = None  # the first failed turn's error
+    # Protections this run lacks (a forgeable score channel, no sandbox), said once.
+    notices: list[str] = []
 
 
 def check_version(
@@ -292,14 +297,18 @@ class RunDir:
 
     # -- the seal ----------------------------------------------------------------
 
-    def write_seal(self, score_cmd: str, files: dict[str, str], task: str) -> None:
-        """Seal the run: the judge's files, the task text, run.json and seed.json."""
+    def write_seal(
+        self, score_cmd: str, files: dict[str, str], task: str, *, channel: str = "auto"
+    ) -> None:
+        """Seal the run: the judge's files, the task text, run.json and seed.json, and
+        the score channel the scorer used on the seed (``fd`` or ``stdout``)."""
         self.judge_dir.mkdir(exist_ok=True)
         _write_readonly(self.task_copy, task.encode())
         seal = {
             "schema_version": SCHEMA_VERSION,
             "score_cmd": score_cmd,
             "files": files,
+            "channel": channel,
             "sealed": {
                 name: sha256_of(self.path / name)
                 for name in ("run.json", "seed.json", "judge/task.md")

@@ -311,10 +311,15 @@ def remove_own_locks(path: Path) -> None:
     ``path`` (its index and HEAD, its branch): ones an agent left or planted.  Only
     this worktree's, as peers' turns may hold their own at the same moment."""
     dot_git = path / ".git"
-    if dot_git.is_symlink() or not dot_git.is_file():
+    if dot_git.is_symlink():
         return
-    admin = Path(dot_git.read_text(errors="replace").removeprefix("gitdir:").strip())
-    admin = admin if admin.is_absolute() else path / admin
+    if dot_git.is_dir():  # a repository of its own (a private workspace)
+        admin = dot_git
+    elif dot_git.is_file():
+        admin = Path(dot_git.read_text(errors="replace").removeprefix("gitdir:").strip())
+        admin = admin if admin.is_absolute() else path / admin
+    else:
+        return
     locks = [admin / "index.lock", admin / "HEAD.lock"]
     try:
         ref = (admin / "HEAD").read_text().strip().removeprefix("ref: ")

@@ -132,8 +132,9 @@ else:
     assert [r["score"] for r in rows] == [1.0, 1.0]
     assert not any(r["improved"] for r in rows) and summary.best_score == 1.0
     assert not rows[0]["empty"]  # the edits were real and committed ...
-    ws = tmp_path / "run" / "rounds" / "r01" / "agent-1"
-    assert (ws / "score_override.txt").exists()  # ... and the ignored file was left behind
+    # (The agent's private workspace, where the ignored file was left, is gone with
+    # the run; the round repository holds what was committed.)
+    ws = tmp_path / "run" / "rounds" / "r01" / "repo"
     shown = subprocess.run(
         ["git", "show", "--stat", "--format=", rows[0]["commit"]],
         cwd=ws,

@@ -278,9 +278,9 @@ def test_a_turn_costs_at_most_three_git_processes_one_if_nothing_changed(
     assert (both.lines_changed, len(calls)) == (3, 4)  # status, add, commit, diff
 
 
-def test_resume_recreates_a_worktree_left_locked_by_a_kill(tmp_path: Path) -> None:
-    """A kill during `git worktree add` leaves a locked, half-made worktree (and a kill
-    mid-commit a stale index.lock); resume used to fail on it for good."""
+def test_resume_rebuilds_workspaces_left_half_made_by_a_kill(tmp_path: Path) -> None:
+    """A kill while a workspace is built leaves it half-made (and a kill mid-commit a
+    stale index.lock); resume used to fail on it for good."""
     make_candidate(tmp_path)
     make_task(tmp_path)
     agent = write_agent(tmp_path, "write(value() + 1)\n")
@@ -295,17 +295,22 @@ def test_resume_recreates_a_worktree_left_locked_by_a_kill(tmp_path: Path) -> No
     lines = log.read_text().splitlines()
     keep = [line for line in lines if json.loads(line)["seq"] < 4]
     log.write_text("\n".join(keep) + "\n")
-    # ... agent 2's worktree half-made and locked, and a stale lock in agent 1's.
-    admin = rdir / "repo" / ".git" / "worktrees"
-    (admin / "agent-2" / "locked").write_text("initializing")
-    for item in (rdir / "agent-2").iterdir():
-        if item.name != ".git":
-            item.unlink()
-    (admin / "agent-1" / "index.lock").write_text("")
+    # ... agent 2's private workspace half-made (a kill mid-build), agent 1's with a
+    # stale index lock, and a stale lock in the round repository.
+    from evolving_agent.search.private import private_root, workspace_path
+
+    root = private_root(tmp_path / "run")
+    half = workspace_path(root, 1, 2)
+    (half / ".git").mkdir(parents=True)
+    stale = workspace_path(root, 1, 1) / ".git" / "index.lock"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("")
+    (rdir / "repo" / ".git" / "index.lock").write_text("")
     summary = resume_search(tmp_path / "run")
     assert summary.turns == 4 and summary.failed_turns == 0
     assert len(records(tmp_path / "run")) == 4
-    assert not (admin / "agent-1" / "index.lock").exists()
+    assert not (rdir / "repo" / ".git" / "index.lock").exists()
+    assert not root.exists()  # the private folder goes with the finished run
 
 
 def test_resume_ends_agents_a_killed_harness_left_running(tmp_path: Path) -> None:
@@ -361,7 +366,9 @@ def test_a_run_without_a_seal_is_sealed_on_resume_not_restarted(tmp_path: Path) 
     assert (judge_dir / "seal.json").is_file()
 
 
-@pytest.mark.parametrize("trigger", ["r01/agent-2", "r02/repo/.git/worktrees"])
+# Workspaces are private (outside the run directory): kill while round 1's first
+# workspace is being filled from the round repository, and while round 2's is built.
+@pytest.mark.parametrize("trigger", ["r01/repo/.git/refs/ea", "r02/repo/.git"])
 def test_a_kill_while_a_round_is_being_set_up_is_recoverable(tmp_path: Path, trigger: str) -> None:
     """A real SIGKILL while a round's worktrees are being made (round 1 keeps the seed
     repository, so a half-made, locked worktree registration stays in it): resume

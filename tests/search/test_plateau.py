@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from evolving_agent.cli import cli
 from evolving_agent.search.config import SearchConfig
 from evolving_agent.search.plateau import plateau_test
+from evolving_agent.search.private import private_root, workspace_path
 from evolving_agent.search.runner import run_search
 from tests.helpers.search import (
     PY,
@@ -57,38 +58,40 @@ def test_continue_and_fresh_sides_with_a_command_agent(tmp_path: Path) -> None:
     assert [r["score"] for r in records(run)] == [10.0, 11.0]
     calls_before = len(agent_log(tmp_path))
 
-    result = plateau_test(run, turns=2)
+    out = tmp_path / "pt"
+    result = plateau_test(run, turns=2, repeats=1, force=True, out=out)
 
     calls = agent_log(tmp_path)[calls_before:]
     cont, fresh = calls[:2], calls[2:]
-    # The continue side resumes the run's last session, in the worktree it knew.
+    # The continue side resumes the run's last session, in the private workspace path
+    # that session knew (outside the run directory).
     assert [c["EA_NEW_SESSION"] for c in cont] == ["0", "0"]
     assert {c["EA_SESSION_ID"] for c in cont} == {last_session}
-    assert {c["cwd"] for c in cont} == {str(run / "rounds" / "r01" / "agent-1")}
+    assert {c["cwd"] for c in cont} == {str(workspace_path(private_root(run), 1, 1))}
     # The fresh side starts a new session in a new one-commit repository of the best.
     assert [c["EA_NEW_SESSION"] for c in fresh] == ["1", "0"]
     assert fresh[0]["EA_SESSION_ID"] != last_session
-    assert {c["cwd"] for c in fresh} == {str(run / "plateau-test" / "fresh" / "agent-1")}
-    out = run / "plateau-test"
-    assert git_log_count(out / "fresh" / "repo") == 3  # the best + 2 turns
+    side = out / "repeat-1" / "fresh"
+    assert {c["cwd"] for c in fresh} == {str(workspace_path(private_root(side), 2, 1))}
+    assert git_log_count(side / "repo") == 3  # the best + 2 turns
 
     assert result.start_score == 11.0
-    c, f = result.side("continue"), result.side("fresh")
+    c, f = result.side("continue").draws[0], result.side("fresh").draws[0]
     assert (c.best_score, c.best_rescored, c.gain) == (13.0, 13.0, 2.0)
     assert (f.best_score, f.best_rescored, f.gain) == (22.0, 22.0, 11.0)
     assert (c.cost_usd, f.cost_usd) == (pytest.approx(0.2), pytest.approx(0.15))
-    assert result.gain_ratio == pytest.approx(5.5)
+    assert result.gain_ratio is None  # one draw per side: no ratio
     assert result.cost_ratio == pytest.approx(0.75)
 
     data = json.loads((out / "plateau-test.json").read_text())
-    assert data["sides"]["fresh"]["gain"] == 11.0
-    assert data["gain_ratio_fresh_over_continue"] == pytest.approx(5.5)
+    assert data["sides"]["fresh"]["draws"][0]["gain"] == 11.0
+    assert data["gain_ratio_fresh_over_continue"] is None
     md = (out / "plateau-test.md").read_text()
-    assert "| gain | 2 (+18.18%) | 11 (+100.00%) |" in md
-    assert "| cost | $0.2000 | $0.1500 |" in md
-    assert "Fresh sessions gained 5.50× what continued ones did, at 0.75× the spend." in md
+    assert "| gain per repeat | 2 | 11 |" in md
+    assert "| cost per repeat | $0.2000 | $0.1500 |" in md
+    assert "No gain ratio: one repeat per side" in md
     # Each side's turns are logged like a run's.
-    assert [r["new_session"] for r in records(out / "fresh")] == [True, False]
+    assert [r["new_session"] for r in records(side)] == [True, False]
     # The run itself is left as it was.
     assert [r["score"] for r in records(run)] == [10.0, 11.0]
 
@@ -137,6 +140,9 @@ def test_the_cli_on_the_bundled_example_offline(tsp_run: Path, tmp_path: Path) -
             "4",
             "--out",
             str(out),
+            "--repeats",
+            "2",
+            "--force",
             "--json",
         ],
         capture_output=True,
@@ -152,14 +158,15 @@ def test_the_cli_on_the_bundled_example_offline(tsp_run: Path, tmp_path: Path) -
     # The start is the run's best, scored again (the TSP scorer is deterministic).
     assert data["start_score"] == summary["best_score"]
     for side in ("continue", "fresh"):
-        got = data["sides"][side]
-        assert got["turns"] == 4 and got["tokens"] > 0
-        best = got["best_rescored"] if got["best_rescored"] is not None else data["start_score"]
-        assert got["gain"] == pytest.approx(data["start_score"] - best)
-        assert got["gain"] >= 0
-        assert len(records(out / side)) == 4
+        for repeat, got in enumerate(data["sides"][side]["draws"], start=1):
+            assert got["turns"] == 4 and got["tokens"] > 0
+            rescored = got["best_rescored"]
+            best = rescored if rescored is not None else data["start_score"]
+            assert got["gain"] == pytest.approx(data["start_score"] - best)
+            assert got["gain"] >= 0
+            assert len(records(out / f"repeat-{repeat}" / side)) == 4
     progress = proc.stderr.splitlines()
-    assert len(progress) == 8 and progress[0].startswith("[continue] agent ")
+    assert len(progress) == 16 and progress[0].startswith("[continue #1] agent ")
     assert (out / "plateau-test.md").is_file()
 
 
@@ -174,7 +181,8 @@ def test_refusals_are_one_line(tsp_run: Path, tmp_path: Path) -> None:
     busy.mkdir()
     (busy / "x").write_text("")
     res = runner.invoke(
-        cli, ["search", "plateau-test", str(tsp_run), "--turns", "4", "--out", str(busy)]
+        cli,
+        ["search", "plateau-test", str(tsp_run), "--turns", "4", "--out", str(busy), "--force"],
     )
     assert res.exit_code == 2 and "output directory is not empty" in res.stderr
 

@@ -141,11 +141,11 @@ def test_turns_land_on_both_nodes_in_node_local_workspaces(
         )
         assert cwd.is_relative_to(ray_cluster.workdir / row["node"][:16])
         assert not cwd.is_relative_to(tmp_path / "run")
-    # The driver's worktrees never saw an edit; the commits reached its repository.
+    # The driver holds no workspace at all (they are private, on the nodes); the
+    # commits reached its repository.
     repo = tmp_path / "run" / "rounds" / "r01" / "repo"
     for agent_no in (1, 2):
-        worktree = tmp_path / "run" / "rounds" / "r01" / f"agent-{agent_no}"
-        assert (worktree / "value.txt").read_text() == "0\n"
+        assert not (tmp_path / "run" / "rounds" / "r01" / f"agent-{agent_no}").exists()
     for row in rows:
         shown = subprocess.run(
             ["git", "show", f"{row['commit']}:value.txt"], cwd=repo, capture_output=True, text=True
@@ -213,9 +213,12 @@ def test_a_killed_worker_is_a_transient_failure_retried_by_the_retry_policy(
     assert kills.read_text() == "233"  # turn 3 was tried 1 + retries times
     # Turn 2: its worker died, the same turn ran again (same base) and counted.
     assert (retried["attempts"], retried["error"], retried["score"]) == (2, None, 2.0)
+    # ... and its record says what the first attempt hit (it showed attempts=2, no error).
+    assert [e.split(":")[0] for e in retried["retried"]] == ["worker lost"]
     assert retried["base_commit"] == first["commit"] and not retried["empty"]
     # Turn 3: every attempt lost its worker; recorded as failed, nothing committed.
     assert lost["attempts"] == 2 and lost["error"].startswith("worker lost: ")
+    assert len(lost["retried"]) == 1 and lost["retried"][0].startswith("worker lost: ")
     assert lost["commit"] == lost["base_commit"] == retried["commit"] and lost["empty"]
     # The run goes on: turn 4 starts again from the same candidate.
     assert after["base_commit"] == retried["commit"] and after["score"] == 3.0

@@ -32,9 +32,6 @@ def test_a_moved_or_copied_run_directory_resumes_on_its_own_repository(tmp_path:
         result = CliRunner().invoke(cli, ["search", "resume", str(tmp_path / where), "--quiet"])
         assert result.exit_code == 0, (where, result.output)
         assert "best 4 (seed 1, +3) after 6/6 turns" in result.output, result.output
-        assert (
-            git_out(tmp_path / where / "rounds" / "r01" / "repo", "worktree", "list").count(
-                str(tmp_path / where)
-            )
-            == 2
-        )  # the repository and its one worktree, both in this run directory
+        # The repository, in this run directory (workspaces are private, elsewhere).
+        listed = git_out(tmp_path / where / "rounds" / "r01" / "repo", "worktree", "list")
+        assert listed.startswith(str(tmp_path / where))

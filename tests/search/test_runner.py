@@ -362,9 +362,10 @@ def test_runs_without_any_git_identity(tmp_path: Path, monkeypatch: pytest.Monke
         )
     )
     assert summary.best_score == 2.0
+    # The turn's commit, fetched from the agent's private workspace into the round repo.
     author = subprocess.run(
-        ["git", "log", "-1", "--format=%an <%ae>"],
-        cwd=tmp_path / "run" / "rounds" / "r02" / "agent-1",
+        ["git", "log", "-1", "--format=%an <%ae>", summary.best_commit],
+        cwd=tmp_path / "run" / "rounds" / "r02" / "repo",
         capture_output=True,
         text=True,
         check=True,

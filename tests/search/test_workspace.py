@@ -43,8 +43,8 @@ def test_an_agent_cannot_point_its_worktree_at_a_repository_of_its_own(tmp_path:
     _, args = hostile_task(
         tmp_path,
         "echo $(( $(cat n.txt) + 1 )) > n.txt\n"
-        "admin=$(sed 's/^gitdir: //' .git)\n"
-        f'cp -r "$admin/../.." {fake}\n'
+        "admin=.git\n"  # the workspace is a repository of its own now
+        f'cp -r "$admin" {fake}\n'
         f"printf '[core]\\n\\tbare = false\\n[filter \"x\"]\\n\\tclean = touch {pwned} && cat\\n'"
         f" > {fake}/config\n"
         f'echo {fake} > "$admin/commondir"\n'
@@ -65,8 +65,8 @@ def test_lock_files_an_agent_leaves_in_its_worktree_do_not_crash_the_run(tmp_pat
     _, args = hostile_task(
         tmp_path,
         "echo $(( $(cat n.txt) + 1 )) > n.txt\n"
-        "admin=$(sed 's/^gitdir: //' .git)\n"
-        'touch "$admin/index.lock" "$admin/HEAD.lock" "$admin/../../refs/heads/r01-agent-1.lock"\n',
+        "admin=.git\n"  # the workspace is a repository of its own now
+        'touch "$admin/index.lock" "$admin/HEAD.lock" "$admin/refs/heads/r01-agent-1.lock"\n',
     )
     result = CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "run")])
     assert result.exit_code == 0, result.output
@@ -81,7 +81,7 @@ def test_planted_locks_for_the_next_candidate_tags_do_not_crash_the_run(tmp_path
     _, args = hostile_task(
         tmp_path,
         "echo $(( $(cat n.txt) + 1 )) > n.txt\n"
-        "tags=\"$(sed 's/^gitdir: //' .git)/../../refs/tags/cand\"\n"
+        "tags=.git/refs/tags/cand\n"  # the workspace is a repository of its own now
         'mkdir -p "$tags"; for t in 1 2 3; do touch "$tags/r01-a1-t00$t.lock"; done\n',
     )
     result = CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "run")])

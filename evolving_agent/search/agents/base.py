@@ -20,6 +20,7 @@ from typing import ClassVar
 
 from evolving_agent.process import Completed
 from evolving_agent.search.reducer import Visible
+from evolving_agent.search.sandbox import Sandbox
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,9 @@ class TurnRequest:
     # Extra environment for the agent's processes: the harness tags them with its run
     # (EA_RUN_ID), so a resume can find and end agents a killed harness left behind.
     env: dict[str, str] = field(default_factory=dict)
+    # How the agent's processes are confined (bwrap or none); adapters that start a
+    # program build its argv and environment with it.
+    sandbox: Sandbox = field(default_factory=Sandbox)
 
 
 @dataclass

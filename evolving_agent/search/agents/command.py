@@ -86,7 +86,11 @@ class CommandAgent(Agent):
         }
         command = self.new_command if request.new_session else self.resume_command
         done = run_process(
-            command, cwd=request.workspace, timeout=request.timeout, env=env, shell=True
+            request.sandbox.agent_argv(command, workspace=request.workspace),
+            cwd=request.workspace,
+            timeout=request.timeout,
+            env=request.sandbox.environment(env),
+            replace_env=True,
         )
         report = last_json_line(done.stdout)
         error = failure(done, "agent command", request.timeout)

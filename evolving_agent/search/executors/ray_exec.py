@@ -27,13 +27,14 @@ Ray is imported only here, and only when this executor is built.
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from evolving_agent.errors import EvolvingAgentError
+from evolving_agent.errors import EvolvingAgentError, UsageError
 from evolving_agent.extras import require
 from evolving_agent.search.agents.base import (
     TURN_TIMEOUT_PREFIX,
@@ -104,6 +105,7 @@ class RayExecutor(Executor):
             agent_resources=config.agent_resources,
             score_resources=config.score_resources,
             max_scorers=config.max_scorers,
+            env_forward=config.env_forward,
         )
 
     def __init__(
@@ -113,8 +115,12 @@ class RayExecutor(Executor):
         agent_resources: dict[str, float] | None = None,
         score_resources: dict[str, float] | None = None,
         max_scorers: int | None = None,
+        env_forward: list[str] | None = None,
     ) -> None:
         super().__init__(max_scorers=max_scorers)
+        missing = [name for name in env_forward or [] if name not in os.environ]
+        if missing:
+            raise UsageError(f"--env {missing[0]}: not set in this environment")
         ray = import_ray()
         self.ray = ray
         self.owns_ray = not ray.is_initialized()
@@ -136,6 +142,12 @@ class RayExecutor(Executor):
         self.score_fn = ray.remote(max_retries=0)(_score_task)
         self.agent_options = task_options(agent_resources)
         self.score_options = task_options(score_resources)
+        # Workers run with the raylet's environment, not the driver's: --env NAME
+        # forwards the driver's value through the tasks' runtime_env.
+        forwarded = {name: os.environ[name] for name in env_forward or []}
+        if forwarded:
+            for options in (self.agent_options, self.score_options):
+                options["runtime_env"] = {"env_vars": forwarded}
         self.lock = threading.Lock()
         # Bundling updates refs/ea/ship/* in the driver's repository; two threads
         # updating the same ref at once would trip over git's ref lock.
@@ -159,6 +171,7 @@ class RayExecutor(Executor):
         retries on the worker)."""
         started = time.perf_counter()
         attempt, lost = job, 0
+        errors: list[str] = []  # the lost workers' errors, kept on the record
         while True:
             try:
                 outcome = self._turn_once(agent, attempt, repo=repo, start=start, label=label)
@@ -167,12 +180,16 @@ class RayExecutor(Executor):
                 error = str(exc)
                 delay = retry_delay(job, lost, error)
                 if delay is None:
-                    return self._failed(job, error, lost, time.perf_counter() - started)
+                    failed = self._failed(job, error, lost, time.perf_counter() - started)
+                    return replace(failed, retried=tuple(errors))
+                errors.append(error)
                 self._sleep(delay)
                 request = fresh_attempt(attempt.request)
                 attempt = replace(job, request=request, retries=job.retries - lost)
                 continue
-            return replace(outcome, attempts=outcome.attempts + lost)
+            return replace(
+                outcome, attempts=outcome.attempts + lost, retried=(*errors, *outcome.retried)
+            )
 
     def _turn_once(
         self, agent: Agent, job: TurnJob, *, repo: Path, start: str, label: str

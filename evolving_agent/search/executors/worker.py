@@ -63,6 +63,9 @@ def worker_turn(agent: Agent, job: TurnJob, shipment: Shipment, node: str) -> Re
     started = time.perf_counter()
     request = job.request
     run_root = node_root(node) / shipment.run_key
+    # The run's scratch on this node is private to the user running the worker.
+    for level in (node_root(node).parent, node_root(node), run_root):
+        level.mkdir(mode=0o700, parents=True, exist_ok=True)
     round_name = f"r{request.round:02d}"
     workspace = run_root / round_name / f"agent-{request.agent}"
     try:

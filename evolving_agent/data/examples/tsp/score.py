@@ -6,10 +6,17 @@ The scorer lives outside the candidate: it owns the cities (generated from a fix
 seed; ``cities.txt`` beside this file is the copy handed to the solver), runs
 ``solve.py`` from the candidate directory, checks the output is a permutation of all
 cities and prints the tour length on the last line.  An invalid tour exits 1.
+
+Under the search harness the verdict goes to ``$EA_SCORE_FD`` instead (the harness's
+score channel, see docs/search.md): the solver, a child process, does not inherit
+that descriptor, and this process makes itself non-dumpable first, so the solver
+cannot open ``/proc/<this pid>/fd/...`` either.  What the solver prints, or writes to
+this process's stdout, is feedback at most.
 """
 
 from __future__ import annotations
 
+import ctypes
 import math
 import os
 import random
@@ -43,7 +50,21 @@ def tour_length(points: list[tuple[float, float]], tour: list[int]) -> float:
     return sum(math.dist(points[tour[i - 1]], points[tour[i]]) for i in range(len(tour)))
 
 
+def score_channel() -> int | None:
+    """Take the harness's score descriptor for this process alone (None: no harness)."""
+    fd = os.environ.pop("EA_SCORE_FD", None)
+    if fd is None:
+        return None
+    os.set_inheritable(int(fd), False)
+    try:  # PR_SET_DUMPABLE = 4: our /proc/PID/fd and memory closed to same-user processes
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    return int(fd)
+
+
 def main() -> int:
+    channel = score_channel()
     candidate = Path(sys.argv[1] if len(sys.argv) > 1 else os.environ["EA_CANDIDATE"])
     points = cities()
     proc = subprocess.run(
@@ -67,6 +88,8 @@ def main() -> int:
         return 1
     length = tour_length(points, tour)
     print(f"valid tour of {N_CITIES} cities; length {length:.3f}")
+    if channel is not None:
+        os.write(channel, f"{length:.3f}\n".encode())  # one message: the verdict
     print(f"{length:.3f}")
     return 0
 
