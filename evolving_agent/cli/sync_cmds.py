@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from evolving_agent.cli._common import echo_json, json_option, root_from
+from evolving_agent.cli._output import echo
 from evolving_agent.memory.devices import device_status, take_today
 from evolving_agent.memory.root import require_root
 from evolving_agent.memory.sync import add_remote, clone, remote_status, sync
@@ -32,7 +33,7 @@ def remote_add(ctx: click.Context, name: str, url: str) -> None:
     """
     root = require_root(root_from(ctx))
     remotes = add_remote(root, name, url)
-    click.echo(
+    echo(
         f"remote {name} -> {remotes.remotes[name]}"
         + (" (default)" if remotes.default == name else "")
     )
@@ -53,11 +54,11 @@ def remote_show(ctx: click.Context, as_json: bool) -> None:
         echo_json(rows)
         return
     if not rows:
-        click.echo("no remotes (add one: evolving-agent remote add origin URL)")
+        echo("no remotes (add one: evolving-agent remote add origin URL)")
     for row in rows:
         mark = " (default)" if row["default"] else ""
         waiting = row["unpushed_events"]
-        click.echo(f"{row['name']}{mark}: {row['url']} - {waiting} local event(s) not yet pushed")
+        echo(f"{row['name']}{mark}: {row['url']} - {waiting} local event(s) not yet pushed")
 
 
 @click.command("sync")
@@ -88,7 +89,7 @@ def sync_cmd(ctx: click.Context, remote_name: str | None, as_json: bool) -> None
     if as_json:
         echo_json(result.__dict__)
     else:
-        click.echo(result.summary())
+        echo(result.summary())
 
 
 @click.command("clone")
@@ -106,7 +107,7 @@ def clone_cmd(url: str, directory: Path, name: str | None) -> None:
       export EVOLVING_AGENT_ROOT=~/memory
     """
     root, result = clone(url, directory, name=name)
-    click.echo(f"cloned into {root.path} as device {result.device}; {result.summary()}")
+    echo(f"cloned into {root.path} as device {result.device}; {result.summary()}")
 
 
 @click.group("device")
@@ -136,11 +137,11 @@ def device_show(ctx: click.Context, as_json: bool) -> None:
             }
         )
         return
-    click.echo(f"this device: {status.here.id} ({status.here.name})")
-    click.echo(f"today writer: {writer}" + (" (this device)" if writer == status.here.id else ""))
+    echo(f"this device: {status.here.id} ({status.here.name})")
+    echo(f"today writer: {writer}" + (" (this device)" if writer == status.here.id else ""))
     for dev in status.devices:
         days = status.chains.get(dev.id, 0)
-        click.echo(f"  {dev.id} {dev.name}: {days} day file(s) held here")
+        echo(f"  {dev.id} {dev.name}: {days} day file(s) held here")
 
 
 @device_group.command("take-today")
@@ -156,7 +157,7 @@ def device_take_today(ctx: click.Context) -> None:
       evolving-agent device take-today && evolving-agent sync
     """
     writer = take_today(require_root(root_from(ctx)))
-    click.echo(f"this device ({writer.device}) writes Today from now on; sync to tell the others")
+    echo(f"this device ({writer.device}) writes Today from now on; sync to tell the others")
 
 
 def register(cli: click.Group) -> None:
