@@ -45,10 +45,16 @@ def schedule_run(ctx: click.Context, roots: str | None) -> None:
       evolving-agent schedule run --roots ~/memory/work,~/memory/home
     """
     sched = JobScheduler(_roots(ctx, roots), log=click.echo)
-    for r in sched.next_runs():
-        nxt = f"{r.next_run:%a %Y-%m-%d %H:%M %Z}" if r.next_run else "never"
-        click.echo(f"{r.root}: {r.job} next at {nxt}")
-    click.echo("scheduler running (Ctrl-C to stop)")
+    # Another scheduler on these roots is refused before anything is announced.
+    sched.acquire()
+    try:
+        for r in sched.next_runs():
+            nxt = f"{r.next_run:%a %Y-%m-%d %H:%M %Z}" if r.next_run else "never"
+            click.echo(f"{r.root}: {r.job} next at {nxt}")
+        click.echo("scheduler running (Ctrl-C to stop)")
+    except BaseException:
+        sched.release()
+        raise
 
     def on_ctrl_c(_signum: int, _frame: object) -> None:
         sched.request_stop()  # kept even if a job's code swallows the interrupt
