@@ -13,13 +13,15 @@ import sys
 import click
 
 from evolving_agent.cli._common import echo_json, json_option, root_from
+from evolving_agent.cli._output import echo, paged
 from evolving_agent.errors import UsageError
 from evolving_agent.memory.canon_diff import describe, unified
 from evolving_agent.memory.root import require_root
 from evolving_agent.review.actions import edit_text, record_edit, reject_review
 from evolving_agent.review.approve import ApprovalPlan, approve_review, plan_approval
-from evolving_agent.review.store import Review, list_reviews, to_json
+from evolving_agent.review.store import Review, scan_reviews, to_json
 from evolving_agent.review.view import ReviewView, view_review
+from evolving_agent.textsafe import one_line
 
 approver_option = click.option(
     "--approver",
@@ -61,7 +63,7 @@ def _line(review: Review) -> str:
     elif review.status == "applying":
         extra = "  [interrupted: run 'review approve' again to finish]"
     edited = " (edited)" if review.edit is not None else ""
-    return f"{review.id}  {review.status:<8}  {describe(review.diff)}{edited}{extra}"
+    return one_line(f"{review.id}  {review.status:<8}  {describe(review.diff)}{edited}{extra}")
 
 
 @click.group("review")
@@ -74,6 +76,7 @@ def review_group() -> None:
 @click.option("--pending", is_flag=True, help="Only reviews waiting for a decision.")
 @click.option("--ids", "ids_only", is_flag=True, help="Only the ids, one a line (for scripts).")
 @click.pass_context
+@paged
 def list_cmd(ctx: click.Context, as_json: bool, pending: bool, ids_only: bool) -> None:
     """List queued reviews with their status (pending, approved, rejected, applying).
 
@@ -81,58 +84,61 @@ def list_cmd(ctx: click.Context, as_json: bool, pending: bool, ids_only: bool) -
     Example:
       evolving-agent review list --pending --ids
     """
-    reviews = list_reviews(root_from(ctx))
+    scanned = scan_reviews(root_from(ctx))
+    reviews = scanned.reviews
     if pending:
         reviews = [r for r in reviews if r.status == "pending"]
     if as_json:
         echo_json([to_json(r) for r in reviews])
-        return
-    if ids_only:
+    elif ids_only:
         for r in reviews:
-            click.echo(r.id)
-        return
-    if not reviews:
-        click.echo("(no reviews queued; the monthly job fills the queue)")
-    for r in reviews:
-        click.echo(_line(r))
+            echo(r.id)
+    else:
+        if not reviews and scanned.refused is None:
+            echo("(no reviews queued; the monthly job fills the queue)")
+        for r in reviews:
+            echo(_line(r))
+    if scanned.refused is not None:
+        raise scanned.refused  # the genuine ones are listed; the planted one is named
 
 
 def _print_view(view: ReviewView) -> None:
     r = view.review
     p = r.pending
-    click.echo(f"review {r.id} ({r.status}, from {p.month})")
-    click.echo(f"change: {describe(r.diff)}" + (" (edited)" if r.edit is not None else ""))
+    echo(f"review {r.id} ({r.status}, from {p.month})")
+    echo(f"change: {describe(r.diff)}" + (" (edited)" if r.edit is not None else ""))
     if r.edit is not None:
-        click.echo(f"originally: {describe(r.edit.original)}")
-    click.echo(f"hypothesis: {p.hypothesis}")
-    click.echo(f"proposals: {', '.join(p.proposals)}")
+        echo(f"originally: {describe(r.edit.original)}")
+    echo(f"hypothesis: {one_line(p.hypothesis)}")
+    echo(f"proposals: {', '.join(p.proposals)}")
     if p.rationale:
-        click.echo(f"rationale: {p.rationale}")
+        echo(f"rationale: {one_line(p.rationale)}")
     d = r.decision
     if d is not None:
         when = d.ts.astimezone().strftime("%Y-%m-%d %H:%M")
         commit = f" in commit {d.commit[:10]}" if d.commit else ""
         reason = f": {d.reason}" if d.reason else ""
-        click.echo(f"decision: {d.status} by {d.approver} on {when}{commit}{reason}")
+        echo(f"decision: {d.status} by {d.approver} on {when}{commit}{reason}")
     if view.problem:
-        click.echo(f"does not apply to Canon as it is now: {view.problem}")
+        echo(f"does not apply to Canon as it is now: {view.problem}")
     elif view.diff_text:
-        click.echo("")
-        click.echo(view.diff_text, nl=False)
-    click.echo("")
-    click.echo("evidence cited:")
+        echo("")
+        echo(view.diff_text, nl=False)
+    echo("")
+    echo("evidence cited:")
     for ev_id, rec in view.evidence:
         if rec is None:
-            click.echo(f"  {ev_id}  (not found in Evidence)")
+            echo(f"  {ev_id}  (not found in Evidence)")
         else:
             when = rec.ts.astimezone().strftime("%Y-%m-%d %H:%M")
-            click.echo(f"  {ev_id}  {when}  {rec.kind}: {rec.text}")
+            echo(f"  {ev_id}  {when}  {rec.kind}: {one_line(rec.text)}")
 
 
 @review_group.command("show")
 @click.argument("review_id", metavar="ID")
 @json_option
 @click.pass_context
+@paged
 def show_cmd(ctx: click.Context, review_id: str, as_json: bool) -> None:
     """Show a review: the diff against current Canon and the evidence it cites.
 
@@ -162,8 +168,8 @@ def _confirm(plan: ApprovalPlan, yes: bool, allow_large_removal: bool) -> bool:
                 "(lines pasted after the command?); run it on its own, or pass --yes"
             )
         if plan.applied is not None:
-            click.echo(f"review {review.id}: {describe(review.diff)}")
-            click.echo(unified(plan.applied.before, plan.applied.after), nl=False)
+            echo(f"review {review.id}: {describe(review.diff)}")
+            echo(unified(plan.applied.before, plan.applied.after), nl=False)
         if not click.confirm(f"Apply review {review.id} to Canon?", default=False):
             return False
     if plan.needs_removal_confirm and not allow_large_removal:
@@ -216,10 +222,10 @@ def approve_cmd(
     root = require_root(root_from(ctx))
     plan = plan_approval(root, review_id)
     if plan.resuming:
-        click.echo(f"finishing the interrupted approval of {review_id}")
+        echo(f"finishing the interrupted approval of {review_id}")
     elif not _confirm(plan, yes, allow_large_removal):
         # Saying no is an answer, not a failure: scripts and shells see success.
-        click.echo("not approved; nothing changed")
+        echo("not approved; nothing changed")
         return
     result = approve_review(
         root,
@@ -231,7 +237,7 @@ def approve_cmd(
         # What the human saw must still be what gets applied (--yes saw nothing).
         confirmed=None if yes else plan,
     )
-    click.echo(
+    echo(
         f"approved {result.review_id}: commit {result.commit[:10]} "
         f"({result.used} of {result.plan.limit} approvals used in {result.plan.month})"
     )
@@ -252,13 +258,13 @@ def edit_cmd(ctx: click.Context, review_id: str, approver: str | None) -> None:
     text = edit_text(root, review_id)
     edited = click.edit(text, extension=".yaml", require_save=True)
     if edited is None:
-        click.echo("no change; nothing recorded")
+        echo("no change; nothing recorded")
         return
     edit = record_edit(root, review_id, edited, editor=_approver(approver))
     if edit is None:
-        click.echo("no change; nothing recorded")
+        echo("no change; nothing recorded")
         return
-    click.echo(f"edited {review_id}: {describe(edit.diff)}")
+    echo(f"edited {review_id}: {describe(edit.diff)}")
 
 
 @review_group.command("reject")
@@ -276,7 +282,7 @@ def reject_cmd(ctx: click.Context, review_id: str, reason: str, approver: str | 
     decision = reject_review(
         require_root(root_from(ctx)), review_id, reason=reason, approver=_approver(approver)
     )
-    click.echo(f"rejected {decision.review_id}: {decision.reason}")
+    echo(f"rejected {decision.review_id}: {decision.reason}")
 
 
 def register(group: click.Group) -> None:
