@@ -7,7 +7,6 @@ and refuses (exit 2) without one unless ``--yes`` is given, so a script never ha
 from __future__ import annotations
 
 import os
-import select
 import sys
 
 import click
@@ -34,19 +33,6 @@ approver_option = click.option(
 def _on_terminal() -> bool:
     """True when a person can answer prompts (tests replace this)."""
     return sys.stdin.isatty()
-
-
-def _typed_ahead() -> bool:
-    """Input already waiting before the question is asked: lines pasted after this command.
-
-    Read as the answer, the next pasted line would decline the review and be lost to the
-    shell; better to ask for a run on its own.
-    """
-    try:
-        ready, _, _ = select.select([sys.stdin], [], [], 0)
-    except (OSError, ValueError, TypeError):  # not a real file (tests, embedding programs)
-        return False
-    return bool(ready)
 
 
 def _approver(flag: str | None) -> str:
@@ -161,11 +147,6 @@ def _confirm(plan: ApprovalPlan, yes: bool, allow_large_removal: bool) -> bool:
             raise UsageError(
                 f"approving {review.id} needs confirmation and there is no terminal; "
                 "pass --yes to approve from a script"
-            )
-        if _typed_ahead():
-            raise UsageError(
-                f"approving {review.id} asks a question, but more input was already waiting "
-                "(lines pasted after the command?); run it on its own, or pass --yes"
             )
         if plan.applied is not None:
             echo(f"review {review.id}: {describe(review.diff)}")

@@ -730,38 +730,3 @@ def test_review_list_pending_ids_is_what_a_script_needs(tmp_path: Path) -> None:
     assert run_cli("review", "list", "--pending", "--ids").output == "rev-2026-11-2\n"
     pending = json.loads(run_cli("review", "list", "--pending", "--json").output)
     assert [r["id"] for r in pending] == ["rev-2026-11-2"]
-
-
-@pytest.mark.slow
-def test_lines_pasted_after_approve_are_not_taken_as_its_answer(root: MemoryRoot) -> None:
-    # Newcomer snag: pasting the README tour, the [y/N] prompt read the next pasted
-    # command as its answer (declining) and that command never ran.
-    queue(root, "rev-2026-11-1", add(NEW_HABIT))
-    primary, secondary = pty.openpty()
-    pasted = b"evolving-agent review list\nevolving-agent canon log\n"
-    os.write(primary, pasted)  # waiting in the terminal before the command even starts
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "evolving_agent", "review", "approve", "rev-2026-11-1"],
-        stdin=secondary,
-        stdout=secondary,
-        stderr=secondary,
-        close_fds=True,
-    )
-    try:
-        assert proc.wait(timeout=120) == 2
-        os.set_blocking(secondary, False)
-        left = b""
-        while True:  # the terminal hands back one line per read
-            try:
-                left += os.read(secondary, 1024)
-            except BlockingIOError:
-                break
-        assert left == pasted  # still there, for the shell to run
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(secondary)
-    shown = _read_until(primary, b"or pass --yes\r\n")
-    os.close(primary)
-    assert b"error: approving rev-2026-11-1 asks a question, but more input was already" in shown
-    assert (root.canon / "identity.yaml").read_text() != APPROVED
