@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 
 from evolving_agent.errors import InvalidInput, WriteDenied
-from evolving_agent.extras import require
+from evolving_agent.extras import check as check_extra
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.boot import build_boot
 from evolving_agent.memory.hypotheses import list_hypotheses
@@ -76,7 +76,7 @@ def run_demo(
     (or on any failure): a plain ``demo`` leaves nothing behind.
     """
     # Before anything is made: the search step writes a plotted report.
-    require("matplotlib", "the demo's search report")
+    check_extra("matplotlib", "the demo's search report")
     if directory is not None:
         return _run_demo(directory, say=say, today=today, keep=keep, temporary=False)
     base = Path(tempfile.mkdtemp(prefix="evolving-agent-demo-"))

@@ -27,6 +27,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 MARKER_VAR = "EA_PROCESS_MARKER"
 _TAIL = 4000
@@ -199,3 +200,47 @@ def pids_with_env(var: str, value: str) -> list[int]:
         if needle in environ.split(b"\0"):
             found.append(int(entry.name))
     return found
+
+
+def run_attached(argv: list[str], *, input: bytes, env: dict[str, str]) -> bool:
+    """Run ``argv`` on this terminal (a pager): ``input`` on its stdin, its output ours.
+
+    Unlike :func:`run_process` the child keeps our session and terminal, because it is
+    the person's to drive (keys, the screen), and it ends when they quit it.  Returns
+    False if it could not start (the caller prints the text itself).
+    """
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, env=env)
+    except OSError:
+        return False
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(input)
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass  # the reader quit early
+    proc.wait()
+    return True
+
+
+def run_on_terminal(
+    argv: list[str],
+    *,
+    input: str | None = None,
+    stdin: IO[bytes] | None = None,
+    timeout: float | None = None,
+) -> Completed:
+    """A short tool that may need the person's terminal (``ssh-keygen`` asking for a
+    passphrase): it keeps our session, unlike :func:`run_process`; output is captured."""
+    done = subprocess.run(
+        argv,
+        input=input.encode() if input is not None else None,
+        stdin=stdin if input is None else None,
+        capture_output=True,
+        timeout=timeout,
+    )
+    return Completed(
+        done.returncode,
+        done.stdout.decode(errors="replace"),
+        done.stderr.decode(errors="replace"),
+    )

@@ -77,6 +77,7 @@ COMMAND_SUMMARIES = {
     "search": "Scored improvement tasks run by coding agents in rounds, with forgetting.",
     "mcp": "Serve the session's tools over stdio (MCP): friction, live_set, boot, hypotheses.",
     "demo": "Simulate a month of an assistant's life, then run a short forget-team search.",
+    "signing": 'Signed human authority: without it, "human" is a claim anyone can make.',
 }
 
 
@@ -153,7 +154,7 @@ class _Group(click.Group):
             # Ctrl-C: one line (saying how to go on, when the command knows) and 130, as
             # shells expect, instead of click's "Aborted!" and 1.
             detail = str(exc)
-            click.echo("interrupted" + (f": {detail}" if detail else ""), err=True)
+            echo("interrupted" + (f": {detail}" if detail else ""), err=True)
             ctx.exit(EXIT_INTERRUPTED)
         except BrokenPipeError:
             # `evolving-agent ... | head` closed stdout early: click exits 1 quietly.

@@ -18,13 +18,13 @@ import functools
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
+from evolving_agent.process import run_attached
 from evolving_agent.textsafe import neutralise
 
 _buffer: list[str] | None = None
@@ -69,18 +69,8 @@ def _show(text: str) -> None:
     env = dict(os.environ)
     env.setdefault("LESS", "FRX")  # as git: quit on one screen, raw colours, keep screen
     env.setdefault("LV", "-c")
-    try:
-        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, env=env)
-    except OSError:
+    if not run_attached(cmd, input=text.encode("utf-8", "replace"), env=env):
         click.echo(text, nl=False)
-        return
-    assert proc.stdin is not None
-    try:
-        proc.stdin.write(text.encode("utf-8", "replace"))
-        proc.stdin.close()
-    except BrokenPipeError:
-        pass  # the reader quit the pager early
-    proc.wait()
 
 
 def paged(fn: F) -> F:

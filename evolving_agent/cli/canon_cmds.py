@@ -138,7 +138,7 @@ def edit_cmd(ctx: click.Context, file: str, message: str) -> None:
     root = root_from(ctx)
     before, kept = edit_start(root, file)
     if kept is not None:
-        click.echo(
+        echo(
             f"reopening your refused edit from {kept} (delete it to start from canon/{file})",
             err=True,
         )
