@@ -50,6 +50,7 @@ COMMAND_MODULES = {
     "review": "review_cmds",
     "canon": "canon_cmds",
     "signing": "signing_cmds",
+    "drift": "drift_cmd",
     "search": "search_cmds",
     "mcp": "mcp_cmd",
     "demo": "demo_cmd",

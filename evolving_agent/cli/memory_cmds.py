@@ -11,7 +11,7 @@ import click
 
 from evolving_agent.cli._common import echo_json, echo_messages, json_option, root_from
 from evolving_agent.cli._output import echo, paged
-from evolving_agent.errors import EvolvingAgentError, TamperingFound
+from evolving_agent.errors import EvolvingAgentError, TamperingFound, UsageError
 from evolving_agent.memory import events, live
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.bootview import DEFAULT_MAX_CHARS, MAX_CHARS_ENV, MIN_MAX_CHARS
@@ -232,42 +232,68 @@ def evidence_append(
     echo(rec.id)
 
 
-def _print_records(records: list[EvidenceRecord]) -> None:
+def _print_records(records: list[EvidenceRecord], *, with_day: bool = False) -> None:
     if not records:
-        echo("(no evidence that day)")
+        echo("(no evidence that day)" if not with_day else "(no evidence in that range)")
+    fmt = "%Y-%m-%d %H:%M:%S" if with_day else "%H:%M:%S"
     for r in records:
         links = (("supports", r.supports), ("contradicts", r.contradicts))
         tags = "".join(f" [{k} {v}]" for k, v in links if v)
-        line = f"{r.ts.strftime('%H:%M:%S')} {r.id} {r.kind:<12} {r.actor:<8} {r.text}{tags}"
+        line = f"{r.ts.strftime(fmt)} {r.id} {r.kind:<12} {r.actor:<8} {r.text}{tags}"
         echo(one_line(line))
 
 
+_DAY = click.DateTime(["%Y-%m-%d"])
+
+
 @evidence_group.command("show")
-@click.option(
-    "--date",
-    "day",
-    type=click.DateTime(["%Y-%m-%d"]),
-    default=None,
-    help="Day to show (default: today).",
-)
+@click.option("--date", "day", type=_DAY, default=None, help="Day to show (default: today).")
+@click.option("--since", type=_DAY, default=None, help="First day of a range (with --until).")
+@click.option("--until", type=_DAY, default=None, help="Last day of a range (default: today).")
+@click.option("--month", default=None, metavar="YYYY-MM", help="A whole calendar month.")
 @json_option(help="Print JSON lines' records as a list.")
 @click.pass_context
 @paged
-def evidence_show(ctx: click.Context, day: object, as_json: bool) -> None:
-    """Show one day's Evidence (default today).
+def evidence_show(
+    ctx: click.Context,
+    day: object,
+    since: object,
+    until: object,
+    month: str | None,
+    as_json: bool,
+) -> None:
+    """Show Evidence: one day (default today), a range, or a month.
 
     \b
-    Example:
+    Examples:
       evolving-agent evidence show --date 2026-11-29 --json
+      evolving-agent evidence show --since 2026-11-01 --until 2026-11-14
+      evolving-agent evidence show --month 2026-11
     """
     from datetime import datetime
 
-    the_day = day.date() if isinstance(day, datetime) else date.today()
-    records = events.show(root_from(ctx), the_day)
+    def as_date(v: object) -> date | None:
+        return v.date() if isinstance(v, datetime) else None
+
+    ranged = since is not None or until is not None or month is not None
+    if day is not None and ranged or month is not None and (since or until):
+        raise UsageError("give --date, or --since/--until, or --month (one of them)")
+    root = root_from(ctx)
+    if month is not None:
+        from evolving_agent.review.glance import month_bounds
+
+        start, end = month_bounds(month)
+        records = events.show_range(root, start, end)
+    elif ranged:
+        end = as_date(until) or date.today()
+        start = as_date(since) or end
+        records = events.show_range(root, start, end)
+    else:
+        records = events.show(root, as_date(day) or date.today())
     if as_json:
         echo_json([r.model_dump(mode="json") for r in records])
     else:
-        _print_records(records)
+        _print_records(records, with_day=ranged)
 
 
 @evidence_group.command("import")

@@ -132,11 +132,17 @@ def show_cmd(ctx: click.Context, review_id: str, as_json: bool) -> None:
     Example:
       evolving-agent review show rev-2026-11-1
     """
-    view = view_review(root_from(ctx), review_id)
+    root = root_from(ctx)
+    view = view_review(root, review_id)
     if as_json:
         echo_json(view.to_json())
-    else:
-        _print_view(view)
+        return
+    _print_view(view)
+    if view.review.status == "pending":
+        from evolving_agent.review.drift import watch
+
+        for flag in watch(root).held.get(view.review.pending.hypothesis, []):
+            echo(f"held by the drift watch: {flag.title} (see 'evolving-agent drift')")
 
 
 def _confirm(plan: ApprovalPlan, yes: bool, allow_large_removal: bool) -> bool:
@@ -202,6 +208,12 @@ def approve_cmd(
     """
     root = require_root(root_from(ctx))
     plan = plan_approval(root, review_id)
+    if plan.review.status == "pending":
+        from evolving_agent.review.drift import watch
+
+        for flag in watch(root).held.get(plan.review.pending.hypothesis, []):
+            # The page waits for an acknowledgement; here the human is looking now.
+            echo(f"warning: held by the drift watch: {flag.title}", err=True)
     if plan.resuming:
         echo(f"finishing the interrupted approval of {review_id}")
     elif not _confirm(plan, yes, allow_large_removal):
@@ -264,6 +276,52 @@ def reject_cmd(ctx: click.Context, review_id: str, reason: str, approver: str | 
         require_root(root_from(ctx)), review_id, reason=reason, approver=_approver(approver)
     )
     echo(f"rejected {decision.review_id}: {decision.reason}")
+
+
+@review_group.command("serve")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    show_default=True,
+    help="Port on 127.0.0.1 (0: a free one chosen by the system).",
+)
+@click.option("--open", "open_browser", is_flag=True, help="Also open the page in a browser.")
+@approver_option
+@click.pass_context
+def serve_cmd(ctx: click.Context, port: int, open_browser: bool, approver: str | None) -> None:
+    """Serve the owner's review page on 127.0.0.1 until Ctrl-C.
+
+    Prints one line, the address with its one-time token; only that address opens
+    the page.  Review cards (diff, evidence for and against, what would reverse it),
+    the month at a glance and the drift watch.  Approve / edit / reject there do
+    exactly what 'review approve / edit / reject' do.  Needs the [review] extra.
+
+    \b
+    Example:
+      evolving-agent review serve --open
+    """
+    root = require_root(root_from(ctx))
+    try:
+        from evolving_agent.review.web.serve import serve
+    except ImportError as exc:
+        raise UsageError(
+            f"'review serve' needs the review extra ({exc.name} is missing): "
+            "pip install 'evolving-agent[review]'"
+        ) from None
+
+    def announce(url: str) -> None:
+        echo(url)
+        sys.stdout.flush()
+        if open_browser:
+            import webbrowser
+
+            webbrowser.open(url)
+
+    try:
+        serve(root, port=port, approver=_approver(approver), announce=announce)
+    except OSError as exc:
+        raise UsageError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from None
 
 
 def register(group: click.Group) -> None:

@@ -220,3 +220,15 @@ def import_events(root: MemoryRoot, actor: Actor, file: Path) -> list[EvidenceRe
 def show(root: MemoryRoot, day: date) -> list[EvidenceRecord]:
     require_root(root)
     return EvidenceLog(root).read_day(day)
+
+
+def show_range(root: MemoryRoot, start: date, end: date) -> list[EvidenceRecord]:
+    """Every record of the day files ``start``..``end`` (inclusive), day by day.
+
+    Only days that have a file are read, so a year's range costs what its records cost.
+    """
+    require_root(root)
+    if start > end:
+        raise InvalidInput(f"--since {start} is after --until {end}")
+    log = EvidenceLog(root)
+    return [r for d in log.days() if start <= d <= end for r in log.read_day(d)]
