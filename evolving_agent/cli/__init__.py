@@ -79,6 +79,10 @@ COMMAND_SUMMARIES = {
     "mcp": "Serve the session's tools over stdio (MCP): friction, live_set, boot, hypotheses.",
     "demo": "Simulate a month of an assistant's life, then run a short forget-team search.",
     "signing": 'Signed human authority: without it, "human" is a claim anyone can make.',
+    "drift": (
+        "Look for drift: pendulums, a monopolised carry, friction that stopped or floods, "
+        "proposals waiting over a month, model fallbacks. Each flag cites its evidence."
+    ),
 }
 
 
