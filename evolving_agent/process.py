@@ -27,7 +27,6 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 MARKER_VAR = "EA_PROCESS_MARKER"
 _TAIL = 4000
@@ -202,45 +201,49 @@ def pids_with_env(var: str, value: str) -> list[int]:
     return found
 
 
-def run_attached(argv: list[str], *, input: bytes, env: dict[str, str]) -> bool:
-    """Run ``argv`` on this terminal (a pager): ``input`` on its stdin, its output ours.
-
-    Unlike :func:`run_process` the child keeps our session and terminal, because it is
-    the person's to drive (keys, the screen), and it ends when they quit it.  Returns
-    False if it could not start (the caller prints the text itself).
-    """
+def feed_interactive(cmd: list[str], text: str, *, env: dict[str, str]) -> bool:
+    """Run the user's own interactive program (a pager) on this terminal, ``text`` on its
+    stdin; wait for it.  Unlike :func:`run_process` it keeps our terminal and group: the
+    user drives it.  False when it could not be started (the caller prints instead)."""
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, env=env)
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, env=env)
     except OSError:
         return False
     assert proc.stdin is not None
     try:
-        proc.stdin.write(input)
+        proc.stdin.write(text.encode("utf-8", "replace"))
         proc.stdin.close()
     except BrokenPipeError:
-        pass  # the reader quit early
+        pass  # the reader quit the pager early
     proc.wait()
     return True
 
 
-def run_on_terminal(
-    argv: list[str],
-    *,
-    input: str | None = None,
-    stdin: IO[bytes] | None = None,
-    timeout: float | None = None,
+def run_tool(
+    argv: list[str], *, input: str | None = None, stdin_path: Path | None = None, timeout: float
 ) -> Completed:
-    """A short tool that may need the person's terminal (``ssh-keygen`` asking for a
-    passphrase): it keeps our session, unlike :func:`run_process`; output is captured."""
-    done = subprocess.run(
-        argv,
-        input=input.encode() if input is not None else None,
-        stdin=stdin if input is None else None,
-        capture_output=True,
-        timeout=timeout,
-    )
+    """Run a trusted system tool of the user's (``ssh-keygen``): output captured, our
+    terminal kept so it can ask for a passphrase or a key-agent confirmation."""
+    started = time.monotonic()
+    try:
+        if stdin_path is not None:
+            with stdin_path.open("rb") as data:
+                done = subprocess.run(argv, stdin=data, capture_output=True, timeout=timeout)
+        else:
+            done = subprocess.run(
+                argv,
+                input=None if input is None else input.encode(),
+                stdin=subprocess.DEVNULL if input is None else None,
+                capture_output=True,
+                timeout=timeout,
+            )
+    except OSError as exc:
+        return Completed(None, "", "", launch_error=f"{argv[0]}: {exc.strerror or exc}")
+    except subprocess.TimeoutExpired:
+        return Completed(None, "", "", timed_out=True, wall_s=time.monotonic() - started)
     return Completed(
         done.returncode,
         done.stdout.decode(errors="replace"),
         done.stderr.decode(errors="replace"),
+        wall_s=time.monotonic() - started,
     )

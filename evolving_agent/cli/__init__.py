@@ -53,6 +53,7 @@ COMMAND_MODULES = {
     "drift": "drift_cmd",
     "search": "search_cmds",
     "mcp": "mcp_cmd",
+    "integrations": "integrations_cmd",
     "demo": "demo_cmd",
 }
 
@@ -81,7 +82,7 @@ COMMAND_SUMMARIES = {
     "signing": 'Signed human authority: without it, "human" is a claim anyone can make.',
     "drift": (
         "Look for drift: pendulums, a monopolised carry, friction that stopped or floods, "
-        "proposals waiting over a month, model fallbacks. Each flag cites its evidence."
+        "proposals waiting over a month, model fallbacks.  Each flag cites its evidence."
     ),
 }
 

@@ -24,7 +24,6 @@ from typing import Any, TypeVar
 
 import click
 
-from evolving_agent.process import run_attached
 from evolving_agent.textsafe import neutralise
 
 _buffer: list[str] | None = None
@@ -69,7 +68,9 @@ def _show(text: str) -> None:
     env = dict(os.environ)
     env.setdefault("LESS", "FRX")  # as git: quit on one screen, raw colours, keep screen
     env.setdefault("LV", "-c")
-    if not run_attached(cmd, input=text.encode("utf-8", "replace"), env=env):
+    from evolving_agent.process import feed_interactive  # only a paged view pays for it
+
+    if not feed_interactive(cmd, text, env=env):
         click.echo(text, nl=False)
 
 

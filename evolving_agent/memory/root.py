@@ -16,7 +16,7 @@ from evolving_agent.memory.atomic import atomic_write, make_private_dir
 from evolving_agent.memory.canon import IDENTITY_FILE, IDENTITY_TEMPLATE, POLICY_TEMPLATE
 from evolving_agent.memory.canon_snapshot import record_canon_snapshot
 from evolving_agent.memory.policy import POLICY_FILE
-from evolving_agent.paths import LAYERS, REVIEW_AREAS, MemoryRoot
+from evolving_agent.paths import LAYERS, REVIEW_AREAS, MemoryRoot, root_problem
 
 SCHEDULE_TEMPLATE = """\
 # When the jobs run (cron syntax, local time zone unless 'timezone' is set).
@@ -88,14 +88,7 @@ def init_root(path: Path) -> MemoryRoot:
 
 def require_root(root: MemoryRoot) -> MemoryRoot:
     """Fail with a clear message when ``root`` is not a memory root."""
-    if root.path.is_file():
-        raise InvalidInput(
-            f"no memory root at {root.path}: it is a file, not a directory "
-            "(pass --root or set $EVOLVING_AGENT_ROOT to a directory)"
-        )
-    if not root.exists():
-        raise InvalidInput(
-            f"no memory root at {root.path} (run 'evolving-agent init {root.path}' "
-            "or pass --root / set $EVOLVING_AGENT_ROOT)"
-        )
+    problem = root_problem(root)
+    if problem is not None:
+        raise InvalidInput(problem)
     return root

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import json
 import subprocess
 import sys
@@ -219,9 +218,8 @@ def test_top_level_help_imports_no_command_module() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "Commands:" in proc.stdout
-    # The group's own helpers only: no command module, no core, pydantic, git or scheduler.
-    loaded = set(ast.literal_eval(proc.stderr.strip()))
-    assert loaded <= {"evolving_agent.cli._common", "evolving_agent.cli._output"}, loaded
+    # _output is the neutraliser every error line goes through (cheap: click and textsafe).
+    assert proc.stderr.strip() == "['evolving_agent.cli._common', 'evolving_agent.cli._output']"
 
 
 @pytest.mark.parametrize(
