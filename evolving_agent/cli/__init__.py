@@ -77,7 +77,11 @@ COMMAND_SUMMARIES = {
     "review": "The human review queue: at most a few identity diffs a month reach Canon.",
     "canon": "Canon history: who changed the identity, on whose approval; undo any change.",
     "search": "Scored improvement tasks run by coding agents in rounds, with forgetting.",
-    "mcp": "Serve the session's tools over stdio (MCP): friction, live_set, boot, hypotheses.",
+    "mcp": (
+        "Serve the session's tools over stdio (MCP): friction, live_set, boot, hypotheses, "
+        "hypothesis_add."
+    ),
+    "integrations": "Set-ups for the assistant's client (Claude Code, Codex).",
     "demo": "Simulate a month of an assistant's life, then run a short forget-team search.",
     "signing": 'Signed human authority: without it, "human" is a claim anyone can make.',
     "drift": (

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from evolving_agent.cli._common import echo_json, json_option, root_from
+from evolving_agent.cli._output import echo
 from evolving_agent.integrations.setups import CLIENTS, render, setups_for
 from evolving_agent.paths import root_problem
 
@@ -40,10 +41,10 @@ def show_cmd(ctx: click.Context, client: str, program: str, as_json: bool) -> No
     if as_json:
         echo_json([s.__dict__ for s in setups])
     else:
-        click.echo(render(setups), nl=False)
+        echo(render(setups), nl=False)
     problem = root_problem(root)
     if problem is not None:
-        click.echo(f"warning: {problem}", err=True)
+        echo(f"warning: {problem}", err=True)
 
 
 def register(group: click.Group) -> None:
