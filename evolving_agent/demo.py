@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import calendar
 import shlex
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 
 from evolving_agent.errors import InvalidInput, WriteDenied
-from evolving_agent.extras import require
+from evolving_agent.extras import check as check_extra
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.boot import build_boot
 from evolving_agent.memory.hypotheses import list_hypotheses
@@ -48,9 +49,7 @@ def example_dir() -> Path:
     return path
 
 
-def _prepare(directory: Path | None) -> Path:
-    if directory is None:
-        return Path(tempfile.mkdtemp(prefix="evolving-agent-demo-"))
+def _prepare(directory: Path) -> Path:
     directory = directory.absolute()
     if directory.exists() and any(directory.iterdir()):
         raise InvalidInput(
@@ -71,7 +70,28 @@ def run_demo(
     directory: Path | None, *, say: Say, today: date | None = None, keep: bool = False
 ) -> DemoResult:
     """Run the demo in ``directory``.  ``keep``: leave the month's review pending, so the
-    root it leaves behind is one to continue in (the README's slow-clock tour)."""
+    root it leaves behind is one to continue in (the README's slow-clock tour).
+
+    Without a directory the demo runs in a temporary folder and removes it at the end
+    (or on any failure): a plain ``demo`` leaves nothing behind.
+    """
+    # Before anything is made: the search step writes a plotted report.
+    check_extra("matplotlib", "the demo's search report")
+    if directory is not None:
+        return _run_demo(directory, say=say, today=today, keep=keep, temporary=False)
+    base = Path(tempfile.mkdtemp(prefix="evolving-agent-demo-"))
+    try:
+        result = _run_demo(base, say=say, today=today, keep=keep, temporary=True)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    say(f"The demo ran in a temporary folder, now removed ({base}).")
+    say("To look around afterwards: evolving-agent demo --keep ./demo")
+    return result
+
+
+def _run_demo(
+    directory: Path, *, say: Say, today: date | None, keep: bool, temporary: bool
+) -> DemoResult:
     from evolving_agent.jobs.simulate import simulate_month
     from evolving_agent.review.approve import approve_review
     from evolving_agent.review.history import canon_revert
@@ -80,8 +100,6 @@ def run_demo(
     from evolving_agent.search.report_render import write_report
     from evolving_agent.search.runner import ProgressEvent, run_search
 
-    # Before anything is made: the search step writes a plotted report.
-    require("matplotlib", "the demo's search report")
     base = _prepare(directory)
     today = today or date.today()
 
@@ -190,16 +208,17 @@ def run_demo(
     files = write_report(summary.run_dir)
     say(f"   report: {files.markdown}")
 
-    say("Where to look:")
-    say(f"   {root.path}/canon/identity.yaml   the identity (git log there shows its history)")
-    say(f"   {root.path}/evidence/             append-only, hash-chained events")
-    say(f"   {summary.run_dir}/log.jsonl   one record per search turn; best/ holds the winner")
-    say(f"   {files.png}")
+    if not temporary:
+        say("Where to look:")
+        say(f"   {root.path}/canon/identity.yaml   the identity (git log there shows its history)")
+        say(f"   {root.path}/evidence/             append-only, hash-chained events")
+        say(f"   {summary.run_dir}/log.jsonl   one record per search turn; best/ holds the winner")
+        say(f"   {files.png}")
     if keep:
         say(f"Kept: {root.path} has lived a month; {len(pending)} review(s) wait for you:")
         say(f"   export EVOLVING_AGENT_ROOT={shlex.quote(str(root.path))}")
         say("   evolving-agent review list")
-    else:
+    elif not temporary:
         say(f"Try: evolving-agent --root {root.path} boot")
     return DemoResult(
         directory=base,

@@ -43,3 +43,11 @@ def require(module: str, feature: str) -> ModuleType:
 def available(module: str) -> bool:
     """Whether ``module`` can be imported (without importing more than its spec)."""
     return importlib.util.find_spec(module) is not None
+
+
+def check(module: str, feature: str) -> None:
+    """Raise :class:`MissingExtra` now if ``module`` is missing, without importing it
+    (importing matplotlib, say, already writes its config directory)."""
+    if not available(module):
+        extra, library = EXTRA_OF[module.split(".")[0]]
+        raise MissingExtra(feature, extra, library)

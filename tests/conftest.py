@@ -20,30 +20,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.helpers.fixtures import KeptDemo, LivedMonth, McpServer
+from tests.helpers.fixtures import KeptDemo, LivedMonth, McpServer, isolated_env
 
 if TYPE_CHECKING:
     from mcp import ClientSession
 
 
-def _test_env(tmp: Path) -> dict[str, str]:
-    return {
-        "EVOLVING_AGENT_ROOT": str(tmp / "memory"),
-        "GIT_AUTHOR_NAME": "Test Human",
-        "GIT_AUTHOR_EMAIL": "human@example.invalid",
-        "GIT_COMMITTER_NAME": "Test Human",
-        "GIT_COMMITTER_EMAIL": "human@example.invalid",
-        # Keep git from reading the developer's global config (hooks, signing, templates).
-        "GIT_CONFIG_GLOBAL": str(tmp / "gitconfig"),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        # Signing pins its allowed signers in the user's config directory: never the real one.
-        "XDG_CONFIG_HOME": str(tmp / "config"),
-    }
-
-
 @pytest.fixture(autouse=True)
 def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name, value in _test_env(tmp_path).items():
+    for name, value in isolated_env(tmp_path).items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("EVOLVING_AGENT_RAISE", raising=False)
     # Search tests check the harness's own guards against an unconfined agent (under
@@ -65,10 +50,10 @@ def mcp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpServer]:
     from evolving_agent.memory.root import init_root
 
     tmp = tmp_path_factory.mktemp("mcp-server")
-    env = {**os.environ, **_test_env(tmp)}
+    env = {**os.environ, **isolated_env(tmp)}
     env.pop("EVOLVING_AGENT_RAISE", None)
     with pytest.MonkeyPatch.context() as mp:
-        for name, value in _test_env(tmp).items():
+        for name, value in isolated_env(tmp).items():
             mp.setenv(name, value)
         root = init_root(tmp / "memory")
     params = StdioServerParameters(
@@ -104,7 +89,7 @@ def lived_month(tmp_path_factory: pytest.TempPathFactory) -> LivedMonth:
 
     tmp = tmp_path_factory.mktemp("lived-month")
     with pytest.MonkeyPatch.context() as mp:
-        for name, value in _test_env(tmp).items():
+        for name, value in isolated_env(tmp).items():
             mp.setenv(name, value)
         root = init_root(tmp / "memory")
         seen: list[str] = []
@@ -126,7 +111,7 @@ def kept_demo(tmp_path_factory: pytest.TempPathFactory) -> KeptDemo:
     directory = tmp / "demo"
     proc = subprocess.run(
         [sys.executable, "-m", "evolving_agent", "demo", "--keep", str(directory)],
-        env={**os.environ, **_test_env(tmp), "NO_PROXY": "*", "HTTPS_PROXY": "http://0.0.0.0:9"},
+        env={**os.environ, **isolated_env(tmp), "NO_PROXY": "*", "HTTPS_PROXY": "http://0.0.0.0:9"},
         cwd=tmp,
         capture_output=True,
         text=True,

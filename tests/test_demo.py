@@ -7,6 +7,7 @@ from datetime import date
 from pathlib import Path
 
 import git
+import pytest
 
 from evolving_agent.demo import demo_month
 from evolving_agent.memory.verify import verify_root
@@ -75,3 +76,19 @@ def test_demo_keep_leaves_a_lived_month_with_its_review_pending(kept_demo: KeptD
     assert len(list(git.Repo(root.path).iter_commits())) == 1
     days = {p.stem[:7] for p in root.evidence.glob("*.jsonl")}
     assert f"{start:%Y-%m}" in days
+
+
+@pytest.mark.slow
+def test_a_plain_demo_leaves_no_folder_behind(tmp_path: Path) -> None:
+    # Newcomer snag: each plain `demo` left a 2.4 MB folder in /tmp and pointed at it.
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    proc = run_proc(
+        "demo", env={"TMPDIR": str(scratch), "NO_PROXY": "*", "HTTPS_PROXY": "http://0.0.0.0:9"}
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert list(scratch.iterdir()) == []
+    lines = proc.stdout.decode().splitlines()
+    assert lines[-2].startswith("The demo ran in a temporary folder, now removed (")
+    assert lines[-1] == "To look around afterwards: evolving-agent demo --keep ./demo"
+    assert not any(line.startswith("Where to look") for line in lines)

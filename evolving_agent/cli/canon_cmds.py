@@ -133,10 +133,15 @@ def edit_cmd(ctx: click.Context, file: str, message: str) -> None:
     Example:
       evolving-agent canon edit identity.yaml -m "values: add brevity"
     """
-    from evolving_agent.memory.canon_edit import EditRefused, canon_text, save_canon
+    from evolving_agent.memory.canon_edit import EditRefused, edit_start, save_canon
 
     root = root_from(ctx)
-    before = canon_text(root, file)
+    before, kept = edit_start(root, file)
+    if kept is not None:
+        echo(
+            f"reopening your refused edit from {kept} (delete it to start from canon/{file})",
+            err=True,
+        )
     edited = click.edit(before, extension=PurePosixPath(file).suffix or ".txt", require_save=True)
     if edited is None:
         echo("no change")

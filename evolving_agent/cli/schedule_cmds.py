@@ -46,10 +46,8 @@ def schedule_run(ctx: click.Context, roots: str | None) -> None:
       evolving-agent schedule run --roots ~/memory/work,~/memory/home
     """
     sched = JobScheduler(_roots(ctx, roots), log=click.echo)
-    for r in sched.next_runs():
-        nxt = f"{r.next_run:%a %Y-%m-%d %H:%M %Z}" if r.next_run else "never"
-        echo(f"{r.root}: {r.job} next at {nxt}")
-    echo("scheduler running (Ctrl-C to stop)")
+    # Another scheduler on these roots is refused before anything is announced.
+    sched.acquire()
 
     def on_ctrl_c(_signum: int, _frame: object) -> None:
         sched.request_stop()  # kept even if a job's code swallows the interrupt
@@ -59,11 +57,18 @@ def schedule_run(ctx: click.Context, roots: str | None) -> None:
         previous = signal.signal(signal.SIGINT, on_ctrl_c)
     except ValueError:  # not the main thread (an embedding program): keep its handler
         previous = None
+    # From here on a Ctrl-C stops the scheduler cleanly, so "scheduler running" is only
+    # announced once it does.
     try:
-        sched.start(blocking=True)
+        for r in sched.next_runs():
+            nxt = f"{r.next_run:%a %Y-%m-%d %H:%M %Z}" if r.next_run else "never"
+            echo(f"{r.root}: {r.job} next at {nxt}")
+        echo("scheduler running (Ctrl-C to stop)")
+        sched.start(blocking=True)  # releases the roots' locks when it ends
     except KeyboardInterrupt:
         echo("scheduler stopped")
     finally:
+        sched.release()  # if stopped before start() took over (a no-op after it)
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
 

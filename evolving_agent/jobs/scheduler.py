@@ -232,7 +232,8 @@ class JobScheduler:
         from apscheduler.schedulers.background import BackgroundScheduler
         from apscheduler.schedulers.blocking import BlockingScheduler
 
-        self.acquire()
+        if not self._locks:  # the caller may have taken them already (to fail early)
+            self.acquire()
         try:
             self.catch_up()
             if self._stop.is_set():

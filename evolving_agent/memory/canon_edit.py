@@ -21,17 +21,32 @@ from evolving_agent.paths import MemoryRoot
 
 
 class EditRefused(InvalidInput):
-    """An invalid Canon edit: nothing was written, and the edited text is in ``kept``."""
+    """An invalid Canon edit: nothing was written, and the edited text is in ``kept``.
+
+    The message names ``kept`` and the line in it: the line is in the edited text, not in
+    the Canon file, which the refusal left untouched.
+    """
 
     def __init__(self, cause: InvalidInput, kept: Path) -> None:
-        super().__init__(str(cause))  # the cause's message already names file and line
-        self.file, self.line = cause.file, cause.line
+        message = str(cause)
+        if cause.file is not None:
+            where = cause.file + (f":{cause.line}" if cause.line is not None else "") + ": "
+            message = message.removeprefix(where)
+        super().__init__(message, file=kept, line=cause.line)
         self.kept = kept
 
 
 def rescue_file(root: MemoryRoot, relpath: str) -> Path:
     """Where a refused edit of ``canon/<relpath>`` is kept."""
     return root.state / f"rejected-{Path(relpath).name}"
+
+
+def edit_start(root: MemoryRoot, relpath: str) -> tuple[str, Path | None]:
+    """What ``canon edit`` opens: a refused edit still kept (and where), else the file."""
+    kept = rescue_file(require_root(root), relpath)
+    if kept.is_file():
+        return kept.read_text(encoding="utf-8"), kept
+    return canon_text(root, relpath), None
 
 
 def canon_text(root: MemoryRoot, relpath: str) -> str:
@@ -55,10 +70,12 @@ def save_canon(root: MemoryRoot, relpath: str, text: str, *, message: str = "") 
         on_disk = target.read_bytes() if target.exists() else None
         committed = gitrepo.committed_blob(root, f"canon/{relpath}")
         if on_disk == data and committed == gitrepo.blob_sha(data):
+            rescue_file(root, relpath).unlink(missing_ok=True)  # nothing left to rescue
             return False
         Writer(root, "human").write(
             "canon", relpath, text, message=message or f"human edited canon/{relpath}"
         )
+        rescue_file(root, relpath).unlink(missing_ok=True)  # the kept edit made it in
     except InvalidInput as exc:
         kept = rescue_file(root, relpath)
         mkdirs_private(kept.parent)

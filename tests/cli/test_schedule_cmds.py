@@ -35,3 +35,16 @@ def test_schedule_show_says_never_after_the_first_start_until_a_job_runs(
         ran = [job for _root, job in JobScheduler([root]).catch_up()]
     assert ran == ["nightly"]
     assert "last never" not in run_cli("schedule", "show").output.splitlines()[0]
+
+
+def test_a_second_schedule_run_fails_before_announcing_anything(tmp_path: Path) -> None:
+    # Newcomer snag: it printed every job's next run and "scheduler running" first.
+    root = init_root(tmp_path / "memory")
+    first = JobScheduler([root])
+    first.acquire()
+    try:
+        result = run_cli("--root", str(root.path), "schedule", "run")
+    finally:
+        first.release()
+    assert result.exit_code == 2
+    assert result.output == f"error: another scheduler already serves {root.path}\n"

@@ -29,7 +29,7 @@ from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import PendingReview
 from evolving_agent.textsafe import neutralise, one_line
-from tests.conftest import _test_env
+from tests.helpers.fixtures import isolated_env
 
 ERASE = "ok" + "\x1b[1A\x1b[2K" * 6
 FORGE = "x\r\x1b[2K0123456789  2026-01-01  init     -               init memory root"
@@ -48,7 +48,7 @@ FORBIDDEN_CHARS = ["\u202e", "\u202c", "\u200b", "\u2066", "\u2069"]
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[MemoryRoot, dict[str, str]]:
     tmp = tmp_path_factory.mktemp("views")
-    env = {**os.environ, **_test_env(tmp), "USER": "alice", "LINES": "200", "PAGER": "cat"}
+    env = {**os.environ, **isolated_env(tmp), "USER": "alice", "LINES": "200", "PAGER": "cat"}
     old = dict(os.environ)
     os.environ.update(env)
     try:

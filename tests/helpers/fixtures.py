@@ -21,6 +21,22 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+def isolated_env(tmp: Path) -> dict[str, str]:
+    """The environment every test runs in: its own root, git identity and config."""
+    return {
+        "EVOLVING_AGENT_ROOT": str(tmp / "memory"),
+        "GIT_AUTHOR_NAME": "Test Human",
+        "GIT_AUTHOR_EMAIL": "human@example.invalid",
+        "GIT_COMMITTER_NAME": "Test Human",
+        "GIT_COMMITTER_EMAIL": "human@example.invalid",
+        # Keep git from reading the developer's global config (hooks, signing, templates).
+        "GIT_CONFIG_GLOBAL": str(tmp / "gitconfig"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        # Signing pins its allowed signers in the user's config directory: never the real one.
+        "XDG_CONFIG_HOME": str(tmp / "config"),
+    }
+
+
 @dataclass
 class McpServer:
     """A real ``evolving-agent --root ROOT mcp`` process and an SDK client session to it.

@@ -33,9 +33,9 @@ from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.search.agents import claude as claude_agent
 from evolving_agent.search.agents import codex as codex_agent
-from tests.conftest import _test_env
 from tests.helpers import reflector_fakes as fakes
 from tests.helpers import run_cli
+from tests.helpers.fixtures import isolated_env
 from tests.integrations.scripted_model import (
     Answer,
     CallTool,
@@ -75,11 +75,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     for program in ("claude", "codex"):
         assert shutil.which(program), f"{program} is not installed (.ci/tools.sh installs it)"
     tmp = tmp_path_factory.mktemp("real-clients")
-    env = {**os.environ, **_test_env(tmp)}
+    env = {**os.environ, **isolated_env(tmp)}
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     env.pop("EVOLVING_AGENT_ROOT")  # the set-ups must carry the root themselves
     with pytest.MonkeyPatch.context() as mp:
-        for name, value in _test_env(tmp).items():
+        for name, value in isolated_env(tmp).items():
             mp.setenv(name, value)
         root = init_root(tmp / "memory")
         Writer(root, "human").write("today", "bias.md", BIAS + "\n")

@@ -78,3 +78,23 @@ def test_edit_refuses_paths_outside_canon(root: MemoryRoot) -> None:
     result = run_cli("canon", "edit", "../today/bias.md")
     assert result.exit_code == 4
     assert "invalid path" in result.output
+
+
+def test_editing_again_after_a_refusal_reopens_the_refused_text(
+    root: MemoryRoot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Newcomer snag: the second `canon edit` reopened the old file (the work looked lost)
+    # and the error named a line of canon/identity.yaml, which the refusal never touched.
+    kept = root.state / "rejected-identity.yaml"
+    _editor(tmp_path, monkeypatch, "text.replace('name: Assistant', 'name: Ada') + 'mood: x\\n'")
+    refused = run_cli("canon", "edit")
+    assert refused.exit_code == 4
+    line = kept.read_text().splitlines().index("mood: x") + 1
+    assert f"error: {kept}:{line}: mood: Extra inputs are not permitted" in refused.output
+    _editor(tmp_path, monkeypatch, "text.replace('mood: x\\n', '')")  # fix only that line
+    again = run_cli("canon", "edit")
+    assert again.exit_code == 0, again.output
+    assert f"reopening your refused edit from {kept}" in again.output
+    assert "name: Ada" in (root.canon / "identity.yaml").read_text()  # the first edit's work
+    assert not kept.exists()
+    assert run_cli("verify").exit_code == 0

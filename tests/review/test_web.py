@@ -21,9 +21,8 @@ from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.drift import watch
 from evolving_agent.review.glance import month_bounds
 from evolving_agent.review.store import list_reviews, load_review
-from tests.conftest import _test_env
 from tests.helpers import run_proc
-from tests.helpers.fixtures import KeptDemo, copy_tree
+from tests.helpers.fixtures import KeptDemo, copy_tree, isolated_env
 from tests.helpers.web import Server, browser, serve
 
 pytestmark = pytest.mark.slow
@@ -49,7 +48,7 @@ class Site:
 def site(kept_demo: KeptDemo, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     tmp = tmp_path_factory.mktemp("web-demo")
     root = MemoryRoot.resolve(copy_tree(kept_demo.directory, tmp / "demo") / "memory")
-    env = _test_env(tmp)
+    env = isolated_env(tmp)
     with pytest.MonkeyPatch.context() as mp:
         for k, v in env.items():
             mp.setenv(k, v)

@@ -23,8 +23,8 @@ from evolving_agent.memory.hypotheses import add_hypothesis
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.store import list_reviews, load_review
-from tests.conftest import _test_env
 from tests.helpers import run_proc
+from tests.helpers.fixtures import isolated_env
 from tests.helpers.life import live_three_reviews
 from tests.helpers.web import Server, browser, serve
 
@@ -50,7 +50,7 @@ class Site:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     tmp = tmp_path_factory.mktemp("web-decisions")
-    env = _test_env(tmp)
+    env = isolated_env(tmp)
     with pytest.MonkeyPatch.context() as mp:
         for k, v in env.items():
             mp.setenv(k, v)

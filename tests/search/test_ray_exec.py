@@ -269,9 +269,11 @@ def test_ctrl_c_cancels_tasks_in_flight_and_resume_finishes_the_run(
 
     def interrupt(event: ProgressEvent) -> None:
         if event.kind == "turn":
-            for _ in range(600):  # Ctrl-C once agent 2's turn is surely under way
-                if pidfile.exists():
-                    break
+            # Ctrl-C once agent 2's turn is under way: its agent wrote its pid.  Waiting on
+            # that event, not a clock, so a loaded machine only makes the test slower.
+            guard = time.monotonic() + 600  # against a hang only
+            while not pidfile.exists():
+                assert time.monotonic() < guard, "agent 2's turn never started"
                 time.sleep(0.05)
             raise KeyboardInterrupt
 
@@ -280,15 +282,16 @@ def test_ctrl_c_cancels_tasks_in_flight_and_resume_finishes_the_run(
 
     # Agent 2's turn was cancelled, not awaited: its process tree is gone, no record.
     pid = int(pidfile.read_text())
-    for _ in range(200):
+    guard = time.monotonic() + 120  # the cancel kills the group; only a hang waits this long
+    while True:
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
             break
+        if time.monotonic() > guard:
+            os.kill(pid, signal.SIGKILL)
+            pytest.fail("the cancelled agent's process outlived the run")
         time.sleep(0.05)
-    else:
-        os.kill(pid, signal.SIGKILL)
-        pytest.fail("the cancelled agent's process outlived the run")
     assert [(r["agent"], r["turn"]) for r in records(tmp_path / "run")] == [(1, 1)]
     assert not (tmp_path / "run" / "summary.json").exists()
 
