@@ -155,6 +155,9 @@ def kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 def _sweep(pgid: int, marker: str) -> None:
     """Kill the child's group, then every process still carrying ``marker``."""
+    # Seen before the group kill: a group member killed by it is a zombie at once, and a
+    # zombie's environment no longer shows the marker, yet it still must be reaped.
+    seen = _marked_pids(marker) if _subreaper() else []
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -175,7 +178,7 @@ def _sweep(pgid: int, marker: str) -> None:
     # What was killed comes back to this process (the subreaper) to be reaped: each
     # once its parent has died too.  The child itself is reaped by its Popen.
     me = os.getpid()
-    pending = set(killed) - {pgid}
+    pending = (set(killed) | set(seen)) - {pgid}
     deadline = time.monotonic() + 2.0
     while pending and _subreaper() and time.monotonic() < deadline:
         for pid in list(pending):

@@ -60,11 +60,11 @@ def bare(path: Path) -> Path:
 def _two_devices(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A remote, a laptop that synced one event, and a desktop cloned from it: built once
     per module and copied for each test (init + sync + clone cost seconds)."""
-    from tests.conftest import _test_env
+    from tests.helpers.fixtures import isolated_env
 
     base = tmp_path_factory.mktemp("two-devices")
     with pytest.MonkeyPatch.context() as mp:
-        for name, value in _test_env(base).items():
+        for name, value in isolated_env(base).items():
             mp.setenv(name, value)
         remote = bare(base / "remote.git")
         root = init_root(base / "laptop")
