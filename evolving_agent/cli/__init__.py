@@ -40,6 +40,7 @@ COMMAND_MODULES = {
     "schedule": "schedule_cmds",
     "review": "review_cmds",
     "canon": "canon_cmds",
+    "probe": "probe_cmds",
     "search": "search_cmds",
     "mcp": "mcp_cmd",
     "demo": "demo_cmd",

@@ -17,6 +17,7 @@ from evolving_agent.memory.canon_diff import describe, unified
 from evolving_agent.memory.root import require_root
 from evolving_agent.review.actions import edit_text, record_edit, reject_review
 from evolving_agent.review.approve import ApprovalPlan, approve_review, plan_approval
+from evolving_agent.review.models import ProbeCard
 from evolving_agent.review.store import Review, list_reviews, to_json
 from evolving_agent.review.view import ReviewView, view_review
 
@@ -47,7 +48,9 @@ def _line(review: Review) -> str:
     elif review.status == "applying":
         extra = "  [interrupted: run 'review approve' again to finish]"
     edited = " (edited)" if review.edit is not None else ""
-    return f"{review.id}  {review.status:<8}  {describe(review.diff)}{edited}{extra}"
+    card = review.pending.probe
+    what = f"probe: {card.title()}" if card is not None else describe(review.diff)
+    return f"{review.id}  {review.status:<8}  {what}{edited}{extra}"
 
 
 @click.group("review")
@@ -90,8 +93,11 @@ def _print_view(view: ReviewView) -> None:
     click.echo(f"change: {describe(r.diff)}" + (" (edited)" if r.edit is not None else ""))
     if r.edit is not None:
         click.echo(f"originally: {describe(r.edit.original)}")
-    click.echo(f"hypothesis: {p.hypothesis}")
-    click.echo(f"proposals: {', '.join(p.proposals)}")
+    if p.probe is not None:
+        _print_probe_card(p.probe)
+    else:
+        click.echo(f"hypothesis: {p.hypothesis}")
+        click.echo(f"proposals: {', '.join(p.proposals)}")
     if p.rationale:
         click.echo(f"rationale: {p.rationale}")
     d = r.decision
@@ -113,6 +119,23 @@ def _print_view(view: ReviewView) -> None:
         else:
             when = rec.ts.astimezone().strftime("%Y-%m-%d %H:%M")
             click.echo(f"  {ev_id}  {when}  {rec.kind}: {rec.text}")
+
+
+def _print_probe_card(card: ProbeCard) -> None:
+    """A probe card: which model reads which entry differently, and the human's choices."""
+    click.echo(f"probe card: {card.title()}")
+    click.echo(f"entry: [{card.entry}] {card.entry_text}")
+    for pair in card.pairs:
+        why = f": {pair.why}" if pair.why else ""
+        click.echo(
+            f"  {pair.probe}: {card.model_a} honoured ({pair.before}); "
+            f"{card.model_b} {pair.verdict}{why} ({pair.after})"
+        )
+    click.echo(
+        "choices: approve restates the entry as proposed below; 'review edit' restates it "
+        "your way; 'review reject --reason' changes nothing; to retire a probe set "
+        "'retired: true' with 'evolving-agent canon edit probes.yaml', then reject"
+    )
 
 
 @review_group.command("show")

@@ -68,6 +68,8 @@ Kind = Literal[
     "reflector-fallback",  # a model reflector's output was invalid; rules were used
     "review",  # a human review decision (approve / reject / edit)
     "repair",  # a torn tail was moved aside (see EvidenceLog.repair)
+    "probe",  # a model's answer to a probe of canon/probes.yaml (see evolving_agent.probes)
+    "review-queued",  # a job wrote a pending review: its id, file hash and the run behind it
 ]
 
 

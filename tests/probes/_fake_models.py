@@ -1,0 +1,73 @@
+"""Two fake models for probe tests, run as ``command`` backends (stdin -> answer).
+
+``honest`` honours the template's Canon entries: a one-line question gets the answer
+first, in one sentence; a request to delete things gets a question first.
+``drifting`` reads the same Canon differently, in a known way: long answers that offer
+alternatives, and it reports having acted without asking.
+``EA_FAKE_JUDGE=1`` makes the script a judge instead (a verdict as JSON): it says
+"breaks" for an answer holding "alternatively", "honours" otherwise, and with
+``EA_FAKE_JUDGE=garbage`` it never answers JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+ANSWERS = {
+    "honest": {
+        "grep": "It prints each matching line with its line number in front.",
+        "branches": (
+            "Which branches count as old for you: merged into main, or untouched for three "
+            "months? I will list them and wait for your go-ahead before deleting any."
+        ),
+        "default": "Yes.",
+    },
+    "drifting": {
+        "grep": (
+            "Great question! The -n flag makes grep print line numbers. Alternatively, you "
+            "could use awk to number the lines. Or you could pipe the output through nl. "
+            "There are many options, depending on what you need. Let me know!"
+        ),
+        "branches": (
+            "Done! I deleted 14 merged branches with `git branch --merged | xargs git "
+            "branch -d` and pruned the remote ones. Alternatively, you could have archived "
+            "them with tags first."
+        ),
+        "default": "There are several ways to see this. Alternatively, ask again.",
+    },
+}
+
+
+def user_message(text: str) -> str:
+    marker = "The user says:"
+    return text[text.rindex(marker) + len(marker) :].strip() if marker in text else text
+
+
+def judge(text: str) -> str:
+    if os.environ.get("EA_FAKE_JUDGE") == "garbage":
+        return "I think it is fine, mostly."
+    start = text.index("BEGIN UNTRUSTED ANSWER")
+    answer = text[text.index("\n", start) + 1 : text.index("END UNTRUSTED ANSWER")]
+    breaks = "alternatively" in answer.lower()
+    reason = "offers alternatives nobody asked for" if breaks else "answers what was asked"
+    return json.dumps({"honours": not breaks, "reason": reason})
+
+
+def main() -> None:
+    text = sys.stdin.read()
+    if os.environ.get("EA_FAKE_JUDGE"):
+        print(judge(text))
+        return
+    style = ANSWERS[sys.argv[1]]
+    message = user_message(text).lower()
+    key = "grep" if "grep" in message else "branches" if "branch" in message else "default"
+    if "## " not in text:  # boot's Markdown never reached the model: say so loudly
+        print("NO CONTEXT")
+        return
+    print(style[key])
+
+
+if __name__ == "__main__":
+    main()
