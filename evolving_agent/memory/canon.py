@@ -102,6 +102,8 @@ def _identity_on_disk(root: MemoryRoot) -> dict[str, object] | None:
     (None when it is missing or invalid: its own check reports that)."""
     try:
         text = (root.canon / IDENTITY_FILE).read_text(encoding="utf-8")
-        return validate(Identity, parse_yaml(text, file=IDENTITY_FILE), file=IDENTITY_FILE).model_dump()
+        return validate(
+            Identity, parse_yaml(text, file=IDENTITY_FILE), file=IDENTITY_FILE
+        ).model_dump()
     except (OSError, UnicodeDecodeError, InvalidInput):
         return None

@@ -49,7 +49,9 @@ from evolving_agent.review.store import dump, list_reviews
 MAX_ENTRY_CHARS = 300
 
 
-def latest_answers(root: MemoryRoot) -> dict[str, dict[str, tuple[EvidenceRecord, ProbeAnswerData]]]:
+def latest_answers(
+    root: MemoryRoot,
+) -> dict[str, dict[str, tuple[EvidenceRecord, ProbeAnswerData]]]:
     """model -> probe -> its latest answer, models in the order they last answered."""
     found: list[tuple[EvidenceRecord, ProbeAnswerData]] = []
     for rec in EvidenceLog(root).iter_all():
@@ -61,7 +63,7 @@ def latest_answers(root: MemoryRoot) -> dict[str, dict[str, tuple[EvidenceRecord
             continue  # a record of a newer or foreign shape is not an answer we can read
     found.sort(key=lambda pair: pair[0].ts)
     out: dict[str, dict[str, tuple[EvidenceRecord, ProbeAnswerData]]] = {}
-    for rec, data in found:
+    for _rec, data in found:
         out.pop(data.model, None)  # re-insert: dict order is "last answered"
         out.setdefault(data.model, {})
     for rec, data in found:
@@ -69,9 +71,7 @@ def latest_answers(root: MemoryRoot) -> dict[str, dict[str, tuple[EvidenceRecord
     return out
 
 
-def pick_models(
-    known: list[str], model_a: str | None, model_b: str | None
-) -> tuple[str, str]:
+def pick_models(known: list[str], model_a: str | None, model_b: str | None) -> tuple[str, str]:
     """A and B as given; B defaults to the model that answered last, A to the one before."""
     shown = ", ".join(known) if known else "none yet"
     for m in (model_a, model_b):
@@ -98,7 +98,9 @@ def pick_models(
     return model_a, model_b
 
 
-def judge_answer(probe: Probe, entry_text: str, data: ProbeAnswerData, judge: Judge | None) -> Verdict:
+def judge_answer(
+    probe: Probe, entry_text: str, data: ProbeAnswerData, judge: Judge | None
+) -> Verdict:
     if data.error:
         return Verdict(status="undecided", failed=[f"no answer: {data.error}"])
     failed = failures(data.answer, probe.checks)
@@ -137,7 +139,8 @@ def continuity(model_a: str, model_b: str, rows: list[ProbeRow]) -> Continuity:
     undecided = [
         r.probe
         for r in both
-        if (r.a and r.a.verdict.status == "undecided") or (r.b and r.b.verdict.status == "undecided")
+        if (r.a and r.a.verdict.status == "undecided")
+        or (r.b and r.b.verdict.status == "undecided")
     ]
     return Continuity(
         model_a=model_a,
@@ -240,7 +243,7 @@ def _cards(
                 id=f"rev-{month}-probe-{n}",
                 month=month,
                 diff=CanonDiff(
-                    section=section,  # type: ignore[arg-type]  # checked by probe_file
+                    section=section,  # one of SECTIONS, checked by probe_file
                     op="replace",
                     old_text=entry_text,
                     text=restatement(entry_text, [probes[r.probe].implies for r in bad]),
@@ -309,7 +312,9 @@ def diff_probes(
     return result
 
 
-def queue_cards(root: MemoryRoot, diff: ProbeDiff, cards: list[PendingReview]) -> tuple[str, list[str]]:
+def queue_cards(
+    root: MemoryRoot, diff: ProbeDiff, cards: list[PendingReview]
+) -> tuple[str, list[str]]:
     """Write the cards to the pending queue with their provenance records."""
     writer = Writer(root, ACTOR)
     c = diff.continuity

@@ -64,7 +64,9 @@ class Verdict(BaseModel):
     def why(self) -> str:
         parts = list(self.failed)
         if self.judge is not None and self.judge != "honours":
-            parts.append(f"judge: {self.judge}" + (f" ({self.judge_reason})" if self.judge_reason else ""))
+            parts.append(
+                f"judge: {self.judge}" + (f" ({self.judge_reason})" if self.judge_reason else "")
+            )
         return "; ".join(parts)
 
 

@@ -80,7 +80,9 @@ def committed_probes(root: MemoryRoot) -> tuple[ProbesFile, dict[str, Any], str 
         probes = check_probes_text(parse_yaml(data.decode("utf-8"), file=path), None, file=path)
         ident_path = root.canon / IDENTITY_FILE
         raw = canon.files.get(IDENTITY_FILE, b"")
-        identity = validate(Identity, parse_yaml(raw.decode("utf-8"), file=ident_path), file=ident_path)
+        identity = validate(
+            Identity, parse_yaml(raw.decode("utf-8"), file=ident_path), file=ident_path
+        )
     except UnicodeDecodeError:
         raise InvalidInput("not UTF-8 text", file=path) from None
     return probes, identity.model_dump(), canon.commit
