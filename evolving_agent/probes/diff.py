@@ -23,6 +23,7 @@ import hashlib
 from datetime import datetime
 from typing import Any
 
+from filelock import FileLock
 from pydantic import ValidationError
 
 from evolving_agent.errors import NotFound, UsageError
@@ -302,13 +303,16 @@ def diff_probes(
     if not queue:
         return result
     when = now or local_now()
-    cards, already, card_notes = _cards(
-        root, result, {p.key: p for p in probes_file.probes}, identity, commit, when
-    )
-    result.already_queued = already
-    result.notes += card_notes
-    if cards:
-        result.record_id, result.queued = queue_cards(root, result, cards)
+    root.lock_dir.mkdir(parents=True, exist_ok=True)
+    # Two diffs at once must not both see "not queued yet" and queue the same card.
+    with FileLock(str(root.lock_dir / "probe-diff.lock"), mode=0o600):
+        cards, already, card_notes = _cards(
+            root, result, {p.key: p for p in probes_file.probes}, identity, commit, when
+        )
+        result.already_queued = already
+        result.notes += card_notes
+        if cards:
+            result.record_id, result.queued = queue_cards(root, result, cards)
     return result
 
 

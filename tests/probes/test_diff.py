@@ -238,3 +238,21 @@ def test_approving_a_card_restates_the_entry_and_the_probe_follows_it(
     # The probe's reference still resolves after the restatement.
     after = diff_probes(root, queue=False)
     assert "habits: Lead with the answer" in {r.entry for r in after.rows}
+
+
+@pytest.mark.slow
+def test_two_diffs_at_once_queue_each_card_once(tmp_path: Path) -> None:
+    # Guards the queue lock: without it, racing diffs each queued the same two cards.
+    import subprocess
+    import sys
+
+    root = init_root(tmp_path / "memory")
+    _run(root, "honest-1", "honest")
+    _run(root, "drift-2", "drifting")
+    cmd = [sys.executable, "-m", "evolving_agent", "--root", str(root.path), "probe", "diff"]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(3)]
+    outs = [p.communicate(timeout=120)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0]
+    assert sum(out.count("\nqueued rev-") for out in outs) == 2
+    assert len([r for r in list_reviews(root) if r.pending.probe is not None]) == 2
+    assert len(records(root, "review-queued")) == 2
