@@ -31,16 +31,26 @@ def _model_backed() -> list[str]:
     return [n for n in REFLECTOR_NAMES if n != "rules"]
 
 
+class NoModelBackend(UsageError):
+    """A probe needs a backend with a model behind it (``rules`` has none)."""
+
+    def __init__(self, name: str, option: str) -> None:
+        self.name = name
+        what = "answer probes" if option == "--reflector" else "judge answers"
+        hint = " (--reflector-cmd CMD for command)" if option == "--reflector" else ""
+        super().__init__(
+            f"the {name} reflector has no model to {what}; "
+            f"use {option} {'|'.join(_model_backed())}{hint}"
+        )
+
+
 def resolve_answerer(
     root: MemoryRoot, name: str | None = None, command: str | None = None
 ) -> ProbeAnswerer:
     """The backend that answers probes (``--reflector`` / ``--reflector-cmd`` / schedule)."""
     refl = resolve_reflector(root, name, command)
     if not isinstance(refl, ProbeAnswerer):
-        raise UsageError(
-            f"the {refl.name or name} reflector has no model to answer probes; "
-            f"use --reflector {'|'.join(_model_backed())} (--reflector-cmd CMD for command)"
-        )
+        raise NoModelBackend(refl.name or str(name), "--reflector")
     return refl
 
 
@@ -50,10 +60,8 @@ def resolve_judge(root: MemoryRoot, name: str | None, command: str | None) -> Ju
         return None
     refl = resolve_reflector(root, name or "command", command)
     if not isinstance(refl, PromptReflector):
-        raise UsageError(
-            f"the {refl.name} reflector cannot judge; use --judge {'|'.join(_model_backed())}"
-        )
+        raise NoModelBackend(refl.name, "--judge")
     return Judge(refl)
 
 
-__all__ = ["resolve_answerer", "resolve_judge"]
+__all__ = ["NoModelBackend", "resolve_answerer", "resolve_judge"]

@@ -72,30 +72,49 @@ def latest_answers(
     return out
 
 
+class NoAnswersFrom(NotFound):
+    """``probe diff`` was asked about a model that never answered a probe."""
+
+    def __init__(self, model: str, known: list[str]) -> None:
+        self.model = model
+        super().__init__(
+            f"no probe answers from model {model!r} (run 'evolving-agent probe run --model "
+            f"{model}'; models with answers: {_shown(known)})"
+        )
+
+
+class NeedTwoModels(UsageError):
+    """``probe diff`` compares two different models that both answered."""
+
+    def __init__(self, known: list[str], same: str | None = None) -> None:
+        if same is not None:
+            message = f"probe diff compares two different models, not {same} with itself"
+        else:
+            message = (
+                f"probe diff needs answers from two models (models with answers: "
+                f"{_shown(known)}); run 'evolving-agent probe run --model NAME' for each"
+            )
+        super().__init__(message)
+
+
+def _shown(known: list[str]) -> str:
+    return ", ".join(known) if known else "none yet"
+
+
 def pick_models(known: list[str], model_a: str | None, model_b: str | None) -> tuple[str, str]:
     """A and B as given; B defaults to the model that answered last, A to the one before."""
-    shown = ", ".join(known) if known else "none yet"
     for m in (model_a, model_b):
         if m is not None and m not in known:
-            raise NotFound(
-                f"no probe answers from model {m!r} (run 'evolving-agent probe run --model "
-                f"{m}'; models with answers: {shown})"
-            )
+            raise NoAnswersFrom(m, known)
     rest = [m for m in reversed(known) if m not in (model_a, model_b)]
-    if model_b is None:
-        if model_a is None and rest:
-            model_b = rest.pop(0)
-        elif rest:
-            model_b = rest.pop(0)
+    if model_b is None and rest:
+        model_b = rest.pop(0)
     if model_a is None and rest:
         model_a = rest.pop(0)
     if model_a is None or model_b is None:
-        raise UsageError(
-            f"probe diff needs answers from two models (models with answers: {shown}); "
-            "run 'evolving-agent probe run --model NAME' for each"
-        )
+        raise NeedTwoModels(known)
     if model_a == model_b:
-        raise UsageError(f"probe diff compares two different models, not {model_a} with itself")
+        raise NeedTwoModels(known, same=model_a)
     return model_a, model_b
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from evolving_agent.errors import InvalidInput, UsageError
@@ -57,10 +58,27 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+class BadModelName(UsageError):
+    def __init__(self, model: str) -> None:
+        self.model = model
+        super().__init__(f"--model {model!r} must be one short line of printable text")
+
+
+class NoProbes(InvalidInput):
+    """The Canon boot serves holds no ``probes.yaml``."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            "no probes yet: write some with 'evolving-agent canon edit probes.yaml' "
+            "(see docs/probes.md)",
+            file=path,
+        )
+
+
 def check_model_name(model: str) -> str:
     """A model name is a label in records and cards: one short printable line."""
     if not model.strip() or len(model) > 100 or any(not c.isprintable() for c in model):
-        raise UsageError(f"--model {model!r} must be one short line of printable text")
+        raise BadModelName(model)
     return model.strip()
 
 
@@ -71,11 +89,7 @@ def committed_probes(root: MemoryRoot) -> tuple[ProbesFile, dict[str, Any], str 
     path = root.canon / PROBES_FILE
     data = canon.files.get(PROBES_FILE)
     if data is None:
-        raise InvalidInput(
-            "no probes yet: write some with 'evolving-agent canon edit probes.yaml' "
-            "(see docs/probes.md)",
-            file=path,
-        )
+        raise NoProbes(path)
     try:
         probes = check_probes_text(parse_yaml(data.decode("utf-8"), file=path), None, file=path)
         ident_path = root.canon / IDENTITY_FILE
