@@ -55,9 +55,7 @@ def latest_answers(
 ) -> dict[str, dict[str, tuple[EvidenceRecord, ProbeAnswerData]]]:
     """model -> probe -> its latest answer, models in the order they last answered."""
     found: list[tuple[EvidenceRecord, ProbeAnswerData]] = []
-    for rec in EvidenceLog(root).iter_all():
-        if rec.kind != "probe":
-            continue
+    for rec in EvidenceLog(root).iter_kind("probe"):
         try:
             found.append((rec, ProbeAnswerData.model_validate(rec.data)))
         except ValidationError:
