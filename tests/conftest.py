@@ -12,23 +12,18 @@ than recompute.
 from __future__ import annotations
 
 import os
-import shutil
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.helpers.fixtures import KeptDemo, LivedMonth, McpServer
+
 if TYPE_CHECKING:
     from mcp import ClientSession
-
-    from evolving_agent.jobs.simulate import SimulationResult
-    from evolving_agent.paths import MemoryRoot
-
-T = TypeVar("T")
 
 
 def _test_env(tmp: Path) -> dict[str, str]:
@@ -52,25 +47,6 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # -- one MCP server for the session ---------------------------------------------------------
-
-
-@dataclass
-class McpServer:
-    """A real ``evolving-agent --root ROOT mcp`` process and an SDK client session to it.
-
-    Tests share the server and its root, so each one checks what its own calls changed
-    (new records, its own keys and texts), never the root's totals.
-    """
-
-    root: MemoryRoot
-    stderr_log: Path
-    _portal: Any
-    _session: ClientSession
-
-    def call(self, body: Callable[[ClientSession], Awaitable[T]]) -> T:
-        """Run ``body(session)`` on the server's event loop; returns its result."""
-        result: T = self._portal.call(body, self._session)
-        return result
 
 
 @pytest.fixture(scope="session")
@@ -115,15 +91,6 @@ def mcp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpServer]:
 MONTH_START = date(2026, 10, 1)
 
 
-@dataclass(frozen=True)
-class LivedMonth:
-    """A root that lived October 2026 through the simulator (read-only: copy to change)."""
-
-    path: Path
-    result: SimulationResult
-    progress: list[str]  # what the simulator reported, day by day
-
-
 @pytest.fixture(scope="session")
 def lived_month(tmp_path_factory: pytest.TempPathFactory) -> LivedMonth:
     from evolving_agent.jobs.simulate import simulate_month
@@ -144,14 +111,6 @@ def lived_month(tmp_path_factory: pytest.TempPathFactory) -> LivedMonth:
 # -- one kept demo for the session -----------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class KeptDemo:
-    """``evolving-agent demo --keep DIR`` run once, as a real process (read-only: copy it)."""
-
-    directory: Path
-    stdout: str
-
-
 @pytest.fixture(scope="session")
 def kept_demo(tmp_path_factory: pytest.TempPathFactory) -> KeptDemo:
     import subprocess
@@ -169,12 +128,6 @@ def kept_demo(tmp_path_factory: pytest.TempPathFactory) -> KeptDemo:
     )
     assert proc.returncode == 0, proc.stderr
     return KeptDemo(directory, proc.stdout)
-
-
-def copy_tree(source: Path, target: Path) -> Path:
-    """A private copy of a shared root or demo (git history and all) to change freely."""
-    shutil.copytree(source, target, symlinks=True)
-    return target
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -11,8 +11,8 @@ import git
 from evolving_agent.demo import demo_month
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import MemoryRoot
-from tests.conftest import KeptDemo
 from tests.helpers import run_cli, run_proc
+from tests.helpers.fixtures import KeptDemo
 
 
 def test_demo_runs_offline_and_leaves_a_root_that_verify_accepts(tmp_path: Path) -> None:

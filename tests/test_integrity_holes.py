@@ -28,7 +28,7 @@ from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli
-from tests.test_review_support import add, queue, set_identity
+from tests.helpers.review import add, queue, set_identity
 
 
 @pytest.fixture

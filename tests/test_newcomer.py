@@ -249,7 +249,7 @@ def test_demo_keep_twice_names_the_directory_not_an_option_never_given(tmp_path:
 
 
 def test_review_list_pending_ids_is_what_a_script_needs(tmp_path: Path) -> None:
-    from tests.test_review_support import add, queue, set_identity
+    from tests.helpers.review import add, queue, set_identity
 
     root = init_root(tmp_path / "memory")
     set_identity(root)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import KeptDemo, copy_tree
+from tests.helpers.fixtures import KeptDemo, copy_tree
 
 REPO = Path(__file__).resolve().parent.parent
 ACTIVATE = ". .venv/bin/activate"

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from evolving_agent.cli import cli
-from tests.test_search_helpers import (
+from tests.helpers.search import (
     PY,
     REPO,
     TSP,

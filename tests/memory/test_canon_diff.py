@@ -6,7 +6,7 @@ import pytest
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory.canon_diff import CanonDiff, apply_diff
-from tests.test_review_support import IDENTITY
+from tests.helpers.review import IDENTITY
 
 
 def _diff(**fields: str) -> CanonDiff:

@@ -30,7 +30,7 @@ from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors.openai import key_for, origin
-from tests import _reflector_fakes as fakes
+from tests.helpers import reflector_fakes as fakes
 from tests.helpers import run_cli, run_proc
 
 DAY = "2026-11-02"

@@ -22,7 +22,7 @@ from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import Decision
 from tests.helpers import run_cli, run_proc
-from tests.test_review_support import (
+from tests.helpers.review import (
     IDENTITY,
     add,
     evidence_of,

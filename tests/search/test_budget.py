@@ -8,7 +8,7 @@ from evolving_agent.search.budget import Admission, TurnLedger
 from evolving_agent.search.reducer import RoundPlan
 from evolving_agent.search.runner import run_search
 from evolving_agent.search.state import TurnRecord
-from tests.test_search_helpers import (
+from tests.helpers.search import (
     config,
     make_candidate,
     make_task,

@@ -130,7 +130,7 @@ def test_monthly_commit_smuggling_more_than_the_approved_diff_is_caught(root: Me
 
     from evolving_agent.memory.authority import Approval
     from evolving_agent.review.models import Decision
-    from tests.test_review_support import add, queue
+    from tests.helpers.review import add, queue
 
     diff = add("Ask before refactoring beyond the request.")
     queue(root, "rev-2026-11-1", diff)

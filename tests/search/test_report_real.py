@@ -13,7 +13,7 @@ from evolving_agent.search.config import SearchConfig
 from evolving_agent.search.report import load_run
 from evolving_agent.search.report_render import write_report
 from evolving_agent.search.runner import run_search
-from tests.test_search_helpers import PY, TSP
+from tests.helpers.search import PY, TSP
 
 
 def test_report_of_a_real_forget_team_run_on_the_bundled_example(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from evolving_agent.memory.boot import build_boot
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.root import init_root
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples" / "openai_loop.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "openai_loop.py"
 
 
 def tool_call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:

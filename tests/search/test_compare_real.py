@@ -9,7 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from evolving_agent.cli import cli
-from tests.test_search_helpers import PY, TSP
+from tests.helpers.search import PY, TSP
 
 
 def test_compare_baselines_and_plateau_forgetting_with_the_builtin_agent(tmp_path: Path) -> None:

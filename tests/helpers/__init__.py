@@ -1,4 +1,10 @@
-"""Test helpers: run the real CLI, in-process (CliRunner) or as a subprocess."""
+"""Test helpers, one package: run the real CLI, in-process (CliRunner) or as a subprocess.
+
+Beside this module: ``fixtures`` (the shapes of conftest's session fixtures), ``search``
+(builders for the search tests), ``search_fakes`` (fake ``claude``/``codex`` CLIs),
+``reflector_fakes`` (a fake model), ``hostile_reflector`` (a misbehaving command
+reflector run as a script) and ``review`` (a root with queued reviews).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,9 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from evolving_agent.cli import cli
+
+HELPERS = Path(__file__).resolve().parent
+REPO = HELPERS.parents[1]
 
 
 def run_cli(*args: str, input: str | bytes | None = None) -> Result:

@@ -15,7 +15,7 @@ from evolving_agent.cli import cli
 from evolving_agent.search.config import SearchConfig
 from evolving_agent.search.plateau import plateau_test
 from evolving_agent.search.runner import run_search
-from tests.test_search_helpers import (
+from tests.helpers.search import (
     PY,
     REPO,
     TSP,

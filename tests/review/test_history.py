@@ -12,7 +12,7 @@ from evolving_agent.memory.authority import Approval, Writer
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli, run_proc
-from tests.test_review_support import IDENTITY, add, head, queue, set_identity, snapshot
+from tests.helpers.review import IDENTITY, add, head, queue, set_identity, snapshot
 
 
 @pytest.fixture

@@ -23,8 +23,8 @@ from evolving_agent.memory.canon import IDENTITY_FILE, IDENTITY_TEMPLATE, Identi
 from evolving_agent.memory.root import init_root
 from evolving_agent.memory.yamlio import parse_yaml, validate
 from evolving_agent.paths import MemoryRoot
-from tests.conftest import LivedMonth, copy_tree
 from tests.helpers import run_cli
+from tests.helpers.fixtures import LivedMonth, copy_tree
 
 FORMATS = bootcache.FORMATS
 HEAVY = ("click", "pydantic", "pydantic_core", "ruamel", "git", "filelock")

@@ -15,7 +15,7 @@ from evolving_agent.search.agents import make_agent
 from evolving_agent.search.agents.base import TurnRequest, is_transient
 from evolving_agent.search.runner import TurnJob, execute_turn, run_search
 from evolving_agent.search.workspace import init_round_repo
-from tests.test_search_helpers import (
+from tests.helpers.search import (
     PY,
     TSP,
     config,

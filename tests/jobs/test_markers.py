@@ -20,9 +20,9 @@ from freezegun import freeze_time
 
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.root import init_root
-from tests.helpers import run_cli
+from tests.helpers import HELPERS, run_cli
 
-HOSTILE = str(Path(__file__).resolve().parent / "_hostile_reflector.py")
+HOSTILE = str(HELPERS / "hostile_reflector.py")
 DAY = "2026-11-02"
 PROCESSES = 3
 

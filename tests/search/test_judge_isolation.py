@@ -20,7 +20,7 @@ from evolving_agent.search import workspace
 from evolving_agent.search.judge import Judge, JudgeTampered, seal_command
 from evolving_agent.search.runner import resume_search, run_search
 from evolving_agent.search.workspace import commit_turn, init_round_repo
-from tests.test_search_helpers import (
+from tests.helpers.search import (
     PY,
     config,
     make_candidate,

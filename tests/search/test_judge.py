@@ -10,7 +10,7 @@ from pathlib import Path
 from evolving_agent.search.judge import Judge
 from evolving_agent.search.runner import run_search
 from evolving_agent.search.workspace import init_round_repo
-from tests.test_search_helpers import (
+from tests.helpers.search import (
     PY,
     config,
     make_candidate,

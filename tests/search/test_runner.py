@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evolving_agent.search.runner import ProgressEvent, run_search
-from tests.test_search_helpers import (
+from tests.helpers.search import (
     INCREMENT,
     PY,
     TSP,

@@ -12,7 +12,7 @@ from evolving_agent.memory.hypotheses import check_register, list_hypotheses
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import PendingReview
-from tests.conftest import LivedMonth
+from tests.helpers.fixtures import LivedMonth
 
 
 def test_simulated_month_reaches_the_review_queue(lived_month: LivedMonth) -> None:

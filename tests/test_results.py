@@ -1,8 +1,8 @@
 """Core operations carry their own warnings and rescues, so no front end can forget them.
 
-The CLI and MCP renderings are tested with those front ends (test_evidence.py,
-test_mcp_server.py, test_canon_edit.py); these tests call the library directly, as a
-third front end would, and get the same facts.
+The CLI and MCP renderings are tested with those front ends (memory/test_evidence.py,
+integrations/test_mcp_server.py, memory/test_canon_edit.py); these tests call the library
+directly, as a third front end would, and get the same facts.
 """
 
 from __future__ import annotations

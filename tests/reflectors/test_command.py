@@ -1,7 +1,7 @@
 """Issue 11, hole 8: the command reflector runs contained.
 
 Real ``python -m evolving_agent run nightly`` processes with a hostile fake model
-(``tests/_hostile_reflector.py``): one that edits Canon (the job fails with exit 5,
+(``tests/helpers/hostile_reflector.py``): one that edits Canon (the job fails with exit 5,
 Canon is put back byte for byte, Evidence records the failure, boot never serves the
 edit), one that rewrites ``schedule.yaml``, and one that hangs with a ``setsid``
 grandchild (the timeout kills both; the job falls back to rules and says why).
@@ -20,9 +20,9 @@ from freezegun import freeze_time
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
-from tests.helpers import run_cli, run_proc
+from tests.helpers import HELPERS, run_cli, run_proc
 
-HOSTILE = str(Path(__file__).resolve().parent / "_hostile_reflector.py")
+HOSTILE = str(HELPERS / "hostile_reflector.py")
 DAY = "2026-11-02"
 
 

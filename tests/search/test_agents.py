@@ -19,8 +19,7 @@ from evolving_agent.search.agents import AGENT_NAMES, make_agent
 from evolving_agent.search.agents.base import TurnRequest
 from evolving_agent.search.runner import run_search
 from evolving_agent.search.workspace import init_round_repo
-from tests._search_fakes import calls, fake_env
-from tests.test_search_helpers import (
+from tests.helpers.search import (
     INCREMENT,
     TSP,
     config,
@@ -30,11 +29,12 @@ from tests.test_search_helpers import (
     write_agent,
     write_scorer,
 )
+from tests.helpers.search_fakes import calls, fake_env
 
 
 @pytest.fixture()
 def fakes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Fake ``claude`` and ``codex`` on PATH (see ``_search_fakes``); returns their log."""
+    """Fake ``claude`` and ``codex`` on PATH (``tests.helpers.search_fakes``); returns the log."""
     for key, value in fake_env(tmp_path).items():
         monkeypatch.setenv(key, value)
     return tmp_path / "fake.log"

@@ -17,7 +17,7 @@ from typing import Any
 from evolving_agent.search.config import SearchConfig
 
 PY = sys.executable
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TSP = REPO / "examples" / "tsp"
 
 

@@ -26,7 +26,7 @@ import pytest
 from evolving_agent.search.config import SearchConfig
 from evolving_agent.search.runner import ProgressEvent, resume_search, run_search
 from tests.helpers import run_cli
-from tests.test_search_helpers import (
+from tests.helpers.search import (
     PY,
     TSP,
     agent_log,

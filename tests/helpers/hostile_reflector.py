@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import _reflector_fakes as fakes  # noqa: E402 - after the path tweak above
+import reflector_fakes as fakes  # noqa: E402 - after the path tweak above
 
 
 def main() -> None:

@@ -24,7 +24,7 @@ from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
 from evolving_agent.memory.hypotheses import add_hypothesis, list_hypotheses
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import MemoryRoot
-from tests.conftest import McpServer
+from tests.helpers.fixtures import McpServer
 
 BIAS = "When I am about to write 'or you could also…', stop: did the user ask for options?"
 TOOLS = {"friction", "live_set", "boot", "hypotheses", "hypothesis_add"}

@@ -30,11 +30,11 @@ from evolving_agent.memory.today import Carry
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors import Reflector, get_reflector
 from evolving_agent.reflectors.base import NightlyContext, NightlyReflection, WeeklyContext
-from tests import _reflector_fakes as fakes
+from tests.helpers import reflector_fakes as fakes
 
 D0 = date(2026, 11, 2)
 FAKE = str(Path(fakes.__file__).resolve())
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def at(day: date, hour: int) -> datetime:
@@ -306,7 +306,7 @@ def test_openai_over_loopback_reads_untagged_events(
 
 
 # A body that is not a chat completion is a transport failure, not an answer: see
-# tests/test_reflector_failures.py (no retry with "your answer was refused").
+# tests/reflectors/test_fallback.py (no retry with "your answer was refused").
 @pytest.mark.parametrize("modes", [["garbage"], ["self", "garbage"]])
 def test_openai_malformed_answer_falls_back(root: MemoryRoot, modes: list[str]) -> None:
     hyp = add_hypothesis(root, "give one answer, not a menu", ts=at(D0, 8))
