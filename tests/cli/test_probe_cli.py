@@ -13,7 +13,7 @@ from freezegun import freeze_time
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli
-from tests.probes.helpers import fake, tree_hash
+from tests.helpers.probe_fakes import fake, tree_hash
 
 
 @pytest.fixture

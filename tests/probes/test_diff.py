@@ -27,7 +27,7 @@ from evolving_agent.probes.run import run_probes
 from evolving_agent.review.approve import approve_review
 from evolving_agent.review.store import list_reviews, load_review
 from tests.conftest import _test_env
-from tests.probes.helpers import fake, tree_hash
+from tests.helpers.probe_fakes import fake, tree_hash
 
 WHEN = datetime(2027, 3, 2, 9, 0, tzinfo=UTC)
 

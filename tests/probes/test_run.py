@@ -19,7 +19,7 @@ from evolving_agent.probes import resolve_answerer
 from evolving_agent.probes.models import MAX_ANSWER_CHARS, ProbeAnswerData
 from evolving_agent.probes.run import run_probes
 from evolving_agent.reflectors.command import ReflectorTampered
-from tests.probes.helpers import fake, tree_hash
+from tests.helpers.probe_fakes import fake, tree_hash
 
 
 @pytest.fixture

@@ -24,8 +24,7 @@ from evolving_agent.reflectors import get_reflector
 from evolving_agent.reflectors.base import ProbeAnswerer, render_probe
 from evolving_agent.reflectors.openai import OpenAIReflector
 from evolving_agent.reflectors.settings import ReflectorSettings
-from tests.probes._fake_models import ANSWERS
-from tests.probes.helpers import fake
+from tests.helpers.probe_fakes import ANSWERS, fake
 
 
 class ChatServer:

@@ -1,5 +1,7 @@
 """Two fake models for probe tests, run as ``command`` backends (stdin -> answer).
 
+Tests import :func:`fake` (the command line of a mode) and :func:`tree_hash` from here.
+
 ``honest`` honours the template's Canon entries: a one-line question gets the answer
 first, in one sentence; a request to delete things gets a question first.
 ``drifting`` reads the same Canon differently, in a known way: long answers that offer
@@ -14,9 +16,12 @@ before answering.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shlex
 import sys
+from pathlib import Path
 
 ANSWERS = {
     "honest": {
@@ -41,6 +46,22 @@ ANSWERS = {
         "default": "There are several ways to see this. Alternatively, ask again.",
     },
 }
+
+
+def fake(mode: str) -> str:
+    """The ``--reflector-cmd`` of a fake model (this file run as a script)."""
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(Path(__file__)))} {mode}"
+
+
+def tree_hash(top: Path) -> str:
+    """sha256 over every path, mode and content under ``top`` (links not followed)."""
+    h = hashlib.sha256()
+    for path in sorted(top.rglob("*")):
+        h.update(str(path.relative_to(top)).encode() + b"\0")
+        h.update(str(path.lstat().st_mode).encode() + b"\0")
+        if path.is_file() and not path.is_symlink():
+            h.update(path.read_bytes())
+    return h.hexdigest()
 
 
 def user_message(text: str) -> str:
