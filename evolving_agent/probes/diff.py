@@ -11,8 +11,9 @@ queue by the ``monthly`` actor (the only one that writes the queue) as
 ``rev-<YYYY-MM>-probe-<n>``.  The card proposes restating the entry with what its
 probes imply; the human approves it, edits it (restate it another way), rejects it
 (change nothing) or retires the probes.  Provenance, shared with the monthly job: one
-``job`` record for this diff, then a ``review-queued`` record per card naming the
-card, the sha256 of the file's bytes, ``by: probe`` and the job record's id.  A card
+``job`` record for this diff, then per card a ``review-queued`` record (before the
+card's file) naming the card, the sha256 of the file's bytes, ``by: probe`` and the job
+record's id.  A card
 for the same model pair and entry that is still pending, or any card already decided
 on the same answers, is not queued again.
 """
@@ -354,10 +355,11 @@ def queue_cards(
     )
     for card in cards:
         body = dump(card).encode("utf-8")
-        writer.write("pending", f"{card.id}.json", body)
+        # The record before the file: a crash in between leaves a record and no card
+        # (harmless), never a card no record accounts for.
         writer.append(
             "review-queued",
-            f"queued {card.id} (probe card)",
+            f"probe run {record.id} queued review {card.id}",
             data={
                 "review_id": card.id,
                 "sha256": hashlib.sha256(body).hexdigest(),
@@ -365,4 +367,5 @@ def queue_cards(
                 "run": record.id,
             },
         )
+        writer.write("pending", f"{card.id}.json", body)
     return record.id, [card.id for card in cards]
