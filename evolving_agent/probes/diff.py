@@ -14,8 +14,9 @@ probes imply; the human approves it, edits it (restate it another way), rejects 
 ``job`` record for this diff, then per card a ``review-queued`` record (before the
 card's file) naming the card, the sha256 of the file's bytes, ``by: probe`` and the job
 record's id.  A card
-for the same model pair and entry that is still pending, or any card already decided
-on the same answers, is not queued again.
+for the same model pair and entry that is still pending or was rejected ("change
+nothing" holds for that pair), or any card already decided on the same answers, is not
+queued again; after an approved restatement, new answers are judged afresh.
 """
 
 from __future__ import annotations
@@ -226,7 +227,7 @@ def _cards(
                 and r.pending.probe.entry == entry
                 and (
                     (
-                        r.status == "pending"
+                        r.status in ("pending", "rejected")
                         and (r.pending.probe.model_a, r.pending.probe.model_b)
                         == (diff.model_a, diff.model_b)
                     )

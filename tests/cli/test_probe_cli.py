@@ -153,3 +153,76 @@ def test_list_shows_each_probe_and_its_rules(root: MemoryRoot) -> None:
         "  implies: answers first, in at most three sentences, without offering alternatives",
         "  rules:   at most 3 sentences, never says 'alternatively', never says 'or you could'",
     ]
+
+
+@freeze_time("2026-12-01 09:00:00", tick=True)
+def test_the_humans_three_answers_to_cards(
+    root: MemoryRoot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_cli("probe", "run", "--model", "honest-1", "--reflector-cmd", fake("honest"))
+    run_cli("probe", "run", "--model", "drift-2", "--reflector-cmd", fake("drifting"))
+    assert run_cli("probe", "diff").exit_code == 0
+    # 1. restate the entry your own way, then approve
+    script = tmp_path / "editor.py"
+    script.write_text(
+        "import re, sys, pathlib\n"
+        "p = pathlib.Path(sys.argv[1])\n"
+        "t = p.read_text()\n"
+        "new = 'text: Lead with the answer; one way, no menu.'\n"
+        "p.write_text(re.sub(r'(?m)^text: .*$', new, t))\n"
+    )
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
+    monkeypatch.delenv("VISUAL", raising=False)
+    edited = run_cli("review", "edit", "rev-2026-12-probe-1")
+    assert edited.exit_code == 0, edited.output
+    approved = run_cli("review", "approve", "rev-2026-12-probe-1", "--yes")
+    assert approved.exit_code == 0, approved.output
+    assert (
+        "  - Lead with the answer; one way, no menu.\n"
+        in (root.canon / "identity.yaml").read_text()
+    )
+    # 2. change nothing
+    rejected = run_cli("review", "reject", "rev-2026-12-probe-2", "--reason", "the model is right")
+    assert rejected.exit_code == 0, rejected.output
+    assert run_cli("verify").exit_code == 0
+    # 3. new answers from the same two models: the rejection holds for its entry, while the
+    # restated entry (its probe still resolves) is judged afresh and queued again
+    run_cli("probe", "run", "--model", "drift-2", "--reflector-cmd", fake("drifting"))
+    again = run_cli("probe", "diff")
+    assert "already queued: rev-2026-12-probe-2" in again.output
+    assert "shell-flag  [habits: Lead with the answer]  REGRESSED" in again.output
+    assert "queued rev-2026-12-probe-3 for review" in again.output
+    assert "rev-2026-12-probe-4" not in again.output
+
+
+JUDGE_ONLY = """\
+schema_version: 1
+probes:
+  - key: judged
+    entry: "habits: Lead with the answer"
+    prompt: "What does the -n flag of grep do?"
+    implies: answers first without offering alternatives
+"""
+
+
+def test_diff_with_a_judge_command(root: MemoryRoot) -> None:
+    from evolving_agent.memory.canon_edit import save_canon
+
+    save_canon(root, "probes.yaml", JUDGE_ONLY)
+    run_cli("probe", "run", "--model", "honest-1", "--reflector-cmd", fake("honest"))
+    run_cli("probe", "run", "--model", "drift-2", "--reflector-cmd", fake("drifting"))
+    result = run_cli("probe", "diff", "--judge-cmd", fake("judge"), "--no-queue", "--json")
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.output)["rows"]
+    assert row["b"]["verdict"] == {
+        "status": "breaks",
+        "failed": [],
+        "judge": "breaks",
+        "judge_reason": "offers alternatives nobody asked for",
+    }
+    text = run_cli("probe", "diff", "--judge-cmd", fake("judge"), "--no-queue")
+    assert text.output.splitlines()[0] == "probe diff honest-1 -> drift-2 (rules + judge command)"
+    assert (
+        "  drift-2   breaks: judge: breaks (offers alternatives nobody asked for)   ["
+        in text.output
+    )
