@@ -105,7 +105,7 @@ def run_cmd(
 
     \b
     Example:
-      evolving-agent probe run --model claude-4.5 --reflector-cmd "claude -p"
+      evolving-agent probe run --model sonnet-4.5 --reflector-cmd "claude -p --tools ''"
     """
     from evolving_agent.probes import resolve_answerer
     from evolving_agent.probes.run import check_model_name, run_probes
@@ -169,7 +169,7 @@ def diff_cmd(
 
     \b
     Example:
-      evolving-agent probe diff claude-4.5 claude-4.6 --json
+      evolving-agent probe diff sonnet-4.5 sonnet-4.6 --json
     """
     from evolving_agent.probes import resolve_judge
     from evolving_agent.probes.diff import diff_probes
