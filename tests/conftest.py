@@ -152,70 +152,76 @@ def pytest_configure(config: pytest.Config) -> None:
 # Tests that take about a second or more on a 2-core machine: real searches, real servers,
 # real concurrent processes, the demo, the README tour.  `pytest -m "not slow"` leaves them
 # out; plain `pytest` (the README's command, and .ci/run) runs them all.  New tests mark
-# themselves with @pytest.mark.slow; these older ones are listed by module so that edits to
-# those files merge cleanly ("*": the whole module).
+# themselves with @pytest.mark.slow; these older ones are listed by module (its path under
+# tests/, without .py) so that edits to those files merge cleanly ("*": the whole module).
 SLOW: dict[str, set[str]] = {
-    "test_atomic_and_verify": {"test_sigkill_mid_write_leaves_old_or_new_file_never_a_mix"},
-    "test_canon_history": {"test_revert_of_an_approval_restores_canon_byte_for_byte"},
-    "test_demo": {
-        "test_demo_runs_offline_and_leaves_a_root_that_verify_accepts",
-        "test_demo_keep_leaves_a_lived_month_with_its_review_pending",
-    },
-    "test_evidence": {"test_8_processes_x_60_appends_lose_nothing_and_never_interleave"},
-    "test_mcp_server": {"*"},
-    "test_mcp_stdout": {"*"},
-    "test_qa_bad_input": {
-        "test_evidence_import_of_a_non_utf8_line_names_file_and_line",
+    "cli/test_cli": {
         "test_piping_into_head_is_not_an_unexpected_error",
     },
-    "test_review_cli": {
+    "cli/test_review_cmds": {
         "test_a_real_terminal_gets_the_prompt",
         "test_approve_without_a_terminal_or_yes_refuses_instead_of_hanging",
         "test_concurrent_approvals_never_exceed_the_monthly_limit",
         "test_fourth_approval_in_a_calendar_month_is_refused",
         "test_monthly_canon_write_without_approval_is_denied_exit_3",
     },
-    "test_review_jobs_e2e": {"*"},
-    "test_root_and_boot": {
-        "test_boot_markdown_json_and_claude_hook",
-        "test_malformed_canon_yaml_names_file_and_line_without_traceback",
-    },
-    "test_scheduler": {"test_schedule_run_process_catches_up_and_stops_on_ctrl_c"},
-    "test_search_agents": {
-        "test_claude_run_records_sessions_cost_and_tokens",
-        "test_codex_run_reads_thread_ids_and_prices_tokens",
-    },
-    "test_search_cli": {
+    "cli/test_search_run_cmds": {
         "test_a_damaged_record_is_named_in_one_line",
         "test_a_log_from_a_newer_version_is_refused",
         "test_progress_lines_go_to_stderr",
         "test_resume_of_a_finished_run_does_nothing_more",
         "test_sigkill_then_resume_finishes_every_planned_turn_exactly_once",
     },
-    "test_search_compare_real": {"*"},
-    "test_search_judge": {"test_timeout_kills_the_whole_process_group"},
-    "test_search_report": {
+    "integrations/test_mcp_server": {"*"},
+    "integrations/test_mcp_server_stdout": {"*"},
+    "jobs/test_markers": {"*"},
+    "jobs/test_scheduler": {
+        "test_schedule_run_process_catches_up_and_stops_on_ctrl_c",
+    },
+    "memory/test_atomic": {"test_sigkill_mid_write_leaves_old_or_new_file_never_a_mix"},
+    "memory/test_bootcache": {"*"},
+    "memory/test_evidence": {
+        "test_8_processes_x_60_appends_lose_nothing_and_never_interleave",
+    },
+    "memory/test_evidence_import": {
+        "test_evidence_import_of_a_non_utf8_line_names_file_and_line",
+    },
+    "memory/test_evidence_timezones": {"*"},
+    "memory/test_hypotheses_distinct_days": {"*"},
+    "memory/test_policy": {"*"},
+    "memory/test_root": {
+        "test_boot_markdown_json_and_claude_hook",
+    },
+    "reflectors/test_command": {"*"},
+    "reflectors/test_fallback": {"*"},
+    "review/test_approve": {"*"},
+    "review/test_history": {
+        "test_revert_of_an_approval_restores_canon_byte_for_byte",
+    },
+    "search/test_agents": {
+        "test_claude_run_records_sessions_cost_and_tokens",
+    },
+    "search/test_budget": {
+        "test_parallel_run_overshoots_by_at_most_one_turn",
+        "test_reservations_at_the_mean_cost_hold_back_turns",
+        "test_the_first_turn_runs_alone_until_a_cost_is_known",
+        "test_token_budgets_and_earlier_rounds",
+        "test_without_a_money_budget_everything_is_admitted",
+    },
+    "search/test_compare_real": {"*"},
+    "search/test_judge": {
+        "test_timeout_kills_the_whole_process_group",
+    },
+    "search/test_judge_isolation": {"*"},
+    "search/test_plateau": {"*"},
+    "search/test_ray_exec": {"*"},
+    "search/test_report": {
         "test_cli_writes_png_markdown_html_and_prints_their_paths",
         "test_markdown_has_per_round_gains_empty_counts_and_forget_edit_sizes",
         "test_out_option_writes_elsewhere_and_leaves_run_dir_alone",
     },
-    "test_search_report_real": {"*"},
-    # Whole modules of real searches, clusters, servers and timed-out children, added when
-    # the guards and search-with-real-agents work landed (each file takes seconds).
-    "test_search_ray": {"*"},
-    "test_search_isolation": {"*"},
-    "test_search_failures": {"*"},
-    "test_search_plateau": {"*"},
-    "test_search_budget": {"*"},
-    "test_reflector_failures": {"*"},
-    "test_reflector_containment": {"*"},
-    "test_job_races": {"*"},
-    "test_evidence_timezones": {"*"},
-    "test_distinct_days": {"*"},
-    "test_boot_fast": {"*"},
-    "test_policy_trust": {"*"},
-    "test_readme_tour": {"*"},
-    "test_search_run": {
+    "search/test_report_real": {"*"},
+    "search/test_runner": {
         "test_agent_timeout_is_recorded_and_the_run_goes_on",
         "test_agents_in_a_round_run_in_parallel",
         "test_budget_in_dollars_stops_the_run_early",
@@ -226,11 +232,17 @@ SLOW: dict[str, set[str]] = {
         "test_sessions_are_fresh_per_round_and_continue_within",
         "test_within_noise_improvement_does_not_replace_the_best",
     },
+    "search/test_runner_failures": {"*"},
+    "test_demo": {
+        "test_demo_keep_leaves_a_lived_month_with_its_review_pending",
+        "test_demo_runs_offline_and_leaves_a_root_that_verify_accepts",
+    },
 }
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).resolve().parent
     for item in items:
-        names = SLOW.get(item.path.stem, set())
+        names = SLOW.get(item.path.resolve().relative_to(here).with_suffix("").as_posix(), set())
         if "*" in names or getattr(item, "originalname", item.name) in names:
             item.add_marker(pytest.mark.slow)

@@ -1,4 +1,4 @@
-"""The shared child-process runner and the hardened git runner, with real processes."""
+"""The shared child-process runner (``process.py``), with real processes."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import sys
 import time
 from pathlib import Path
 
-from evolving_agent.gitcmd import git
 from evolving_agent.process import _marked_pids, run_process
 
 
@@ -117,41 +116,3 @@ def _repo_with_traps(tmp_path: Path) -> tuple[Path, Path]:
     return repo, trap
 
 
-def test_planted_hooks_and_fsmonitor_never_run_inside_our_git_calls(tmp_path: Path) -> None:
-    repo, trap = _repo_with_traps(tmp_path)
-    (repo / "a.txt").write_text("a\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "first")
-    git(repo, "status", "--porcelain")
-    git(repo, "diff", "HEAD")
-    assert not trap.exists(), trap.read_text()
-    # The same calls through plain git do fire the traps: the test can fail.
-    (repo / "b.txt").write_text("b\n")
-    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
-    subprocess.run(["git", "-C", str(repo), "commit", "-q", "-m", "second"], check=True)
-    assert "pre-commit" in trap.read_text()
-
-
-def test_paths_come_back_unquoted_with_z(tmp_path: Path) -> None:
-    repo, _ = _repo_with_traps(tmp_path)
-    odd = ['über.md', 'a"b.md', "new\nline.md"]
-    for name in odd:
-        (repo / name).write_text("x\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "odd names")
-    listed = git(repo, "ls-tree", "-r", "-z", "--name-only", "HEAD").z_items()
-    assert sorted(listed) == sorted(odd)
-
-
-def test_a_failed_git_call_raises_with_the_command_and_stderr(tmp_path: Path) -> None:
-    from evolving_agent.gitcmd import GitError
-
-    (tmp_path / "plain").mkdir()
-    try:
-        git(tmp_path / "plain", "rev-parse", "HEAD")
-    except GitError as exc:
-        assert "git rev-parse HEAD failed" in str(exc)
-        assert "not a git repository" in str(exc)
-    else:
-        raise AssertionError("expected GitError")
-    assert not git(tmp_path / "plain", "rev-parse", "HEAD", check=False).ok

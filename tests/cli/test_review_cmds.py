@@ -708,3 +708,18 @@ def test_every_review_and_canon_command_has_help_with_an_example(command: list[s
     assert f"Example:\n    evolving-agent {' '.join(command)}" in result.output.replace(
         "EDITOR=nano ", ""
     )
+
+
+# A newcomer's snag.
+def test_review_list_pending_ids_is_what_a_script_needs(tmp_path: Path) -> None:
+    from tests.helpers.review import add, queue, set_identity
+
+    root = init_root(tmp_path / "memory")
+    set_identity(root)
+    queue(root, "rev-2026-11-1", add("Ask first."))
+    queue(root, "rev-2026-11-2", add("Say less."))
+    assert run_cli("review", "approve", "rev-2026-11-1", "--yes").exit_code == 0
+    assert run_cli("review", "list", "--ids").output == "rev-2026-11-1\nrev-2026-11-2\n"
+    assert run_cli("review", "list", "--pending", "--ids").output == "rev-2026-11-2\n"
+    pending = json.loads(run_cli("review", "list", "--pending", "--json").output)
+    assert [r["id"] for r in pending] == ["rev-2026-11-2"]

@@ -6,13 +6,16 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
+from datetime import datetime, tzinfo
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from evolving_agent.cli import cli
+from tests.helpers import run_cli
 from tests.helpers.search import (
     PY,
     REPO,
@@ -375,3 +378,52 @@ def test_a_damaged_record_is_named_in_one_line(tmp_path: Path) -> None:
         f"error: {log}:1: bad record: score: Input should be a valid number, "
         "unable to parse string as a number\n"
     )
+
+
+# Bad input a new user typed during QA.
+def test_search_run_with_a_non_utf8_task_file_is_a_one_line_error(tmp_path: Path) -> None:
+    candidate = tmp_path / "cand"
+    candidate.mkdir()
+    (candidate / "x.txt").write_text("1\n")
+    task = tmp_path / "task.md"
+    task.write_bytes(b"\xff\xfe improve x\n")
+    out = tmp_path / "run"
+    result = run_cli(
+        "search", "run", "--candidate", str(candidate), "--task", str(task),
+        "--score", "cat {candidate}/x.txt", "--agent", "builtin", "--policy", "single",
+        "--turns", "1", "--out", str(out), "--quiet",
+    )  # fmt: skip
+    assert result.exit_code == 4
+    assert result.output == f"error: {task}: not UTF-8 text\n"
+    assert not out.exists()
+
+
+# A newcomer's snag.
+@pytest.mark.slow
+def test_two_search_runs_started_in_the_same_second_get_two_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evolving_agent.demo import example_dir
+    from evolving_agent.search import runner
+
+    class SameSecond(datetime):
+        @classmethod
+        def now(cls, tz: tzinfo | None = None) -> SameSecond:
+            return cls(2026, 11, 30, 12, 0, 0, tzinfo=tz)
+
+    monkeypatch.setattr(runner, "datetime", SameSecond)
+    monkeypatch.chdir(tmp_path)
+    example = example_dir()
+    args = [
+        "search", "run", "--quiet",
+        "--candidate", str(example / "candidate"), "--task", str(example / "task.md"),
+        "--score", f"{sys.executable} {example / 'score.py'}", "--minimize",
+        "--agent", "builtin", "--policy", "single", "--rounds", "1", "--turns", "1",
+    ]  # fmt: skip
+    for _ in range(2):
+        result = run_cli(*args)
+        assert result.exit_code == 0, result.output
+    runs = sorted(p.name for p in (tmp_path / "runs").iterdir())
+    assert runs == ["search-20261130-120000-single", "search-20261130-120000-single-2"]
+    for name in runs:
+        assert (tmp_path / "runs" / name / "summary.json").is_file()

@@ -16,6 +16,7 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from evolving_agent.cli import cli
+from evolving_agent.paths import MemoryRoot
 
 HELPERS = Path(__file__).resolve().parent
 REPO = HELPERS.parents[1]
@@ -41,3 +42,25 @@ def run_proc(
         cwd=cwd,
         timeout=120,
     )
+
+
+def new_root(tmp_path: Path) -> Path:
+    """A fresh root at ``tmp_path/memory``, made by the product's own ``init``."""
+    from evolving_agent.memory.root import init_root
+
+    path = tmp_path / "memory"
+    init_root(path)
+    return path
+
+
+def run_verify() -> tuple[int, str]:
+    """``verify`` through the CLI: its exit code and output."""
+    result = run_cli("verify")
+    return result.exit_code, result.output
+
+
+def shell_git(root: MemoryRoot | Path, *args: str) -> str:
+    """Plain porcelain git, as an assistant with a shell would run it (not the product's)."""
+    where = root.path if isinstance(root, MemoryRoot) else root
+    proc = subprocess.run(["git", *args], cwd=where, capture_output=True, text=True, check=True)
+    return proc.stdout

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from evolving_agent.search.config import SearchConfig
+from tests.helpers import shell_git
 
 PY = sys.executable
 REPO = Path(__file__).resolve().parents[2]
@@ -111,3 +112,27 @@ v = value()
 log(cwd=os.getcwd(), start=time.time())
 write(v + 1)
 """
+
+
+def hostile_task(tmp: Path, agent_body: str) -> tuple[Path, list[str]]:
+    """A task (a number in ``n.txt``) for a hostile shell agent: (agent, ``search run`` args)."""
+    (tmp / "cand").mkdir()
+    (tmp / "cand" / "n.txt").write_text("1\n")
+    (tmp / "task.md").write_text("Make the number in n.txt larger.\n")
+    (tmp / "score.py").write_text(
+        "import pathlib\nprint(float(pathlib.Path('n.txt').read_text().split()[0]))\n"
+    )
+    agent = tmp / "agent.sh"
+    agent.write_text("#!/bin/sh\n" + agent_body)
+    agent.chmod(0o755)
+    args = [
+        "search", "run", "--candidate", str(tmp / "cand"), "--task", str(tmp / "task.md"),
+        "--score", f"{PY} {tmp / 'score.py'}", "--agent", "command", "--agent-cmd", str(agent),
+        "--policy", "single", "--turns", "2", "--turn-timeout", "20", "--quiet",
+    ]  # fmt: skip
+    return agent, args
+
+
+def git_out(cwd: Path, *args: str) -> str:
+    """Plain porcelain git in ``cwd``, its output stripped (what an agent's shell would see)."""
+    return shell_git(cwd, *args).strip()

@@ -170,3 +170,35 @@ def test_show_says_never_until_a_job_has_run(tmp_path: Path) -> None:
     with freeze_time("2026-11-30 08:00:00"):
         ran = JobScheduler([root]).catch_up()
     assert [job for _root, job in ran] == ["nightly"]
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MemoryRoot:
+    monkeypatch.setenv("USER", "alice")
+    return init_root(tmp_path / "memory")
+
+
+# Regression: an attack an outside review of the memory layer got through.
+def test_a_stepped_star_day_field_ands_the_day_fields_as_cron_does(root: MemoryRoot) -> None:
+    # Vixie cron and cronie: a day field starting with '*' ("*/2") makes the two day
+    # fields AND, not OR.  "30 3 */2 * 1" runs on odd-day Mondays only.
+    from datetime import UTC, datetime
+
+    from evolving_agent.jobs.cronexpr import parse_cron
+
+    text = root.schedule_file.read_text().replace("timezone: local", "timezone: UTC")
+    root.schedule_file.write_text(text.replace('"30 3 * * sun"', '"30 3 */2 * 1"'))
+    assert run_cli("accept", "schedule.yaml").exit_code == 0
+    trig = parse_cron("30 3 */2 * 1").trigger(UTC)
+    fires, t = [], datetime(2026, 11, 30, 12, tzinfo=UTC)
+    for _ in range(3):
+        nxt = trig.get_next_fire_time(None, t)
+        assert nxt is not None
+        fires.append(nxt.strftime("%a %Y-%m-%d"))
+        t = nxt.replace(second=1)
+    assert fires == ["Mon 2026-12-07", "Mon 2026-12-21", "Mon 2027-01-11"]
+    out = run_cli("schedule", "print-cron").output.splitlines()
+    weekly = [ln for ln in out if ln.startswith("OnCalendar=") and "03:30" in ln]
+    assert weekly == [
+        "OnCalendar=Mon *-*-01,03,05,07,09,11,13,15,17,19,21,23,25,27,29,31 03:30:00 UTC"
+    ]

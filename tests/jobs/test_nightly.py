@@ -24,6 +24,7 @@ from evolving_agent.memory.today import CARRY_TYPES
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors.base import NightlyContext, NightlyReflection, WeeklyReflection
 from evolving_agent.reflectors.rules import RulesReflector
+from tests.helpers import HELPERS, run_cli
 
 D0 = date(2026, 11, 2)
 
@@ -260,3 +261,117 @@ def test_a_future_date_is_refused(root: MemoryRoot, job: str) -> None:
     res = CliRunner().invoke(cli, ["run", job, "--date", future.isoformat()])
     assert res.exit_code == 4
     assert res.output == f"error: {future} is in the future (today is {date.today()})\n"
+
+
+# Regression: an attack an outside review of the memory layer got through.
+def test_reflecting_a_day_that_is_not_over_says_what_will_be_missed(root: MemoryRoot) -> None:
+    from datetime import date
+
+    hid = run_cli("hypothesis", "add", "I offer menus", "--do", "give one answer").output.split()[0]
+    assert run_cli("friction", "menu again", "--supports", hid).exit_code == 0
+    today = date.today().isoformat()
+    first = run_cli("run", "nightly", "--date", today)
+    assert first.exit_code == 0, first.output
+    assert f"{today} is not over" in first.output
+    # Friction later that day is never reflected by a later run: the note above is the
+    # only place the user learns it.
+    assert run_cli("friction", "menu once more", "--supports", hid).exit_code == 0
+    yesterday = run_cli("run", "nightly")
+    assert yesterday.exit_code == 4  # Today already reflects today
+
+
+# Regression: an attack an outside review of the memory layer got through.
+def test_a_torn_tail_on_a_finished_day_does_not_block_its_nightly(root: MemoryRoot) -> None:
+    from datetime import datetime
+
+    from freezegun import freeze_time
+
+    with freeze_time(datetime(2026, 11, 2, 10).astimezone()):
+        hid = run_cli("hypothesis", "add", "I offer menus", "--do", "give one answer")
+        hid_text = hid.output.split()[0]
+        assert run_cli("friction", "menu again", "--supports", hid_text).exit_code == 0
+    day_file = root.evidence / "2026-11-02.jsonl"
+    with day_file.open("ab") as fh:  # killed mid-append late that evening
+        fh.write(b'{"actor":"session","kind":"fri')
+    with freeze_time(datetime(2026, 11, 3, 3).astimezone()):
+        nightly = run_cli("run", "nightly")
+        assert nightly.exit_code == 0, nightly.output
+        assert "“menu again”" in nightly.output
+        assert run_cli("verify").exit_code == 5  # the torn bytes are still reported
+        assert run_cli("evidence", "repair").exit_code == 0
+        assert run_cli("verify").exit_code == 0
+
+
+INVERTED = [
+    # The counter-move is there as a substring, but negated or only in the quote.
+    "Refuse the pull to give one answer; list every option you can think of.",
+    "Do not give one answer today: offer the whole menu.",
+    "Today, list every alternative before answering.\nGrounding: “menu again”, so give one answer",
+]
+
+
+# Regression: an attack an outside review of the memory layer got through.
+@pytest.mark.parametrize("bias", INVERTED)
+def test_a_model_bias_that_negates_the_counter_move_is_refused(
+    root: MemoryRoot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bias: str
+) -> None:
+    import sys
+    from datetime import date, datetime, time
+
+    from evolving_agent.memory.authority import Writer
+    from evolving_agent.memory.hypotheses import add_hypothesis
+
+    day = date(2026, 11, 2)
+    stamp = datetime.combine(day, time(10)).astimezone()
+    hyp = add_hypothesis(root, "I offer a menu", do="give one answer", ts=stamp)
+    Writer(root, "session").append("friction", "menu again", supports=hyp.id, ts=stamp)
+    if "\n" not in bias:
+        bias += "\nGrounding: “menu again”"
+    fake = tmp_path / "fake.py"
+    fake.write_text(
+        "import json, os, sys\n"
+        f"sys.path.insert(0, {str(HELPERS)!r})\n"
+        "from reflector_fakes import answer\n"
+        "out = json.loads(answer(sys.stdin.read()))\n"
+        "out['bias'] = os.environ['EA_FAKE_BIAS']\n"
+        "print(json.dumps(out))\n"
+    )
+    monkeypatch.setenv("EA_FAKE_BIAS", bias)
+    result = run_cli(
+        "run", "nightly", "--date", day.isoformat(), "--reflector-cmd", f"{sys.executable} {fake}"
+    )
+    assert result.exit_code == 0, result.output
+    assert "fell back to rules" in result.output.splitlines()[0]
+    assert "list every" not in (root.today / "bias.md").read_text()
+
+
+# Regression: an attack an outside review of the memory layer got through.
+def test_a_model_bias_that_sets_the_counter_move_against_the_old_habit_is_kept(
+    root: MemoryRoot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+    from datetime import date, datetime, time
+
+    from evolving_agent.memory.authority import Writer
+    from evolving_agent.memory.hypotheses import add_hypothesis
+
+    day = date(2026, 11, 2)
+    stamp = datetime.combine(day, time(10)).astimezone()
+    hyp = add_hypothesis(root, "I offer a menu", do="give one answer", ts=stamp)
+    Writer(root, "session").append("friction", "menu again", supports=hyp.id, ts=stamp)
+    fake = tmp_path / "fake.py"
+    fake.write_text(
+        "import json, os, sys\n"
+        f"sys.path.insert(0, {str(HELPERS)!r})\n"
+        "from reflector_fakes import answer\n"
+        "out = json.loads(answer(sys.stdin.read()))\n"
+        "out['bias'] = os.environ['EA_FAKE_BIAS']\n"
+        "print(json.dumps(out))\n"
+    )
+    good = "Instead of a menu, give one answer.\nGrounding: “menu again”"
+    monkeypatch.setenv("EA_FAKE_BIAS", good)
+    result = run_cli(
+        "run", "nightly", "--date", day.isoformat(), "--reflector-cmd", f"{sys.executable} {fake}"
+    )
+    assert result.output.splitlines()[0] == f"nightly {day}: done (reflector: command)"
+    assert (root.today / "bias.md").read_text().startswith("Instead of a menu, give one answer.")

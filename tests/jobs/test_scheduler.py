@@ -22,6 +22,7 @@ from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.hypotheses import add_hypothesis
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
+from tests.helpers import new_root, run_cli
 
 
 @pytest.fixture
@@ -290,3 +291,43 @@ def test_print_cron_validates_the_roots_without_a_scheduler(root: MemoryRoot) ->
     (root.path / "schedule.yaml").write_text("jobs: [\n")
     with pytest.raises(InvalidInput, match="schedule.yaml"):
         validate_roots([root])
+
+
+# Regression: an attack an outside review of the memory layer got through.
+def test_the_scheduler_says_which_days_a_long_catch_up_left_unreflected(root: MemoryRoot) -> None:
+    from datetime import datetime
+
+    from freezegun import freeze_time
+
+    from evolving_agent.jobs.scheduler import JobScheduler
+
+    with freeze_time(datetime(2026, 9, 1, 10).astimezone()):
+        added = run_cli("hypothesis", "add", "I offer menus", "--do", "give one answer")
+        assert added.exit_code == 0
+    with freeze_time(datetime(2026, 9, 2, 3).astimezone()):
+        assert run_cli("run", "nightly").exit_code == 0
+    logged: list[str] = []
+    with freeze_time(datetime(2026, 10, 16, 3).astimezone()):  # 44 days later
+        JobScheduler([root], log=logged.append).fire(root, "nightly")
+    assert any("nightly done" in line for line in logged), logged
+    assert any("were not reflected" in line for line in logged), logged
+
+
+# Bad input a new user typed during QA.
+def test_schedule_names_the_same_root_twice_serves_it_once(tmp_path: Path) -> None:
+    """`schedule run --roots A,A/` said 'another scheduler already serves A' (its own lock)."""
+    from evolving_agent.jobs.scheduler import JobScheduler
+    from evolving_agent.paths import MemoryRoot
+
+    root = new_root(tmp_path)
+    result = run_cli("schedule", "show", "--json", "--roots", f"{root},{root}/,{root}")
+    assert result.exit_code == 0
+    assert [(r["root"], r["job"]) for r in json.loads(result.output)] == [
+        (str(root), "nightly"),
+        (str(root), "weekly"),
+        (str(root), "monthly"),
+    ]
+    sched = JobScheduler([MemoryRoot(root), MemoryRoot(root / "canon" / "..")])
+    assert [r.path for r in sched.roots] == [MemoryRoot(root).path]
+    sched.acquire()  # raised "another scheduler already serves" on its own first lock
+    sched.release()

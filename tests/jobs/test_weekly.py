@@ -1,4 +1,4 @@
-"""Weekly proposals and the monthly queue: the rules floor, the limit, idempotence, no Canon."""
+"""Weekly proposals (the rules floor, weakening, idempotence, its own week); no job writes Canon."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from click.testing import CliRunner
 
 from evolving_agent.cli import cli
 from evolving_agent.errors import WriteDenied
-from evolving_agent.jobs.monthly import run_monthly
 from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.jobs.weekly import run_weekly
 from evolving_agent.memory import gitrepo
@@ -69,40 +68,6 @@ def state(root: MemoryRoot, hid: str) -> Hypothesis:
     return {h.id: h for h in list_hypotheses(root, from_evidence=True)}[hid]
 
 
-def test_rules_floor_reaches_the_monthly_queue(root: MemoryRoot) -> None:
-    floor = add_hypothesis(root, "give one answer, not a menu", ts=at(START, 8))
-    short = add_hypothesis(root, "use tables for comparisons", ts=at(START, 8))
-    spoilt = add_hypothesis(root, "skip the greeting", ts=at(START, 8))
-    tolerant = add_hypothesis(root, "name the file first", ts=at(START, 8))
-    live_through(
-        root,
-        21,
-        supports={
-            floor.id: [1, 4, 8, 11, 13],  # 5 distinct days in 2 calendar weeks
-            short.id: [1, 4, 8, 11],  # only 4
-            spoilt.id: [0, 2, 4, 6, 8, 10],  # 6 days, but contradicted on 2 (a third)
-            tolerant.id: [0, 2, 4, 6, 8, 10],  # 6 days, contradicted once: a minority
-        },
-        contradicts={spoilt.id: [9, 12], tolerant.id: [12]},
-    )
-    assert state(root, spoilt.id).state == "split"
-    props = proposals(root)
-    assert {p.hypothesis for p in props} == {floor.id, tolerant.id}
-    prop = next(p for p in props if p.hypothesis == floor.id)
-    assert prop.diff.section == "habits" and prop.diff.op == "add"
-    assert prop.diff.text == "Give one answer, not a menu."
-    cited = EvidenceLog(root).find(set(prop.evidence_ids))
-    assert len(cited) == 5 and all(r.supports == floor.id for r in cited.values())
-    head = gitrepo.open_repo(root).head.commit.hexsha
-    result = run_monthly(root, date(2026, 11, 1), now=at(date(2026, 11, 1), 4))
-    queue = [r for r in pending(root) if r.hypothesis == floor.id]
-    assert len(result.plan.reviews) == len(pending(root)) == 2
-    assert queue[0].hypothesis == floor.id
-    assert queue[0].proposals == [prop.id]
-    assert queue[0].evidence_ids == prop.evidence_ids
-    assert gitrepo.open_repo(root).head.commit.hexsha == head  # Canon untouched
-
-
 def test_more_contradiction_than_support_weakens_then_retires(root: MemoryRoot) -> None:
     hyp = add_hypothesis(root, "the user wants long explanations", ts=at(START, 8))
     live_through(root, 3, supports={hyp.id: [0]}, contradicts={hyp.id: [1, 2]})
@@ -151,37 +116,6 @@ def test_weekly_and_monthly_are_idempotent(root: MemoryRoot) -> None:
     assert len(pending(root)) == 1
 
 
-def test_monthly_limit_comes_from_canon_policy(root: MemoryRoot) -> None:
-    hyps = [
-        add_hypothesis(root, f"habit number {name}", ts=at(START, 8))
-        for name in ("one", "two", "three", "four")
-    ]
-    live_through(root, 14, supports={h.id: [3, 4, 5, 6, 10] for h in hyps})
-    assert len(proposals(root)) == 4
-    policy = root.canon / "policy.yaml"
-    text = policy.read_text().replace("monthly_limit: 3", "monthly_limit: 2")
-    assert "monthly_limit: 2" in text
-    Writer(root, "human").write("canon", "policy.yaml", text)
-    result = run_monthly(root, date(2026, 11, 1), now=at(date(2026, 11, 1), 4))
-    assert result.plan.limit == 2
-    assert [r.id for r in pending(root)] == ["rev-2026-10-1", "rev-2026-10-2"]
-    assert len(result.plan.deferred) == 2 and result.plan.skipped == []
-    # Over the limit is not dropped: the two wait for next month's queue.
-    later = run_monthly(root, date(2026, 12, 1), now=at(date(2026, 12, 1), 4))
-    assert [r.id for r in later.plan.reviews] == ["rev-2026-11-1", "rev-2026-11-2"]
-    assert {r.proposals[0] for r in later.plan.reviews} == set(result.plan.deferred)
-
-
-def test_default_limit_is_three(root: MemoryRoot) -> None:
-    hyps = [
-        add_hypothesis(root, f"habit number {name}", ts=at(START, 8))
-        for name in ("one", "two", "three", "four", "five")
-    ]
-    live_through(root, 14, supports={h.id: [3, 4, 5, 6, 10] for h in hyps})
-    run_monthly(root, date(2026, 11, 1), now=at(date(2026, 11, 1), 4))
-    assert len(pending(root)) == 3
-
-
 def test_jobs_cannot_write_canon(root: MemoryRoot) -> None:
     for actor in ("nightly", "weekly", "monthly"):
         with pytest.raises(WriteDenied):
@@ -203,16 +137,3 @@ def test_weekly_reads_only_its_week(root: MemoryRoot) -> None:
     assert data["phase"] == "done"
 
 
-def test_a_retired_hypothesis_in_canon_proposes_its_removal(root: MemoryRoot) -> None:
-    from evolving_agent.memory.hypotheses import mark_canon
-
-    hyp = add_hypothesis(root, "the user wants long explanations", ts=at(START, 8))
-    mark_canon(root, hyp.id, "Explain at length.", "rev-2026-09-1", ts=at(START, 9))
-    live_through(root, 7, supports={}, contradicts={hyp.id: [1, 3, 5]})
-    assert state(root, hyp.id).state == "retired"
-    (prop,) = proposals(root)
-    assert prop.hypothesis == hyp.id
-    assert (prop.diff.op, prop.diff.old_text) == ("remove", "Explain at length.")
-    assert prop.evidence_ids == state(root, hyp.id).contradicts
-    result = run_monthly(root, date(2026, 11, 1), now=at(date(2026, 11, 1), 4))
-    assert [r.diff.op for r in result.plan.reviews] == ["remove"]

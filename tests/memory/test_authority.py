@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import os
+from datetime import date
 from pathlib import Path
 
 import pytest
 
 from evolving_agent.errors import ReadOutOfScope, WriteDenied
+from evolving_agent.memory.atomic import UnsafePath
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
-from tests.helpers import run_cli, run_proc
+from tests.helpers import new_root, run_cli, run_proc, run_verify, shell_git
 
 
 @pytest.fixture
@@ -140,3 +142,133 @@ def test_read_scopes(root: MemoryRoot) -> None:
     assert session.read_text("canon", "identity.yaml") is not None
     with pytest.raises(ReadOutOfScope):
         list(session.evidence(date(2026, 11, 30)))
+
+
+def identity(root: MemoryRoot) -> bytes:
+    return (root.canon / "identity.yaml").read_bytes()
+
+
+# Regression: an integrity hole (a hidden or forged change) found in review.
+def test_an_invalid_schedule_is_refused_and_nothing_is_committed(root: MemoryRoot) -> None:
+    head = shell_git(root, "rev-parse", "HEAD")
+    root.schedule_file.write_text("jobs: [\n")
+    result = run_cli("accept", "schedule.yaml")
+    assert result.exit_code == 4
+    assert shell_git(root, "rev-parse", "HEAD") == head
+
+
+# Regression: an integrity hole (a hidden or forged change) found in review.
+def test_today_symlinked_to_canon_cannot_turn_nightly_into_a_canon_writer(
+    root: MemoryRoot,
+) -> None:
+    before = identity(root)
+    os.rmdir(root.today)
+    os.symlink("canon", root.today)
+    result = run_cli("write", "--as", "nightly", "today", "identity.yaml", input="name: Evil\n")
+    assert result.exit_code == 4
+    assert "today is a symlink" in result.output
+    assert identity(root) == before
+    assert _denials(root) == [
+        {
+            "actor": "nightly",
+            "layer": "today",
+            "path": "identity.yaml",
+            "reason": "today is a symlink",
+        }
+    ]
+
+
+# Regression: an integrity hole (a hidden or forged change) found in review.
+def test_live_symlinked_outside_is_refused(root: MemoryRoot, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.rmdir(root.live)
+    os.symlink(outside, root.live)
+    result = run_cli("write", "--as", "session", "live", "x.json", input='{"a": 1}')
+    assert result.exit_code == 4
+    assert run_cli("live", "set", "thread", "hi").exit_code == 4
+    assert list(outside.iterdir()) == []
+    code, out = run_verify()
+    assert code == 5
+    assert f"{root.real / 'live'}: is a symlink (to {outside})" in out
+
+
+# Regression: an integrity hole (a hidden or forged change) found in review.
+def test_an_evidence_day_file_symlinked_outside_is_never_written(
+    root: MemoryRoot, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere.jsonl"
+    outside.write_text("")
+    os.symlink(outside, EvidenceLog(root).day_file(date.today()))
+    result = run_cli("friction", "something felt off")
+    assert result.exit_code == 4
+    assert "is a symlink" in result.output
+    assert outside.read_text() == ""
+    code, out = run_verify()
+    assert code == 5
+    assert "is a symlink; Evidence day files must be plain files" in out
+
+
+# Regression: an integrity hole (a hidden or forged change) found in review.
+def test_crons_symlinked_to_canon_is_refused(root: MemoryRoot) -> None:
+    from evolving_agent.jobs.prompts import prompt_loader
+
+    for p in root.crons.iterdir():
+        p.unlink()
+    root.crons.rmdir()
+    os.symlink("canon", root.crons)
+    before = sorted(p.name for p in root.canon.iterdir())
+    # What a model reflector does first: copy any missing default prompt into crons/.
+    with pytest.raises(UnsafePath, match="crons: is a symlink"):
+        prompt_loader(root)("nightly")
+    assert sorted(p.name for p in root.canon.iterdir()) == before  # nothing landed in Canon
+    assert run_cli("accept", "crons/nightly.md").exit_code == 4
+    code, out = run_verify()
+    assert code == 5
+    assert f"{root.real / 'crons'}: is a symlink (to canon)" in out
+
+
+# Bad input a new user typed during QA.
+def test_write_refuses_a_malformed_identity_and_commits_nothing(tmp_path: Path) -> None:
+    root = new_root(tmp_path)
+    before = (root / "canon" / "identity.yaml").read_text()
+    result = run_cli(
+        "--root", str(root), "write", "--as", "human", "canon", "identity.yaml",
+        input="name: [unclosed\n",
+    )  # fmt: skip
+    assert result.exit_code == 4
+    assert result.output == (
+        f"error: {root / 'canon' / 'identity.yaml'}:2: malformed YAML: "
+        "expected ',' or ']', but got '<stream end>'\n"
+    )
+    assert (root / "canon" / "identity.yaml").read_text() == before
+    assert run_cli("--root", str(root), "canon", "log").output.count("\n") == 1
+    assert run_cli("--root", str(root), "boot").exit_code == 0
+
+
+# Bad input a new user typed during QA.
+def test_write_refuses_an_identity_with_an_unknown_field(tmp_path: Path) -> None:
+    root = new_root(tmp_path)
+    result = run_cli(
+        "--root", str(root), "write", "--as", "human", "canon", "identity.yaml",
+        input="name: A\nnmae: typo\n",
+    )  # fmt: skip
+    assert result.exit_code == 4
+    assert result.output == (
+        f"error: {root / 'canon' / 'identity.yaml'}:2: nmae: Extra inputs are not permitted\n"
+    )
+
+
+# Bad input a new user typed during QA.
+def test_write_refuses_a_policy_that_would_lock_every_writer_out(tmp_path: Path) -> None:
+    root = new_root(tmp_path)
+    result = run_cli(
+        "--root", str(root), "write", "--as", "human", "canon", "policy.yaml",
+        input="review:\n  monthly_limit: -1\n",
+    )  # fmt: skip
+    assert result.exit_code == 4
+    assert result.output == (
+        f"error: {root / 'canon' / 'policy.yaml'}:2: review.monthly_limit: "
+        "Input should be greater than or equal to 0\n"
+    )
+    assert run_cli("--root", str(root), "friction", "still works").exit_code == 0

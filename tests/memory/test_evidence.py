@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from datetime import date
 from pathlib import Path
 
@@ -15,7 +18,7 @@ from freezegun import freeze_time
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
-from tests.helpers import run_cli, run_proc
+from tests.helpers import new_root, run_cli, run_proc, run_verify
 
 
 @pytest.fixture
@@ -200,3 +203,131 @@ def test_friction_citing_an_unknown_hypothesis_is_kept_with_a_warning(root: Memo
     proc = run_proc("friction", "answered only what was asked", "--supports", hid)
     assert proc.returncode == 0
     assert proc.stderr == b""
+
+
+def _frictions(n: int) -> None:
+    for i in range(n):
+        assert run_cli("friction", f"felt off #{i}").exit_code == 0
+
+
+# Regression: an integrity hole (a hidden or forged change) found in review.
+def test_cutting_the_last_evidence_lines_is_tampering(root: MemoryRoot) -> None:
+    _frictions(3)
+    day_file = EvidenceLog(root).day_file(date.today())
+    lines = day_file.read_bytes().splitlines(keepends=True)
+    day_file.write_bytes(b"".join(lines[:1]))  # a valid chain, just shorter
+    code, out = run_verify()
+    assert code == 5
+    assert f"{day_file}:2: 2 record(s) cut from the end (the writer's anchor counts 3)" in out
+    # The next append does not paper over it: the finding stays in the chain.
+    _frictions(1)
+    code, out = run_verify()
+    assert code == 5
+    assert "2 anchored record(s) had been cut from the end before this append" in out
+
+
+# Regression: an integrity hole (a hidden or forged change) found in review.
+def test_deleting_a_whole_day_file_is_tampering(root: MemoryRoot) -> None:
+    _frictions(2)
+    day_file = EvidenceLog(root).day_file(date.today())
+    day_file.unlink()
+    code, out = run_verify()
+    assert code == 5
+    assert f"{day_file}: day file deleted (its anchor counts 2 record(s))" in out
+
+
+# Regression: an integrity hole (a hidden or forged change) found in review.
+def test_a_torn_tail_is_moved_aside_and_the_day_goes_on(root: MemoryRoot) -> None:
+    _frictions(2)
+    day_file = EvidenceLog(root).day_file(date.today())
+    torn = b'{"actor":"session","data":{},"hash":"ab'  # a writer killed mid-line
+    with day_file.open("ab") as fh:
+        fh.write(torn)
+    result = run_cli("friction", "after the crash")
+    assert result.exit_code == 0
+    records = EvidenceLog(root).read_day(date.today())
+    assert [r.kind for r in records] == ["friction", "friction", "repair", "friction"]
+    import hashlib
+
+    digest = hashlib.sha256(torn).hexdigest()
+    assert records[2].data["sha256"] == digest
+    side = root.path / records[2].data["moved_to"]
+    assert side.read_bytes() == torn
+    assert run_verify()[0] == 0
+
+
+# Regression: an integrity hole (a hidden or forged change) found in review.
+def test_evidence_repair_by_hand(root: MemoryRoot) -> None:
+    _frictions(1)
+    day_file = EvidenceLog(root).day_file(date.today())
+    with day_file.open("ab") as fh:
+        fh.write(b'{"half a rec')
+    first = run_cli("evidence", "repair")
+    assert first.exit_code == 0
+    assert first.output.startswith(f"{date.today()}: moved 12 torn byte(s) to evidence/torn/")
+    again = run_cli("evidence", "repair")
+    assert again.output == "nothing to repair: every day file ends with a whole record\n"
+    assert run_verify()[0] == 0
+
+
+# Regression: an integrity hole (a hidden or forged change) found in review.
+@pytest.mark.slow
+def test_sigkill_during_a_large_import_never_costs_the_day(
+    root: MemoryRoot, tmp_path: Path
+) -> None:
+    _frictions(2)
+    today = date.today().isoformat()
+    src = tmp_path / "big.jsonl"
+    text = "x" * 3000
+    with src.open("w") as fh:
+        for i in range(4000):
+            fh.write(json.dumps({"ts": f"{today}T00:00:{i % 60:02d}", "kind": "raw", "text": text}))
+            fh.write("\n")
+    day_file = EvidenceLog(root).day_file(date.today())
+    start = day_file.stat().st_size
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evolving_agent", "evidence", "import", str(src)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        # Kill it the moment a chunk is seen half-written (or after a few chunks).
+        with day_file.open("rb") as fh:
+            while proc.poll() is None:
+                size = os.fstat(fh.fileno()).st_size
+                if size > start and (
+                    os.pread(fh.fileno(), 1, size - 1) != b"\n" or size > start + (3 << 20)
+                ):
+                    break
+                time.sleep(0.0002)  # leave the (shared) CPU to the import
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    left = day_file.read_bytes()
+    assert 2 < left.count(b"\n") < 2 + 4000  # the kill landed mid-import
+    torn = not left.endswith(b"\n")
+    # The day goes on: friction appends, and verify finds nothing wrong.
+    after = run_cli("friction", "after the kill")
+    assert after.exit_code == 0, after.output
+    code, out = run_verify()
+    assert code == 0, out
+    records = EvidenceLog(root).read_day(date.today())
+    assert [r.text for r in records[:2]] == ["felt off #0", "felt off #1"]
+    assert records[-1].text == "after the kill"
+    # A kill inside a chunk's write leaves a torn line: moved aside, recorded, hashed.
+    repairs = [r for r in records if r.kind == "repair"]
+    assert len(repairs) == (1 if torn else 0)
+    if torn:
+        assert (root.path / repairs[0].data["moved_to"]).read_bytes() == left[
+            left.rindex(b"\n") + 1 :
+        ]
+
+
+# Bad input a new user typed during QA.
+def test_evidence_append_refuses_empty_text_like_friction_does(tmp_path: Path) -> None:
+    root = new_root(tmp_path)
+    result = run_cli("--root", str(root), "evidence", "append", "--kind", "raw", "  ")
+    assert result.exit_code == 4
+    assert result.output == "error: evidence text is empty: say what happened\n"
+    assert not list((root / "evidence").glob("*.jsonl"))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.root import init_root
-from tests.helpers import run_proc
+from tests.helpers import new_root, run_cli, run_proc
 
 
 def test_back_dated_import_counts_as_one_recorded_day(tmp_path: Path) -> None:
@@ -46,3 +46,38 @@ def test_back_dated_import_counts_as_one_recorded_day(tmp_path: Path) -> None:
     assert weekly.returncode == 0, weekly.stderr.decode()
     assert "no proposals this week" in weekly.stdout.decode()
     assert not list((root.path / "reviews" / "proposals").glob("*.json"))
+
+
+# Bad input a new user typed during QA.
+def test_evidence_import_of_a_non_utf8_line_names_file_and_line(tmp_path: Path) -> None:
+    root = new_root(tmp_path)
+    good = {"ts": "2026-11-29T10:00:00Z", "kind": "raw", "text": "fine"}
+    file = tmp_path / "events.jsonl"
+    file.write_bytes(json.dumps(good).encode() + b"\n" + b'{"text": "\xff"}\n')
+    proc = run_proc("--root", str(root), "evidence", "import", str(file))
+    assert proc.returncode == 4
+    assert proc.stderr.decode() == f"error: {file}:2: not UTF-8 text\n"
+    assert run_cli("--root", str(root), "evidence", "show", "--date", "2026-11-29").output == (
+        "(no evidence that day)\n"
+    )
+
+
+# Bad input a new user typed during QA.
+def test_evidence_import_refuses_a_line_with_empty_text(tmp_path: Path) -> None:
+    root = new_root(tmp_path)
+    file = tmp_path / "events.jsonl"
+    file.write_text(json.dumps({"ts": "2026-11-29T10:00:00Z", "kind": "raw", "text": ""}) + "\n")
+    result = run_cli("--root", str(root), "evidence", "import", str(file))
+    assert result.exit_code == 4
+    assert result.output == f"error: {file}:1: text: the text is empty\n"
+    assert not list((root / "evidence").glob("*.jsonl"))
+
+
+# Bad input a new user typed during QA.
+def test_evidence_import_of_a_json_line_that_is_not_an_object(tmp_path: Path) -> None:
+    root = new_root(tmp_path)
+    file = tmp_path / "events.jsonl"
+    file.write_text("[1, 2]\n")
+    result = run_cli("--root", str(root), "evidence", "import", str(file))
+    assert result.exit_code == 4
+    assert result.output == f"error: {file}:1: not a JSON object\n"

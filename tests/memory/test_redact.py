@@ -170,3 +170,78 @@ def test_live_set_and_today_writes_are_masked(tmp_path: Path) -> None:
     result = run_cli("write", "--as", "human", "today", "bias.md", input="Use password=hunter2\n")
     assert result.exit_code == 0
     assert (root.today / "bias.md").read_text() == "Use password=[REDACTED:secret]\n"
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MemoryRoot:
+    monkeypatch.setenv("USER", "alice")
+    return init_root(tmp_path / "memory")
+
+
+KEY = "sk-proj-abcdefghijklmnopqrstuvwx1234"
+
+
+GH = "ghp_abcdefghijklmnopqrstuvwxyz0123"
+
+
+def _files_holding(root: MemoryRoot, secret: str) -> list[str]:
+    return [
+        str(p.relative_to(root.path))
+        for p in root.path.rglob("*")
+        if p.is_file() and ".git" not in p.parts and secret.encode() in p.read_bytes()
+    ]
+
+
+# Regression: an attack an outside review of the memory layer got through.
+def test_a_key_in_a_hypothesis_never_reaches_today(root: MemoryRoot) -> None:
+    for args in (
+        ("hypothesis", "add", f"I paste {KEY} into answers", "--when", f"key {GH}"),
+        ("hypothesis", "add", "a second claim", "--do", f"use {GH} less"),
+    ):
+        assert run_cli(*args).exit_code == 0
+    assert _files_holding(root, KEY) == []
+    assert _files_holding(root, GH) == []
+    assert run_cli("hypothesis", "list").exit_code == 0
+
+
+# Regression: an attack an outside review of the memory layer got through.
+def test_a_key_as_session_id_or_hypothesis_reference_never_reaches_evidence(
+    root: MemoryRoot, tmp_path: Path
+) -> None:
+    assert run_cli("friction", "x", "--session", KEY).exit_code == 0
+    lines = tmp_path / "old.jsonl"
+    lines.write_text(
+        f'{{"ts":"2026-11-29T10:00:00+00:00","kind":"friction","text":"y","session":"{GH}",'
+        f'"supports":"{KEY}"}}\n'
+    )
+    result = run_cli("evidence", "import", str(lines))
+    assert result.exit_code == 0, result.output
+    assert _files_holding(root, KEY) == []
+    assert _files_holding(root, GH) == []
+    assert run_cli("verify").exit_code == 0
+
+
+# Regression: an attack an outside review of the memory layer got through.
+def test_a_key_split_by_a_zero_width_character_is_masked_not_reassembled_at_boot(
+    root: MemoryRoot,
+) -> None:
+    from datetime import date
+
+    hidden = KEY[:11] + "\u200b" + KEY[11:]
+    assert run_cli("live", "set", "thread", f"key {hidden} here").exit_code == 0
+    assert run_cli("friction", f"pasted {hidden} oops").exit_code == 0
+    assert run_cli("run", "nightly", "--date", date.today().isoformat()).exit_code == 0
+    boot = run_cli("boot")
+    assert boot.exit_code == 0
+    assert KEY not in boot.output
+    assert "[REDACTED:openai-key]" in boot.output
+    assert _files_holding(root, hidden) == []
+
+
+# Regression: an attack an outside review of the memory layer got through.
+@pytest.mark.parametrize(
+    "token", ["glpat-abcdefghijklmnopqrst", "npm_abcdefghijklmnopqrstuvwxyz0123456789"]
+)
+def test_gitlab_and_npm_tokens_are_masked_in_friction(root: MemoryRoot, token: str) -> None:
+    assert run_cli("friction", f"publish failed with {token} set").exit_code == 0
+    assert _files_holding(root, token) == []

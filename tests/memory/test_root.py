@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import git
@@ -127,3 +131,135 @@ def test_boot_never_reads_evidence(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(EvidenceLog, "read_day", _trap)
     monkeypatch.setattr(EvidenceLog, "iter_all", _trap)
     assert build_boot(MemoryRoot(root.path)) == before
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MemoryRoot:
+    monkeypatch.setenv("USER", "alice")
+    return init_root(tmp_path / "memory")
+
+
+# Regression: an attack an outside review of the memory layer got through.
+def test_jobs_and_the_scheduler_leave_nothing_readable_by_others_under_umask_0(
+    tmp_path: Path,
+) -> None:
+    import json
+    import os
+    import stat
+    import sys
+
+    root = tmp_path / "private"
+    program = f"""
+import os, sys
+os.umask(0)
+from click.testing import CliRunner
+from evolving_agent.cli import cli
+def run(*args, input=None):
+    result = CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+    if result.exit_code:
+        sys.exit(f"{{args}}: {{result.output}}")
+    return result.output
+run("init", {str(root)!r})
+hid = run("hypothesis", "add", "I over-explain", "--do", "answer first").split()[0]
+run("friction", "over-explained again", "--supports", hid)
+for job in ("nightly", "weekly", "monthly"):
+    run("run", job)
+run("review", "list")
+run("schedule", "show")
+run("boot", "--write-file", {str(tmp_path / "boot-copy.md")!r})
+run("verify")
+"""
+    env = {**os.environ, "EVOLVING_AGENT_ROOT": str(root)}
+    proc = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    leaks = [
+        f"{path.relative_to(root)} {stat.S_IMODE(os.lstat(path).st_mode):o}"
+        for path in root.rglob("*")
+        if stat.S_IMODE(os.lstat(path).st_mode) & 0o077
+    ]
+    assert leaks == [], json.dumps(leaks)
+    # The @import copy is the next session's context: nobody else may write it.
+    assert stat.S_IMODE((tmp_path / "boot-copy.md").stat().st_mode) & 0o022 == 0
+
+
+# Regression: an integrity hole (a hidden or forged change) found in review.
+def test_everything_in_the_root_is_private_whatever_the_umask(tmp_path: Path) -> None:
+    root = tmp_path / "private"
+    events = tmp_path / "events.jsonl"
+    events.write_text(json.dumps({"ts": "2026-01-02T10:00:00", "kind": "raw", "text": "x"}) + "\n")
+    # One real process with a wide-open umask runs the commands (git children inherit
+    # the umask too); CliRunner inside it keeps it to one interpreter start.
+    program = f"""
+import os, sys
+os.umask(0)
+from click.testing import CliRunner
+from evolving_agent.cli import cli
+def run(*args, input=None):
+    result = CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+    if result.exit_code:
+        sys.exit(f"{{args}}: {{result.output}}")
+run("init", {str(root)!r})
+run("friction", "felt off")
+run("write", "--as", "human", "canon", "identity.yaml", input="name: Mine\\n")
+run("write", "--as", "human", "today", "bias.md", input="bias")
+run("live", "set", "thread", "on it")
+run("evidence", "import", {str(events)!r})
+with open({str(root / "schedule.yaml")!r}, "a") as fh:
+    fh.write("# mine\\n")
+run("accept", "schedule.yaml")
+run("verify")
+"""
+    env = {**os.environ, "EVOLVING_AGENT_ROOT": str(root)}
+    proc = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    leaks = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in [*dirnames, *filenames]:
+            path = Path(dirpath) / name
+            mode = stat.S_IMODE(os.lstat(path).st_mode)
+            if mode & 0o077:
+                leaks.append(f"{path.relative_to(root)} {mode:o}")
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700
+    assert leaks == []
+
+
+# Bad input a new user typed during QA.
+def test_init_where_the_root_is_a_file_is_a_one_line_error(tmp_path: Path) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("not a directory\n")
+    proc = run_proc("init", env={"EVOLVING_AGENT_ROOT": str(afile)})
+    assert proc.returncode == 4
+    assert proc.stderr.decode() == f"error: {afile} is a file, not a directory\n"
+    assert afile.read_text() == "not a directory\n"
+
+
+# Bad input a new user typed during QA.
+def test_a_root_that_is_a_file_is_not_offered_to_init(tmp_path: Path) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("x\n")
+    proc = run_proc("boot", env={"EVOLVING_AGENT_ROOT": str(afile)})
+    assert proc.returncode == 4
+    assert proc.stderr.decode() == (
+        f"error: no memory root at {afile}: it is a file, not a directory "
+        "(pass --root or set $EVOLVING_AGENT_ROOT to a directory)\n"
+    )
+
+
+# Bad input a new user typed during QA.
+def test_root_flag_naming_a_file_is_the_same_error_as_the_variable(tmp_path: Path) -> None:
+    # A newcomer's `--root FILE` got click's "Invalid value for '--root'" and exit 2, while
+    # $EVOLVING_AGENT_ROOT=FILE got the core's line and exit 4 (what troubleshooting shows).
+    afile = tmp_path / "afile"
+    afile.write_text("x\n")
+    expected = (
+        f"error: no memory root at {afile}: it is a file, not a directory "
+        "(pass --root or set $EVOLVING_AGENT_ROOT to a directory)\n"
+    )
+    for args in (("--root", str(afile), "live", "show"), ("live", "show", "--root", str(afile))):
+        proc = run_proc(*args)
+        assert (proc.returncode, proc.stderr.decode()) == (4, expected), args
+    proc = run_proc("init", "--root", str(afile))
+    assert (proc.returncode, proc.stderr.decode()) == (
+        4,
+        f"error: {afile} is a file, not a directory\n",
+    )

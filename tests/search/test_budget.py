@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from evolving_agent.cli import cli
 from evolving_agent.search.budget import Admission, TurnLedger
 from evolving_agent.search.reducer import RoundPlan
 from evolving_agent.search.runner import run_search
 from evolving_agent.search.state import TurnRecord
 from tests.helpers.search import (
     config,
+    hostile_task,
     make_candidate,
     make_task,
     records,
@@ -106,3 +110,47 @@ def test_parallel_run_overshoots_by_at_most_one_turn(tmp_path: Path) -> None:
     assert summary.cost_usd <= 5.5 + 1.0
     assert summary.cost_usd >= 5.5
     assert len(rows) == 6 and summary.stopped == "budget"
+
+
+# Regression: an attack an outside review of `search run` got through.
+def test_a_nan_or_negative_reported_cost_does_not_defeat_the_budget(tmp_path: Path) -> None:
+    """``{"cost_usd": NaN}`` (valid to Python's json) made the spend NaN, so no budget
+    check ever failed and the summary said ``$nan``; ``-5`` made the spend negative
+    (``$-30``), buying turns; ``"input_tokens": NaN`` failed an otherwise good turn.
+    Such reports count as "not reported"."""
+    for report in ('{"cost_usd": NaN, "input_tokens": NaN}', '{"cost_usd": -5}'):
+        case = tmp_path / str(len(report))
+        case.mkdir()
+        _, args = hostile_task(case, f"echo $(( $(cat n.txt) + 1 )) > n.txt\necho '{report}'\n")
+        args[args.index("--turns") + 1] = "3"
+        result = CliRunner().invoke(cli, [*args, "--budget-usd", "1", "--out", str(case / "r")])
+        assert result.exit_code == 0, result.output
+        assert "best 4 (seed 1, +3) after 3/3 turns" in result.output
+        assert "$nan" not in result.output and "$-" not in result.output, result.output
+        assert "$0.0000" in result.output
+
+
+# Regression: an attack an outside review of `search run` got through.
+def test_turns_that_report_no_cost_do_not_shrink_the_reservation() -> None:
+    """An agent reporting its cost only sometimes: the turns without a cost counted as
+    $0 in the mean a new turn reserves, so three agents were let in at once and a $1
+    budget ended at $1.60 (``--policy parallel --agents 3``, $0.40 every other turn),
+    more than one turn's cost over.  The mean is over the turns that reported one."""
+    from evolving_agent.search.budget import Admission, TurnLedger
+    from evolving_agent.search.reducer import RoundPlan
+    from evolving_agent.search.state import TurnRecord
+
+    first = TurnRecord(
+        seq=1, round=1, agent=1, turn=1, round_turn=1, session="s", new_session=True,
+        base_commit="a", commit="b", score=1.0, empty=False, lines_changed=1,
+        cost_usd=0.4, wall_s=0.1, ts="2026-01-01T00:00:00.000+00:00",
+    )  # fmt: skip
+    second = first.model_copy(update={"seq": 2, "turn": 2, "round_turn": 2, "cost_usd": None})
+    records = [first, second]
+    plan = RoundPlan(1, "a", 0.0, (4, 4, 4), budget_usd=1.0)
+    ledger = TurnLedger()
+    admitted = []
+    while (answer := ledger.admit(plan, records)) is Admission.GO:
+        admitted.append(answer)
+    # spent 0.40 + 0.40 reserved per turn in flight: a second turn fits, a third not.
+    assert (len(admitted), answer) == (2, Admission.WAIT)

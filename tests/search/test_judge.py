@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
 from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
+
+from evolving_agent.cli import cli
 from evolving_agent.search.judge import Judge
 from evolving_agent.search.runner import run_search
 from evolving_agent.search.workspace import init_round_repo
 from tests.helpers.search import (
     PY,
     config,
+    hostile_task,
     make_candidate,
     make_task,
     records,
@@ -136,3 +142,67 @@ else:
         check=True,
     ).stdout
     assert "score_override" not in shown and "score.py" in shown
+
+
+# Regression: an attack an outside review of `search run` got through.
+def test_the_judge_runs_no_filter_a_peer_agent_planted_in_the_shared_repository(
+    tmp_path: Path,
+) -> None:
+    """Agents of a team share one round repository and can write its ``.git`` while a
+    peer's candidate is being judged.  ``git archive`` runs smudge filters, so a filter
+    driver in ``.git/config`` plus ``* filter=x`` in ``.git/info/attributes`` ran the
+    agent's program inside the judge's export (outside every turn and its process
+    sweep), and ``* export-ignore`` there emptied a peer's candidate."""
+    from evolving_agent.search.judge import Judge
+    from evolving_agent.search.workspace import init_round_repo
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "n.txt").write_text("7\n")
+    repo = tmp_path / "repo"
+    commit = init_round_repo(repo, src, "seed")
+    pwned = tmp_path / "PWNED"
+    with (repo / ".git" / "config").open("a") as fh:
+        fh.write(f"[filter \"x\"]\n\tsmudge = sh -c 'touch {pwned}; cat'\n")
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "attributes").write_text("* filter=x\n")
+    verdict = Judge(f"{PY} -c \"print(open('n.txt').read())\"", tmp_path, 30).judge(repo, commit)
+    assert not pwned.exists()
+    assert verdict.score == 7.0
+    (repo / ".git" / "info" / "attributes").write_text("* export-ignore\n")
+    verdict = Judge(f"{PY} -c \"print(open('n.txt').read())\"", tmp_path, 30).judge(repo, commit)
+    assert verdict.score == 7.0, verdict.feedback
+
+
+# Regression: an attack an outside review of `search run` got through.
+def test_an_agent_that_deletes_every_file_makes_a_failed_candidate_not_a_crashed_run(
+    tmp_path: Path,
+) -> None:
+    """The export of an empty tree is a tar of zero blocks that ``tarfile`` cannot
+    open: ``rm -rf ./*`` crashed every run ("unexpected ReadError", exit 1)."""
+    _, args = hostile_task(tmp_path, "rm -rf ./*\n")
+    run = tmp_path / "run"
+    result = CliRunner().invoke(cli, [*args, "--out", str(run)])
+    assert result.exit_code == 0, result.output
+    assert "best 1 (seed 1" in result.output
+    rows = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
+    assert [row["score"] for row in rows] == [None, None]
+    assert "No such file or directory: 'n.txt'" in rows[0]["feedback"]
+
+
+# Regression: an attack an outside review of `search run` got through.
+def test_a_quoted_relative_scorer_path_with_a_space_means_that_file_inside_the_export(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--score "python3 'my judge/score.py'"`` failed on the seed ("can't open file
+    .../candidate/my judge/score.py"): only unquoted words were made absolute."""
+    _, args = hostile_task(tmp_path, "echo $(( $(cat n.txt) + 1 )) > n.txt\n")
+    (tmp_path / "my judge").mkdir()
+    (tmp_path / "score.py").rename(tmp_path / "my judge" / "score.py")
+    args[args.index("--score") + 1] = f"{PY} 'my judge/score.py'"
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, [*args, "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert "best 3 (seed 1, +2)" in result.output
+    seal = json.loads((tmp_path / "run" / "judge" / "seal.json").read_text())
+    assert str(tmp_path / "my judge" / "score.py") in seal["score_cmd"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evolving_agent.search.runner import ProgressEvent, run_search
+from evolving_agent.search.runner import ProgressEvent, new_dir, run_search
 from tests.helpers.search import (
     INCREMENT,
     PY,
@@ -430,3 +430,11 @@ def test_the_final_best_is_rescored(tmp_path: Path) -> None:
     assert summary.best_rescores == pytest.approx([1.0, 1.0, 1.0])
     data = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert data["best_rescored"] == pytest.approx(1.0)
+
+
+# A newcomer's snag.
+def test_new_dir_gives_each_caller_its_own_folder(tmp_path: Path) -> None:
+    base = tmp_path / "runs" / "search-20261130-120000-forget-team"
+    made = [new_dir(base) for _ in range(3)]
+    assert [p.name for p in made] == [base.name, f"{base.name}-2", f"{base.name}-3"]
+    assert all(p.is_dir() for p in made)
