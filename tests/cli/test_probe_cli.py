@@ -12,6 +12,7 @@ from freezegun import freeze_time
 
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.reflectors.settings import REFLECTOR_NAMES
 from tests.helpers import run_cli
 from tests.helpers.probe_fakes import fake, tree_hash
 
@@ -101,10 +102,11 @@ def test_usage_errors_are_one_line(root: MemoryRoot) -> None:
     assert missing.exit_code == 2
     assert "Missing option '--model'" in missing.output
     rules = run_cli("probe", "run", "--model", "m", "--reflector", "rules")
+    backends = "|".join(n for n in REFLECTOR_NAMES if n != "rules")
     assert (rules.exit_code, rules.output) == (
         2,
-        "error: the rules reflector has no model to answer probes; use --reflector "
-        "command|openai (--reflector-cmd CMD for command)\n",
+        f"error: the rules reflector has no model to answer probes; use --reflector "
+        f"{backends} (--reflector-cmd CMD for command)\n",
     )
     odd = run_cli("probe", "run", "--model", "a\nb", "--reflector-cmd", fake("honest"))
     assert odd.exit_code == 2 and "must be one short line" in odd.output

@@ -23,7 +23,7 @@ from evolving_agent.probes.run import run_probes
 from evolving_agent.reflectors import get_reflector
 from evolving_agent.reflectors.base import ProbeAnswerer, render_probe
 from evolving_agent.reflectors.openai import OpenAIReflector
-from evolving_agent.reflectors.settings import ReflectorSettings
+from evolving_agent.reflectors.settings import REFLECTOR_NAMES, ReflectorSettings
 from tests.helpers.probe_fakes import ANSWERS, fake
 
 
@@ -112,7 +112,7 @@ def test_openai_sends_boot_as_the_system_prompt_in_plain_text(
     assert d.continuity.regressed == ["shell-flag", "unclear-cleanup"]
 
 
-@pytest.mark.parametrize("name", ["command", "openai"])
+@pytest.mark.parametrize("name", [n for n in REFLECTOR_NAMES if n != "rules"])
 def test_every_model_backend_is_a_probe_answerer(name: str) -> None:
     backend = get_reflector(name, command=fake("honest"))
     assert isinstance(backend, ProbeAnswerer)
