@@ -1,4 +1,4 @@
-"""Boot as a whole process against a bare Python start, side by side in one run (issue 14).
+"""Boot as a whole process against a bare Python start, side by side in one run.
 
 Boot runs on every session start (the Claude Code hook), so what counts is the whole
 process: interpreter start, imports, reading the root, printing.  Each round runs, in

@@ -1,4 +1,4 @@
-"""Memory-root benchmarks, measured in one run (issue 2).
+"""Memory-root benchmarks, measured in one run.
 
 1. Boot time with an empty root vs a root holding a year of Evidence
    (365 days x 200 events).  Boot never reads Evidence, so the ratio should be ~1

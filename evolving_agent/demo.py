@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 from evolving_agent.errors import InvalidInput, WriteDenied
+from evolving_agent.extras import require
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.boot import build_boot
 from evolving_agent.memory.hypotheses import list_hypotheses
@@ -79,6 +80,8 @@ def run_demo(
     from evolving_agent.search.report_render import write_report
     from evolving_agent.search.runner import ProgressEvent, run_search
 
+    # Before anything is made: the search step writes a plotted report.
+    require("matplotlib", "the demo's search report")
     base = _prepare(directory)
     today = today or date.today()
 

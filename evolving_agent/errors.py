@@ -20,6 +20,7 @@ EXIT_USAGE = 2
 EXIT_DENIED = 3
 EXIT_INVALID = 4
 EXIT_TAMPERED = 5
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: what shells report for a command ended by Ctrl-C
 
 
 class EvolvingAgentError(Exception):
@@ -85,6 +86,24 @@ class InvalidPath(InvalidInput):
 
 class NotFound(InvalidInput):
     """An id or name that does not exist (unknown review, hypothesis, run)."""
+
+
+class MissingExtra(EvolvingAgentError):
+    """A feature needs an optional dependency that is not installed (see ``extras.py``).
+
+    Exit 4 like other input the user can fix: the fix is one ``pip install``.
+    """
+
+    exit_code = EXIT_INVALID
+
+    def __init__(self, feature: str, extra: str, library: str) -> None:
+        self.feature = feature
+        self.extra = extra
+        self.library = library
+        super().__init__(
+            f"{feature} needs {library}, which is not installed: "
+            f"pip install 'evolving-agent[{extra}]'"
+        )
 
 
 class TamperingFound(EvolvingAgentError):

@@ -179,7 +179,7 @@ SLOW: dict[str, set[str]] = {
         "test_schedule_run_process_catches_up_and_stops_on_ctrl_c",
     },
     "memory/test_atomic": {"test_sigkill_mid_write_leaves_old_or_new_file_never_a_mix"},
-    "memory/test_bootcache": {"*"},
+    "memory/test_bootfast": {"*"},
     "memory/test_evidence": {
         "test_8_processes_x_60_appends_lose_nothing_and_never_interleave",
     },

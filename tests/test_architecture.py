@@ -11,6 +11,7 @@ contracts refuse it and name it.
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -133,3 +134,59 @@ def test_a_bad_import_breaks_its_contract_and_is_named(
     assert f"{contract} BROKEN" in result.stdout
     broken = result.stdout.split("Broken contracts", 1)[1]
     assert named in broken
+
+
+# -- one runner for child processes, one for git ----------------------------------------
+
+_RUNNERS = {"process.py", "gitcmd.py"}
+_SPAWNERS = {
+    ("os", "system"), ("os", "popen"), ("os", "posix_spawn"), ("os", "posix_spawnp"),
+    ("pty", "spawn"), ("asyncio", "create_subprocess_exec"),
+    ("asyncio", "create_subprocess_shell"),
+}  # fmt: skip
+
+
+def _process_escapes(tree: ast.AST) -> list[str]:
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [f"import {a.name}" for a in node.names if a.name == "subprocess"]
+        elif isinstance(node, ast.ImportFrom) and node.module == "subprocess":
+            found.append("from subprocess import ...")
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            name = (node.value.id, node.attr)
+            if name in _SPAWNERS or (name[0] == "os" and name[1].startswith(("exec", "spawn"))):
+                found.append(".".join(name))
+        elif isinstance(node, (ast.List, ast.Tuple)) and node.elts:
+            first = node.elts[0]
+            if isinstance(first, ast.Constant) and first.value == "git":
+                found.append('["git", ...] argv')
+    return found
+
+
+def test_every_child_process_goes_through_process_or_gitcmd() -> None:
+    # Regression guard: search/report.py once ran git itself, with 2 of gitcmd's safe
+    # options, reading user and system git config in a repository agents could write.
+    offenders = []
+    for path in sorted((REPO / "evolving_agent").rglob("*.py")):
+        rel = path.relative_to(REPO / "evolving_agent")
+        if rel.as_posix() in _RUNNERS or rel.parts[0] == "data":  # data/: the user's example
+            continue
+        for what in _process_escapes(ast.parse(path.read_text(encoding="utf-8"))):
+            offenders.append(f"{rel}: {what}")
+    assert offenders == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import subprocess",
+        "from subprocess import run",
+        "import os\nos.system('ls')",
+        "import os\nos.execvp('git', ['git'])",
+        "run(['git', 'status'])",
+        "cmd = ('git', 'log')",
+    ],
+)
+def test_the_process_check_catches_each_way_out(source: str) -> None:
+    assert _process_escapes(ast.parse(source)) != []

@@ -32,7 +32,9 @@ def test_reflectors_never_import_jobs(path: Path) -> None:
 
 def test_the_base_imports_no_implementation() -> None:
     mods = imports(PKG / "reflectors" / "base.py")
-    assert not {m for m in mods if m.startswith("evolving_agent.reflectors")}
+    # settings is the schedule's model each backend is built from, not a backend.
+    allowed = {"evolving_agent.reflectors.settings"}
+    assert not {m for m in mods if m.startswith("evolving_agent.reflectors")} - allowed
 
 
 def test_memory_never_imports_jobs_or_reflectors() -> None:
@@ -49,5 +51,5 @@ def test_registry_by_name_and_unknown_names_list_the_valid_ones() -> None:
     assert list(REGISTRY) == ["rules", "command", "openai"]
     assert reflector_class("rules") is RulesReflector
     assert isinstance(get_reflector("rules"), RulesReflector)
-    with pytest.raises(UsageError, match=r"valid: rules, command, openai"):
+    with pytest.raises(UsageError, match=r"choose one of: rules, command, openai"):
         reflector_class("gpt")

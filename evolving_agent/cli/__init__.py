@@ -9,6 +9,7 @@ Click's own usage errors (unknown option, missing argument) print the same way: 
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import sys
@@ -18,7 +19,13 @@ import click
 
 from evolving_agent import __version__
 from evolving_agent.cli._common import ROOT_HELP, add_root_option
-from evolving_agent.errors import EXIT_FAILURE, EXIT_INVALID, EXIT_USAGE, EvolvingAgentError
+from evolving_agent.errors import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    EXIT_USAGE,
+    EvolvingAgentError,
+)
 
 RAISE_ENV = "EVOLVING_AGENT_RAISE"
 
@@ -47,6 +54,30 @@ COMMAND_MODULES = {
 }
 
 
+# The top-level --help lists every command with its one-line summary; reading them from
+# here keeps --help from importing every command module (and pydantic, git, the
+# scheduler with them).  Each is the first paragraph of the command's docstring, checked
+# by tests/cli/test_cli.py, so the two cannot drift.
+COMMAND_SUMMARIES = {
+    "init": "Create a memory root: layers, git repo, Canon template, schedule.",
+    "boot": "Print today's boot context (Canon, Today, Live Bus) for a system prompt.",
+    "friction": "Append a friction event: something really felt off. Zero a day is fine.",
+    "live": "The Live Bus: what is going on now (keyed entries).",
+    "evidence": "Evidence: the append-only record (friction, raw events, journal, job records).",
+    "write": "Write stdin to LAYER/RELPATH through the permission-checked writer.",
+    "accept": "Commit your own hand edits of schedule.yaml, crons/*.md or canon/ files.",
+    "verify": "Check the Evidence hash chain and that every Canon change came through the writer.",
+    "hypothesis": "Hypotheses: beliefs under test, changed only by evidence.",
+    "run": "Run a job by hand for a date (idempotent: a second run changes nothing).",
+    "schedule": "Run the jobs on the cron lines of each root's schedule.yaml.",
+    "review": "The human review queue: at most a few identity diffs a month reach Canon.",
+    "canon": "Canon history: who changed the identity, on whose approval; undo any change.",
+    "search": "Scored improvement tasks run by coding agents in rounds, with forgetting.",
+    "mcp": "Serve the session's tools over stdio (MCP): friction, live_set, boot, hypotheses.",
+    "demo": "Simulate a month of an assistant's life, then run a short forget-team search.",
+}
+
+
 class _Group(click.Group):
     """Top-level group: lazy command loading, and the one place errors become exit codes."""
 
@@ -54,6 +85,33 @@ class _Group(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMAND_MODULES)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in COMMAND_MODULES:
+            # click suggests only among loaded commands, and these load lazily.
+            close = difflib.get_close_matches(name, list(COMMAND_MODULES))
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise click.UsageError(f"No such command {name!r}.{hint}", ctx=ctx)
+        return super().resolve_command(ctx, args)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """click's command list, from :data:`COMMAND_SUMMARIES` (no module is imported)."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            summary = COMMAND_SUMMARIES.get(name)
+            if summary is None:  # a command without a summary yet: load it
+                command = self.get_command(ctx, name)
+                rows.append((name, command.get_short_help_str(limit) if command else ""))
+            else:
+                # A bare Command shortens the summary exactly as the real one would.
+                rows.append((name, click.Command(name, help=summary).get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         module = COMMAND_MODULES.get(cmd_name)
@@ -89,6 +147,12 @@ class _Group(click.Group):
             ctx.exit(exc.exit_code)
         except (click.exceptions.Exit, click.exceptions.Abort):
             raise
+        except KeyboardInterrupt as exc:
+            # Ctrl-C: one line (saying how to go on, when the command knows) and 130, as
+            # shells expect, instead of click's "Aborted!" and 1.
+            detail = str(exc)
+            click.echo("interrupted" + (f": {detail}" if detail else ""), err=True)
+            ctx.exit(EXIT_INTERRUPTED)
         except BrokenPipeError:
             # `evolving-agent ... | head` closed stdout early: click exits 1 quietly.
             raise

@@ -18,6 +18,7 @@ from evolving_agent.memory.hypotheses import (
     show_hypothesis,
     split_hypothesis,
 )
+from evolving_agent.memory.policy import Actor
 
 STAKES = click.Choice(["low", "high"])
 
@@ -56,7 +57,7 @@ def hypothesis_group() -> None:
 )
 @click.pass_context
 def hypothesis_add(
-    ctx: click.Context, text: str, when: str | None, do: str | None, stakes: str, actor: str
+    ctx: click.Context, text: str, when: str | None, do: str | None, stakes: str, actor: Actor
 ) -> None:
     """Register a hypothesis (state: emerging), as the human or the session.
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from evolving_agent.cli._common import root_from
+from evolving_agent.extras import require
 from evolving_agent.memory.root import require_root
 
 
@@ -23,6 +24,7 @@ def mcp_cmd(ctx: click.Context) -> None:
     # Checked before serving so a wrong root is one line on stderr and exit 4, not a
     # server that starts and then fails every call.
     root = require_root(root_from(ctx))
+    require("mcp", "the MCP server")  # the [mcp] extra: one line if it is missing
     from evolving_agent.integrations.mcp_server import serve_stdio  # the SDK is heavy
 
     serve_stdio(root)

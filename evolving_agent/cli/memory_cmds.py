@@ -11,16 +11,16 @@ import click
 
 from evolving_agent.cli._common import echo_json, echo_messages, json_option, root_from
 from evolving_agent.errors import EvolvingAgentError, TamperingFound
-from evolving_agent.integrations.bootfile import write_boot_file
 from evolving_agent.memory import events, live
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.boot import DEFAULT_MAX_CHARS, MAX_CHARS_ENV, MIN_MAX_CHARS, build_boot
+from evolving_agent.memory.bootview import DEFAULT_MAX_CHARS, MAX_CHARS_ENV, MIN_MAX_CHARS
 from evolving_agent.memory.evidence import EvidenceRecord
-from evolving_agent.memory.policy import ACTORS
+from evolving_agent.memory.policy import ACTORS, Actor
 from evolving_agent.memory.root import init_root, require_root
-from evolving_agent.memory.today import write_today_file
-from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import LAYERS, MemoryRoot
+
+# boot, verify and the boot file are imported inside their commands: a friction write,
+# the command hooks and assistants run most, should not pay for them.
 
 actor_option = click.option(
     "--as",
@@ -48,10 +48,9 @@ def init_cmd(ctx: click.Context, path: Path | None) -> None:
     # Through `canon edit`, not an editor on the file: a hand edit is uncommitted, and
     # `verify` would report it as changed behind the writer's back.
     where = "" if root.path.absolute() == default.absolute() else f" --root {quote(str(root.path))}"
-    click.echo(
-        f"next: run 'evolving-agent canon edit{where}' to say who the assistant is, "
-        "then 'evolving-agent boot'"
-    )
+    # Each command alone on its line, unquoted around: pasted as is, it runs.
+    click.echo(f"next, say who the assistant is:  evolving-agent canon edit{where}")
+    click.echo(f"then see what a session starts with:  evolving-agent boot{where}")
 
 
 @click.command("boot")
@@ -94,6 +93,9 @@ def boot_cmd(ctx: click.Context, fmt: str, write_file: Path | None, max_chars: i
     Example (Claude Code SessionStart hook, refreshing the @import fallback):
       evolving-agent boot --format claude-hook --write-file .claude/evolving-agent-boot.md
     """
+    from evolving_agent.integrations.bootfile import write_boot_file
+    from evolving_agent.memory.boot import build_boot
+
     root = root_from(ctx)
     boot = build_boot(root, max_chars=max_chars)
     for warning in boot.warnings:
@@ -127,7 +129,7 @@ def friction_cmd(
     session: str | None,
     supports: str | None,
     contradicts: str | None,
-    actor: str,
+    actor: Actor,
 ) -> None:
     """Append a friction event: something really felt off.  Zero a day is fine.
 
@@ -152,7 +154,7 @@ def live_group() -> None:
 @click.argument("text")
 @actor_option
 @click.pass_context
-def live_set(ctx: click.Context, key: str, text: str, actor: str) -> None:
+def live_set(ctx: click.Context, key: str, text: str, actor: Actor) -> None:
     """Set KEY to TEXT (replaces any earlier value).
 
     \b
@@ -191,7 +193,7 @@ def live_show(ctx: click.Context, as_json: bool) -> None:
 @click.argument("key")
 @actor_option
 @click.pass_context
-def live_clear(ctx: click.Context, key: str, actor: str) -> None:
+def live_clear(ctx: click.Context, key: str, actor: Actor) -> None:
     """Remove KEY from the Live Bus.
 
     \b
@@ -215,7 +217,7 @@ def evidence_group() -> None:
 @actor_option
 @click.pass_context
 def evidence_append(
-    ctx: click.Context, kind: str, text: str, session: str | None, actor: str
+    ctx: click.Context, kind: str, text: str, session: str | None, actor: Actor
 ) -> None:
     """Append a raw event or a journal entry.
 
@@ -274,7 +276,7 @@ def evidence_show(ctx: click.Context, day: object, as_json: bool) -> None:
     help="Acting as (the assistant's default; the human may say --as human).",
 )
 @click.pass_context
-def evidence_import(ctx: click.Context, file: Path, actor: str) -> None:
+def evidence_import(ctx: click.Context, file: Path, actor: Actor) -> None:
     """Bulk-append events from JSON lines (ts, kind, text, session?, supports?, contradicts?).
 
     Every line is validated first; one malformed line aborts with its line number and
@@ -299,7 +301,7 @@ def evidence_import(ctx: click.Context, file: Path, actor: str) -> None:
 )
 @actor_option
 @click.pass_context
-def evidence_repair(ctx: click.Context, day: object, actor: str) -> None:
+def evidence_repair(ctx: click.Context, day: object, actor: Actor) -> None:
     """Move a torn last line (a writer killed mid-append) aside so the day goes on.
 
     The bytes are kept in evidence/torn/ and a 'repair' record holds their hash.
@@ -330,7 +332,7 @@ def evidence_repair(ctx: click.Context, day: object, actor: str) -> None:
 @click.argument("layer", type=click.Choice(LAYERS))
 @click.argument("relpath")
 @click.pass_context
-def write_cmd(ctx: click.Context, actor: str, layer: str, relpath: str) -> None:
+def write_cmd(ctx: click.Context, actor: Actor, layer: str, relpath: str) -> None:
     """Write stdin to LAYER/RELPATH through the permission-checked writer.
 
     A denied write changes nothing, is recorded in Evidence, and exits 3.
@@ -344,6 +346,8 @@ def write_cmd(ctx: click.Context, actor: str, layer: str, relpath: str) -> None:
     if layer == "live":  # the same checks as 'live set': a bad entry never reaches boot
         path = live.write_entry_file(root, actor, relpath, data)
     elif layer == "today":
+        from evolving_agent.memory.today import write_today_file
+
         path = write_today_file(root, actor, relpath, data)
     else:
         path = Writer(root, actor).write(layer, relpath, data, message=f"{actor} wrote {relpath}")
@@ -384,6 +388,8 @@ def verify_cmd(ctx: click.Context, as_json: bool) -> None:
     Example:
       evolving-agent verify --json
     """
+    from evolving_agent.memory.verify import verify_root
+
     report = verify_root(root_from(ctx))
     if as_json:
         echo_json(

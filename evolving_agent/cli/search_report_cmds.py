@@ -7,15 +7,38 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from evolving_agent.cli._common import echo_json
+from evolving_agent.cli._common import echo_json, json_option
 from evolving_agent.cli._search_options import task_options
 
 if TYPE_CHECKING:
     from evolving_agent.search.compare import Progress
+    from evolving_agent.search.report import RunReport
     from evolving_agent.search.state import TurnRecord
 
 # Like search_run_cmds: the core (matplotlib, GitPython) is imported inside the commands,
 # because every CLI start pays for module imports and most commands never report.
+
+
+def report_summary(report: RunReport) -> list[str]:
+    """What the report found, in a few lines before the paths of the files it wrote."""
+    from evolving_agent.search.report import score_gain
+    from evolving_agent.search.text import fmt_number
+
+    gain = score_gain(report.seed_score, report.best_score, report.minimize)
+    pct = (
+        f", {gain / abs(report.seed_score) * 100:+.1f}%"
+        if gain is not None and report.seed_score
+        else ""
+    )
+    better = "lower" if report.minimize else "higher"
+    forgets = len(report.forgets)
+    return [
+        f"{report.run_dir.name}: policy {report.policy}, {len(report.records)} turns, "
+        f"{forgets} forget{'s' if forgets != 1 else ''}",
+        f"best {fmt_number(report.best_score)} from a seed of {fmt_number(report.seed_score)} "
+        f"({better} is better; gain {fmt_number(gain)}{pct})",
+        *(f"warning: {w}" for w in report.warnings),
+    ]
 
 
 @click.command("report")
@@ -41,8 +64,10 @@ def report_cmd(run_dir: Path, out: Path | None) -> None:
     from evolving_agent.search.report_render import write_report
 
     files = write_report(run_dir, out=out)
-    for path in (files.png, files.markdown, files.html):
-        click.echo(str(path))
+    for line in report_summary(files.report):
+        click.echo(line)
+    for label, path in (("plot", files.png), ("markdown", files.markdown), ("page", files.html)):
+        click.echo(f"{label + ':':10}{path}")
 
 
 def _render_progress(event: Progress) -> None:
@@ -99,7 +124,7 @@ def _render_progress(event: Progress) -> None:
     default=None,
     help="Directory for the runs, compare.md and compare.json (default: runs/compare-TIMESTAMP).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print compare.json instead of the table.")
+@json_option(help="Print compare.json instead of the table.")
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 def compare_cmd(
     settings: dict[str, Any],
@@ -174,7 +199,7 @@ def compare_cmd(
     default=None,
     help="Directory for the results (default: RUN_DIR/plateau-test).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print plateau-test.json instead.")
+@json_option(help="Print plateau-test.json instead.")
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 def plateau_test_cmd(
     run_dir: Path, turns: int, out: Path | None, as_json: bool, quiet: bool

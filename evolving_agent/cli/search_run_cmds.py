@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from evolving_agent.cli._common import echo_json
+from evolving_agent.cli._common import echo_json, json_option
 from evolving_agent.cli._search_options import task_options
 
 if TYPE_CHECKING:
@@ -137,7 +137,7 @@ def _print(summary: SearchSummary, as_json: bool) -> None:
     metavar="N",
     help="At most N scores at once (any executor; default: one per agent).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@json_option(help="Print the summary as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 def run_cmd(
     settings: dict[str, Any],
@@ -197,7 +197,7 @@ def run_cmd(
 
 @click.command("resume")
 @click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@json_option(help="Print the summary as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 def resume_cmd(run_dir: Path, as_json: bool, quiet: bool) -> None:
     """Finish an interrupted search run from its directory, repeating no turn.

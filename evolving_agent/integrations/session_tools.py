@@ -10,6 +10,7 @@ Evidence and replace Live Bus entries, and may not touch Canon or Today.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from pydantic import BaseModel, ConfigDict
 
@@ -21,7 +22,7 @@ from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 
 # The one actor every assistant-facing interface uses.  Deliberately a constant.
-SESSION = "session"
+SESSION: Final = "session"
 
 
 class FrictionRecorded(BaseModel):

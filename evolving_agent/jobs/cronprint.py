@@ -8,6 +8,8 @@ and day 7 are Sunday everywhere, and each root's time zone stays with its own li
 
 from __future__ import annotations
 
+import hashlib
+import re
 import shlex
 import shutil
 import sys
@@ -44,6 +46,14 @@ def local_zone_name() -> str | None:
     return key if isinstance(key, str) and key else None
 
 
+def unit_name(root: MemoryRoot, job: str) -> str:
+    """``evolving-agent-JOB-DIR-HASH``: the root's folder name (for people) and a hash of
+    its full path (so two roots' units never overwrite each other in ~/.config)."""
+    folder = re.sub(r"[^A-Za-z0-9_.]+", "-", root.path.name).strip("-.") or "root"
+    digest = hashlib.sha256(str(root.path.absolute()).encode()).hexdigest()[:8]
+    return f"evolving-agent-{job}-{folder}-{digest}"
+
+
 def print_cron(roots: list[MemoryRoot]) -> str:
     """Crontab lines and systemd ``.service`` / ``.timer`` units for every root's jobs."""
     lines = ["# --- crontab (crontab -e) ---"]
@@ -69,11 +79,12 @@ def print_cron(roots: list[MemoryRoot]) -> str:
             lines.append(f"CRON_TZ={local}")
         else:
             lines.append("# CRON_TZ above applies to every line below it: keep these lines last")
-    for n, root, schedule in schedules:
-        suffix = "" if len(roots) == 1 else f"-{n + 1}"
+    timers: list[str] = []
+    for _n, root, schedule in schedules:
         for job in JOB_NAMES:
             cron = getattr(schedule.jobs, job)
-            name = f"evolving-agent-{job}{suffix}"
+            name = unit_name(root, job)
+            timers.append(f"{name}.timer")
             units += [
                 f"# ~/.config/systemd/user/{name}.service",
                 "[Unit]",
@@ -95,7 +106,7 @@ def print_cron(roots: list[MemoryRoot]) -> str:
                 "WantedBy=timers.target",
                 "",
             ]
-    enable = "# enable with: systemctl --user enable --now evolving-agent-nightly.timer (etc.)"
+    enable = "# enable with: systemctl --user enable --now " + " ".join(timers)
     return (
         "\n".join([*lines, "", "# --- systemd user units ---", enable, "", *units]).rstrip() + "\n"
     )

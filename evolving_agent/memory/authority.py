@@ -29,7 +29,7 @@ from evolving_agent.memory.atomic import atomic_write, open_dir, read_plain
 from evolving_agent.memory.canon import check_canon_text
 from evolving_agent.memory.canon_snapshot import record_canon_snapshot
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
-from evolving_agent.memory.policy import HUMAN_ONLY_WRITERS, Policy, check_actor
+from evolving_agent.memory.policy import HUMAN_ONLY_WRITERS, Actor, Policy, check_actor
 from evolving_agent.paths import AREAS, MemoryRoot, area_parts
 
 
@@ -127,7 +127,7 @@ class Writer:
     """Writes on behalf of one actor.  Build one per actor; it is cheap."""
 
     root: MemoryRoot
-    actor: str
+    actor: Actor
     approval: Approval | None = None
     policy: Policy = field(init=False)
 
@@ -421,7 +421,7 @@ class ScopedReader:
     """
 
     root: MemoryRoot
-    actor: str
+    actor: Actor
     evidence_window: tuple[date, date] | None = None
 
     def __post_init__(self) -> None:

@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from evolving_agent.errors import EvolvingAgentError, InvalidInput, ReadOutOfScope
-from evolving_agent.memory import bootcache
+from evolving_agent.memory import bootfast
 from evolving_agent.memory import live as live_bus
 from evolving_agent.memory.atomic import atomic_write
 from evolving_agent.memory.bootview import (
@@ -173,8 +173,8 @@ def _identity(root: MemoryRoot, data: bytes | None) -> dict[str, Any]:
 def _attest(root: MemoryRoot, data: bytes, identity: dict[str, Any]) -> None:
     """Record what identity.yaml parsed to, for the fast path's cross-check (best effort:
     a read-only root only costs the next boot its fast path)."""
-    path = Path(bootcache.cache_file(root))
-    new = bootcache.attestation(data, identity)
+    path = Path(bootfast.cache_file(root))
+    new = bootfast.attestation(data, identity)
     try:
         if path.read_bytes() == new:
             return

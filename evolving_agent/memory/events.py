@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import date, datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
@@ -13,15 +13,17 @@ from pydantic_core import PydanticCustomError
 from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
-from evolving_agent.memory.hypotheses import list_hypotheses
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.results import Result
 
+if TYPE_CHECKING:
+    from evolving_agent.memory.policy import Actor
+
 
 def record_friction(
     root: MemoryRoot,
-    actor: str,
+    actor: Actor,
     text: str,
     *,
     session: str | None = None,
@@ -43,6 +45,8 @@ def record_friction(
     )
     linked = [h for h in (supports, contradicts) if h]
     if linked:
+        from evolving_agent.memory.hypotheses import list_hypotheses  # only when linked
+
         known = {h.id for h in list_hypotheses(root)}
         for hid in linked:
             if hid not in known:
@@ -55,7 +59,7 @@ def record_friction(
 
 
 def append_event(
-    root: MemoryRoot, actor: str, kind: str, text: str, *, session: str | None = None
+    root: MemoryRoot, actor: Actor, kind: str, text: str, *, session: str | None = None
 ) -> EvidenceRecord:
     require_root(root)
     if kind not in {"raw", "journal"}:
@@ -86,7 +90,7 @@ class ImportLine(BaseModel):
         return value
 
 
-def import_events(root: MemoryRoot, actor: str, file: Path) -> list[EvidenceRecord]:
+def import_events(root: MemoryRoot, actor: Actor, file: Path) -> list[EvidenceRecord]:
     """Bulk append from JSON lines.  Validates every line first: one bad line, nothing lands.
 
     Every record's ``ts`` is the import's own time; a line's ``ts`` is kept as

@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from evolving_agent.errors import InvalidInput, NotFound, first_error
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
+from evolving_agent.memory.policy import Actor
 from evolving_agent.memory.redact import redact
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
@@ -350,7 +351,7 @@ def add_hypothesis(
     when: str | None = None,
     do: str | None = None,
     stakes: str = "low",
-    actor: str = "human",
+    actor: Actor = "human",
     ts: Any = None,
     parent: str | None = None,
 ) -> Hypothesis:

@@ -16,6 +16,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
@@ -24,6 +25,9 @@ from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import now
 from evolving_agent.memory.redact import redact
 from evolving_agent.paths import MemoryRoot
+
+if TYPE_CHECKING:
+    from evolving_agent.memory.policy import Actor
 
 KEY_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 MAX_TEXT_CHARS = 4000  # a note of where work stopped, not a document
@@ -75,14 +79,14 @@ def _check_text(key: str, text: str) -> str:
     return redact(text)
 
 
-def set_entry(root: MemoryRoot, actor: str, key: str, text: str) -> LiveEntry:
+def set_entry(root: MemoryRoot, actor: Actor, key: str, text: str) -> LiveEntry:
     key = _check_key(key)
     entry = LiveEntry(key=key, text=_check_text(key, text), actor=actor, updated=now().isoformat())
     Writer(root, actor).write("live", f"{key}.json", entry.model_dump_json(indent=2) + "\n")
     return entry
 
 
-def write_entry_file(root: MemoryRoot, actor: str, relpath: str, data: bytes) -> Path:
+def write_entry_file(root: MemoryRoot, actor: Actor, relpath: str, data: bytes) -> Path:
     """``write --as ACTOR live KEY.json``: the same checks as :func:`set_entry`.
 
     Invalid content is refused (exit 4) before anything is written.
@@ -120,7 +124,7 @@ def parse_entry(data: bytes, *, file: Path | str) -> LiveEntry:
         raise InvalidInput(f"malformed Live Bus entry: {exc}", file=file) from None
 
 
-def clear_entry(root: MemoryRoot, actor: str, key: str) -> bool:
+def clear_entry(root: MemoryRoot, actor: Actor, key: str) -> bool:
     return Writer(root, actor).delete("live", f"{_check_key(key)}.json")
 
 

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evolving_agent.memory.redact import redact
 from evolving_agent.paths import MemoryRoot
+
+if TYPE_CHECKING:
+    from evolving_agent.memory.policy import Actor
 
 CarryType = Literal[
     "vow",  # keep it tomorrow
@@ -51,7 +54,7 @@ class Carry(BaseModel):
         return redact(v)
 
 
-def write_today_file(root: MemoryRoot, actor: str, relpath: str, data: bytes) -> Path:
+def write_today_file(root: MemoryRoot, actor: Actor, relpath: str, data: bytes) -> Path:
     """``write --as ACTOR today RELPATH``: secrets masked before the text lands in Today."""
     from evolving_agent.memory.authority import Writer
 

@@ -9,10 +9,7 @@ name lists the valid ones and a missing optional dependency only matters when us
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib import import_module
-from typing import Any
 
-from evolving_agent.errors import UsageError
 from evolving_agent.reflectors.base import (
     PromptReflector,
     Reflector,
@@ -20,6 +17,7 @@ from evolving_agent.reflectors.base import (
 )
 from evolving_agent.reflectors.fallback import Reflected, reflect_with_fallback
 from evolving_agent.reflectors.settings import REFLECTOR_NAMES, ReflectorSettings
+from evolving_agent.registry import lookup
 
 # name -> "module:Class"; the order is the order an unknown name lists them in.
 REGISTRY: dict[str, str] = {
@@ -32,10 +30,7 @@ assert tuple(REGISTRY) == REFLECTOR_NAMES, "the settings' names and the registry
 
 def reflector_class(name: str) -> type[Reflector]:
     """The class registered as ``name``; an unknown name lists the valid ones."""
-    if name not in REGISTRY:
-        raise UsageError(f"unknown reflector {name!r} (valid: {', '.join(REGISTRY)})")
-    module, _, cls = REGISTRY[name].partition(":")
-    found: type[Reflector] = getattr(import_module(module), cls)
+    found: type[Reflector] = lookup(REGISTRY, name, kind="reflector")
     return found
 
 
@@ -47,20 +42,10 @@ def get_reflector(
     prompts: Callable[[str], str] | None = None,
 ) -> Reflector:
     """The reflector called ``name``, built from its settings; unknown names list the valid."""
-    cls = reflector_class(name)
-    factory: Any = cls  # each backend's constructor is its own (see the module per name)
-    settings = settings or ReflectorSettings()
     load = prompts or (lambda job: "$context\n$friction\n$schema\n$feedback")
-    if name == "command":
-        cmd = command or settings.command
-        if not cmd:
-            raise UsageError("the command reflector needs --reflector-cmd (or reflector.command)")
-        made: Reflector = factory(cmd, prompts=load, timeout=settings.timeout)
-        return made
-    if issubclass(cls, PromptReflector):
-        made = factory(settings, prompts=load)
-        return made
-    return cls()
+    return reflector_class(name).from_settings(
+        settings or ReflectorSettings(), command=command, prompts=load
+    )
 
 
 __all__ = [

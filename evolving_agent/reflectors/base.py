@@ -38,6 +38,7 @@ from evolving_agent.memory.hypotheses import (
 )
 from evolving_agent.memory.redact import redact
 from evolving_agent.memory.today import BIAS_FILE, CARRY_FILE, Carry, CarryType
+from evolving_agent.reflectors.settings import ReflectorSettings
 
 NIGHTLY_STATE_FILE = "nightly.json"
 
@@ -457,6 +458,14 @@ class Reflector(ABC):
     """A backend that turns a job's context into a validated reflection."""
 
     name: str = ""
+
+    @classmethod
+    def from_settings(
+        cls, settings: ReflectorSettings, *, command: str | None, prompts: Callable[[str], str]
+    ) -> Reflector:
+        """Build this backend from ``schedule.yaml``'s ``reflector:`` settings, a
+        ``--reflector-cmd`` and the job prompts (the registry calls this)."""
+        return cls()
 
     @abstractmethod
     def nightly(self, *, context: NightlyContext, feedback: str | None = None) -> NightlyReflection:

@@ -25,10 +25,16 @@ import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from evolving_agent.errors import EXIT_TAMPERED, EvolvingAgentError
+from evolving_agent.errors import EXIT_TAMPERED, EvolvingAgentError, UsageError
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.process import run_process
-from evolving_agent.reflectors.base import PromptReflector, ReflectorError, ReflectorUnavailable
+from evolving_agent.reflectors.base import (
+    PromptReflector,
+    Reflector,
+    ReflectorError,
+    ReflectorUnavailable,
+)
+from evolving_agent.reflectors.settings import ReflectorSettings
 
 
 class ReflectorTampered(EvolvingAgentError):
@@ -133,6 +139,15 @@ def _remove(path: Path) -> None:
 
 class CommandReflector(PromptReflector):
     name = "command"
+
+    @classmethod
+    def from_settings(
+        cls, settings: ReflectorSettings, *, command: str | None, prompts: Callable[[str], str]
+    ) -> Reflector:
+        cmd = command or settings.command
+        if not cmd:
+            raise UsageError("the command reflector needs --reflector-cmd (or reflector.command)")
+        return cls(cmd, prompts=prompts, timeout=settings.timeout)
 
     def __init__(
         self,

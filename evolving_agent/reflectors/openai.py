@@ -24,12 +24,27 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from evolving_agent.errors import MissingExtra
+from evolving_agent.extras import require
 from evolving_agent.memory.redact import redact
-from evolving_agent.reflectors.base import PromptReflector, ReflectorError, ReflectorUnavailable
+from evolving_agent.reflectors.base import (
+    PromptReflector,
+    Reflector,
+    ReflectorError,
+    ReflectorUnavailable,
+)
 from evolving_agent.reflectors.settings import ReflectorSettings
 
 if TYPE_CHECKING:  # the client costs ~0.3 s to import; only jobs that use it pay
     import openai
+
+def _openai() -> Any:
+    """The openai module; without the ``[openai]`` extra the reflector is unavailable."""
+    try:
+        return require("openai", "the openai reflector")
+    except MissingExtra as exc:
+        raise ReflectorUnavailable(str(exc)) from None
+
 
 SYSTEM = "You are the reflector of a long-lived assistant's memory. Answer with one JSON object."
 
@@ -88,6 +103,12 @@ def key_for(
 class OpenAIReflector(PromptReflector):
     name = "openai"
 
+    @classmethod
+    def from_settings(
+        cls, settings: ReflectorSettings, *, command: str | None, prompts: Callable[[str], str]
+    ) -> Reflector:
+        return cls(settings, prompts=prompts)
+
     def __init__(self, settings: ReflectorSettings, *, prompts: Callable[[str], str]) -> None:
         super().__init__(prompts)
         self.settings = settings
@@ -98,7 +119,7 @@ class OpenAIReflector(PromptReflector):
 
     def client(self) -> openai.OpenAI:
         if self._client is None:
-            import openai
+            openai = _openai()
 
             key, self._withheld = key_for(self.settings)
             self._key_sent = key is not None
@@ -141,7 +162,7 @@ class OpenAIReflector(PromptReflector):
         return self._chat(messages, json_answer=False)
 
     def _chat(self, messages: list[dict[str, str]], *, json_answer: bool) -> str:
-        import openai
+        openai = _openai()
 
         try:
             try:
@@ -169,7 +190,7 @@ class OpenAIReflector(PromptReflector):
         return self._content(response)
 
     def _ask(self, messages: list[dict[str, str]], json_answer: bool = True) -> Any:
-        import openai
+        openai = _openai()
 
         client = self.client()
         extra: dict[str, Any] = {}

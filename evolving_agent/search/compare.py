@@ -41,6 +41,7 @@ from evolving_agent.search import stats
 from evolving_agent.search.config import SearchConfig, validate_config
 from evolving_agent.search.presets import PRESETS, preset_for
 from evolving_agent.search.runner import new_dir, run_search
+from evolving_agent.search.text import fmt_number, markdown_table
 
 REFERENCES = ("single", "parallel")
 PLATEAU_SUFFIX = "+plateau"
@@ -421,10 +422,6 @@ def compare_policies(
 # -- rendering -------------------------------------------------------------------------
 
 
-def _num(value: float | None) -> str:
-    return "—" if value is None else f"{value:.6g}"
-
-
 def _p(value: float | None) -> str:
     if value is None:
         return "—"
@@ -447,9 +444,9 @@ def format_table(comparison: Comparison) -> str:
     # Offline agents report tokens but no dollars; show whichever says something.
     paid = any(row.mean_cost_usd > 0 for row in comparison.rows)
     header += [f"vs {r}" for r in refs] + ["mean cost" if paid else "mean tokens", "mean turns"]
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    rows = []
     for row in comparison.rows:
-        best = _num(row.mean) + ("" if row.sd is None else f" ± {row.sd:.3g}")
+        best = fmt_number(row.mean) + ("" if row.sd is None else f" ± {row.sd:.3g}")
         ci = "—" if row.ci_low is None else f"[{row.ci_low:.6g}, {row.ci_high:.6g}]"
         runs = f"{row.runs}" if row.scored == row.runs else f"{row.scored}/{row.runs} scored"
         cells = [row.policy, f"{row.agents} × {row.rounds}", runs, best, ci]
@@ -457,8 +454,8 @@ def format_table(comparison: Comparison) -> str:
             cells.append("—" if ref == row.policy else _versus(row.tests.get(ref)))
         spend = f"${row.mean_cost_usd:.4f}" if paid else f"{row.mean_tokens:.0f}"
         cells += [spend, f"{row.mean_turns:g}"]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+        rows.append(cells)
+    return "\n".join(markdown_table(header, rows)) + "\n"
 
 
 def _smallest_p_note(comparison: Comparison) -> str:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evolving_agent.errors import InvalidInput
+from evolving_agent.extras import require
 from evolving_agent.search.report import read_log, run_best_steps
 from evolving_agent.search.state import TurnRecord
 
@@ -82,6 +83,7 @@ def plot_comparison(
     elif any((r.input_tokens or 0) + (r.output_tokens or 0) for r in everything):
         kind = "tokens"
 
+    require("matplotlib", "the comparison's plot")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

@@ -67,7 +67,7 @@ class SearchConfig(pydantic.BaseModel, extra="forbid"):
     score_cwd: Path | None = None
     retries: int = 2
     retry_backoff: float = 10.0
-    # Where turns and scores run (issue 15): ``local`` threads or ``ray`` tasks; the
+    # Where turns and scores run: ``local`` threads or ``ray`` tasks; the
     # Ray options are ignored by ``local`` except ``max_scorers`` (scores at once).
     executor: str = "local"
     ray_address: str | None = None

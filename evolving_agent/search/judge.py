@@ -36,13 +36,14 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
 from evolving_agent.errors import EXIT_TAMPERED, EvolvingAgentError, InvalidInput
 from evolving_agent.process import run_process
 from evolving_agent.search.workspace import export_commit
 
 FEEDBACK_CHARS = 2000
-TAMPERED = "judge-tampered"
+TAMPERED: Final = "judge-tampered"
 _SIMPLE_WORD = re.compile(r"[A-Za-z0-9_./~+,:@%=-]+")
 # One shell word made of quoted and plain path characters, e.g. 'my judge'/score.py
 _QUOTED_WORD = re.compile(r"(?:'[^']*'|\"[^\"$`\\]*\"|[A-Za-z0-9_./~+,:@%=-])+")

@@ -7,8 +7,20 @@ which imports the config).
 
 from __future__ import annotations
 
-AGENT_NAMES = ("tsp-example", "claude", "codex", "command")
+# name -> "module:Class" (see evolving_agent/registry.py); the names are the keys, in the
+# order an unknown name lists them.
+AGENT_REGISTRY = {
+    "tsp-example": "evolving_agent.search.agents.tsp_example:TspExampleAgent",
+    "claude": "evolving_agent.search.agents.claude:ClaudeAgent",
+    "codex": "evolving_agent.search.agents.codex:CodexAgent",
+    "command": "evolving_agent.search.agents.command:CommandAgent",
+}
+AGENT_NAMES = tuple(AGENT_REGISTRY)
 # Old names still accepted; the config stores the current one, so a run started with
 # either records the same thing.
 AGENT_ALIASES = {"builtin": "tsp-example"}
-EXECUTOR_NAMES = ("local", "ray")
+EXECUTOR_REGISTRY = {
+    "local": "evolving_agent.search.executors.local:LocalExecutor",
+    "ray": "evolving_agent.search.executors.ray_exec:RayExecutor",
+}
+EXECUTOR_NAMES = tuple(EXECUTOR_REGISTRY)

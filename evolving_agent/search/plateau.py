@@ -46,6 +46,7 @@ from evolving_agent.search.reducer import Decision, RoundPlan, SearchState, bett
 from evolving_agent.search.rounds import round_repo
 from evolving_agent.search.runner import _judge
 from evolving_agent.search.state import RunDir, TurnRecord, now_iso, write_json_atomic
+from evolving_agent.search.text import fmt_number, markdown_table
 from evolving_agent.search.turn import turn_request
 from evolving_agent.search.workspace import (
     add_worktree,
@@ -429,10 +430,6 @@ class _Side:
 # -- rendering -------------------------------------------------------------------------
 
 
-def _fmt(value: float | None) -> str:
-    return "—" if value is None else f"{value:.6g}"
-
-
 def _ratio(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}×"
 
@@ -446,21 +443,19 @@ def format_table(result: PlateauTest) -> str:
 
     rows = [
         ("turns", str(cont.turns), str(fresh.turns)),
-        ("best (search)", _fmt(cont.best_score), _fmt(fresh.best_score)),
-        ("best re-scored", _fmt(cont.best_rescored), _fmt(fresh.best_rescored)),
-        ("gain", f"{_fmt(cont.gain)}{pct(cont)}", f"{_fmt(fresh.gain)}{pct(fresh)}"),
+        ("best (search)", fmt_number(cont.best_score), fmt_number(fresh.best_score)),
+        ("best re-scored", fmt_number(cont.best_rescored), fmt_number(fresh.best_rescored)),
+        ("gain", f"{fmt_number(cont.gain)}{pct(cont)}", f"{fmt_number(fresh.gain)}{pct(fresh)}"),
         ("improving turns", str(cont.improved_turns), str(fresh.improved_turns)),
         ("empty turns", str(cont.empty_turns), str(fresh.empty_turns)),
         ("failed turns", str(cont.failed_turns), str(fresh.failed_turns)),
-        ("median lines changed", _fmt(cont.median_lines), _fmt(fresh.median_lines)),
+        ("median lines changed", fmt_number(cont.median_lines), fmt_number(fresh.median_lines)),
         ("cost", f"${cont.cost_usd:.4f}", f"${fresh.cost_usd:.4f}")
         if paid
         else ("tokens", str(cont.tokens), str(fresh.tokens)),
         ("agent time (s)", f"{cont.agent_s:.1f}", f"{fresh.agent_s:.1f}"),
     ]
-    lines = ["| | continue | fresh |", "|---|---|---|"]
-    lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
-    return "\n".join(lines) + "\n"
+    return "\n".join(markdown_table(["", "continue", "fresh"], rows)) + "\n"
 
 
 def render_markdown(result: PlateauTest) -> str:
@@ -474,12 +469,13 @@ def render_markdown(result: PlateauTest) -> str:
     )
     return (
         f"# Plateau test: {result.run_dir.name}\n\n"
-        f"From the run's best ({result.start_commit[:12]}, re-scored {_fmt(result.start_score)}"
+        f"From the run's best ({result.start_commit[:12]}, "
+        f"re-scored {fmt_number(result.start_score)}"
         f"; {better_word} is better), {result.turns} turns continuing the "
         f"{result.agents} session(s) the run ended with, and {result.turns} turns with "
         f"fresh sessions (policy {result.policy}).  Gains are the side's best re-scored, "
         f"against the start; improvements count past the run's noise floor "
-        f"({_fmt(result.noise_floor)}).\n\n" + format_table(result) + "\n" + ratio + "\n"
+        f"({fmt_number(result.noise_floor)}).\n\n" + format_table(result) + "\n" + ratio + "\n"
     )
 
 

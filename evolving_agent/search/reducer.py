@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evolving_agent.search.presets import Preset
-from evolving_agent.search.state import TurnRecord
+from evolving_agent.search.state import ForgetReason, TurnRecord
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ def plan_round(
     return RoundPlan(number, start_commit, start_score, tuple(quotas), usd, tokens)
 
 
-def plateau_signal(round_records: Sequence[TurnRecord], k: int) -> str | None:
+def plateau_signal(round_records: Sequence[TurnRecord], k: int) -> ForgetReason | None:
     """``plateau`` / ``shrinking`` if the round's turns say so (see module doc)."""
     ordered = sorted(round_records, key=lambda r: r.seq)
     if len(ordered) >= k and not any(r.improved for r in ordered[-k:]):

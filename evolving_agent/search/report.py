@@ -33,7 +33,6 @@ import difflib
 import json
 import math
 import statistics
-import subprocess
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -44,7 +43,7 @@ from evolving_agent.errors import InvalidInput, NotFound
 from evolving_agent.search.presets import PRESETS
 from evolving_agent.search.rounds import seed_repo, stored_repo
 from evolving_agent.search.state import RunDir, TurnRecord, check_version, read_records
-from evolving_agent.search.workspace import export_commit
+from evolving_agent.search.workspace import export_commit, lines_changed
 
 # The paper compares the first 10 proposals of a fresh session with its next 10.
 EDIT_WINDOW = 10
@@ -362,34 +361,8 @@ def git_numstat(run_dir: Path) -> NumstatFn:
         repo = repo_of(number)
         if repo is None:
             return None
-        proc = subprocess.run(
-            # Agents share this repository's config: run nothing they could have set.
-            [
-                "git",
-                "-c",
-                "core.hooksPath=/dev/null",
-                "-c",
-                "core.fsmonitor=false",
-                "diff",
-                "--no-ext-diff",
-                "--no-textconv",
-                "--numstat",
-                a,
-                b,
-            ],
-            cwd=repo,
-            capture_output=True,
-            text=True,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-        if proc.returncode != 0:
-            return None
-        lines = 0
-        for row in proc.stdout.splitlines():
-            added, deleted, _name = row.split("\t", 2)
-            lines += (int(added) if added != "-" else 1) + (int(deleted) if deleted != "-" else 0)
-        return lines
+        # gitcmd's hardened options: agents share this repository's config.
+        return lines_changed(repo, a, b)
 
     return numstat
 

@@ -14,11 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from evolving_agent.errors import InvalidInput
+from evolving_agent.extras import require
 from evolving_agent.search.report import ReportFiles, RunReport, load_run, score_gain
-
-
-def _fmt(value: float | None) -> str:
-    return "—" if value is None else f"{value:.6g}"
+from evolving_agent.search.text import fmt_number, markdown_table
 
 
 def _pct(value: float | None) -> str:
@@ -48,6 +46,7 @@ def _zoomed_ylim(report: RunReport) -> tuple[float, float] | None:
 
 def plot(report: RunReport, path: Path) -> None:
     """Best-so-far against turns and against spend; one line per agent plus the team."""
+    require("matplotlib", "the search report's plot")
     # The object API with the Agg canvas: no pyplot global state, no display needed.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -84,16 +83,10 @@ def plot(report: RunReport, path: Path) -> None:
     zoom = _zoomed_ylim(report)
     if zoom is not None:
         ax_turns.set_ylim(*zoom)  # shared with the spend axes
-        title += f"; the seed's {_fmt(report.seed_score)} is off the scale"
+        title += f"; the seed's {fmt_number(report.seed_score)} is off the scale"
     ax_turns.legend(loc="best", fontsize="small")
     fig.suptitle(title)
     fig.savefig(path, dpi=110)
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(row) + " |" for row in rows]
-    return out
 
 
 def _summary_rows(report: RunReport) -> list[tuple[str, str]]:
@@ -105,24 +98,24 @@ def _summary_rows(report: RunReport) -> list[tuple[str, str]]:
         ("agents", str(report.agents)),
         ("rounds", _rounds_cell(report)),
         ("turns", str(len(report.records))),
-        ("seed score", _fmt(report.seed_score)),
-        ("best score", _fmt(report.best_score)),
-        ("improvement over seed", f"{_fmt(gain)} ({_pct(pct)})"),
+        ("seed score", fmt_number(report.seed_score)),
+        ("best score", fmt_number(report.best_score)),
+        ("improvement over seed", f"{fmt_number(gain)} ({_pct(pct)})"),
         ("cost", f"${report.total_cost_usd:.4f}"),
         ("tokens (input + output)", str(report.total_tokens)),
         ("spend axis", report.spend.label),
     ]
     if report.best_rescored is not None:
         rows.insert(
-            rows.index(("best score", _fmt(report.best_score))) + 1,
+            rows.index(("best score", fmt_number(report.best_score))) + 1,
             (
                 "best re-scored",
-                f"{_fmt(report.best_rescored)} (median of {report.rescore_n} fresh score(s) "
+                f"{fmt_number(report.best_rescored)} (median of {report.rescore_n} fresh score(s) "
                 "after the search; the best score above won a selection among noisy scores)",
             ),
         )
     if report.noise_floor is not None:
-        rows.append(("noise floor", _fmt(report.noise_floor)))
+        rows.append(("noise floor", fmt_number(report.noise_floor)))
     return rows
 
 
@@ -143,7 +136,7 @@ def _rounds_cell(report: RunReport) -> str:
 def _round_rows(report: RunReport) -> list[list[str]]:
     rows = []
     for r in report.rounds:
-        gain = _fmt(r.gain)
+        gain = fmt_number(r.gain)
         floor = report.noise_floor
         if r.gain and floor and abs(r.gain) <= floor:
             gain += " (within noise)"
@@ -153,8 +146,8 @@ def _round_rows(report: RunReport) -> list[list[str]]:
                 str(r.turns),
                 str(r.empty),
                 str(r.failed),
-                _fmt(r.start_best),
-                _fmt(r.end_best),
+                fmt_number(r.start_best),
+                fmt_number(r.end_best),
                 gain,
                 _pct(r.gain_pct),
                 f"${r.cost_usd:.4f}",
@@ -195,13 +188,13 @@ def _edit_rows(report: RunReport) -> list[list[str]]:
             f"first {e.window} of a fresh session",
             str(e.sessions),
             str(e.fresh_n),
-            _fmt(e.median_fresh),
+            fmt_number(e.median_fresh),
         ],
         [
             f"next {e.window} of the continued session",
             str(e.continued_sessions),
             str(e.continued_n),
-            _fmt(e.median_continued),
+            fmt_number(e.median_continued),
         ],
     ]
 
@@ -232,13 +225,13 @@ def render_markdown(report: RunReport, png_name: str) -> str:
     lines = [f"# Search report: {report.run_dir.name}", ""]
     lines += [f"> {w}" for w in report.warnings] + ([""] if report.warnings else [])
     lines += [f"![best-so-far]({png_name})", ""]
-    lines += _table(("", ""), [list(r) for r in _summary_rows(report)]) + [""]
-    lines += ["## Per round", ""] + _table(_ROUND_HEADER, _round_rows(report)) + [""]
+    lines += markdown_table(("", ""), [list(r) for r in _summary_rows(report)]) + [""]
+    lines += ["## Per round", ""] + markdown_table(_ROUND_HEADER, _round_rows(report)) + [""]
     lines += ["## Edit size: fresh vs continued sessions", "", _edit_note(report), ""]
-    lines += _table(_EDIT_HEADER, _edit_rows(report)) + [""]
+    lines += markdown_table(_EDIT_HEADER, _edit_rows(report)) + [""]
     lines += ["## Forgets", "", _forget_note(report), ""]
     if report.forgets:
-        lines += _table(_FORGET_HEADER, _forget_rows(report)) + [""]
+        lines += markdown_table(_FORGET_HEADER, _forget_rows(report)) + [""]
     lines += ["## Best candidate vs seed", "", report.diff.note + ".", ""]
     if report.diff.text:
         lines += ["```diff", report.diff.text.rstrip("\n"), "```", ""]

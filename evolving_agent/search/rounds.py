@@ -19,7 +19,7 @@ from pathlib import Path
 
 from evolving_agent.search.presets import Preset
 from evolving_agent.search.reducer import RoundPlan
-from evolving_agent.search.state import RunDir, TurnRecord, write_json_atomic
+from evolving_agent.search.state import ForgetReason, RunDir, TurnRecord, write_json_atomic
 from evolving_agent.search.workspace import (
     add_worktree,
     export_commit,
@@ -33,7 +33,7 @@ class OpenRound:
     plan: RoundPlan
     repo: Path
     workspaces: tuple[Path, ...]  # index 0 = agent 1
-    forget_reason: str | None  # why the previous round ended (None for round 1)
+    forget_reason: ForgetReason | None  # why the previous round ended (None for round 1)
 
 
 def seed_repo(run: RunDir) -> Path:
@@ -52,14 +52,15 @@ def latest_ready(run: RunDir) -> int | None:
     return max(numbers) if numbers else None
 
 
-def closed_reason(run: RunDir, number: int) -> str | None:
+def closed_reason(run: RunDir, number: int) -> ForgetReason | None:
     path = run.round_dir(number) / "closed.json"
     if not path.is_file():
         return None
-    return str(json.loads(path.read_text()).get("reason", "rounds"))
+    reason: ForgetReason = json.loads(path.read_text()).get("reason", "rounds")
+    return reason
 
 
-def close_round(run: RunDir, number: int, reason: str) -> None:
+def close_round(run: RunDir, number: int, reason: ForgetReason) -> None:
     write_json_atomic(run.round_dir(number) / "closed.json", {"reason": reason})
 
 
@@ -70,7 +71,7 @@ def open_round(
     preset: Preset,
     agents: int,
     best_repo: Path,
-    forget_reason: str | None,
+    forget_reason: ForgetReason | None,
 ) -> OpenRound:
     """Build round ``plan.number``: its repository (if fresh) and one worktree per agent."""
     rdir = run.round_dir(plan.number)

@@ -13,6 +13,7 @@ the record is appended to ``log.jsonl`` (fsynced) before anything depends on it.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import tempfile
 import threading
@@ -22,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from evolving_agent.errors import InvalidInput, UsageError
 from evolving_agent.process import kill_with_env
@@ -66,6 +67,7 @@ from evolving_agent.search.state import (
     SearchSummary,
     SeedInfo,
     TurnRecord,
+    forget_reason,
     now_iso,
 )
 from evolving_agent.search.stats import noise_floor
@@ -90,11 +92,14 @@ __all__ = [
 ]
 
 
+ProgressKind = Literal["seed", "round", "turn", "done"]
+
+
 @dataclass(frozen=True)
 class ProgressEvent:
     """What a progress display needs; emitted after setup, each turn and each round."""
 
-    kind: str  # "seed", "round", "turn", "done"
+    kind: ProgressKind
     round: int
     turns_done: int
     turns_planned: int
@@ -120,7 +125,7 @@ def run_search(config: SearchConfig, *, progress: ProgressFn | None = None) -> S
     config = _resolved(config)
     check_agent(config)  # a missing agent program is refused before anything exists
     assert config.out is not None
-    # EXECUTOR SEAM (issue 15): built before the run directory, so a missing Ray or an
+    # The executor seam: built before the run directory, so a missing Ray or an
     # unreachable cluster fails before anything exists; closed whatever happens.
     executor = make_executor(config)
     try:
@@ -163,8 +168,25 @@ def _run_new(
         raise
     try:
         return _Runner(config, run, progress, seal, executor).run()
+    except KeyboardInterrupt:
+        raise SearchInterrupted(run.path) from None
     finally:
         os.close(lock)
+
+
+class SearchInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run, saying how to finish it: every finished turn is kept.
+
+    Still a KeyboardInterrupt, so a library caller's Ctrl-C handling is unchanged; the
+    CLI prints the message and exits 130, as for any Ctrl-C.
+    """
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        super().__init__(
+            f"every finished turn is kept; finish the run with: "
+            f"evolving-agent search resume {shlex.quote(str(run_dir))}"
+        )
 
 
 def resume_search(run_dir: Path, *, progress: ProgressFn | None = None) -> SearchSummary:
@@ -178,7 +200,7 @@ def resume_search(run_dir: Path, *, progress: ProgressFn | None = None) -> Searc
     check_agent(config, candidate=False)
     lock = run.lock()
     try:
-        executor = make_executor(config)  # EXECUTOR SEAM (issue 15)
+        executor = make_executor(config)  # the executor seam
         executor.bind(run.path)
     except BaseException:
         os.close(lock)
@@ -209,6 +231,8 @@ def resume_search(run_dir: Path, *, progress: ProgressFn | None = None) -> Searc
                     f"refusing to resume {run.path}"
                 )
         return _Runner(config, run, progress, seal, executor).run()
+    except KeyboardInterrupt:
+        raise SearchInterrupted(run.path) from None
     finally:
         executor.close()
         os.close(lock)
@@ -353,10 +377,11 @@ class _Runner:
                 self.best_repo = round_repo(run, record.round)
         self.known: dict[str, float | None] = {seed.commit: seed.score}
         for record in self.records:
-            if not (record.error or "").startswith(TAMPERED):  # never judged: no score
+            # Never judged: no score.  (Logs from before the flag said so in the error.)
+            if not (record.tampered or (record.error or "").startswith(TAMPERED)):
                 self.known[record.commit] = record.score
         self.closing: str | None = None
-        self.stop: str | None = None  # "failed" / "judge-tampered": the run stops here
+        self.stop: Literal["failed", "judge-tampered"] | None = None  # the run stops here
         self.round: OpenRound | None = None
 
     # -- the loop ----------------------------------------------------------------
@@ -389,7 +414,7 @@ class _Runner:
             self._tag_round(rnd)
             if self.stop is not None:
                 break  # the round stays open: a resume continues it
-            reason = self.closing or "rounds"
+            reason = forget_reason(self.closing or "rounds")  # a stop or Ctrl-C left above
             close_round(self.run_dir, rnd.plan.number, reason)
             if not self.preset.forgets:
                 break
@@ -527,7 +552,7 @@ class _Runner:
             retry_backoff=self.config.retry_backoff,
         )
         clock.lap("setup")
-        # EXECUTOR SEAM (issue 15): execute_turn, in this thread on the agent's worktree
+        # The executor seam: execute_turn, in this thread on the agent's worktree
         # (local) or on a worker with the commit brought back and verified (ray).
         outcome = self.executor.run_turn(
             self.agent,
@@ -585,6 +610,7 @@ class _Runner:
                 forget=rnd.forget_reason if first_in_round else None,
                 visible=len(decision.visible),
                 error=error,
+                tampered=verdict.tampered,
                 attempts=outcome.attempts,
                 node=outcome.node,
             )
@@ -618,7 +644,12 @@ class _Runner:
         self.run_dir.replace_best(tmp)
 
     def _emit(
-        self, kind: str, number: int, *, record: TurnRecord | None = None, message: str = ""
+        self,
+        kind: ProgressKind,
+        number: int,
+        *,
+        record: TurnRecord | None = None,
+        message: str = "",
     ) -> None:
         if self.progress is None:
             return

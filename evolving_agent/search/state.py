@@ -33,7 +33,7 @@ import shutil
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import pydantic
 
@@ -46,6 +46,21 @@ SCHEMA_VERSION = 1
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+# Why a run stopped: every planned turn ran, the money ran out first, every turn so far
+# failed (the run stopped early), or the judge refused to score (a sealed file changed).
+StopReason = Literal["turns", "budget", "failed", "judge-tampered"]
+# Why a round ended: its fixed boundary, a plateau, shrinking edits, or its budget share.
+ForgetReason = Literal["rounds", "plateau", "shrinking", "budget"]
+
+
+def forget_reason(value: str) -> ForgetReason:
+    """``value`` as a :data:`ForgetReason`; a ValueError names anything else (a bug)."""
+    for reason in get_args(ForgetReason):
+        if value == reason:
+            return reason
+    raise ValueError(f"not a reason to end a round: {value!r}")
 
 
 class TurnRecord(pydantic.BaseModel, extra="forbid"):
@@ -77,14 +92,13 @@ class TurnRecord(pydantic.BaseModel, extra="forbid"):
     timing: dict[str, float] = {}
     ts: str
     improved: bool = False
-    # On the first record of a round: why the previous round ended
-    # ("rounds" = fixed boundary, "plateau", "shrinking", "budget").
-    forget: str | None = None
+    forget: ForgetReason | None = None  # on a round's first record: why the last one ended
     visible: int = 0  # how many candidates the reducer let this turn see
     # Why the turn failed, after its retries: the agent could not start, exited
     # non-zero, timed out or reported an error; or "judge-tampered: ..." when the
     # judge refused to score.  Whatever the agent left is still judged.
     error: str | None = None
+    tampered: bool = False  # the judge refused to score: the turn was never judged
     attempts: int = 1  # agent calls this turn took (retries of transient errors)
     node: str | None = None  # the Ray node the turn ran on (None: on the driver)
 
@@ -138,9 +152,7 @@ class SearchSummary(pydantic.BaseModel, extra="forbid"):
     empty_turns: int  # turns that changed nothing, failed ones not included
     failed_turns: int  # turns whose agent failed (``error`` set), after retries
     complete: bool  # the run ended by plan
-    # "turns" (every planned turn ran) | "budget" (money ran out first) | "failed"
-    # (every turn so far failed: the run stopped early) | "judge-tampered"
-    stopped: str
+    stopped: StopReason
     unscored_turns: int = 0  # the agent did not fail but the scorer gave no number
     first_error: str | None = None  # the first failed turn's error
 
@@ -251,7 +263,7 @@ class RunDir:
         try:
             return SearchConfig.model_validate(data)
         except pydantic.ValidationError as exc:
-            raise InvalidInput(_one_line(exc), file=self.run_json) from None
+            raise InvalidInput(first_error(exc, whole="(top)"), file=self.run_json) from None
 
     def write_seed(self, seed: SeedInfo) -> None:
         write_json_atomic(self.seed_json, seed.model_dump(mode="json"))
@@ -262,7 +274,7 @@ class RunDir:
         try:
             return SeedInfo.model_validate(self._read_json(self.seed_json))
         except pydantic.ValidationError as exc:
-            raise InvalidInput(_one_line(exc), file=self.seed_json) from None
+            raise InvalidInput(first_error(exc, whole="(top)"), file=self.seed_json) from None
 
     def _read_json(self, path: Path) -> dict[str, Any]:
         try:
@@ -368,11 +380,3 @@ def _write_readonly(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def _one_line(exc: pydantic.ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "(top)"
-        parts.append(f"{where}: {err['msg']}")
-    return "; ".join(parts)

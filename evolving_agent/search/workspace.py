@@ -391,6 +391,13 @@ def _numstat(path: Path, base: str, commit: str) -> str:
     return git(path, "diff", "--numstat", *_NO_PROGRAMS, base, commit).text
 
 
+def lines_changed(path: Path, base: str, commit: str) -> int | None:
+    """Lines changed from ``base`` to ``commit`` as a turn counts them; None if git cannot say
+    (a commit gone from the repository, a repository gone)."""
+    proc = git(path, "diff", "--numstat", *_NO_PROGRAMS, base, commit, check=False)
+    return _measured(commit, proc.text).lines_changed if proc.ok else None
+
+
 def measure(path: Path, base: str, commit: str) -> TurnCommit:
     """``commit`` measured against ``base`` (empty, lines changed), as a turn is."""
     if commit == base:

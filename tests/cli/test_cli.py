@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 from freezegun import freeze_time
 
-from evolving_agent.cli import cli
+from evolving_agent.cli import COMMAND_MODULES, COMMAND_SUMMARIES, cli
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import REPO, new_root, run_cli, run_proc
@@ -186,3 +188,46 @@ def test_troubleshooting_shows_usage_errors_as_the_cli_prints_them() -> None:
 def test_a_bare_group_still_shows_its_help() -> None:
     result = run_cli("review")
     assert "Commands:" in result.output and "approve" in result.output
+
+
+@pytest.mark.parametrize("name", list(COMMAND_MODULES))
+def test_the_help_summaries_are_the_commands_own_first_paragraphs(name: str) -> None:
+    # The top-level --help reads COMMAND_SUMMARIES so it imports no command module;
+    # this keeps the table and the docstrings from drifting apart.
+    assert name in COMMAND_SUMMARIES, f"add {name!r} to COMMAND_SUMMARIES in cli/__init__.py"
+    command = cli.get_command(click.Context(cli), name)
+    assert command is not None
+    for limit in (30, 45, 80, 200):
+        shown = click.Command(name, help=COMMAND_SUMMARIES[name]).get_short_help_str(limit)
+        assert shown == command.get_short_help_str(limit)
+
+
+def test_top_level_help_imports_no_command_module() -> None:
+    # --help is what a newcomer types first; it should not pay for every subsystem.
+    code = (
+        "import sys\n"
+        "from evolving_agent.cli import cli\n"
+        "try:\n"
+        "    cli(['--help'], prog_name='evolving-agent')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(('evolving_agent.cli.',"
+        " 'evolving_agent.memory', 'evolving_agent.jobs', 'pydantic', 'apscheduler', 'git')))\n"
+        "print(loaded, file=sys.stderr)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "Commands:" in proc.stdout
+    assert proc.stderr.strip() == "['evolving_agent.cli._common']"
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"), [("bot", "boot"), ("frictoin", "friction"), ("reveiw", "review")]
+)
+def test_a_top_level_typo_gets_a_did_you_mean(typed: str, meant: str) -> None:
+    # Newcomer snag: click suggested only among loaded commands, and ours load lazily.
+    result = CliRunner().invoke(cli, [typed], prog_name="evolving-agent")
+    assert result.exit_code == 2
+    assert result.output == (
+        f"error: No such command '{typed}'. Did you mean '{meant}'? (try 'evolving-agent --help')\n"
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -16,12 +18,28 @@ def test_init_hint_names_canon_edit_and_following_it_keeps_verify_green(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     result = run_cli("init")
-    assert result.output.splitlines()[1] == (
-        "next: run 'evolving-agent canon edit' to say who the assistant is, "
-        "then 'evolving-agent boot'"
+    assert result.output.splitlines()[1:] == [
+        "next, say who the assistant is:  evolving-agent canon edit",
+        "then see what a session starts with:  evolving-agent boot",
+    ]
+    # Newcomer snag: the hint nested quotes ('... --root '/x/my root'') and its boot
+    # hint had no --root, so neither pasted line worked for a root elsewhere.
+    other = run_cli("init", str(tmp_path / "mém oire"))
+    assert other.output.splitlines()[1:] == [
+        f"next, say who the assistant is:  evolving-agent canon edit --root '{tmp_path}/mém oire'",
+        f"then see what a session starts with:  evolving-agent boot --root '{tmp_path}/mém oire'",
+    ]
+    hinted = other.output.splitlines()[2].split(":  ", 1)[1]
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"  # the console script
+    booted = subprocess.run(
+        hinted,
+        shell=True,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PATH": path},
     )
-    other = run_cli("init", str(tmp_path / "my root"))
-    assert f"'evolving-agent canon edit --root '{tmp_path / 'my root'}''" in other.output
+    assert booted.returncode == 0 and booted.stdout.startswith("# Boot context"), booted.stderr
 
     editor = tmp_path / "editor.py"
     editor.write_text(

@@ -427,3 +427,49 @@ def test_two_search_runs_started_in_the_same_second_get_two_folders(
     assert runs == ["search-20261130-120000-single", "search-20261130-120000-single-2"]
     for name in runs:
         assert (tmp_path / "runs" / name / "summary.json").is_file()
+
+
+@pytest.mark.slow
+def test_ctrl_c_exits_130_and_names_the_resume_command(tmp_path: Path) -> None:
+    # Newcomer snag: Ctrl-C printed click's "Aborted!", exit 1, and no word of resume.
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    started, go = tmp_path / "turn-started", tmp_path / "go"
+    agent = write_agent(
+        tmp_path,
+        f"""
+        pathlib.Path({str(started)!r}).write_text("1")
+        while not pathlib.Path({str(go)!r}).exists():  # released by the test
+            time.sleep(0.02)
+        write(value() + 1)
+        """,
+    )
+    out = tmp_path / "run"
+    argv = [
+        PY, "-m", "evolving_agent", "search", "run", "--candidate", "candidate",
+        "--task", "task.md", "--score", write_scorer(tmp_path), "--agent", "command",
+        "--agent-cmd", agent, "--policy", "single", "--turns", "3", "--out", str(out),
+        "--quiet",
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120  # a guard against hanging, not a speed assertion
+    while not started.exists():
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        assert time.monotonic() < deadline, "the first turn never started"
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    go.write_text("1")  # the turn in flight finishes and is recorded
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert err.decode().splitlines()[-1] == (
+        "interrupted: every finished turn is kept; finish the run with: "
+        f"evolving-agent search resume {out}"
+    )
+    assert len(records(out)) == 1
+    resumed = subprocess.run(
+        [PY, "-m", "evolving_agent", "search", "resume", str(out), "--quiet"],
+        cwd=tmp_path, env=env, capture_output=True, timeout=120,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    assert [r["turn"] for r in records(out)] == [1, 2, 3]

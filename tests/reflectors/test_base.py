@@ -166,7 +166,7 @@ def test_contract_weekly(root: MemoryRoot, backend: Reflector) -> None:
 
 def test_unknown_reflector_lists_the_valid_ones() -> None:
     with pytest.raises(
-        UsageError, match=r"unknown reflector 'gpt' \(valid: rules, command, openai\)"
+        UsageError, match=r"unknown reflector 'gpt'; choose one of: rules, command, openai"
     ):
         get_reflector("gpt")
     with pytest.raises(UsageError, match="needs --reflector-cmd"):

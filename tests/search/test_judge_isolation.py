@@ -124,6 +124,8 @@ def test_an_agent_that_rewrites_the_scorer_is_refused_and_the_run_stops(tmp_path
     rows = records(tmp_path / "run")
     assert [r["score"] for r in rows] == [1.0, None]
     assert rows[1]["error"].startswith("judge-tampered: ") and str(script) in rows[1]["error"]
+    # The flag, not the wording, is what resume reads.
+    assert [r["tampered"] for r in rows] == [False, True]
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert (summary["best_score"], summary["stopped"], summary["turns"]) == (
         1.0,

@@ -232,7 +232,14 @@ def test_cli_writes_png_markdown_html_and_prints_their_paths(tmp_path: Path) -> 
     run = make_run(tmp_path)
     result = CliRunner().invoke(cli, ["search", "report", str(run)])
     assert result.exit_code == 0, result.output
-    assert result.output == f"{run / 'report.png'}\n{run / 'report.md'}\n{run / 'report.html'}\n"
+    # Newcomer snag: it printed three paths and nothing of what the report found.
+    assert result.output == (
+        "run-forget-team: policy forget-team, 18 turns, 2 forgets\n"
+        "best 700 from a seed of 1000 (lower is better; gain 300, +30.0%)\n"
+        f"plot:     {run / 'report.png'}\n"
+        f"markdown: {run / 'report.md'}\n"
+        f"page:     {run / 'report.html'}\n"
+    )
     assert png_size(run / "report.png") == (1430, 550)
     md = (run / "report.md").read_text()
     assert "![best-so-far](report.png)" in md

@@ -38,7 +38,14 @@ def test_report_of_a_real_forget_team_run_on_the_bundled_example(tmp_path: Path)
     result = CliRunner().invoke(cli, ["search", "report", str(run)])
 
     assert result.exit_code == 0, result.output
-    assert result.output == f"{run / 'report.png'}\n{run / 'report.md'}\n{run / 'report.html'}\n"
+    lines = result.output.splitlines()
+    assert lines[0] == "run: policy forget-team, 6 turns, 1 forget"
+    assert lines[1].startswith("best ") and "(lower is better; gain " in lines[1]
+    assert lines[2:] == [
+        f"plot:     {run / 'report.png'}",
+        f"markdown: {run / 'report.md'}",
+        f"page:     {run / 'report.html'}",
+    ]
     data = (run / "report.png").read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", data[16:24]) == (1430, 550)
     report = load_run(run)

@@ -1,12 +1,19 @@
-"""Search agent backends, looked up by name through ``make_agent``."""
+"""Search agent backends, looked up by name through ``make_agent``.
+
+``names.AGENT_REGISTRY`` maps each name to its class (``base.Agent`` subclasses in
+``claude``, ``codex``, ``command`` and ``tsp_example``); each builds itself from
+``AgentSettings`` with its own ``from_settings``.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evolving_agent.errors import InvalidInput, UsageError
+from evolving_agent.errors import InvalidInput
+from evolving_agent.registry import lookup
+from evolving_agent.search.agents.base import AgentSettings
 from evolving_agent.search.config import SearchConfig
-from evolving_agent.search.names import AGENT_ALIASES, AGENT_NAMES
+from evolving_agent.search.names import AGENT_ALIASES, AGENT_NAMES, AGENT_REGISTRY
 
 if TYPE_CHECKING:
     from evolving_agent.search.agents.base import Agent
@@ -23,26 +30,8 @@ def make_agent(
     prices: dict[str, float] | None = None,
 ) -> Agent:
     """The backend called ``name``; an unknown name lists the valid ones."""
-    name = AGENT_ALIASES.get(name, name)
-    if name == "tsp-example":
-        from evolving_agent.search.agents.tsp_example import TspExampleAgent
-
-        return TspExampleAgent()
-    if name == "claude":
-        from evolving_agent.search.agents.claude import ClaudeAgent
-
-        return ClaudeAgent(command=command, args=args, resume_args=resume_args)
-    if name == "codex":
-        from evolving_agent.search.agents.codex import CodexAgent
-
-        return CodexAgent(command=command, args=args, resume_args=resume_args, prices=prices)
-    if name == "command":
-        from evolving_agent.search.agents.command import CommandAgent
-
-        if not command:
-            raise UsageError("--agent command needs --agent-cmd CMD")
-        return CommandAgent(command=command, args=args, resume_args=resume_args)
-    raise UsageError(f"unknown agent {name!r}; choose one of: {', '.join(AGENT_NAMES)}")
+    cls: type[Agent] = lookup(AGENT_REGISTRY, AGENT_ALIASES.get(name, name), kind="agent")
+    return cls.from_settings(AgentSettings(command, args, resume_args, prices))
 
 
 def agent_for(config: SearchConfig) -> Agent:

@@ -62,10 +62,26 @@ class TurnResult:
     extra: dict[str, object] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class AgentSettings:
+    """What ``--agent-cmd``, ``--agent-args``, ``--agent-resume-args`` and the token prices
+    say; each backend takes what it uses."""
+
+    command: str | None = None
+    args: str | None = None
+    resume_args: str | None = None
+    prices: dict[str, float] | None = None
+
+
 class Agent(abc.ABC):
     """A search agent backend.  Subclasses set ``name`` and implement ``run_turn``."""
 
     name: ClassVar[str]
+
+    @classmethod
+    def from_settings(cls, settings: AgentSettings) -> Agent:
+        """Build this backend from the run's agent settings (the registry calls this)."""
+        return cls()
 
     @abc.abstractmethod
     def run_turn(self, *, request: TurnRequest) -> TurnResult:

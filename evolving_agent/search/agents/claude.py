@@ -28,6 +28,7 @@ from typing import Any
 from evolving_agent.process import run_process
 from evolving_agent.search.agents.base import (
     Agent,
+    AgentSettings,
     TurnRequest,
     TurnResult,
     as_float,
@@ -63,6 +64,10 @@ class ClaudeAgent(Agent):
         self.resume_args = (
             with_permission(split_args(resume_args)) if resume_args is not None else self.new_args
         )
+
+    @classmethod
+    def from_settings(cls, settings: AgentSettings) -> Agent:
+        return cls(command=settings.command, args=settings.args, resume_args=settings.resume_args)
 
     def check(self) -> None:
         require_program(self.argv0[0], "claude", "install Claude Code or name it with --agent-cmd")

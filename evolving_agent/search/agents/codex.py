@@ -48,6 +48,7 @@ from evolving_agent.errors import UsageError
 from evolving_agent.process import run_process
 from evolving_agent.search.agents.base import (
     Agent,
+    AgentSettings,
     TurnRequest,
     TurnResult,
     as_int,
@@ -154,6 +155,15 @@ class CodexAgent(Agent):
             else derive_resume_args(self.new_args)
         )
         self.prices = {**DEFAULT_PRICES, **(prices or {})}
+
+    @classmethod
+    def from_settings(cls, settings: AgentSettings) -> Agent:
+        return cls(
+            command=settings.command,
+            args=settings.args,
+            resume_args=settings.resume_args,
+            prices=settings.prices,
+        )
 
     def check(self) -> None:
         require_program(self.argv0[0], "codex", "install the Codex CLI or name it with --agent-cmd")

@@ -15,9 +15,11 @@ import json
 import shlex
 from typing import Any
 
+from evolving_agent.errors import UsageError
 from evolving_agent.process import run_process
 from evolving_agent.search.agents.base import (
     Agent,
+    AgentSettings,
     TurnRequest,
     TurnResult,
     as_float,
@@ -59,6 +61,12 @@ class CommandAgent(Agent):
         self.new_command = command + (f" {args}" if args else "")
         resumed = args if resume_args is None else resume_args
         self.resume_command = command + (f" {resumed}" if resumed else "")
+
+    @classmethod
+    def from_settings(cls, settings: AgentSettings) -> Agent:
+        if not settings.command:
+            raise UsageError("--agent command needs --agent-cmd CMD")
+        return cls(command=settings.command, args=settings.args, resume_args=settings.resume_args)
 
     def check(self) -> None:
         program = first_program(self.base)

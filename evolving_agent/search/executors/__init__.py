@@ -7,54 +7,26 @@ reads ``--agent-resources`` / ``--score-resources``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from evolving_agent.errors import UsageError
-from evolving_agent.search.names import EXECUTOR_NAMES
+from evolving_agent.registry import lookup
+from evolving_agent.search.executors.base import ExecutorSettings
+from evolving_agent.search.names import EXECUTOR_NAMES, EXECUTOR_REGISTRY
 
 if TYPE_CHECKING:
     from evolving_agent.search.executors.base import Executor
 
 
-class ExecutorSettings(Protocol):
-    """What building an executor reads of a run's config (``SearchConfig`` has it all);
-    a protocol, so executors never import the config that names them."""
-
-    @property
-    def executor(self) -> str: ...
-    @property
-    def ray_address(self) -> str | None: ...
-    @property
-    def agent_resources(self) -> dict[str, float] | None: ...
-    @property
-    def score_resources(self) -> dict[str, float] | None: ...
-    @property
-    def max_scorers(self) -> int | None: ...
-
-
-__all__ = ["EXECUTOR_NAMES", "make_executor", "parse_resources"]
+__all__ = ["EXECUTOR_NAMES", "ExecutorSettings", "make_executor", "parse_resources"]
 
 
 def make_executor(config: ExecutorSettings) -> Executor:
     """The executor ``config.executor`` names (joining a Ray cluster for ``ray``); an
     unknown name lists the valid ones.  Call ``bind(run_dir)`` once the run directory
     exists."""
-    if config.executor == "local":
-        from evolving_agent.search.executors.local import LocalExecutor
-
-        return LocalExecutor(max_scorers=config.max_scorers)
-    if config.executor == "ray":
-        from evolving_agent.search.executors.ray_exec import RayExecutor
-
-        return RayExecutor(
-            address=config.ray_address,
-            agent_resources=config.agent_resources,
-            score_resources=config.score_resources,
-            max_scorers=config.max_scorers,
-        )
-    raise UsageError(
-        f"unknown executor {config.executor!r}; choose one of: {', '.join(EXECUTOR_NAMES)}"
-    )
+    cls: type[Executor] = lookup(EXECUTOR_REGISTRY, config.executor, kind="executor")
+    return cls.from_settings(config)
 
 
 def parse_resources(text: str | None, *, flag: str) -> dict[str, float] | None:

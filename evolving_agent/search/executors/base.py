@@ -16,7 +16,7 @@ from __future__ import annotations
 import abc
 import threading
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from evolving_agent.search.agents.base import Agent
 from evolving_agent.search.judge import Judge, Verdict
@@ -27,10 +27,31 @@ class TurnCancelled(Exception):
     """The run is being interrupted; the turn was cancelled and must not be recorded."""
 
 
+class ExecutorSettings(Protocol):
+    """What building an executor reads of a run's config (``SearchConfig`` has it all);
+    a protocol, so executors never import the config that names them."""
+
+    @property
+    def executor(self) -> str: ...
+    @property
+    def ray_address(self) -> str | None: ...
+    @property
+    def agent_resources(self) -> dict[str, float] | None: ...
+    @property
+    def score_resources(self) -> dict[str, float] | None: ...
+    @property
+    def max_scorers(self) -> int | None: ...
+
+
 class Executor(abc.ABC):
     """Runs agent turns and scores.  Subclasses set ``name`` and implement both."""
 
     name: ClassVar[str]
+
+    @classmethod
+    def from_settings(cls, config: ExecutorSettings) -> Executor:
+        """Build this executor from a run's config (the registry calls this)."""
+        return cls(max_scorers=config.max_scorers)
 
     def __init__(self, *, max_scorers: int | None = None) -> None:
         self.max_scorers = max_scorers

@@ -33,14 +33,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from evolving_agent.errors import EvolvingAgentError, InvalidInput
+from evolving_agent.errors import EvolvingAgentError
+from evolving_agent.extras import require
 from evolving_agent.search.agents.base import (
     TURN_TIMEOUT_PREFIX,
     WORKER_LOST_PREFIX,
     Agent,
     TurnResult,
 )
-from evolving_agent.search.executors.base import Executor, TurnCancelled
+from evolving_agent.search.executors.base import Executor, ExecutorSettings, TurnCancelled
 from evolving_agent.search.executors.bundles import BundleRefused, make_bundle, receive_turn
 from evolving_agent.search.executors.worker import (
     Returned,
@@ -62,13 +63,7 @@ _GRACE_S = 120.0
 
 
 def import_ray() -> Any:
-    try:
-        import ray
-    except ImportError:
-        raise InvalidInput(
-            "--executor ray needs Ray, which is not installed: pip install 'evolving-agent[ray]'"
-        ) from None
-    return ray
+    return require("ray", "--executor ray")
 
 
 def task_options(resources: dict[str, float] | None) -> dict[str, Any]:
@@ -101,6 +96,15 @@ def _cleanup_task(run_key: str) -> None:
 
 class RayExecutor(Executor):
     name = "ray"
+
+    @classmethod
+    def from_settings(cls, config: ExecutorSettings) -> Executor:
+        return cls(
+            address=config.ray_address,
+            agent_resources=config.agent_resources,
+            score_resources=config.score_resources,
+            max_scorers=config.max_scorers,
+        )
 
     def __init__(
         self,

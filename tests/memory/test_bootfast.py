@@ -1,4 +1,4 @@
-"""The boot fast path (memory/bootcache.py): the full boot's bytes, without click or pydantic.
+"""The boot fast path (memory/bootfast.py): the full boot's bytes, without click or pydantic.
 
 Each comparison runs the full boot first (in-process, through the click command), which
 also writes the identity attestation, then asks the fast path for the same format and
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from evolving_agent.memory import bootcache, bootview, live, today
+from evolving_agent.memory import bootfast, bootview, live, today
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.canon import IDENTITY_FILE, IDENTITY_TEMPLATE, Identity
 from evolving_agent.memory.root import init_root
@@ -26,7 +26,7 @@ from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli
 from tests.helpers.fixtures import LivedMonth, copy_tree
 
-FORMATS = bootcache.FORMATS
+FORMATS = bootfast.FORMATS
 HEAVY = ("click", "pydantic", "pydantic_core", "ruamel", "git", "filelock")
 
 WREN = IDENTITY_TEMPLATE.replace("name: Assistant", "name: Wren").replace(
@@ -49,14 +49,14 @@ def assert_same(root: MemoryRoot, max_chars: int = bootview.DEFAULT_MAX_CHARS) -
     for fmt in FORMATS:
         out, err, code = full(root, fmt, *extra)
         assert (code, err) == (0, ""), err
-        fast = bootcache.fast_output(root, fmt, max_chars)
+        fast = bootfast.fast_output(root, fmt, max_chars)
         assert fast is not None, f"fast path declined ({fmt})"
         assert fast == out, fmt
 
 
 def declines(root: MemoryRoot) -> bool:
     return all(
-        bootcache.fast_output(root, fmt, bootview.DEFAULT_MAX_CHARS) is None for fmt in FORMATS
+        bootfast.fast_output(root, fmt, bootview.DEFAULT_MAX_CHARS) is None for fmt in FORMATS
     )
 
 
@@ -88,7 +88,7 @@ def test_a_fresh_root_is_served_identically(tmp_path: Path) -> None:
 
 def test_a_root_with_today_live_notes_and_secrets_is_served_identically(root: MemoryRoot) -> None:
     assert_same(root)
-    out = bootcache.fast_output(root, "markdown", bootview.DEFAULT_MAX_CHARS) or ""
+    out = bootfast.fast_output(root, "markdown", bootview.DEFAULT_MAX_CHARS) or ""
     assert "(written for 2026-11-02" in out  # the stale date heading, fast too
     assert "hunter22" not in out and "abc123secret" not in out
 
@@ -177,7 +177,7 @@ def test_changes_through_the_writer_are_served_fresh(root: MemoryRoot) -> None:
         json.dumps({"key": "by-hand", "text": "added by hand", "actor": "session", "updated": "x"})
     )
     Writer(root, "human").write("today", "bias.md", "A new bias.\n")
-    fast = bootcache.fast_output(root, "markdown", bootview.DEFAULT_MAX_CHARS) or ""
+    fast = bootfast.fast_output(root, "markdown", bootview.DEFAULT_MAX_CHARS) or ""
     assert "a new note" in fast and "added by hand" in fast and "A new bias." in fast
     assert_same(root)
     # A new identity is not attested yet: the first boot after it goes the full path.
@@ -200,7 +200,7 @@ def test_a_forged_attestation_is_not_served(root: MemoryRoot) -> None:
         "self_understanding": [],
         "habits": [],
     }
-    Path(bootcache.cache_file(root)).write_bytes(bootcache.attestation(data, forged))
+    Path(bootfast.cache_file(root)).write_bytes(bootfast.attestation(data, forged))
     assert declines(root)
     out, err, _ = full(root, "markdown")
     assert "Mallory" not in out and "# Boot context: Wren" in out and err == ""
@@ -214,15 +214,15 @@ def test_a_forged_attestation_cannot_bless_a_hand_edit(root: MemoryRoot) -> None
     value = validate(Identity, parse_yaml(edited, file="x"), file="x").model_dump(
         exclude={"schema_version"}
     )
-    cache = Path(bootcache.cache_file(root))
-    cache.write_bytes(bootcache.attestation(edited.encode(), value))
+    cache = Path(bootfast.cache_file(root))
+    cache.write_bytes(bootfast.attestation(edited.encode(), value))
     assert declines(root)
     assert "Mallory" not in full(root, "markdown")[0]
 
 
 def test_garbage_in_the_cache_file_only_costs_the_fast_path(root: MemoryRoot) -> None:
     assert_same(root)
-    cache = Path(bootcache.cache_file(root))
+    cache = Path(bootfast.cache_file(root))
     for junk in (b"", b"{", b"[]", b'{"schema_version": 1, "identity": 3}'):
         cache.write_bytes(junk)
         assert declines(root)
@@ -237,7 +237,7 @@ def test_garbage_in_the_cache_file_only_costs_the_fast_path(root: MemoryRoot) ->
 @pytest.mark.parametrize("text", [IDENTITY_TEMPLATE, WREN, "name: Solo\n", "habits: []\n"])
 def test_the_subset_parser_agrees_with_ruamel_and_pydantic(text: str) -> None:
     model = validate(Identity, parse_yaml(text, file="x"), file="x")
-    assert bootcache.parse_identity(text.encode()) == model.model_dump(exclude={"schema_version"})
+    assert bootfast.parse_identity(text.encode()) == model.model_dump(exclude={"schema_version"})
 
 
 @pytest.mark.parametrize(
@@ -266,22 +266,22 @@ def test_the_subset_parser_agrees_with_ruamel_and_pydantic(text: str) -> None:
     ],
 )
 def test_the_subset_parser_declines_what_it_does_not_know(text: str) -> None:
-    with pytest.raises(bootcache._Fallback):
-        bootcache.parse_identity(text.encode())
+    with pytest.raises(bootfast._Fallback):
+        bootfast.parse_identity(text.encode())
 
 
 def test_copied_names_match_their_originals() -> None:
-    assert bootcache.CARRY_TYPES == today.CARRY_TYPES
-    assert bootcache.IDENTITY_FILE == IDENTITY_FILE
-    assert bootcache.LIVE_KEY_RE.pattern == live.KEY_RE.pattern
-    assert bootcache.LIVE_FILE_BYTES == live.MAX_FILE_BYTES
+    assert bootfast.CARRY_TYPES == today.CARRY_TYPES
+    assert bootfast.IDENTITY_FILE == IDENTITY_FILE
+    assert bootfast.LIVE_KEY_RE.pattern == live.KEY_RE.pattern
+    assert bootfast.LIVE_FILE_BYTES == live.MAX_FILE_BYTES
     assert (bootview.BIAS_FILE, bootview.CARRY_FILE) == (today.BIAS_FILE, today.CARRY_FILE)
     assert (bootview.EMPTY_BIAS, bootview.EMPTY_CARRY) == (today.EMPTY_BIAS, today.EMPTY_CARRY)
     assert list(Identity.model_fields) == [
         "schema_version",
         "name",
         "description",
-        *bootcache.IDENTITY_LISTS,
+        *bootfast.IDENTITY_LISTS,
     ]
 
 
@@ -301,7 +301,7 @@ def test_copied_names_match_their_originals() -> None:
     ],
 )
 def test_the_argv_peek_reads_what_click_would(argv: list[str], expect: tuple[object, ...]) -> None:
-    req = bootcache.parse_argv(argv, {})
+    req = bootfast.parse_argv(argv, {})
     assert req is not None and (req.root, req.fmt, req.max_chars) == expect
 
 
@@ -323,18 +323,18 @@ def test_the_argv_peek_reads_what_click_would(argv: list[str], expect: tuple[obj
     ],
 )
 def test_the_argv_peek_leaves_everything_else_to_click(argv: list[str]) -> None:
-    assert bootcache.parse_argv(argv, {}) is None
+    assert bootfast.parse_argv(argv, {}) is None
 
 
 def test_debugging_with_raise_goes_the_full_path() -> None:
-    assert bootcache.parse_argv(["boot"], {"EVOLVING_AGENT_RAISE": "1"}) is None
+    assert bootfast.parse_argv(["boot"], {"EVOLVING_AGENT_RAISE": "1"}) is None
 
 
 def test_the_max_chars_environment_variable_is_honoured() -> None:
-    req = bootcache.parse_argv(["boot"], {bootview.MAX_CHARS_ENV: "2500"})
+    req = bootfast.parse_argv(["boot"], {bootview.MAX_CHARS_ENV: "2500"})
     assert req is not None and req.max_chars == 2500
-    assert bootcache.parse_argv(["boot"], {bootview.MAX_CHARS_ENV: " 2500"}) is None
-    req = bootcache.parse_argv(["boot", "--max-chars", "4000"], {bootview.MAX_CHARS_ENV: "x"})
+    assert bootfast.parse_argv(["boot"], {bootview.MAX_CHARS_ENV: " 2500"}) is None
+    req = bootfast.parse_argv(["boot", "--max-chars", "4000"], {bootview.MAX_CHARS_ENV: "x"})
     assert req is not None and req.max_chars == 4000
 
 
@@ -410,13 +410,13 @@ def test_no_stdout_or_a_vanished_cwd_declines_quietly(
 ) -> None:
     with monkeypatch.context() as mp:
         mp.setattr(sys, "stdout", None)
-        assert bootcache.try_boot(["boot", "--root", str(root.path)]) is None
+        assert bootfast.try_boot(["boot", "--root", str(root.path)]) is None
     gone = tmp_path / "gone"
     gone.mkdir()
     monkeypatch.chdir(gone)
     monkeypatch.delenv("EVOLVING_AGENT_ROOT")
     gone.rmdir()
-    assert bootcache.try_boot(["boot"]) is None
+    assert bootfast.try_boot(["boot"]) is None
 
 
 @pytest.mark.parametrize("which", [0, 1], ids=["python-m", "console-script"])
