@@ -72,6 +72,7 @@ COMMAND_SUMMARIES = {
     "schedule": "Run the jobs on the cron lines of each root's schedule.yaml.",
     "review": "The human review queue: at most a few identity diffs a month reach Canon.",
     "canon": "Canon history: who changed the identity, on whose approval; undo any change.",
+    "probe": "Probes: check that a model still reads Canon as you meant it (see docs/probes.md).",
     "search": "Scored improvement tasks run by coding agents in rounds, with forgetting.",
     "mcp": "Serve the session's tools over stdio (MCP): friction, live_set, boot, hypotheses.",
     "demo": "Simulate a month of an assistant's life, then run a short forget-team search.",

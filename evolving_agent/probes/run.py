@@ -31,6 +31,7 @@ from evolving_agent.memory.boot import build_boot
 from evolving_agent.memory.canon import IDENTITY_FILE, Identity
 from evolving_agent.memory.canon_snapshot import load_canon
 from evolving_agent.memory.evidence import now as local_now
+from evolving_agent.memory.policy import Actor
 from evolving_agent.memory.probe_file import check_probes_text, resolve_entry
 from evolving_agent.memory.redact import redact
 from evolving_agent.memory.root import require_root
@@ -51,7 +52,7 @@ from evolving_agent.reflectors.command import (
     snapshot,
 )
 
-ACTOR = "monthly"
+ACTOR: Actor = "monthly"  # the queue's writer; its records are what cards cite
 
 
 def sha256(text: str) -> str:
