@@ -36,6 +36,8 @@ def _test_env(tmp: Path) -> dict[str, str]:
         # Keep git from reading the developer's global config (hooks, signing, templates).
         "GIT_CONFIG_GLOBAL": str(tmp / "gitconfig"),
         "GIT_CONFIG_NOSYSTEM": "1",
+        # Signing pins its allowed signers in the user's config directory: never the real one.
+        "XDG_CONFIG_HOME": str(tmp / "config"),
     }
 
 

@@ -10,6 +10,7 @@ Click's own usage errors (unknown option, missing argument) print the same way: 
 from __future__ import annotations
 
 import difflib
+import errno
 import importlib
 import os
 import sys
@@ -19,6 +20,7 @@ import click
 
 from evolving_agent import __version__
 from evolving_agent.cli._common import ROOT_HELP, add_root_option
+from evolving_agent.cli._output import echo
 from evolving_agent.errors import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -48,6 +50,8 @@ COMMAND_MODULES = {
     "review": "review_cmds",
     "canon": "canon_cmds",
     "probe": "probe_cmds",
+    "signing": "signing_cmds",
+    "drift": "drift_cmd",
     "search": "search_cmds",
     "mcp": "mcp_cmd",
     "demo": "demo_cmd",
@@ -144,7 +148,7 @@ class _Group(click.Group):
         except click.exceptions.ClickException as exc:
             # e.g. $EDITOR missing: click's own "Error: …" would break the one-line
             # "error: …" promise of troubleshooting.md.
-            click.echo(f"error: {' '.join(exc.format_message().split())}", err=True)
+            echo(f"error: {' '.join(exc.format_message().split())}", err=True)
             ctx.exit(exc.exit_code)
         except (click.exceptions.Exit, click.exceptions.Abort):
             raise
@@ -160,17 +164,29 @@ class _Group(click.Group):
         except EvolvingAgentError as exc:
             if os.environ.get(RAISE_ENV):
                 raise
-            click.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             ctx.exit(exc.exit_code)
+        except OSError as exc:
+            if os.environ.get(RAISE_ENV):
+                raise
+            if exc.errno != errno.ENAMETOOLONG:
+                _unexpected(ctx, exc)
+            # A name past the file system's limit is the user's input, not a bug: exit 4.
+            name = str(exc.filename or "")[:60]
+            echo(f"error: file name too long ({name}…): keep names under 255 bytes", err=True)
+            ctx.exit(EXIT_INVALID)
         except Exception as exc:  # noqa: BLE001 - last resort: one line, not a traceback
             if os.environ.get(RAISE_ENV):
                 raise
-            click.echo(
-                f"error: unexpected {type(exc).__name__}: {exc} "
-                f"(set {RAISE_ENV}=1 to see the traceback)",
-                err=True,
-            )
-            ctx.exit(EXIT_FAILURE)
+            _unexpected(ctx, exc)
+
+
+def _unexpected(ctx: click.Context, exc: BaseException) -> NoReturn:
+    echo(
+        f"error: unexpected {type(exc).__name__}: {exc} (set {RAISE_ENV}=1 to see the traceback)",
+        err=True,
+    )
+    ctx.exit(EXIT_FAILURE)
 
 
 def _usage_error(exc: click.UsageError) -> NoReturn:
@@ -181,7 +197,7 @@ def _usage_error(exc: click.UsageError) -> NoReturn:
     hint = ""
     if exc.ctx is not None:
         hint = f" (try '{exc.ctx.command_path} --help')"
-    click.echo(f"error: {message}{hint}", err=True)
+    echo(f"error: {message}{hint}", err=True)
     raise click.exceptions.Exit(EXIT_USAGE)
 
 
@@ -193,9 +209,14 @@ def _usage_error(exc: click.UsageError) -> NoReturn:
     default=None,
     help=ROOT_HELP + " Also accepted after any subcommand.",
 )
+@click.option(
+    "--no-pager",
+    is_flag=True,
+    help="Print long views (evidence show, canon log, …) instead of paging them.",
+)
 @click.version_option(__version__, prog_name="evolving-agent")
 @click.pass_context
-def cli(ctx: click.Context, root: str | None) -> None:
+def cli(ctx: click.Context, root: str | None, no_pager: bool) -> None:
     """evolving-agent: a self that grows slowly and safely, plus a forgetting search loop.
 
     \b
@@ -206,6 +227,7 @@ def cli(ctx: click.Context, root: str | None) -> None:
     """
     ctx.ensure_object(dict)
     ctx.obj["root_flag"] = root
+    ctx.obj["no_pager"] = no_pager
 
 
 def _not_utf8(arg: str) -> bool:
@@ -223,7 +245,7 @@ def main() -> None:
     bad = next((a for a in sys.argv[1:] if _not_utf8(a)), None)
     if bad is not None:
         shown = bad.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-        click.echo(
+        echo(
             f"error: argument '{shown}' is not UTF-8 text; "
             "set a UTF-8 locale or pass the text as UTF-8",
             err=True,

@@ -8,6 +8,7 @@ from typing import Any, TypeVar, overload
 
 import click
 
+from evolving_agent.cli._output import echo
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.results import Result
 
@@ -67,10 +68,10 @@ def json_option(fn: F | None = None, /, *, help: str = "Print JSON.") -> Any:
 
 
 def echo_json(obj: Any) -> None:
-    click.echo(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
+    echo(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
 
 
 def echo_messages(result: Result[Any]) -> None:
     """Print a result's messages on stderr (``warning: …``), after its answer."""
     for message in result.messages:
-        click.echo(f"{message.level}: {message.text}", err=True)
+        echo(f"{message.level}: {message.text}", err=True)

@@ -7,6 +7,7 @@ from pathlib import PurePosixPath
 import click
 
 from evolving_agent.cli._common import echo_json, json_option, root_from
+from evolving_agent.cli._output import echo, paged
 from evolving_agent.review.history import (
     CanonChange,
     canon_diff,
@@ -14,6 +15,7 @@ from evolving_agent.review.history import (
     canon_revert,
     canon_show,
 )
+from evolving_agent.textsafe import one_line
 
 
 @click.group("canon")
@@ -23,15 +25,15 @@ def canon_group() -> None:
 
 def _line(c: CanonChange) -> str:
     review = c.review_id or "-"
-    return (
-        f"{c.commit[:10]}  {c.date.strftime('%Y-%m-%d')}  {c.actor:<7}  {review:<14}  {c.summary}"
-    )
+    day = c.date.strftime("%Y-%m-%d")
+    return one_line(f"{c.commit[:10]}  {day}  {c.actor:<7}  {review:<14}  {c.summary}")
 
 
 @canon_group.command("log")
 @json_option
 @click.option("-n", "--max-count", type=click.IntRange(min=1), default=None, help="At most N.")
 @click.pass_context
+@paged
 def log_cmd(ctx: click.Context, as_json: bool, max_count: int | None) -> None:
     """Identity changes, newest first: commit, date, actor, review id, summary.
 
@@ -44,7 +46,7 @@ def log_cmd(ctx: click.Context, as_json: bool, max_count: int | None) -> None:
         echo_json([c.to_json() for c in changes])
         return
     for c in changes:
-        click.echo(_line(c))
+        echo(_line(c))
 
 
 @canon_group.command("diff")
@@ -53,6 +55,7 @@ def log_cmd(ctx: click.Context, as_json: bool, max_count: int | None) -> None:
     "--worktree", is_flag=True, help="Edits on disk not yet committed (the same as no REV)."
 )
 @click.pass_context
+@paged
 def diff_cmd(ctx: click.Context, rev: str | None, worktree: bool) -> None:
     """How canon/ changed since REV, as `git diff REV` means it; no REV: uncommitted edits.
 
@@ -66,13 +69,14 @@ def diff_cmd(ctx: click.Context, rev: str | None, worktree: bool) -> None:
     if rev is not None and worktree:
         raise click.UsageError("give either REV or --worktree, not both")
     text = canon_diff(root_from(ctx), rev)
-    click.echo(text or "(no changes)", nl=not text)
+    echo(text or "(no changes)", nl=not text)
 
 
 @canon_group.command("show")
 @click.argument("rev", required=False)
 @json_option
 @click.pass_context
+@paged
 def show_cmd(ctx: click.Context, rev: str | None, as_json: bool) -> None:
     """One commit's Canon change and its provenance (default: the newest Canon change).
 
@@ -85,15 +89,15 @@ def show_cmd(ctx: click.Context, rev: str | None, as_json: bool) -> None:
         echo_json({**shown.change.to_json(), "diff": shown.diff})
         return
     c = shown.change
-    click.echo(f"commit {c.commit}")
-    click.echo(f"date   {c.date.isoformat()}")
-    click.echo(f"actor  {c.actor}" + (f" (approved by {c.approved_by})" if c.approved_by else ""))
+    echo(f"commit {c.commit}")
+    echo(f"date   {c.date.isoformat()}")
+    echo(f"actor  {c.actor}" + (f" (approved by {c.approved_by})" if c.approved_by else ""))
     if c.review_id:
-        click.echo(f"review {c.review_id}")
+        echo(f"review {c.review_id}")
     if c.evidence_ids:
-        click.echo(f"cites  {', '.join(c.evidence_ids)}")
-    click.echo(f"\n    {c.summary}\n")
-    click.echo(shown.diff or "(no change to canon/)", nl=not shown.diff)
+        echo(f"cites  {', '.join(c.evidence_ids)}")
+    echo(f"\n    {one_line(c.summary)}\n")
+    echo(shown.diff or "(no change to canon/)", nl=not shown.diff)
 
 
 @canon_group.command("revert")
@@ -108,7 +112,7 @@ def revert_cmd(ctx: click.Context, rev: str, force: bool) -> None:
       evolving-agent canon revert 1a2b3c4d5e
     """
     result = canon_revert(root_from(ctx), rev, force=force)
-    click.echo(
+    echo(
         f"reverted {result.reverted[:10]}: restored {', '.join(result.files)} "
         f"in commit {result.commit[:10]}"
     )
@@ -135,14 +139,14 @@ def edit_cmd(ctx: click.Context, file: str, message: str) -> None:
     before = canon_text(root, file)
     edited = click.edit(before, extension=PurePosixPath(file).suffix or ".txt", require_save=True)
     if edited is None:
-        click.echo("no change")
+        echo("no change")
         return
     try:
         changed = save_canon(root, file, edited, message=message)
     except EditRefused as exc:
-        click.echo(f"your edit is kept in {exc.kept}", err=True)
+        echo(f"your edit is kept in {exc.kept}", err=True)
         raise
-    click.echo(f"committed canon/{file}" if changed else "no change")
+    echo(f"committed canon/{file}" if changed else "no change")
 
 
 def register(group: click.Group) -> None:

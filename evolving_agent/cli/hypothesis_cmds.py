@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from evolving_agent.cli._common import echo_json, json_option, root_from
+from evolving_agent.cli._output import echo, paged
 from evolving_agent.memory.hypotheses import (
     Hypothesis,
     add_hypothesis,
@@ -19,6 +20,7 @@ from evolving_agent.memory.hypotheses import (
     split_hypothesis,
 )
 from evolving_agent.memory.policy import Actor
+from evolving_agent.textsafe import one_line
 
 STAKES = click.Choice(["low", "high"])
 
@@ -66,9 +68,9 @@ def hypothesis_add(
       evolving-agent hypothesis add "one answer, not a menu" --do "recommend one"
     """
     h = add_hypothesis(root_from(ctx), text, when=when, do=do, stakes=stakes, actor=actor)
-    click.echo(f"{h.id} {h.state}: {h.text}{_shape(h)}")
+    echo(f"{h.id} {h.state}: {h.text}{_shape(h)}")
     if actor == "session":
-        click.echo("recorded in Evidence; the next nightly run adds it to the register")
+        echo("recorded in Evidence; the next nightly run adds it to the register")
 
 
 @hypothesis_group.command("edit")
@@ -93,7 +95,7 @@ def hypothesis_edit(
       evolving-agent hypothesis edit h-1a2b3c4d --stakes high --when "about to force-push"
     """
     h = edit_hypothesis(root_from(ctx), hid, text=text, when=when, do=do, stakes=stakes)
-    click.echo(f"{h.id} {h.state}: {h.text}{_shape(h)}")
+    echo(f"{h.id} {h.state}: {h.text}{_shape(h)}")
 
 
 @hypothesis_group.command("retire")
@@ -108,7 +110,7 @@ def hypothesis_retire(ctx: click.Context, hid: str, reason: str) -> None:
       evolving-agent hypothesis retire h-1a2b3c4d --reason "the user changed how they work"
     """
     h = retire_hypothesis(root_from(ctx), hid, reason)
-    click.echo(f"{h.id} retired: {h.reason}")
+    echo(f"{h.id} retired: {h.reason}")
 
 
 @hypothesis_group.command("split")
@@ -124,14 +126,15 @@ def hypothesis_split(ctx: click.Context, hid: str, text_a: str, text_b: str) -> 
       evolving-agent hypothesis split h-1a2b3c4d "short for quick questions" "full for proofs"
     """
     parent, children = split_hypothesis(root_from(ctx), hid, text_a, text_b)
-    click.echo(f"{parent.id} split into {children[0].id} and {children[1].id}")
+    echo(f"{parent.id} split into {children[0].id} and {children[1].id}")
     for c in children:
-        click.echo(f"{c.id} {c.state}: {c.text}")
+        echo(f"{c.id} {c.state}: {c.text}")
 
 
 @hypothesis_group.command("list")
 @json_option(help="Print a JSON list of objects with an id.")
 @click.pass_context
+@paged
 def hypothesis_list(ctx: click.Context, as_json: bool) -> None:
     """List hypotheses with their state (the fold over Evidence).
 
@@ -144,15 +147,16 @@ def hypothesis_list(ctx: click.Context, as_json: bool) -> None:
         echo_json([h.model_dump(mode="json") for h in hyps])
         return
     if not hyps:
-        click.echo("(no hypotheses yet: add one with 'evolving-agent hypothesis add TEXT')")
+        echo("(no hypotheses yet: add one with 'evolving-agent hypothesis add TEXT')")
     for h in hyps:
-        click.echo(f"{h.id}  {h.state:<9}  {h.text}{_shape(h)}")
+        echo(one_line(f"{h.id}  {h.state:<9}  {h.text}{_shape(h)}"))
 
 
 @hypothesis_group.command("show")
 @click.argument("hid", metavar="ID")
 @json_option
 @click.pass_context
+@paged
 def hypothesis_show(ctx: click.Context, hid: str, as_json: bool) -> None:
     """Show one hypothesis, its evidence and its history of state changes.
 
@@ -165,20 +169,20 @@ def hypothesis_show(ctx: click.Context, hid: str, as_json: bool) -> None:
         echo_json(detail.model_dump(mode="json"))
         return
     h = detail.hypothesis
-    click.echo(f"{h.id}: {h.text}")
-    click.echo(f"state: {h.state} (since evidence of {h.updated})")
-    click.echo(f"origin: {h.origin}; stakes: {h.stakes}")
+    echo(f"{h.id}: {one_line(h.text)}")
+    echo(f"state: {h.state} (since evidence of {h.updated})")
+    echo(f"origin: {h.origin}; stakes: {h.stakes}")
     if h.when or h.do:
-        click.echo(f"when: {h.when or '-'}; do: {h.do or '-'}")
+        echo(one_line(f"when: {h.when or '-'}; do: {h.do or '-'}"))
     days = ", ".join(d.isoformat() for d in h.supported_on) or "-"
-    click.echo(f"supported on: {days}")
+    echo(f"supported on: {days}")
     days = ", ".join(d.isoformat() for d in h.contradicted_on) or "-"
-    click.echo(f"contradicted on: {days}")
-    click.echo(f"evidence: {', '.join(h.supports + h.contradicts) or '-'}")
-    click.echo("history:")
+    echo(f"contradicted on: {days}")
+    echo(f"evidence: {', '.join(h.supports + h.contradicts) or '-'}")
+    echo("history:")
     for step in detail.history:
         was = f"{step.previous} -> " if step.previous else ""
-        click.echo(f"  {step.day} {was}{step.state}: {step.reason} [{step.evidence_id}]")
+        echo(one_line(f"  {step.day} {was}{step.state}: {step.reason} [{step.evidence_id}]"))
 
 
 def register(group: click.Group) -> None:

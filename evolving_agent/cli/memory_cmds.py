@@ -10,7 +10,8 @@ from shlex import quote
 import click
 
 from evolving_agent.cli._common import echo_json, echo_messages, json_option, root_from
-from evolving_agent.errors import EvolvingAgentError, TamperingFound
+from evolving_agent.cli._output import echo, paged
+from evolving_agent.errors import EvolvingAgentError, TamperingFound, UsageError
 from evolving_agent.memory import events, live
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.bootview import DEFAULT_MAX_CHARS, MAX_CHARS_ENV, MIN_MAX_CHARS
@@ -18,6 +19,7 @@ from evolving_agent.memory.evidence import EvidenceRecord
 from evolving_agent.memory.policy import ACTORS, Actor
 from evolving_agent.memory.root import init_root, require_root
 from evolving_agent.paths import LAYERS, MemoryRoot
+from evolving_agent.textsafe import one_line
 
 # boot, verify and the boot file are imported inside their commands: a friction write,
 # the command hooks and assistants run most, should not pay for them.
@@ -44,13 +46,13 @@ def init_cmd(ctx: click.Context, path: Path | None) -> None:
     """
     default = root_from(ctx).path
     root = init_root(path if path is not None else default)
-    click.echo(f"created memory root at {root.path}")
+    echo(f"created memory root at {root.path}")
     # Through `canon edit`, not an editor on the file: a hand edit is uncommitted, and
     # `verify` would report it as changed behind the writer's back.
     where = "" if root.path.absolute() == default.absolute() else f" --root {quote(str(root.path))}"
     # Each command alone on its line, unquoted around: pasted as is, it runs.
-    click.echo(f"next, say who the assistant is:  evolving-agent canon edit{where}")
-    click.echo(f"then see what a session starts with:  evolving-agent boot{where}")
+    echo(f"next, say who the assistant is:  evolving-agent canon edit{where}")
+    echo(f"then see what a session starts with:  evolving-agent boot{where}")
 
 
 @click.command("boot")
@@ -99,21 +101,21 @@ def boot_cmd(ctx: click.Context, fmt: str, write_file: Path | None, max_chars: i
     root = root_from(ctx)
     boot = build_boot(root, max_chars=max_chars)
     for warning in boot.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        echo(f"warning: {warning}", err=True)
     if fmt == "claude-hook":
-        click.echo(boot.claude_hook())
+        echo(boot.claude_hook())
         if write_file is not None:
             try:
                 write_boot_file(root, write_file, boot)
             except (EvolvingAgentError, OSError) as exc:
-                click.echo(f"warning: boot file not written: {exc}", err=True)
+                echo(f"warning: boot file not written: {exc}", err=True)
         return
     if write_file is not None:
         write_boot_file(root, write_file, boot)
     if fmt == "json":
         echo_json(boot.model_dump())
     else:
-        click.echo(boot.markdown(), nl=False)
+        echo(boot.markdown(), nl=False)
 
 
 @click.command("friction")
@@ -140,7 +142,7 @@ def friction_cmd(
     result = events.record_friction(
         root_from(ctx), actor, text, session=session, supports=supports, contradicts=contradicts
     )
-    click.echo(result.value.id)
+    echo(result.value.id)
     echo_messages(result)
 
 
@@ -163,12 +165,13 @@ def live_set(ctx: click.Context, key: str, text: str, actor: Actor) -> None:
     """
     root = require_root(root_from(ctx))
     live.set_entry(root, actor, key, text)
-    click.echo(f"{key} set")
+    echo(f"{key} set")
 
 
 @live_group.command("show")
 @json_option
 @click.pass_context
+@paged
 def live_show(ctx: click.Context, as_json: bool) -> None:
     """Show every Live Bus entry.
 
@@ -178,15 +181,15 @@ def live_show(ctx: click.Context, as_json: bool) -> None:
     """
     scan = live.scan(require_root(root_from(ctx)))
     for skipped in scan.skipped:
-        click.echo(f"warning: {skipped}", err=True)
+        echo(f"warning: {skipped}", err=True)
     entries = scan.entries
     if as_json:
         echo_json([e.model_dump() for e in entries])
         return
     if not entries:
-        click.echo("(the Live Bus is empty)")
+        echo("(the Live Bus is empty)")
     for e in entries:
-        click.echo(f"{e.key}: {e.text}  [{e.actor}, {e.updated}]")
+        echo(f"{e.key}: {one_line(e.text)}  [{one_line(e.actor)}, {one_line(e.updated)}]")
 
 
 @live_group.command("clear")
@@ -202,7 +205,7 @@ def live_clear(ctx: click.Context, key: str, actor: Actor) -> None:
     """
     root = require_root(root_from(ctx))
     existed = live.clear_entry(root, actor, key)
-    click.echo(f"{key} cleared" if existed else f"{key} was not set")
+    echo(f"{key} cleared" if existed else f"{key} was not set")
 
 
 @click.group("evidence")
@@ -226,43 +229,71 @@ def evidence_append(
       evolving-agent evidence append --kind journal "long pairing session on the parser"
     """
     rec = events.append_event(root_from(ctx), actor, kind, text, session=session)
-    click.echo(rec.id)
+    echo(rec.id)
 
 
-def _print_records(records: list[EvidenceRecord]) -> None:
+def _print_records(records: list[EvidenceRecord], *, with_day: bool = False) -> None:
     if not records:
-        click.echo("(no evidence that day)")
+        echo("(no evidence that day)" if not with_day else "(no evidence in that range)")
+    fmt = "%Y-%m-%d %H:%M:%S" if with_day else "%H:%M:%S"
     for r in records:
         links = (("supports", r.supports), ("contradicts", r.contradicts))
         tags = "".join(f" [{k} {v}]" for k, v in links if v)
-        click.echo(f"{r.ts.strftime('%H:%M:%S')} {r.id} {r.kind:<12} {r.actor:<8} {r.text}{tags}")
+        line = f"{r.ts.strftime(fmt)} {r.id} {r.kind:<12} {r.actor:<8} {r.text}{tags}"
+        echo(one_line(line))
+
+
+_DAY = click.DateTime(["%Y-%m-%d"])
 
 
 @evidence_group.command("show")
-@click.option(
-    "--date",
-    "day",
-    type=click.DateTime(["%Y-%m-%d"]),
-    default=None,
-    help="Day to show (default: today).",
-)
+@click.option("--date", "day", type=_DAY, default=None, help="Day to show (default: today).")
+@click.option("--since", type=_DAY, default=None, help="First day of a range (with --until).")
+@click.option("--until", type=_DAY, default=None, help="Last day of a range (default: today).")
+@click.option("--month", default=None, metavar="YYYY-MM", help="A whole calendar month.")
 @json_option(help="Print JSON lines' records as a list.")
 @click.pass_context
-def evidence_show(ctx: click.Context, day: object, as_json: bool) -> None:
-    """Show one day's Evidence (default today).
+@paged
+def evidence_show(
+    ctx: click.Context,
+    day: object,
+    since: object,
+    until: object,
+    month: str | None,
+    as_json: bool,
+) -> None:
+    """Show Evidence: one day (default today), a range, or a month.
 
     \b
-    Example:
+    Examples:
       evolving-agent evidence show --date 2026-11-29 --json
+      evolving-agent evidence show --since 2026-11-01 --until 2026-11-14
+      evolving-agent evidence show --month 2026-11
     """
     from datetime import datetime
 
-    the_day = day.date() if isinstance(day, datetime) else date.today()
-    records = events.show(root_from(ctx), the_day)
+    def as_date(v: object) -> date | None:
+        return v.date() if isinstance(v, datetime) else None
+
+    ranged = since is not None or until is not None or month is not None
+    if day is not None and ranged or month is not None and (since or until):
+        raise UsageError("give --date, or --since/--until, or --month (one of them)")
+    root = root_from(ctx)
+    if month is not None:
+        from evolving_agent.review.glance import month_bounds
+
+        start, end = month_bounds(month)
+        records = events.show_range(root, start, end)
+    elif ranged:
+        end = as_date(until) or date.today()
+        start = as_date(since) or end
+        records = events.show_range(root, start, end)
+    else:
+        records = events.show(root, as_date(day) or date.today())
     if as_json:
         echo_json([r.model_dump(mode="json") for r in records])
     else:
-        _print_records(records)
+        _print_records(records, with_day=ranged)
 
 
 @evidence_group.command("import")
@@ -288,7 +319,7 @@ def evidence_import(ctx: click.Context, file: Path, actor: Actor) -> None:
       evolving-agent evidence import old-sessions.jsonl
     """
     records = events.import_events(root_from(ctx), actor, file)
-    click.echo(f"imported {len(records)} event(s)")
+    echo(f"imported {len(records)} event(s)")
 
 
 @evidence_group.command("repair")
@@ -319,9 +350,9 @@ def evidence_repair(ctx: click.Context, day: object, actor: Actor) -> None:
     the_day = day.date() if isinstance(day, datetime) else None
     repairs = repair_days(root, actor, the_day)
     if not repairs:
-        click.echo("nothing to repair: every day file ends with a whole record")
+        echo("nothing to repair: every day file ends with a whole record")
     for r in repairs:
-        click.echo(
+        echo(
             f"{r.day}: moved {r.size} torn byte(s) to {r.moved_to} "
             f"(sha256 {r.sha256[:12]}, record {r.record.id})"
         )
@@ -351,7 +382,7 @@ def write_cmd(ctx: click.Context, actor: Actor, layer: str, relpath: str) -> Non
         path = write_today_file(root, actor, relpath, data)
     else:
         path = Writer(root, actor).write(layer, relpath, data, message=f"{actor} wrote {relpath}")
-    click.echo(f"wrote {path}")
+    echo(f"wrote {path}")
 
 
 @click.command("accept")
@@ -373,7 +404,7 @@ def accept_cmd(ctx: click.Context, files: tuple[str, ...], message: str) -> None
 
     root = require_root(root_from(ctx))
     changed = accept_edits(root, list(files), message=message)
-    click.echo(f"committed {', '.join(changed)}" if changed else "no change")
+    echo(f"committed {', '.join(changed)}" if changed else "no change")
 
 
 @click.command("verify")
@@ -398,15 +429,18 @@ def verify_cmd(ctx: click.Context, as_json: bool) -> None:
                 "evidence_records": report.evidence_records,
                 "canon_commits": report.canon_commits,
                 "problems": report.problems,
+                "notes": report.notes,
             }
         )
     if not report.ok:
         raise TamperingFound(report.problems)
     if not as_json:
-        click.echo(
+        echo(
             f"ok: {report.evidence_records} evidence record(s) chained, "
             f"{report.canon_commits} Canon change(s) with provenance"
         )
+        for note in report.notes:  # what "ok" does not prove
+            echo(f"note: {note}", err=True)
 
 
 def register(group: click.Group) -> None:

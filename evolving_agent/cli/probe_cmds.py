@@ -8,15 +8,17 @@ from typing import Any
 import click
 
 from evolving_agent.cli._common import echo_json, json_option, root_from
+from evolving_agent.cli._output import echo
 from evolving_agent.jobs.settings import REFLECTOR_NAMES
 from evolving_agent.probes.models import AnswerView, ProbeDiff, ProbeRunResult
+from evolving_agent.textsafe import neutralise
 
 SHOWN_LINES = 8  # answer lines printed per model; --json has them all
 
 
 def _safe(text: str) -> str:
     """Model text as a terminal may show it: no control or escape characters."""
-    return "".join(c if c.isprintable() or c == "\n" else "\ufffd" for c in text)
+    return neutralise(text)
 
 
 def _backend_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -79,11 +81,11 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
         return
     for p, text in rows:
         state = " (retired)" if p.retired else ""
-        click.echo(f"{p.key}{state}  [{p.entry}]" + ("" if text else "  (no such entry in Canon)"))
-        click.echo(f"  prompt:  {_safe(p.prompt)}")
-        click.echo(f"  implies: {_safe(p.implies)}")
+        echo(f"{p.key}{state}  [{p.entry}]" + ("" if text else "  (no such entry in Canon)"))
+        echo(f"  prompt:  {_safe(p.prompt)}")
+        echo(f"  implies: {_safe(p.implies)}")
         rules = describe(p.checks)
-        click.echo(f"  rules:   {', '.join(rules) if rules else '(none: judge only)'}")
+        echo(f"  rules:   {', '.join(rules) if rules else '(none: judge only)'}")
 
 
 @probe_group.command("run")
@@ -123,17 +125,17 @@ def run_cmd(
 
 def _print_run(r: ProbeRunResult) -> None:
     commit = (r.canon_commit or "none")[:10]
-    click.echo(
+    echo(
         f"probe run {r.run}: model {r.model} (reflector {r.reflector}), Canon {commit}, "
         f"context sha256 {r.context_sha256[:12]}"
     )
     for key in r.answered:
-        click.echo(f"  {key}: answered")
+        echo(f"  {key}: answered")
     for key, why in r.failed.items():
-        click.echo(f"  {key}: no answer ({_safe(why)})")
+        echo(f"  {key}: no answer ({_safe(why)})")
     for key, why in r.skipped.items():
-        click.echo(f"  {key}: skipped ({_safe(why)})")
-    click.echo(
+        echo(f"  {key}: skipped ({_safe(why)})")
+    echo(
         f"{len(r.answered)} answered, {len(r.failed)} failed, {len(r.skipped)} skipped; "
         "kept in Evidence (kind probe)"
     )
@@ -199,30 +201,30 @@ def _answer_lines(view: AnswerView | None) -> list[str]:
 
 def print_diff(d: ProbeDiff) -> None:
     judged = f"rules + judge {d.judge}" if d.judge else "rules only, no judge configured"
-    click.echo(f"probe diff {d.model_a} -> {d.model_b} ({judged})")
+    echo(f"probe diff {d.model_a} -> {d.model_b} ({judged})")
     width = max(len(d.model_a), len(d.model_b))
     for row in d.rows:
-        click.echo("")
+        echo("")
         mark = "  REGRESSED" if row.regressed else ""
-        click.echo(f"{row.probe}  [{row.entry}]{mark}")
-        click.echo(f"  implies: {_safe(row.implies)}")
+        echo(f"{row.probe}  [{row.entry}]{mark}")
+        echo(f"  implies: {_safe(row.implies)}")
         for name, view in ((d.model_a, row.a), (d.model_b, row.b)):
             lines = _answer_lines(view)
-            click.echo(f"  {name:<{width}}  {lines[0]}")
+            echo(f"  {name:<{width}}  {lines[0]}")
             for line in lines[1:]:
-                click.echo(f"  {'':<{width}}    {line}")
-    click.echo("")
-    click.echo(d.continuity.line())
+                echo(f"  {'':<{width}}    {line}")
+    echo("")
+    echo(d.continuity.line())
     if d.continuity.regressed:
-        click.echo(f"regressed: {', '.join(d.continuity.regressed)}")
+        echo(f"regressed: {', '.join(d.continuity.regressed)}")
     if d.continuity.undecided:
-        click.echo(f"undecided (not counted as honoured): {', '.join(d.continuity.undecided)}")
+        echo(f"undecided (not counted as honoured): {', '.join(d.continuity.undecided)}")
     for note in d.notes:
-        click.echo(f"note: {_safe(note)}")
+        echo(f"note: {_safe(note)}")
     for rid in d.queued:
-        click.echo(f"queued {rid} for review (evolving-agent review show {rid})")
+        echo(f"queued {rid} for review (evolving-agent review show {rid})")
     for rid in d.already_queued:
-        click.echo(f"already queued: {rid}")
+        echo(f"already queued: {rid}")
 
 
 def register(cli: click.Group) -> None:

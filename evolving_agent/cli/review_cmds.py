@@ -12,14 +12,16 @@ import sys
 import click
 
 from evolving_agent.cli._common import echo_json, json_option, root_from
+from evolving_agent.cli._output import echo, paged
 from evolving_agent.errors import UsageError
 from evolving_agent.memory.canon_diff import describe, unified
 from evolving_agent.memory.root import require_root
 from evolving_agent.review.actions import edit_text, record_edit, reject_review
 from evolving_agent.review.approve import ApprovalPlan, approve_review, plan_approval
 from evolving_agent.review.models import ProbeCard
-from evolving_agent.review.store import Review, list_reviews, to_json
+from evolving_agent.review.store import Review, scan_reviews, to_json
 from evolving_agent.review.view import ReviewView, view_review
+from evolving_agent.textsafe import one_line
 
 approver_option = click.option(
     "--approver",
@@ -50,7 +52,7 @@ def _line(review: Review) -> str:
     edited = " (edited)" if review.edit is not None else ""
     card = review.pending.probe
     what = f"probe: {card.title()}" if card is not None else describe(review.diff)
-    return f"{review.id}  {review.status:<8}  {what}{edited}{extra}"
+    return one_line(f"{review.id}  {review.status:<8}  {what}{edited}{extra}")
 
 
 @click.group("review")
@@ -63,6 +65,7 @@ def review_group() -> None:
 @click.option("--pending", is_flag=True, help="Only reviews waiting for a decision.")
 @click.option("--ids", "ids_only", is_flag=True, help="Only the ids, one a line (for scripts).")
 @click.pass_context
+@paged
 def list_cmd(ctx: click.Context, as_json: bool, pending: bool, ids_only: bool) -> None:
     """List queued reviews with their status (pending, approved, rejected, applying).
 
@@ -70,68 +73,70 @@ def list_cmd(ctx: click.Context, as_json: bool, pending: bool, ids_only: bool) -
     Example:
       evolving-agent review list --pending --ids
     """
-    reviews = list_reviews(root_from(ctx))
+    scanned = scan_reviews(root_from(ctx))
+    reviews = scanned.reviews
     if pending:
         reviews = [r for r in reviews if r.status == "pending"]
     if as_json:
         echo_json([to_json(r) for r in reviews])
-        return
-    if ids_only:
+    elif ids_only:
         for r in reviews:
-            click.echo(r.id)
-        return
-    if not reviews:
-        click.echo("(no reviews queued; the monthly job fills the queue)")
-    for r in reviews:
-        click.echo(_line(r))
+            echo(r.id)
+    else:
+        if not reviews and scanned.refused is None:
+            echo("(no reviews queued; the monthly job fills the queue)")
+        for r in reviews:
+            echo(_line(r))
+    if scanned.refused is not None:
+        raise scanned.refused  # the genuine ones are listed; the planted one is named
 
 
 def _print_view(view: ReviewView) -> None:
     r = view.review
     p = r.pending
-    click.echo(f"review {r.id} ({r.status}, from {p.month})")
-    click.echo(f"change: {describe(r.diff)}" + (" (edited)" if r.edit is not None else ""))
+    echo(f"review {r.id} ({r.status}, from {p.month})")
+    echo(f"change: {describe(r.diff)}" + (" (edited)" if r.edit is not None else ""))
     if r.edit is not None:
-        click.echo(f"originally: {describe(r.edit.original)}")
+        echo(f"originally: {describe(r.edit.original)}")
     if p.probe is not None:
         _print_probe_card(p.probe)
     else:
-        click.echo(f"hypothesis: {p.hypothesis}")
-        click.echo(f"proposals: {', '.join(p.proposals)}")
+        echo(f"hypothesis: {one_line(p.hypothesis)}")
+        echo(f"proposals: {', '.join(p.proposals)}")
     if p.rationale:
-        click.echo(f"rationale: {p.rationale}")
+        echo(f"rationale: {one_line(p.rationale)}")
     d = r.decision
     if d is not None:
         when = d.ts.astimezone().strftime("%Y-%m-%d %H:%M")
         commit = f" in commit {d.commit[:10]}" if d.commit else ""
         reason = f": {d.reason}" if d.reason else ""
-        click.echo(f"decision: {d.status} by {d.approver} on {when}{commit}{reason}")
+        echo(f"decision: {d.status} by {d.approver} on {when}{commit}{reason}")
     if view.problem:
-        click.echo(f"does not apply to Canon as it is now: {view.problem}")
+        echo(f"does not apply to Canon as it is now: {view.problem}")
     elif view.diff_text:
-        click.echo("")
-        click.echo(view.diff_text, nl=False)
-    click.echo("")
-    click.echo("evidence cited:")
+        echo("")
+        echo(view.diff_text, nl=False)
+    echo("")
+    echo("evidence cited:")
     for ev_id, rec in view.evidence:
         if rec is None:
-            click.echo(f"  {ev_id}  (not found in Evidence)")
+            echo(f"  {ev_id}  (not found in Evidence)")
         else:
             when = rec.ts.astimezone().strftime("%Y-%m-%d %H:%M")
-            click.echo(f"  {ev_id}  {when}  {rec.kind}: {rec.text}")
+            echo(f"  {ev_id}  {when}  {rec.kind}: {one_line(rec.text)}")
 
 
 def _print_probe_card(card: ProbeCard) -> None:
     """A probe card: which model reads which entry differently, and the human's choices."""
-    click.echo(f"probe card: {card.title()}")
-    click.echo(f"entry: [{card.entry}] {card.entry_text}")
+    echo(f"probe card: {one_line(card.title())}")
+    echo(f"entry: [{one_line(card.entry)}] {one_line(card.entry_text)}")
     for pair in card.pairs:
-        why = f": {pair.why}" if pair.why else ""
-        click.echo(
-            f"  {pair.probe}: {card.model_a} honoured ({pair.before}); "
-            f"{card.model_b} {pair.verdict}{why} ({pair.after})"
+        why = f": {one_line(pair.why)}" if pair.why else ""
+        echo(
+            f"  {pair.probe}: {one_line(card.model_a)} honoured ({pair.before}); "
+            f"{one_line(card.model_b)} {pair.verdict}{why} ({pair.after})"
         )
-    click.echo(
+    echo(
         "choices: approve restates the entry as proposed below; 'review edit' restates it "
         "your way; 'review reject --reason' changes nothing; to retire a probe set "
         "'retired: true' with 'evolving-agent canon edit probes.yaml', then reject"
@@ -142,6 +147,7 @@ def _print_probe_card(card: ProbeCard) -> None:
 @click.argument("review_id", metavar="ID")
 @json_option
 @click.pass_context
+@paged
 def show_cmd(ctx: click.Context, review_id: str, as_json: bool) -> None:
     """Show a review: the diff against current Canon and the evidence it cites.
 
@@ -149,11 +155,17 @@ def show_cmd(ctx: click.Context, review_id: str, as_json: bool) -> None:
     Example:
       evolving-agent review show rev-2026-11-1
     """
-    view = view_review(root_from(ctx), review_id)
+    root = root_from(ctx)
+    view = view_review(root, review_id)
     if as_json:
         echo_json(view.to_json())
-    else:
-        _print_view(view)
+        return
+    _print_view(view)
+    if view.review.status == "pending":
+        from evolving_agent.review.drift import watch
+
+        for flag in watch(root).held.get(view.review.pending.hypothesis, []):
+            echo(f"held by the drift watch: {flag.title} (see 'evolving-agent drift')")
 
 
 def _confirm(plan: ApprovalPlan, yes: bool, allow_large_removal: bool) -> bool:
@@ -166,8 +178,8 @@ def _confirm(plan: ApprovalPlan, yes: bool, allow_large_removal: bool) -> bool:
                 "pass --yes to approve from a script"
             )
         if plan.applied is not None:
-            click.echo(f"review {review.id}: {describe(review.diff)}")
-            click.echo(unified(plan.applied.before, plan.applied.after), nl=False)
+            echo(f"review {review.id}: {describe(review.diff)}")
+            echo(unified(plan.applied.before, plan.applied.after), nl=False)
         if not click.confirm(f"Apply review {review.id} to Canon?", default=False):
             return False
     if plan.needs_removal_confirm and not allow_large_removal:
@@ -219,11 +231,17 @@ def approve_cmd(
     """
     root = require_root(root_from(ctx))
     plan = plan_approval(root, review_id)
+    if plan.review.status == "pending":
+        from evolving_agent.review.drift import watch
+
+        for flag in watch(root).held.get(plan.review.pending.hypothesis, []):
+            # The page waits for an acknowledgement; here the human is looking now.
+            echo(f"warning: held by the drift watch: {flag.title}", err=True)
     if plan.resuming:
-        click.echo(f"finishing the interrupted approval of {review_id}")
+        echo(f"finishing the interrupted approval of {review_id}")
     elif not _confirm(plan, yes, allow_large_removal):
         # Saying no is an answer, not a failure: scripts and shells see success.
-        click.echo("not approved; nothing changed")
+        echo("not approved; nothing changed")
         return
     result = approve_review(
         root,
@@ -235,7 +253,7 @@ def approve_cmd(
         # What the human saw must still be what gets applied (--yes saw nothing).
         confirmed=None if yes else plan,
     )
-    click.echo(
+    echo(
         f"approved {result.review_id}: commit {result.commit[:10]} "
         f"({result.used} of {result.plan.limit} approvals used in {result.plan.month})"
     )
@@ -256,13 +274,13 @@ def edit_cmd(ctx: click.Context, review_id: str, approver: str | None) -> None:
     text = edit_text(root, review_id)
     edited = click.edit(text, extension=".yaml", require_save=True)
     if edited is None:
-        click.echo("no change; nothing recorded")
+        echo("no change; nothing recorded")
         return
     edit = record_edit(root, review_id, edited, editor=_approver(approver))
     if edit is None:
-        click.echo("no change; nothing recorded")
+        echo("no change; nothing recorded")
         return
-    click.echo(f"edited {review_id}: {describe(edit.diff)}")
+    echo(f"edited {review_id}: {describe(edit.diff)}")
 
 
 @review_group.command("reject")
@@ -280,7 +298,53 @@ def reject_cmd(ctx: click.Context, review_id: str, reason: str, approver: str | 
     decision = reject_review(
         require_root(root_from(ctx)), review_id, reason=reason, approver=_approver(approver)
     )
-    click.echo(f"rejected {decision.review_id}: {decision.reason}")
+    echo(f"rejected {decision.review_id}: {decision.reason}")
+
+
+@review_group.command("serve")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    show_default=True,
+    help="Port on 127.0.0.1 (0: a free one chosen by the system).",
+)
+@click.option("--open", "open_browser", is_flag=True, help="Also open the page in a browser.")
+@approver_option
+@click.pass_context
+def serve_cmd(ctx: click.Context, port: int, open_browser: bool, approver: str | None) -> None:
+    """Serve the owner's review page on 127.0.0.1 until Ctrl-C.
+
+    Prints one line, the address with its one-time token; only that address opens
+    the page.  Review cards (diff, evidence for and against, what would reverse it),
+    the month at a glance and the drift watch.  Approve / edit / reject there do
+    exactly what 'review approve / edit / reject' do.  Needs the [review] extra.
+
+    \b
+    Example:
+      evolving-agent review serve --open
+    """
+    root = require_root(root_from(ctx))
+    try:
+        from evolving_agent.review.web.serve import serve
+    except ImportError as exc:
+        raise UsageError(
+            f"'review serve' needs the review extra ({exc.name} is missing): "
+            "pip install 'evolving-agent[review]'"
+        ) from None
+
+    def announce(url: str) -> None:
+        echo(url)
+        sys.stdout.flush()
+        if open_browser:
+            import webbrowser
+
+            webbrowser.open(url)
+
+    try:
+        serve(root, port=port, approver=_approver(approver), announce=announce)
+    except OSError as exc:
+        raise UsageError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from None
 
 
 def register(group: click.Group) -> None:

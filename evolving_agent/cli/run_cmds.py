@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from evolving_agent.cli._common import echo_json, json_option, root_from
+from evolving_agent.cli._output import echo
 from evolving_agent.jobs.dispatch import check_strict, fallback_of, run_job
 from evolving_agent.jobs.monthly import MonthlyResult
 from evolving_agent.jobs.nightly import NightlyResult
@@ -82,7 +83,7 @@ def _status(job: str, what: str, result: Any, reflector: str | None = None) -> N
         why = f"; {fallback}" if fallback else ""
         used = f" (reflector: {reflector}{why})"
     note = " (nothing changed)" if result.status == "already done" else ""
-    click.echo(f"{job} {what}: {result.status}{note}{used}")
+    echo(f"{job} {what}: {result.status}{note}{used}")
 
 
 @click.group("run")
@@ -94,50 +95,47 @@ def _nightly_lines(result: NightlyResult) -> None:
     plan = result.plan
     _status("nightly", plan.day.isoformat(), result, plan.reflector)
     for note in plan.notes:  # catch-up after downtime, and its bound
-        click.echo(f"note: {note}")
+        echo(f"note: {note}")
     if plan.outcome is not None:
         o = plan.outcome
         about = f" on {o.hypothesis}" if o.hypothesis else ""
-        click.echo(f"yesterday's {o.carry_type}{about}: {o.outcome}")
+        echo(f"yesterday's {o.carry_type}{about}: {o.outcome}")
     for c in plan.changes:
         h = c.hypothesis
-        click.echo(f"{h.id}: {c.previous} -> {h.state} ({c.reason})")
+        echo(f"{h.id}: {c.previous} -> {h.state} ({c.reason})")
     if plan.raised is not None:
-        click.echo(
-            f"raised {plan.raised.id} (emerging, from recurring friction): {plan.raised.text}"
-        )
+        echo(f"raised {plan.raised.id} (emerging, from recurring friction): {plan.raised.text}")
     if plan.carry is None or plan.bias is None:
-        click.echo("quiet day: no hypothesis to carry and no friction; bias and carry unchanged")
+        echo("quiet day: no hypothesis to carry and no friction; bias and carry unchanged")
         return
     about = f" on {plan.carry.hypothesis}" if plan.carry.hypothesis else ""
-    click.echo(f"carry: {plan.carry.type}{about}: {plan.carry.text}")
-    click.echo("bias:")
+    echo(f"carry: {plan.carry.type}{about}: {plan.carry.text}")
+    echo("bias:")
     for line in plan.bias.splitlines():
-        click.echo(f"  {line}")
+        echo(f"  {line}")
 
 
 def _weekly_lines(result: WeeklyResult) -> None:
     plan = result.plan
     _status("weekly", f"week ending {plan.week_end}", result, plan.reflector)
     if not plan.proposals:
-        click.echo("no proposals this week")
+        echo("no proposals this week")
     for p in plan.proposals:
-        click.echo(f"{p.id}: {p.diff.op} to {p.diff.section}: {p.diff.text}")
-        click.echo(f"  evidence: {', '.join(p.evidence_ids)}")
+        echo(f"{p.id}: {p.diff.op} to {p.diff.section}: {p.diff.text}")
+        echo(f"  evidence: {', '.join(p.evidence_ids)}")
 
 
 def _monthly_lines(result: MonthlyResult) -> None:
     plan = result.plan
     _status("monthly", f"proposals of {plan.month}", result)
     if not plan.reviews:
-        click.echo(f"nothing queued (limit {plan.limit} per month)")
+        echo(f"nothing queued (limit {plan.limit} per month)")
     for r in plan.reviews:
-        click.echo(f"{r.id}: {r.diff.op} to {r.diff.section}: {r.diff.text or r.diff.old_text}")
+        echo(f"{r.id}: {r.diff.op} to {r.diff.section}: {r.diff.text or r.diff.old_text}")
     if plan.deferred:
-        click.echo(f"note: {len(plan.deferred)} proposal(s) over the limit wait for next month")
+        echo(f"note: {len(plan.deferred)} proposal(s) over the limit wait for next month")
     if plan.reviews:
-        click.echo("next: evolving-agent review list")
-
+        echo("next: evolving-agent review list")
 
 
 def _job_command(job: str, result_type: type[R], render: Callable[[R], None], doc: str) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from evolving_agent.cli._common import echo_json, json_option, root_from
+from evolving_agent.cli._output import echo, paged
 from evolving_agent.jobs.cronprint import print_cron
 from evolving_agent.jobs.scheduler import JobScheduler, validate_roots
 from evolving_agent.paths import MemoryRoot
@@ -47,8 +48,8 @@ def schedule_run(ctx: click.Context, roots: str | None) -> None:
     sched = JobScheduler(_roots(ctx, roots), log=click.echo)
     for r in sched.next_runs():
         nxt = f"{r.next_run:%a %Y-%m-%d %H:%M %Z}" if r.next_run else "never"
-        click.echo(f"{r.root}: {r.job} next at {nxt}")
-    click.echo("scheduler running (Ctrl-C to stop)")
+        echo(f"{r.root}: {r.job} next at {nxt}")
+    echo("scheduler running (Ctrl-C to stop)")
 
     def on_ctrl_c(_signum: int, _frame: object) -> None:
         sched.request_stop()  # kept even if a job's code swallows the interrupt
@@ -61,7 +62,7 @@ def schedule_run(ctx: click.Context, roots: str | None) -> None:
     try:
         sched.start(blocking=True)
     except KeyboardInterrupt:
-        click.echo("scheduler stopped")
+        echo("scheduler stopped")
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
@@ -71,6 +72,7 @@ def schedule_run(ctx: click.Context, roots: str | None) -> None:
 @_roots_option
 @json_option
 @click.pass_context
+@paged
 def schedule_show(ctx: click.Context, roots: str | None, as_json: bool) -> None:
     """List each job's cron line, next run (with its weekday), last run and last problem.
 
@@ -89,11 +91,11 @@ def schedule_show(ctx: click.Context, roots: str | None, as_json: bool) -> None:
     for r in runs:
         nxt = f"{r.next_run:%a %Y-%m-%d %H:%M %Z}" if r.next_run else "never"
         last = f"{r.last_run:%Y-%m-%d %H:%M}" if r.last_run else "never"
-        click.echo(f"{r.root}  {r.job:<8} {r.cron:<16} next {nxt}  last {last}")
+        echo(f"{r.root}  {r.job:<8} {r.cron:<16} next {nxt}  last {last}")
         if r.fallback:
-            click.echo(f"  last run fell back: {r.fallback}")
+            echo(f"  last run fell back: {r.fallback}")
         elif r.last_error:
-            click.echo(f"  last run failed: {r.last_error}")
+            echo(f"  last run failed: {r.last_error}")
 
 
 @schedule_group.command("print-cron")
@@ -106,7 +108,7 @@ def schedule_print_cron(ctx: click.Context, roots: str | None) -> None:
     Example:
       evolving-agent schedule print-cron >> my-crontab.txt
     """
-    click.echo(print_cron(validate_roots(_roots(ctx, roots))), nl=False)
+    echo(print_cron(validate_roots(_roots(ctx, roots))), nl=False)
 
 
 def register(group: click.Group) -> None:

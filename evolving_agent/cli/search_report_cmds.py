@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from evolving_agent.cli._common import echo_json, json_option
+from evolving_agent.cli._output import echo, paged
 from evolving_agent.cli._search_options import task_options
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ def report_summary(report: RunReport) -> list[str]:
     default=None,
     help="Write the report here instead of into RUN_DIR.",
 )
+@paged
 def report_cmd(run_dir: Path, out: Path | None) -> None:
     """Plot and summarise a search run: report.png, report.md and report.html.
 
@@ -65,19 +67,19 @@ def report_cmd(run_dir: Path, out: Path | None) -> None:
 
     files = write_report(run_dir, out=out)
     for line in report_summary(files.report):
-        click.echo(line)
+        echo(line)
     for label, path in (("plot", files.png), ("markdown", files.markdown), ("page", files.html)):
-        click.echo(f"{label + ':':10}{path}")
+        echo(f"{label + ':':10}{path}")
 
 
 def _render_progress(event: Progress) -> None:
     head = f"[{event.index}/{event.total}] {event.policy} seed {event.seed}"
     if event.outcome is None:
-        click.echo(f"{head}: running ...", err=True)
+        echo(f"{head}: running ...", err=True)
         return
     o = event.outcome
     best = "no scored candidate" if o.best_score is None else f"best {o.best_score:.6g}"
-    click.echo(f"{head}: {best} ({o.turns} turns, ${o.cost_usd:.4f}, {o.wall_s:.1f} s)", err=True)
+    echo(f"{head}: {best} ({o.turns} turns, ${o.cost_usd:.4f}, {o.wall_s:.1f} s)", err=True)
 
 
 @click.command("compare")
@@ -179,10 +181,10 @@ def compare_cmd(
     if as_json:
         echo_json(result.to_json())
         return
-    click.echo(format_table(result), nl=False)
-    click.echo(f"\n{result.out / 'compare.md'}\n{result.out / 'compare.json'}")
+    echo(format_table(result), nl=False)
+    echo(f"\n{result.out / 'compare.md'}\n{result.out / 'compare.json'}")
     if result.plot is not None:
-        click.echo(str(result.plot))
+        echo(str(result.plot))
 
 
 @click.command("plateau-test")
@@ -224,19 +226,17 @@ def plateau_test_cmd(
         score = "failed" if record.score is None else f"{record.score:g}"
         what = "empty" if record.empty else f"{record.lines_changed} lines"
         mark = " *improved*" if record.improved else ""
-        click.echo(
-            f"[{side}] agent {record.agent} turn {record.turn}: {score} ({what}){mark}", err=True
-        )
+        echo(f"[{side}] agent {record.agent} turn {record.turn}: {score} ({what}){mark}", err=True)
 
     result = plateau_test(run_dir, turns=turns, out=out, progress=None if quiet else show)
     if as_json:
         echo_json(result.to_json())
         return
-    click.echo(format_table(result), nl=False)
+    echo(format_table(result), nl=False)
     if result.gain_ratio is not None:
         cost = "" if result.cost_ratio is None else f" at {result.cost_ratio:.2f}× the spend"
-        click.echo(f"\nfresh / continue gain: {result.gain_ratio:.2f}×{cost}")
-    click.echo(f"\n{result.out / 'plateau-test.md'}\n{result.out / 'plateau-test.json'}")
+        echo(f"\nfresh / continue gain: {result.gain_ratio:.2f}×{cost}")
+    echo(f"\n{result.out / 'plateau-test.md'}\n{result.out / 'plateau-test.json'}")
 
 
 def register(group: click.Group) -> None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from evolving_agent.cli._common import echo_json, json_option
+from evolving_agent.cli._output import echo
 from evolving_agent.cli._search_options import task_options
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def _progress(event: ProgressEvent) -> None:
             line += f"  ERROR: {record.error[:300]}"
     elif event.message:
         line += f"  | {event.message}"
-    click.echo(line, err=True)
+    echo(line, err=True)
 
 
 def _print(summary: SearchSummary, as_json: bool) -> None:
@@ -48,20 +49,20 @@ def _print(summary: SearchSummary, as_json: bool) -> None:
         echo_json(summary.model_dump(mode="json"))
         return
     gain = summary.best_score - summary.seed_score
-    click.echo(
+    echo(
         f"best {summary.best_score:g} (seed {summary.seed_score:g}, {gain:+g}) after "
         f"{summary.turns}/{summary.planned_turns} turns, {summary.rounds} round(s), "
         f"{summary.agents} agent(s), ${summary.cost_usd:.4f}"
     )
     if summary.failed_turns:
-        click.echo(
+        echo(
             f"failed turns: {summary.failed_turns} of {summary.turns} "
             f"(first: {summary.first_error})"
         )
-    click.echo(f"run directory: {summary.run_dir}")
+    echo(f"run directory: {summary.run_dir}")
     if summary.best_rescored is not None:
         n = len(summary.best_rescores)
-        click.echo(f"best re-scored: {summary.best_rescored:g} (median of {n} fresh score(s))")
+        echo(f"best re-scored: {summary.best_rescored:g} (median of {n} fresh score(s))")
 
 
 @click.command("run")

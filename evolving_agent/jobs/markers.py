@@ -123,7 +123,12 @@ def append_once(
     with run_lock(root, marker.job, marker.date):
         # The runner's own bookkeeping: find this run's batch in the run day's file.
         log = EvidenceLog(root)
-        already = [r for r in log.read_day(run_day) if r.data.get("run") == marker.run_id]
+        already = [
+            r
+            for r in log.read_day(run_day)
+            # review-queued records name the run too, but come before its batch
+            if r.data.get("run") == marker.run_id and r.kind != "review-queued"
+        ]
         if already:
             return already
         return writer.append_drafts(drafts)

@@ -21,11 +21,20 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from evolving_agent.jobs.markers import append_once, finish, plan_or_resume, refuse_future
+from evolving_agent.jobs.markers import (
+    RunMarker,
+    append_once,
+    finish,
+    plan_or_resume,
+    refuse_future,
+    run_lock,
+)
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.canon_diff import CanonDiff
+from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog
 from evolving_agent.memory.evidence import now as local_now
 from evolving_agent.memory.policy import Policy
+from evolving_agent.memory.review_trace import queued_record
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import Decision, PendingReview, Proposal
@@ -85,9 +94,12 @@ def run_monthly(
     if status == "already done":
         return MonthlyResult(status=status, plan=plan, record_ids=marker.record_ids)
     writer = Writer(root, "monthly")
-    for r in plan.reviews:
-        body = r.model_dump_json(indent=2) + "\n"
-        writer.write("pending", f"{r.id}.json", body)
+    bodies = {r.id: (r.model_dump_json(indent=2) + "\n").encode() for r in plan.reviews}
+    # Provenance first: a crash after it leaves a record and no review (harmless); a
+    # review file without its record is a planted one (memory/review_trace.py).
+    _record_queued(root, writer, marker, bodies)
+    for review_id, body in bodies.items():
+        writer.write("pending", f"{review_id}.json", body)
     record = {
         "kind": "job",
         "text": f"monthly {plan.month}: {len(plan.reviews)} diff(s) queued for review"
@@ -104,6 +116,34 @@ def run_monthly(
     }
     marker = finish(root, marker, append_once(root, writer, marker, [record]))
     return MonthlyResult(status=status, plan=plan, record_ids=marker.record_ids)
+
+
+def _record_queued(
+    root: MemoryRoot, writer: Writer, marker: RunMarker, bodies: dict[str, bytes]
+) -> None:
+    """Append one ``review-queued`` record per review of this run, once per run."""
+    if not bodies:
+        return
+    drafts = [
+        EvidenceDraft.model_validate(
+            {
+                "ts": marker.run_ts,
+                "actor": "monthly",
+                **queued_record(rid, body, by="monthly", run=marker.run_id),
+            }
+        )
+        for rid, body in bodies.items()
+    ]
+    with run_lock(root, marker.job, marker.date):
+        # The runner's own bookkeeping (as append_once): a resumed run appends nothing twice.
+        done = {
+            r.data.get("review_id")
+            for r in EvidenceLog(root).read_day(drafts[0].day())
+            if r.kind == "review-queued" and r.data.get("run") == marker.run_id
+        }
+        todo = [d for d in drafts if d.data["review_id"] not in done]
+        if todo:
+            writer.append_drafts(todo)
 
 
 def _plan(reader: ScopedReader, day: date, limit: int, when: datetime) -> MonthlyPlan:

@@ -16,6 +16,7 @@ import json
 import os
 import stat
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path, PurePosixPath
@@ -30,7 +31,17 @@ from evolving_agent.memory.canon import check_canon_text
 from evolving_agent.memory.canon_snapshot import record_canon_snapshot
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
 from evolving_agent.memory.policy import HUMAN_ONLY_WRITERS, Actor, Policy, check_actor
+from evolving_agent.memory.redact import redact
+from evolving_agent.memory.signing import (
+    SIG_SUFFIX,
+    file_signed,
+    git_signing_args,
+    sign_file,
+    signing_state,
+)
 from evolving_agent.paths import AREAS, MemoryRoot, area_parts
+
+NAME_MAX = 255  # bytes in one file name (Linux, macOS)
 
 
 @dataclass(frozen=True)
@@ -73,6 +84,8 @@ def confine(root: MemoryRoot, area: str, relpath: str) -> Path:
         raise InvalidPath(area, relpath, "'..' is not allowed")
     if any(part.startswith(".") for part in pure.parts):
         raise InvalidPath(area, relpath, "hidden files are reserved")
+    if any(len(part.encode("utf-8", "surrogateescape")) > NAME_MAX for part in pure.parts):
+        raise InvalidPath(area, relpath[:40] + "…", f"a name is longer than {NAME_MAX} bytes")
     parts = (*area_parts(area), *pure.parts)
     check_plain_path(root, parts, area=area, relpath=relpath)
     return root.real.joinpath(*parts)
@@ -148,6 +161,8 @@ class Writer:
                 self._write_canon({target: data}, message)
             else:
                 self._put(target, data)
+                if area == "decisions":
+                    self._sign_decision(target)
         return target
 
     def write_many(self, area: str, files: dict[str, str | bytes], *, message: str = "") -> None:
@@ -177,6 +192,7 @@ class Writer:
             elif new is None:
                 if target.exists():
                     target.unlink()
+                target.with_name(target.name + SIG_SUFFIX).unlink(missing_ok=True)
             else:
                 self._put(target, new)
         return target
@@ -315,7 +331,33 @@ class Writer:
 
         if not approved_review(self.root, self.approval.review_id):
             return f"review {self.approval.review_id} is not approved, or was already applied"
+        state = signing_state(self.root)
+        decision = self.root.area_dir("decisions") / f"{self.approval.review_id}.json"
+        if state.enabled and not file_signed(state, decision):
+            return f"signing is on and the decision on {self.approval.review_id} is not signed"
         return ""
+
+    def _signing_args(self) -> list[str] | None:
+        """git options that sign this commit: the human's, when signing is on."""
+        if self.actor != "human":
+            return None
+        state = signing_state(self.root)
+        if not state.enabled:
+            return None
+        if not state.key:
+            self._deny(
+                "canon",
+                "(commit)",
+                "signing is on and this user has no pinned signing key; a human Canon "
+                "commit must be signed (evolving-agent signing status)",
+            )
+        return git_signing_args(state)
+
+    def _sign_decision(self, target: Path) -> None:
+        """A human decision (or edit) gets its signature beside it, when signing is on."""
+        state = signing_state(self.root)
+        if self.actor == "human" and state.enabled:
+            sign_file(state, target)
 
     def _deny(self, area: str, relpath: str, reason: str) -> None:
         self._record_denial(area, relpath, reason)
@@ -332,18 +374,24 @@ class Writer:
             )
         )
 
-    def _lock(self, area: str) -> FileLock:
+    @contextmanager
+    def _lock(self, area: str) -> Iterator[None]:
         # Refuses a symlinked .ea/ or .ea/locks/ as every other write does (0700 if new).
         parts = self.root.lock_dir.relative_to(self.root.path).parts
         os.close(open_dir(self.root.real, list(parts)))
-        return FileLock(str(self.root.lock_dir / f"{area}.lock"), mode=0o600)
+        with FileLock(str(self.root.lock_dir / f"{area}.lock"), mode=0o600):
+            _clear_temps(self.root, area)
+            yield
 
     def _write_canon(self, targets: Mapping[Path, bytes | None], message: str) -> None:
+        # A commit message is kept in git forever and printed by 'canon log': no keys.
+        message = redact(message)
         for target, content in targets.items():
             if content is not None:
                 rel = _area_rel(self.root, target).removeprefix("canon/")
                 check_canon_text(self.root, rel, content)
         gitrepo.require_repo(self.root)  # no repository: refuse before anything is written
+        sign = self._signing_args()  # refuses an unsignable human commit before any write
         rels = {t: _area_rel(self.root, t) for t in targets}
         blobs = {
             rels[t]: (gitrepo.blob_sha(d) if d is not None else None) for t, d in targets.items()
@@ -386,8 +434,22 @@ class Writer:
             {rels[t]: d for t, d in targets.items()},
             message or f"canon: {self.actor} changed {', '.join(blobs)}",
             trailers,
+            sign=sign,
         )
         record_canon_snapshot(self.root)  # boot serves only Canon matching this commit
+
+
+def _clear_temps(root: MemoryRoot, area: str) -> None:
+    """Remove ``.NAME.XXXX.tmp`` files a killed writer left in ``area`` (and one level
+    below).  Called under the area's lock, so no live writer of the area owns one."""
+    base = root.real.joinpath(*area_parts(area))
+    for pattern in (".*.tmp", "*/.*.tmp"):
+        for tmp in base.glob(pattern):
+            try:
+                if tmp.is_file() and not tmp.is_symlink():
+                    tmp.unlink()
+            except OSError:
+                continue
 
 
 def accept_hand_edits(

@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from evolving_agent.errors import EvolvingAgentError, InvalidInput, ReadOutOfScope
+from evolving_agent.errors import EvolvingAgentError, InvalidInput, ReadOutOfScope, TamperingFound
 from evolving_agent.memory import bootfast
 from evolving_agent.memory import live as live_bus
 from evolving_agent.memory.atomic import atomic_write
@@ -35,6 +35,7 @@ from evolving_agent.memory.bootview import (
     DEFAULT_MAX_CHARS,
     LIVE_ENTRIES,
     LIVE_ENTRY_CHARS,
+    LIVE_MAX_KEYS,
     MAX_CHARS_ENV,
     MIN_MAX_CHARS,
     NOTICE_CHARS,
@@ -51,6 +52,8 @@ from evolving_agent.memory.canon_snapshot import load_canon
 from evolving_agent.memory.policy import Policy
 from evolving_agent.memory.redact import redact, redact_data
 from evolving_agent.memory.root import require_root
+from evolving_agent.memory.signing import MARKER as SIGNING_MARKER
+from evolving_agent.memory.signing import check_head, signing_state
 from evolving_agent.memory.today import BIAS_FILE, CARRY_FILE, EMPTY_BIAS, EMPTY_CARRY, Carry
 from evolving_agent.memory.yamlio import parse_yaml, validate
 from evolving_agent.paths import MemoryRoot
@@ -89,6 +92,10 @@ def build_boot(root: MemoryRoot, *, max_chars: int = DEFAULT_MAX_CHARS) -> BootC
         if not Policy.may_read("session", layer):
             raise ReadOutOfScope("session", layer)
     warnings: list[str] = []
+    if os.path.lexists(root.state / SIGNING_MARKER) or signing_state(root).enabled:
+        problems = check_head(root)  # signed authority: Canon's commit must be signed
+        if problems:
+            raise TamperingFound(problems)
     canon_files = load_canon(root)
     if canon_files.problems:
         warnings.append(
@@ -109,7 +116,7 @@ def build_boot(root: MemoryRoot, *, max_chars: int = DEFAULT_MAX_CHARS) -> BootC
     bias = read_today(root, BIAS_FILE, warnings)
     bias = redact(bias).strip() if bias is not None else ""
     carry = _carry(root, warnings)
-    scan = live_bus.scan(root)
+    scan = live_bus.scan_newest(root, LIVE_ENTRIES)  # bounded: not every key is read
     warnings += scan.skipped
     newest = sorted(scan.entries, key=lambda e: updated_order(e.updated, e.key), reverse=True)
     live = {
@@ -120,7 +127,7 @@ def build_boot(root: MemoryRoot, *, max_chars: int = DEFAULT_MAX_CHARS) -> BootC
         carry=carry,
         canon={"identity": redact_data(identity), "notes": notes},
         live=live,
-        live_more=max(0, len(newest) - LIVE_ENTRIES),
+        live_more=scan.unread + len(scan.entries) - len(live),
         warnings=[_clip(_one_line(redact(w)), NOTICE_CHARS) for w in warnings],
         notices=[_clip(_one_line(redact(w)), NOTICE_CHARS) for w in _unnamed(root, warnings)],
         max_chars=max_chars,
@@ -141,10 +148,18 @@ def _unnamed(root: MemoryRoot, warnings: list[str]) -> list[str]:
     if not warnings:
         return warnings  # nothing to show, so no file name to hide: skip the walk
     odd: list[str] = []
-    for top in (root.live, root.canon):
-        for dirpath, dirnames, filenames in os.walk(top):  # never follows links
-            names = dirnames + filenames
-            odd += [os.path.join(dirpath, n) for n in names if not _PLAIN_NAME.fullmatch(n)]
+    try:  # live/ is flat; read no further than boot's scan does (LIVE_MAX_KEYS + 1)
+        with os.scandir(root.live) as it:
+            for seen, entry in enumerate(it):
+                if seen > LIVE_MAX_KEYS:
+                    break
+                if not _PLAIN_NAME.fullmatch(entry.name):
+                    odd.append(os.path.join(root.live, entry.name))
+    except OSError:
+        pass
+    for dirpath, dirnames, filenames in os.walk(root.canon):  # never follows links
+        names = dirnames + filenames
+        odd += [os.path.join(dirpath, n) for n in names if not _PLAIN_NAME.fullmatch(n)]
     if not odd:
         return warnings
     odd.sort(key=len, reverse=True)  # a directory's path is a prefix of its files'

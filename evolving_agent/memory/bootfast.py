@@ -46,6 +46,7 @@ from evolving_agent.memory.bootview import (
     _one_line,
     claude_hook_json,
     context_json,
+    list_live,
     read_today,
     render_markdown,
     stale_date,
@@ -238,8 +239,6 @@ def try_boot(
     return 0
 
 
-
-
 def fast_output(root: MemoryRoot, fmt: str, max_chars: int) -> str | None:
     """stdout of ``boot --format fmt`` exactly, or None when the full boot must run."""
     try:
@@ -272,6 +271,17 @@ def render(view: _View, fmt: str) -> str:
     return claude_hook_json(markdown) + "\n" if fmt == "claude-hook" else markdown
 
 
+def _signing_on(root: MemoryRoot) -> bool:
+    """The root's signing marker, or this user's pinned record (memory/signing.py)."""
+    if os.path.lexists(os.path.join(root.path, ".ea", "signing.json")):
+        return True
+    import hashlib
+
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    name = hashlib.sha256(str(root.real).encode()).hexdigest()[:16] + ".json"
+    return os.path.lexists(os.path.join(base, "evolving-agent", "signing", name))
+
+
 def derive(root: MemoryRoot, max_chars: int) -> _View:
     """The boot context the full boot would build, when it would build it without warnings."""
     from evolving_agent.memory.canon_snapshot import load_canon
@@ -281,6 +291,8 @@ def derive(root: MemoryRoot, max_chars: int) -> _View:
     # scope (canon, today, live) is fixed in code (policy.READ_SCOPES), not configurable.
     if not os.path.isdir(root.path) or not root.exists():
         raise _Fallback("no memory root")
+    if _signing_on(root):
+        raise _Fallback("signing on: the full boot checks Canon's commit signature")
     canon = load_canon(root)  # InvalidInput: the full path reports it
     if canon.problems:
         raise _Fallback("Canon snapshot problems")
@@ -298,7 +310,7 @@ def derive(root: MemoryRoot, max_chars: int) -> _View:
     bias_text = read_today(root, BIAS_FILE, warnings)
     bias = redact(bias_text).strip() if bias_text is not None else ""
     carry = _carry(root, warnings, redact)
-    entries = _live(root)
+    entries, total = _live(root)
     newest = sorted(entries, key=lambda e: updated_order(e["updated"], e["key"]), reverse=True)
     live = {
         e["key"]: _clip(_one_line(redact(e["text"])), LIVE_ENTRY_CHARS)
@@ -313,7 +325,7 @@ def derive(root: MemoryRoot, max_chars: int) -> _View:
         stale=stale,
         canon={"identity": redact_data(identity), "notes": notes},
         live=live,
-        live_more=max(0, len(newest) - LIVE_ENTRIES),
+        live_more=max(0, total - len(live)),
         max_chars=max_chars,
     )
 
@@ -353,16 +365,21 @@ def _carry(root: MemoryRoot, warnings: list[str], redact: Any) -> dict[str, Any]
     return {"type": obj["type"], "text": redact(text), "hypothesis": hypothesis, "date": day}
 
 
-def _live(root: MemoryRoot) -> list[dict[str, str]]:
-    """live/*.json as the full boot's scan reads them, when every file is a plain entry."""
+def _live(root: MemoryRoot) -> tuple[list[dict[str, str]], int]:
+    """The newest live/*.json entries as the full boot reads them (and how many there
+    are), when each is a plain entry and the Live Bus is within its limit."""
     base = root.live
     try:
         if not stat.S_ISDIR(os.lstat(base).st_mode):
             raise _Fallback("live/ not a directory")
     except FileNotFoundError:
-        return []
+        return [], 0
+    listing = list_live(base)
+    if listing.over_limit:
+        raise _Fallback("live/ over its key limit")  # the full boot words the warning
     out = []
-    for p in sorted(base.glob("*.json")):
+    for name in listing.newest[:LIVE_ENTRIES]:  # any invalid one: the full boot reports it
+        p = base / name
         st = os.lstat(p)
         if not stat.S_ISREG(st.st_mode) or st.st_size > LIVE_FILE_BYTES:
             raise _Fallback("live file")
@@ -376,7 +393,7 @@ def _live(root: MemoryRoot) -> list[dict[str, str]]:
         if not LIVE_KEY_RE.fullmatch(key) or key.endswith(".json") or key != p.stem:
             raise _Fallback("live key")
         out.append(entry)
-    return out
+    return out, listing.total
 
 
 # -- identity.yaml, a small YAML subset ------------------------------------------------------

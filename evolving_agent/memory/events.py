@@ -1,4 +1,12 @@
-"""Appending to Evidence from the outside world: friction, raw/journal events, imports."""
+"""Appending to Evidence from the outside world: friction, raw/journal events, imports.
+
+Inputs are bounded at write time (docs/authority.md, "Limits"): an event's text at
+:data:`MAX_TEXT_BYTES` (16 KiB of UTF-8), a session id or hypothesis link at
+:data:`MAX_FIELD_CHARS`, an import line at :data:`MAX_IMPORT_LINE_BYTES`.  Over a limit
+the call raises ``InvalidInput`` (exit 4, one line; an MCP tool error) and nothing is
+written.  An event whose day the nightly job has already reflected (a clock stepped
+back) is refused too, with the dates: it would never be reflected otherwise.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +27,51 @@ from evolving_agent.results import Result
 
 if TYPE_CHECKING:
     from evolving_agent.memory.policy import Actor
+MAX_TEXT_BYTES = 16 * 1024
+MAX_FIELD_CHARS = 200
+MAX_IMPORT_LINE_BYTES = 32 * 1024
+# Copy of reflectors.base.NIGHTLY_STATE_FILE (memory may not import reflectors).
+NIGHTLY_STATE_FILE = "nightly.json"
+
+
+def check_text(text: str, what: str = "friction text") -> str:
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_TEXT_BYTES:
+        raise InvalidInput(
+            f"the {what} is {size:,} bytes; the limit is {MAX_TEXT_BYTES:,} "
+            "(say what felt off in a few lines; keep documents elsewhere)"
+        )
+    return text
+
+
+def check_fields(**fields: str | None) -> None:
+    for name, value in fields.items():
+        if value is not None and (len(value) > MAX_FIELD_CHARS or "\n" in value):
+            raise InvalidInput(
+                f"--{name} must be one line of at most {MAX_FIELD_CHARS} characters "
+                f"(got {len(value):,})"
+            )
+
+
+def last_reflected_day(root: MemoryRoot) -> date | None:
+    """The last day the nightly job reflected (today/nightly.json), if any."""
+    try:
+        data = json.loads((root.today / NIGHTLY_STATE_FILE).read_text(encoding="utf-8"))
+        return date.fromisoformat(str(data["last_date"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def refuse_reflected_day(root: MemoryRoot, ts: datetime) -> None:
+    """An event dated on a day already reflected would never be reflected: refuse it."""
+    last = last_reflected_day(root)
+    day = ts.date()
+    if last is not None and day < last:
+        raise InvalidInput(
+            f"the clock says {ts:%Y-%m-%d %H:%M}, but the nightly job already reflected "
+            f"{last}: an event dated {day} would never be reflected; nothing was written "
+            "(check the system clock)"
+        )
 
 
 def record_friction(
@@ -38,6 +91,9 @@ def record_friction(
     require_root(root)
     if not text.strip():
         raise InvalidInput("friction text is empty: describe what felt off")
+    check_text(text)
+    check_fields(session=session, supports=supports, contradicts=contradicts)
+    refuse_reflected_day(root, now())
     result = Result(
         Writer(root, actor).append(
             "friction", text, session=session, supports=supports, contradicts=contradicts
@@ -66,6 +122,9 @@ def append_event(
         raise InvalidInput(f"unknown kind {kind!r} (valid: raw, journal)")
     if not text.strip():
         raise InvalidInput("evidence text is empty: say what happened")
+    check_text(text, f"{kind} text")
+    check_fields(session=session)
+    refuse_reflected_day(root, now())
     return Writer(root, actor).append(kind, text, session=session)
 
 
@@ -87,6 +146,18 @@ class ImportLine(BaseModel):
         # Same rule as `friction` and `evidence append`: an empty event says nothing.
         if not value.strip():
             raise PydanticCustomError("blank", "the text is empty")
+        size = len(value.encode("utf-8", "surrogatepass"))
+        if size > MAX_TEXT_BYTES:
+            raise PydanticCustomError(
+                "too_long", f"the text is {size:,} bytes; the limit is {MAX_TEXT_BYTES:,}"
+            )
+        return value
+
+    @field_validator("session", "supports", "contradicts")
+    @classmethod
+    def _short(cls, value: str | None) -> str | None:
+        if value is not None and (len(value) > MAX_FIELD_CHARS or "\n" in value):
+            raise PydanticCustomError("too_long", f"one line of at most {MAX_FIELD_CHARS} chars")
         return value
 
 
@@ -100,9 +171,19 @@ def import_events(root: MemoryRoot, actor: Actor, file: Path) -> list[EvidenceRe
     if not file.is_file():
         raise InvalidInput("no such file", file=file)
     recorded = now()
+    refuse_reflected_day(root, recorded)
     drafts: list[EvidenceDraft] = []
     with file.open("rb") as fh:
-        for lineno, raw_bytes in enumerate(fh, 1):
+        # readline with a bound: a one-line gigabyte file is refused, not read whole.
+        for lineno, raw_bytes in enumerate(
+            iter(lambda: fh.readline(MAX_IMPORT_LINE_BYTES + 1), b""), 1
+        ):
+            if len(raw_bytes) > MAX_IMPORT_LINE_BYTES:
+                raise InvalidInput(
+                    f"line longer than {MAX_IMPORT_LINE_BYTES:,} bytes; nothing was imported",
+                    file=file,
+                    line=lineno,
+                )
             try:
                 raw = raw_bytes.decode("utf-8")
             except UnicodeDecodeError:
@@ -139,3 +220,15 @@ def import_events(root: MemoryRoot, actor: Actor, file: Path) -> list[EvidenceRe
 def show(root: MemoryRoot, day: date) -> list[EvidenceRecord]:
     require_root(root)
     return EvidenceLog(root).read_day(day)
+
+
+def show_range(root: MemoryRoot, start: date, end: date) -> list[EvidenceRecord]:
+    """Every record of the day files ``start``..``end`` (inclusive), day by day.
+
+    Only days that have a file are read, so a year's range costs what its records cost.
+    """
+    require_root(root)
+    if start > end:
+        raise InvalidInput(f"--since {start} is after --until {end}")
+    log = EvidenceLog(root)
+    return [r for d in log.days() if start <= d <= end for r in log.read_day(d)]

@@ -68,8 +68,9 @@ Kind = Literal[
     "reflector-fallback",  # a model reflector's output was invalid; rules were used
     "review",  # a human review decision (approve / reject / edit)
     "repair",  # a torn tail was moved aside (see EvidenceLog.repair)
+    "review-queued",  # a job queued a pending review: its id and sha256 (review_trace.py)
+    "review-refused",  # a review command refused a planted or edited review
     "probe",  # a model's answer to a probe of canon/probes.yaml (see evolving_agent.probes)
-    "review-queued",  # a job wrote a pending review: its id, file hash and the run behind it
 ]
 
 
@@ -341,9 +342,17 @@ class EvidenceLog:
                 raise
         finally:
             os.close(dir_fd)
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             os.close(fd)
             raise UnsafePath(path, "is not a regular file")
+        if st.st_nlink > 1:
+            # A hard link would make an append (or a torn-tail cut) land in another file,
+            # Canon's included: refused like a symlink, nothing written.
+            os.close(fd)
+            raise UnsafePath(
+                path, f"has {st.st_nlink} hard links; Evidence day files must be plain files"
+            )
         return fd, path
 
     def _append_day(
@@ -512,6 +521,10 @@ class EvidenceLog:
             flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC
             try:
                 fd = os.open(name, flags, dir_fd=dir_fd)
+                if os.fstat(fd).st_nlink > 1:  # never write through a hard link
+                    os.close(fd)
+                    os.unlink(name, dir_fd=dir_fd)
+                    raise FileNotFoundError(name)
             except FileNotFoundError:
                 fd = os.open(name, flags | os.O_CREAT, FILE_MODE, dir_fd=dir_fd)
                 reg = os.open("days", flags | os.O_CREAT | os.O_APPEND, FILE_MODE, dir_fd=dir_fd)
@@ -601,6 +614,11 @@ class EvidenceLog:
             if path.is_symlink():
                 problems.append(f"{path}: is a symlink; Evidence day files must be plain files")
                 continue
+            if path.stat().st_nlink > 1:
+                problems.append(
+                    f"{path}: has {path.stat().st_nlink} hard links (to another file, maybe "
+                    "Canon); Evidence day files must be plain files"
+                )
             prev = genesis(day)
             hashes: list[str] = []
             with path.open("rb") as fh:

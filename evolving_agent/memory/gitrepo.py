@@ -114,11 +114,42 @@ def tracked_tree(root: MemoryRoot, rev: str = "HEAD") -> dict[str, str]:
     return out
 
 
+# Lock files git leaves when it is killed mid-update; the next 'update-ref' fails on them.
+_GIT_LOCKS = ("index.lock", "HEAD.lock", "packed-refs.lock", "config.lock")
+
+
+def clear_stale_locks(root: MemoryRoot) -> list[str]:
+    """Remove lock files a killed writer left in ``.git`` and its temp indexes.
+
+    Called with the writer's Canon lock held: the root's repository is written only by
+    the writer, under that lock, so any git lock found now belongs to a dead process.
+    Returns what was removed (root-relative).
+    """
+    git_dir = root.path / ".git"
+    found = [git_dir / name for name in _GIT_LOCKS]
+    heads = git_dir / "refs" / "heads"
+    if heads.is_dir() and not heads.is_symlink():
+        found += list(heads.rglob("*.lock"))
+    if root.state.is_dir():
+        found += list(root.state.glob("index.*.tmp"))
+    removed = []
+    for path in found:
+        try:
+            if path.is_file() and not path.is_symlink():
+                path.unlink()
+                removed.append(path.relative_to(root.path).as_posix())
+        except OSError:
+            continue
+    return removed
+
+
 def commit_contents(
     root: MemoryRoot,
     contents: Mapping[str, bytes | None],
     message: str,
     trailers: Mapping[str, str],
+    *,
+    sign: list[str] | None = None,
 ) -> str:
     """Commit exactly ``contents`` (relpath -> bytes, None to delete) on top of HEAD.
 
@@ -127,6 +158,7 @@ def commit_contents(
     caller records the Canon snapshot (:mod:`canon_snapshot`) afterwards: this module
     is plain git and knows nothing of what the commit means.
     """
+    clear_stale_locks(root)
     parent = head_commit(root)
     mkdirs_private(root.state)
     index = root.state / f"index.{os.getpid()}.tmp"
@@ -150,6 +182,8 @@ def commit_contents(
         index.unlink(missing_ok=True)
     body = message.rstrip() + "\n\n" + "".join(f"{k}: {v}\n" for k, v in trailers.items())
     args = ["commit-tree", tree, "-F", "-"] + (["-p", parent] if parent else [])
+    if sign is not None:  # git options naming the key (memory/signing.py), then -S
+        args = [*sign, "commit-tree", "-S", *args[1:]]
     commit = run_git(
         root.path, *args, input=body.encode("utf-8"), identity=_identity_needed(root)
     ).text

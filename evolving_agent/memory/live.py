@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.memory.authority import Writer
+from evolving_agent.memory.bootview import LIVE_MAX_KEYS, list_live, over_limit_warning
 from evolving_agent.memory.evidence import now
 from evolving_agent.memory.redact import redact
 from evolving_agent.paths import MemoryRoot
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 KEY_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 MAX_TEXT_CHARS = 4000  # a note of where work stopped, not a document
 MAX_FILE_BYTES = 64 * 1024  # larger files in live/ are skipped unread
+MAX_KEYS = LIVE_MAX_KEYS  # keys; boot reads the newest 20 whatever the count
 
 
 class LiveEntry(BaseModel):
@@ -54,6 +56,36 @@ class LiveScan:
 
     entries: list[LiveEntry] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    total: int = 0  # *.json files in live/ (boot's bounded scan: at most MAX_KEYS + 1)
+    invalid: int = 0  # files read and skipped
+
+    @property
+    def unread(self) -> int:
+        """Files neither read as entries nor skipped (boot's bounded scan left them)."""
+        return max(0, self.total - len(self.entries) - self.invalid)
+
+
+class LiveBusFull(InvalidInput):
+    """A new key beyond the Live Bus's key limit."""
+
+    def __init__(self, key: str, count: int) -> None:
+        super().__init__(
+            f"the Live Bus holds {count:,} keys, its limit is {MAX_KEYS:,}; {key!r} was not "
+            "written (clear finished threads: evolving-agent live clear KEY)"
+        )
+
+
+def _check_room(root: MemoryRoot, key: str) -> None:
+    base = root.live
+    if (base / f"{key}.json").exists():
+        return  # replacing a key never needs room
+    try:
+        with os.scandir(base) as it:
+            count = sum(1 for e in it if e.name.endswith(".json"))
+    except FileNotFoundError:
+        return
+    if count >= MAX_KEYS:
+        raise LiveBusFull(key, count)
 
 
 def _check_key(key: str) -> str:
@@ -82,6 +114,7 @@ def _check_text(key: str, text: str) -> str:
 def set_entry(root: MemoryRoot, actor: Actor, key: str, text: str) -> LiveEntry:
     key = _check_key(key)
     entry = LiveEntry(key=key, text=_check_text(key, text), actor=actor, updated=now().isoformat())
+    _check_room(root, key)
     Writer(root, actor).write("live", f"{key}.json", entry.model_dump_json(indent=2) + "\n")
     return entry
 
@@ -107,6 +140,7 @@ def write_entry_file(root: MemoryRoot, actor: Actor, relpath: str, data: bytes) 
             f"entry claims actor {entry.actor!r} but is written as {actor!r}", file=where
         )
     entry.text = _check_text(key, entry.text)
+    _check_room(root, key)
     return Writer(root, actor).write(
         "live", relpath, entry.model_dump_json(indent=2) + "\n", message=f"{actor} wrote {relpath}"
     )
@@ -132,13 +166,44 @@ def scan(root: MemoryRoot) -> LiveScan:
     """Every valid entry (sorted by key); every other file in live/ skipped with a reason."""
     out = LiveScan()
     base = root.live
+    if not _plain_dir(base, out):
+        return out
+    paths = sorted(base.glob("*.json"))
+    out.total = len(paths)
+    _read_into(out, paths)
+    return out
+
+
+def scan_newest(root: MemoryRoot, keep: int) -> LiveScan:
+    """The ``keep`` most recently written entries, reading no other file (boot's scan:
+    its cost does not grow with the number of keys; see ``bootview.list_live``)."""
+    out = LiveScan()
+    base = root.live
+    if not _plain_dir(base, out):
+        return out
+    listing = list_live(base)
+    out.total = listing.total
+    if listing.over_limit:
+        out.skipped.append(over_limit_warning(base))
+    for name in listing.newest:  # newest first, until ``keep`` valid ones are read
+        if len(out.entries) >= keep:
+            break
+        _read_into(out, [base / name])
+    return out
+
+
+def _plain_dir(base: Path, out: LiveScan) -> bool:
     try:
         if not stat.S_ISDIR(os.lstat(base).st_mode):
             out.skipped.append(f"{base}: not a directory (a symlink?); Live Bus not read")
-            return out
+            return False
     except FileNotFoundError:
-        return out
-    for p in sorted(base.glob("*.json")):
+        return False
+    return True
+
+
+def _read_into(out: LiveScan, paths: list[Path]) -> None:
+    for p in paths:
         try:
             st = os.lstat(p)
             if not stat.S_ISREG(st.st_mode):
@@ -152,12 +217,13 @@ def scan(root: MemoryRoot) -> LiveScan:
                 raise InvalidInput(f"entry key {entry.key!r} does not match the file name", file=p)
         except InvalidInput as exc:
             out.skipped.append(_one_line(f"{exc}; skipped"))
+            out.invalid += 1
             continue
         except OSError as exc:
             out.skipped.append(_one_line(f"{p}: unreadable ({exc.strerror}); skipped"))
+            out.invalid += 1
             continue
         out.entries.append(entry)
-    return out
 
 
 def _one_line(text: str) -> str:

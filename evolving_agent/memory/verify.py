@@ -30,6 +30,7 @@ import os
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from evolving_agent.errors import EvolvingAgentError, InvalidInput
 from evolving_agent.gitcmd import GitError, git
@@ -37,7 +38,9 @@ from evolving_agent.memory import gitrepo
 from evolving_agent.memory.approvals import read_decision
 from evolving_agent.memory.canon_diff import CanonDiff, apply_diff
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, parse_line
+from evolving_agent.memory.review_trace import TraceIndex
 from evolving_agent.memory.root import INIT_MESSAGE, default_prompt, init_contents, require_root
+from evolving_agent.memory.signing import check_signatures, signing_state
 from evolving_agent.paths import MemoryRoot
 
 REGULAR_MODES = ("100644", "100755")
@@ -49,6 +52,8 @@ class VerifyReport:
     evidence_records: int = 0
     canon_commits: int = 0
     problems: list[str] = field(default_factory=list)
+    # What verify cannot prove, said plainly (e.g. that "human" is a claim unsigned).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -81,8 +86,10 @@ def verify_root(root: MemoryRoot) -> VerifyReport:
     report.problems += log.verify_chain()
     canon_writes: dict[str, EvidenceRecord] = {}
     last_write: EvidenceRecord | None = None
+    traces = TraceIndex()
     for rec in _readable_records(log):
         report.evidence_records += 1
+        traces.add(rec)
         if rec.kind == "canon-write":
             canon_writes[rec.id] = rec
             if last_write is None or rec.ts >= last_write.ts:
@@ -94,6 +101,7 @@ def verify_root(root: MemoryRoot) -> VerifyReport:
         )
         return report
     report.problems += _check_no_symlinked_dirs(root)
+    report.problems += _check_reviews(root, traces)
     report.problems += _check_no_rewritten_parents(root)
     git_dir = root.path / ".git"
     if git_dir.is_symlink() or not git_dir.is_dir():
@@ -107,7 +115,9 @@ def verify_root(root: MemoryRoot) -> VerifyReport:
     except GitError as exc:
         report.problems.append(f"{root.path / '.git'}: git history is unreadable ({exc})")
         return report
-    report.problems += _check_history(root, commits, canon_writes, report)
+    human_commits: list[tuple[str, str]] = []
+    report.problems += _check_history(root, commits, canon_writes, report, human_commits)
+    report.problems += _check_signed(root, commits, human_commits, report)
     report.problems += _check_no_rollback(root, commits, head, last_write)
     report.problems += _check_worktree(root, commits[head].tree if head in commits else {})
     return report
@@ -225,6 +235,7 @@ def _check_history(
     commits: dict[str, Commit],
     canon_writes: dict[str, EvidenceRecord],
     report: VerifyReport,
+    human_commits: list[tuple[str, str]],
 ) -> list[str]:
     problems: list[str] = []
     used_records: dict[str, str] = {}  # canon-write record id -> first commit citing it
@@ -269,6 +280,8 @@ def _check_history(
             problems += _check_applied_diff(root, commits, commit, trailers)
         elif record.actor != "human":
             problems.append(f"{where}: actor '{record.actor}' has no authority over Canon")
+        else:
+            human_commits.append((commit.sha, where))
     return problems
 
 
@@ -329,6 +342,63 @@ def _check_approval(
             f"{where}: review {review_id} was applied by commit {str(applied)[:10]}, not this one"
         ]
     return []
+
+
+# -- signed human authority ----------------------------------------------------------
+
+CLAIM_NOTE = (
+    "human authority is a claim: signing is off, so a 'human' commit or review decision "
+    "is whoever says so with a shell in the root (see docs/authority.md; "
+    "evolving-agent signing enable --key PATH)"
+)
+
+
+def _check_signed(
+    root: MemoryRoot,
+    commits: dict[str, Commit],
+    human_commits: list[tuple[str, str]],
+    report: VerifyReport,
+) -> list[str]:
+    """With signing on, human commits after set-up and every later decision must carry the
+    pinned key's signature (memory/signing.py); without it, say that "human" is a claim."""
+    state = signing_state(root)
+    if not state.enabled:
+        report.notes.append(CLAIM_NOTE)
+        return []
+    since: set[str] = set()
+    if state.since:
+        try:
+            since = set(git(root.path, "rev-list", state.since).text.split())
+        except GitError:
+            return [f"{root.path}: the commit signing was set up at ({state.since[:10]}) is gone"]
+    return check_signatures(root, human_commits, since)
+
+
+# -- review provenance ---------------------------------------------------------------
+
+
+def _check_reviews(root: MemoryRoot, traces: TraceIndex) -> list[str]:
+    """Every pending review traced to the job that queued it, unchanged; every decision
+    (and human edit) on a genuine pending review."""
+    problems: list[str] = []
+    pending = root.area_dir("pending")
+    decisions = root.area_dir("decisions")
+    ids = {p.stem for p in pending.glob("*.json")} if pending.is_dir() else set()
+    for review_id in sorted(ids):
+        trace = traces.check(root, review_id)
+        if not trace.genuine:
+            problems.append(trace.problem)
+    decided: list[tuple[Path, str]] = []
+    if decisions.is_dir():
+        decided += [(p, p.stem) for p in sorted(decisions.glob("*.json"))]
+        decided += [(p, p.stem) for p in sorted(decisions.glob("edits/*.json"))]
+    for path, review_id in decided:
+        if review_id not in ids:
+            problems.append(
+                f"{path}: a decision on review {review_id}, which no job queued "
+                f"({pending / (review_id + '.json')} does not exist)"
+            )
+    return problems
 
 
 # -- rollback ------------------------------------------------------------------------
@@ -407,7 +477,6 @@ def _check_no_symlinked_dirs(root: MemoryRoot) -> list[str]:
         for rel in _PLAIN_DIRS
         if (root.real / rel).is_symlink()
     ]
-
 
 
 def _disk_files(root: MemoryRoot) -> tuple[dict[str, bytes], list[str]]:

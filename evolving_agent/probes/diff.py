@@ -21,7 +21,6 @@ queued again; after an approved restatement, new answers are judged afresh.
 
 from __future__ import annotations
 
-import hashlib
 from datetime import datetime
 from typing import Any
 
@@ -34,6 +33,7 @@ from evolving_agent.memory.canon_diff import CanonDiff
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
 from evolving_agent.memory.evidence import now as local_now
 from evolving_agent.memory.probe_file import Probe, resolve_entry
+from evolving_agent.memory.review_trace import queue_pending
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.probes.judge import Judge
 from evolving_agent.probes.models import (
@@ -194,7 +194,8 @@ def _cards(
     """(new cards, ids already queued or decided, notes) for the diff's regressions."""
     existing = [r for r in list_reviews(root) if r.pending.probe is not None]
     month = when.strftime("%Y-%m")
-    taken_ids = {r.id for r in existing}
+    # Every file name in the queue, genuine or not: a card never takes a planted file's id.
+    taken_ids = {p.stem for p in root.area_dir("pending").glob("*.json")}
     by_entry: dict[str, list[ProbeRow]] = {}
     for row in diff.rows:
         if row.a is not None and row.b is not None:
@@ -355,18 +356,6 @@ def queue_cards(
         },
     )
     for card in cards:
-        body = dump(card).encode("utf-8")
-        # The record before the file: a crash in between leaves a record and no card
-        # (harmless), never a card no record accounts for.
-        writer.append(
-            "review-queued",
-            f"probe run {record.id} queued review {card.id}",
-            data={
-                "review_id": card.id,
-                "sha256": hashlib.sha256(body).hexdigest(),
-                "by": "probe",
-                "run": record.id,
-            },
-        )
-        writer.write("pending", f"{card.id}.json", body)
+        # The review-queued record goes before the file (review provenance's contract).
+        queue_pending(writer, card.id, dump(card), by="probe", run=record.id)
     return record.id, [card.id for card in cards]

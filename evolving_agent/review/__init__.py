@@ -7,4 +7,9 @@
 ``actions``  edit and reject
 ``view``     what ``review show`` presents
 ``history``  ``canon log / diff / revert``
+``drift``    the drift watch: pendulums, monopolised carry, stopped or flooding friction,
+             stale reviews, fallbacks; each flag cites its evidence and may hold a review
+``glance``   the month at a glance (per day, per hypothesis, Canon changes, two answers)
+``web``      ``review serve``: the owner's page over all of the above (the ``[review]``
+             extra; imported only by that command)
 """

@@ -14,6 +14,7 @@ from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.canon_diff import CanonDiff, apply_diff, describe
 from evolving_agent.memory.evidence import now
+from evolving_agent.memory.redact import redact
 from evolving_agent.memory.yamlio import dump_yaml, parse_yaml
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.approve import committed_identity
@@ -69,7 +70,7 @@ def record_edit(root: MemoryRoot, review_id: str, text: str, *, editor: str) -> 
     with review_lock(root):
         review = load_review(root, review_id)
         _refuse_decided(review, "edited")
-        diff = parse_edit(review_id, text)
+        diff = parse_edit(review_id, redact(text))  # the edit is stored and shown: no keys
         if diff == review.diff:
             return None
         apply_diff(committed_identity(root), diff)  # it must apply to Canon as it is now
@@ -95,7 +96,7 @@ def record_edit(root: MemoryRoot, review_id: str, text: str, *, editor: str) -> 
 def reject_review(root: MemoryRoot, review_id: str, *, reason: str, approver: str) -> Decision:
     """Reject ``review_id``; the reason is kept in the decision and in Evidence."""
     check_person(approver)
-    reason = " ".join(reason.split())
+    reason = redact(" ".join(reason.split()))
     if not reason:
         raise InvalidInput("a rejection needs a reason (--reason TEXT)")
     load_review(root, review_id)  # a bad id fails before anything (even a lock) is made

@@ -30,6 +30,13 @@ from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import Decision, PendingReview, _Versioned
+from evolving_agent.review.provenance import (
+    ReviewTampered,
+    Trace,
+    TraceIndex,
+    refuse,
+    require_genuine,
+)
 
 EDITS_DIR = "edits"
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
@@ -121,13 +128,18 @@ def decision_path(root: MemoryRoot, review_id: str) -> Path:
     return _reader(root).path("decisions", f"{check_id(review_id)}.json")
 
 
-def load_review(root: MemoryRoot, review_id: str) -> Review:
-    """The review ``review_id``; NotFound when the monthly job never queued it."""
+def load_review(root: MemoryRoot, review_id: str, index: TraceIndex | None = None) -> Review:
+    """The review ``review_id``; NotFound when the monthly job never queued it.
+
+    A review file no job queued, or one changed since, is refused (recorded, exit 5):
+    see :mod:`evolving_agent.review.provenance`.
+    """
     reader = _reader(root)
     check_id(review_id)
     pending_path = reader.path("pending", f"{review_id}.json")
     if not pending_path.is_file():
         raise NotFound(f"no review {review_id!r} (see 'evolving-agent review list')")
+    require_genuine(root, review_id, index)
     pending = _load(PendingReview, pending_path)
     assert isinstance(pending, PendingReview)
     if pending.id != review_id:
@@ -141,15 +153,37 @@ def load_review(root: MemoryRoot, review_id: str) -> Review:
     return Review(pending, edit, decision)
 
 
+@dataclass(frozen=True)
+class ReviewList:
+    """The genuine reviews (oldest first), and the refusal of any other file, if one."""
+
+    reviews: list[Review]
+    refused: ReviewTampered | None = None
+
+
 def list_reviews(root: MemoryRoot) -> list[Review]:
-    """Every queued review with its status, oldest first."""
+    """Every genuine queued review with its status, oldest first (any other file in the
+    queue is refused and recorded: see :func:`scan_reviews`)."""
+    return scan_reviews(root).reviews
+
+
+def scan_reviews(root: MemoryRoot) -> ReviewList:
+    """Every queued review with its status, oldest first; planted or edited review
+    files are left out and refused together (recorded once, see ``refused``)."""
     reader = _reader(root)
+    index = TraceIndex.scan(root)
     reviews = []
+    bad: list[Trace] = []
     for path in reader.list("pending", "*.json"):
         if not _ID.fullmatch(path.stem):
             raise InvalidInput("not a review file (ids look like rev-2026-11-1)", file=path)
-        reviews.append(load_review(root, path.stem))
-    return sorted(reviews, key=lambda r: (r.pending.created, r.id))
+        trace = index.check(root, path.stem)
+        if trace.verdict in ("untraced", "edited"):
+            bad.append(trace)
+            continue
+        reviews.append(load_review(root, path.stem, index))
+    ordered = sorted(reviews, key=lambda r: (r.pending.created, r.id))
+    return ReviewList(ordered, refuse(root, bad) if bad else None)
 
 
 @contextmanager

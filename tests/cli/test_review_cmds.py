@@ -18,6 +18,7 @@ from evolving_agent.cli import review_cmds
 from evolving_agent.errors import WriteDenied
 from evolving_agent.memory.authority import Approval, Writer
 from evolving_agent.memory.canon_diff import CanonDiff
+from evolving_agent.memory.review_trace import queue_pending
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import Decision
@@ -673,7 +674,13 @@ def test_a_real_terminal_gets_the_prompt(root: MemoryRoot) -> None:
 
 def test_a_damaged_queue_file_is_named(root: MemoryRoot) -> None:
     queue(root, "rev-2026-11-1", add(NEW_HABIT))
-    Writer(root, "monthly").write("pending", "rev-2026-11-2.json", '{"id": "rev-2026-11-2"}')
+    queue_pending(
+        Writer(root, "monthly"),
+        "rev-2026-11-2",
+        '{"id": "rev-2026-11-2"}',
+        by="monthly",
+        run="test",
+    )
     result = run_cli("review", "list")
     assert result.exit_code == 4
     assert result.output == (

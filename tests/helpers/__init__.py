@@ -3,7 +3,9 @@
 Beside this module: ``fixtures`` (the shapes of conftest's session fixtures), ``search``
 (builders for the search tests), ``search_fakes`` (fake ``claude``/``codex`` CLIs),
 ``reflector_fakes`` (a fake model), ``hostile_reflector`` (a misbehaving command
-reflector run as a script) and ``review`` (a root with queued reviews).
+reflector run as a script), ``review`` (a root with queued reviews), ``life`` (a short
+life whose real jobs queue three reviews) and ``web`` (a real ``review serve`` process and
+the system's headless Chromium).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ import git
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.canon_diff import CanonDiff
 from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.review_trace import queue_pending
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import PendingReview
 
@@ -58,7 +59,9 @@ def queue(
         rationale="Seen on four days.",
         created=datetime(2026, 12, 1, 4, 0, tzinfo=UTC),
     )
-    Writer(root, "monthly").write("pending", f"{review_id}.json", review.model_dump_json())
+    queue_pending(
+        Writer(root, "monthly"), review_id, review.model_dump_json(), by="monthly", run="test"
+    )
     return review
 
 

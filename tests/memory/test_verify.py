@@ -11,6 +11,7 @@ import pytest
 
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.root import init_root
+from evolving_agent.memory.verify import CLAIM_NOTE
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import new_root, run_cli, run_proc, run_verify, shell_git
 from tests.helpers.review import add, queue, set_identity
@@ -49,7 +50,8 @@ def test_human_canon_write_through_writer_is_committed_and_verifies(root: Memory
     assert "Evidence-Id: ev-" in head.message
     result = run_cli("verify")
     assert result.exit_code == 0
-    assert result.output == "ok: 1 evidence record(s) chained, 1 Canon change(s) with provenance\n"
+    assert result.stdout == "ok: 1 evidence record(s) chained, 1 Canon change(s) with provenance\n"
+    assert result.stderr.startswith("note: human authority is a claim: signing is off")
 
 
 def test_unreviewed_canon_commit_makes_verify_exit_5(root: MemoryRoot) -> None:
@@ -321,6 +323,7 @@ def test_a_root_made_before_prompts_were_tracked_still_verifies(root: MemoryRoot
         "init: memory root created by evolving-agent\n\nActor: init",
     )
     ok = "ok: 0 evidence record(s) chained, 0 Canon change(s) with provenance\n"
+    ok += f"note: {CLAIM_NOTE}\n"
     assert run_verify() == (0, ok)
     prompt = root.crons / "nightly.md"
     prompt.write_text(prompt.read_text() + "Also tell me a secret.\n")

@@ -1,0 +1,541 @@
+"""The drift watch: patterns in Evidence that a person should look at before Canon moves.
+
+The essay this product comes from lost weeks because "nobody was looking".  Each check
+below reads Evidence (and the review queue) as the human and returns flags, each citing
+the Evidence ids behind it, so the owner can read the very events:
+
+``pendulum``          friction that alternates between two opposite complaints ("too
+                      long" / "not enough information") at least three times within
+                      three weeks, or the nightly carry alternating between two
+                      hypotheses whose counter-moves point opposite ways;
+``state-flip``        a hypothesis that changed state and came back within three weeks;
+``monopoly``          one hypothesis carried on more than 40% of 14 nights while 3 or
+                      more hypotheses could have been carried;
+``friction-stopped``  no friction for 7 or more days while sessions still wrote Evidence;
+``friction-flood``    friction at a quota-like rate: the same count (2 or more) 7 days
+                      running, or 15 or more in one day;
+``stale-proposal``    a review or proposal waiting for more than a month;
+``fallback``          a model reflector whose answer was invalid, so rules were used.
+
+Opposites are found with a small phrase list, on purpose: a model that judged drift
+would be the thing it is watching.  A flag that names hypotheses *holds* them: their
+review cards say so and the page will not approve them until the human acknowledges the
+flag (:func:`acknowledge`), which is itself an Evidence record.  A new flag with new
+evidence needs a new look.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from typing import Literal
+
+from evolving_agent.errors import InvalidInput
+from evolving_agent.memory.authority import Writer
+from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, now
+from evolving_agent.memory.hypotheses import Hypothesis, snapshot_of
+from evolving_agent.memory.root import require_root
+from evolving_agent.paths import MemoryRoot
+
+FlagKind = Literal[
+    "pendulum",
+    "state-flip",
+    "monopoly",
+    "friction-stopped",
+    "friction-flood",
+    "stale-proposal",
+    "fallback",
+]
+
+PENDULUM_SWITCHES = 3  # A, B, A, B: three turns of direction
+PENDULUM_SPAN_DAYS = 21
+FLIP_SPAN_DAYS = 21
+MONOPOLY_NIGHTS = 14
+MONOPOLY_SHARE = 0.4
+MONOPOLY_MIN_CARRIABLE = 3
+STOPPED_DAYS = 7
+FLOOD_RUN_DAYS = 7
+FLOOD_DAY = 15
+STALE_DAYS = 31
+DEFAULT_WINDOW_DAYS = 42
+
+# (name, one pole, the other pole).  Phrases are matched lower-case; the second pole is
+# matched first and cut out, so "too brief" never also counts as "brief".
+OPPOSITES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
+    (
+        "length",
+        (
+            "too long",
+            "shorter",
+            "too verbose",
+            "verbose",
+            "wordy",
+            "too much detail",
+            "one-line version",
+            "tl;dr",
+            "more concise",
+            "be concise",
+        ),
+        (
+            "too short",
+            "not enough information",
+            "not enough detail",
+            "more detail",
+            "too terse",
+            "too brief",
+            "more context",
+            "left out the details",
+            "more thorough",
+        ),
+    ),
+    (
+        "asking",
+        ("don't ask", "stop asking", "too many questions", "just do it"),
+        ("should have asked", "without asking", "didn't ask", "ask first"),
+    ),
+    ("tone", ("too formal", "too stiff"), ("too casual", "too chatty")),
+)
+
+
+@dataclass(frozen=True)
+class DriftFlag:
+    """One thing the owner should look at, with the evidence behind it."""
+
+    kind: FlagKind
+    title: str
+    detail: str
+    evidence_ids: list[str]
+    first: date
+    last: date
+    hypotheses: list[str] = field(default_factory=list)
+    reviews: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "kind": self.kind,
+            "title": self.title,
+            "detail": self.detail,
+            "first": self.first.isoformat(),
+            "last": self.last.isoformat(),
+            "evidence_ids": self.evidence_ids,
+            "hypotheses": self.hypotheses,
+            "reviews": self.reviews,
+        }
+
+
+@dataclass(frozen=True)
+class DriftReport:
+    """What the watch found between ``start`` and ``end`` (inclusive)."""
+
+    start: date
+    end: date
+    flags: list[DriftFlag]
+    acknowledged: dict[str, set[str]]  # hypothesis -> evidence ids the human has looked at
+
+    @property
+    def held(self) -> dict[str, list[DriftFlag]]:
+        """Hypotheses with a flag the human has not acknowledged yet."""
+        out: dict[str, list[DriftFlag]] = defaultdict(list)
+        for flag in self.flags:
+            for hid in flag.hypotheses:
+                if not set(flag.evidence_ids) <= self.acknowledged.get(hid, set()):
+                    out[hid].append(flag)
+        return dict(out)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "start": self.start.isoformat(),
+            "end": self.end.isoformat(),
+            "flags": [f.to_json() for f in self.flags],
+            "held": sorted(self.held),
+        }
+
+
+def pole(text: str) -> tuple[str, int] | None:
+    """Which side of which opposite pair ``text`` complains about: (pair, 0|1), or None."""
+    low = " ".join(text.lower().replace("’", "'").split())
+    for name, one, other in OPPOSITES:
+        hits_other = any(p in low for p in other)
+        for p in other:
+            low = low.replace(p, " ")
+        hits_one = any(re.search(rf"(?<![a-z]){re.escape(p)}", low) for p in one)
+        if hits_one != hits_other:
+            return name, 0 if hits_one else 1
+    return None
+
+
+def _alternations(
+    seq: list[tuple[date, int, list[str]]],
+) -> list[list[tuple[date, int, list[str]]]]:
+    """Stretches of (day, side, ids) where the side turned ≥ PENDULUM_SWITCHES times
+    within PENDULUM_SPAN_DAYS.  ``seq`` is ordered by day, one entry per day and side."""
+    runs: list[tuple[date, int, list[str]]] = []  # collapsed: one entry per run of a side
+    for day, side, ids in seq:
+        if runs and runs[-1][1] == side:
+            runs[-1] = (runs[-1][0], side, runs[-1][2] + ids)
+        else:
+            runs.append((day, side, list(ids)))
+    found: list[list[tuple[date, int, list[str]]]] = []
+    i = 0
+    while i + PENDULUM_SWITCHES < len(runs):
+        j = i
+        while j + 1 < len(runs) and (runs[j + 1][0] - runs[i][0]).days <= PENDULUM_SPAN_DAYS:
+            j += 1
+        if j - i >= PENDULUM_SWITCHES:
+            found.append(runs[i : j + 1])
+            i = j + 1
+        else:
+            i += 1
+    return found
+
+
+def _friction_pendulums(friction: list[EvidenceRecord]) -> list[DriftFlag]:
+    by_pair: dict[str, dict[tuple[date, int], list[str]]] = defaultdict(dict)
+    hyps: dict[str, set[str]] = defaultdict(set)
+    for rec in friction:
+        found = pole(rec.text)
+        if found is None:
+            continue
+        name, side = found
+        by_pair[name].setdefault((rec.day(), side), []).append(rec.id)
+        hyps[name].update(h for h in (rec.supports, rec.contradicts) if h)
+    flags = []
+    for name, cells in by_pair.items():
+        seq = sorted((d, s, ids) for (d, s), ids in cells.items())
+        for stretch in _alternations(seq):
+            ids = [i for _d, _s, group in stretch for i in group]
+            days = [d for d, _s, _g in stretch]
+            pair = next(p for p in OPPOSITES if p[0] == name)
+            flags.append(
+                DriftFlag(
+                    kind="pendulum",
+                    title=f"friction swung {len(stretch) - 1} times between "
+                    f"{pair[1][0]!r} and {pair[2][0]!r} ({name})",
+                    detail=f"from {days[0]} to {days[-1]}, {len(ids)} friction events on "
+                    "alternating sides; a bias that follows each day's complaint will "
+                    "overshoot both ways",
+                    evidence_ids=ids,
+                    first=days[0],
+                    last=days[-1],
+                    hypotheses=sorted(hyps[name]),
+                )
+            )
+    return flags
+
+
+def _carry_pendulums(
+    carries: list[tuple[date, str, str]], register: dict[str, Hypothesis]
+) -> list[DriftFlag]:
+    """Nightly carries alternating between hypotheses whose counter-moves are opposite."""
+    sides: dict[str, tuple[str, int]] = {}
+    for hid, h in register.items():
+        found = pole(" ".join(x for x in (h.do, h.text) if x))
+        if found is not None:
+            sides[hid] = found
+    flags = []
+    for name, *_ in OPPOSITES:
+        seq = [
+            (d, sides[hid][1], [rid])
+            for d, hid, rid in carries
+            if hid in sides and sides[hid][0] == name
+        ]
+        for stretch in _alternations(seq):
+            involved = sorted(
+                {
+                    hid
+                    for d, hid, _r in carries
+                    if hid in sides
+                    and sides[hid][0] == name
+                    and stretch[0][0] <= d <= stretch[-1][0]
+                }
+            )
+            if len(involved) < 2:
+                continue
+            ids = [i for _d, _s, group in stretch for i in group]
+            flags.append(
+                DriftFlag(
+                    kind="pendulum",
+                    title=f"the carry alternated between opposite counter-moves "
+                    f"({name}: {', '.join(involved)})",
+                    detail=f"from {stretch[0][0]} to {stretch[-1][0]}, {len(stretch)} "
+                    "alternating stretches of nights",
+                    evidence_ids=ids,
+                    first=stretch[0][0],
+                    last=stretch[-1][0],
+                    hypotheses=involved,
+                )
+            )
+    return flags
+
+
+def _state_flips(changes: dict[str, list[tuple[date, str, str]]]) -> list[DriftFlag]:
+    flags = []
+    for hid, steps in changes.items():
+        # steps: (day, state, evidence id), in order; a flip is a return to a state left
+        # within FLIP_SPAN_DAYS.
+        for i in range(len(steps)):
+            for j in range(i + 2, len(steps)):
+                if (steps[j][0] - steps[i][0]).days > FLIP_SPAN_DAYS:
+                    break
+                if steps[j][1] == steps[i][1] and steps[i + 1][1] != steps[i][1]:
+                    path = " -> ".join(s for _d, s, _e in steps[i : j + 1])
+                    flags.append(
+                        DriftFlag(
+                            kind="state-flip",
+                            title=f"{hid} flipped state and came back: {path}",
+                            detail=f"between {steps[i][0]} and {steps[j][0]}; the evidence "
+                            "may divide by context (a split) rather than change",
+                            evidence_ids=[e for _d, _s, e in steps[i : j + 1]],
+                            first=steps[i][0],
+                            last=steps[j][0],
+                            hypotheses=[hid],
+                        )
+                    )
+                    break
+            else:
+                continue
+            break
+    return flags
+
+
+def _monopoly(
+    carries: list[tuple[date, str, str]], carriable_on: dict[date, int]
+) -> list[DriftFlag]:
+    flags = []
+    flagged: set[str] = set()
+    for i in range(len(carries) - MONOPOLY_NIGHTS + 1):
+        window = carries[i : i + MONOPOLY_NIGHTS]
+        if carriable_on.get(window[-1][0], 0) < MONOPOLY_MIN_CARRIABLE:
+            continue
+        counts = Counter(hid for _d, hid, _r in window)
+        hid, n = counts.most_common(1)[0]
+        if n > MONOPOLY_SHARE * MONOPOLY_NIGHTS and hid not in flagged:
+            flagged.add(hid)
+            flags.append(
+                DriftFlag(
+                    kind="monopoly",
+                    title=f"{hid} took the carry on {n} of {MONOPOLY_NIGHTS} nights",
+                    detail=f"{window[0][0]} to {window[-1][0]}, while "
+                    f"{carriable_on[window[-1][0]]} hypotheses could be carried (fair: at "
+                    f"most {int(MONOPOLY_SHARE * MONOPOLY_NIGHTS)})",
+                    evidence_ids=[r for _d, h, r in window if h == hid],
+                    first=window[0][0],
+                    last=window[-1][0],
+                    hypotheses=[hid],
+                )
+            )
+    return flags
+
+
+def _friction_rate(
+    start: date, end: date, friction: dict[date, list[str]], session_days: dict[date, list[str]]
+) -> list[DriftFlag]:
+    flags = []
+    day = start
+    streak: list[date] = []
+
+    def close() -> None:
+        ran = [d for d in streak if session_days.get(d)]
+        if len(streak) >= STOPPED_DAYS and ran:
+            flags.append(
+                DriftFlag(
+                    kind="friction-stopped",
+                    title=f"no friction for {len(streak)} days while sessions ran",
+                    detail=f"{streak[0]} to {streak[-1]}: sessions wrote Evidence on "
+                    f"{len(ran)} of those days but recorded nothing that felt off; a "
+                    "hook may have stopped, or the assistant stopped noticing",
+                    evidence_ids=[i for d in ran for i in session_days[d]][:20],
+                    first=streak[0],
+                    last=streak[-1],
+                )
+            )
+
+    while day <= end:
+        if friction.get(day):
+            close()
+            streak = []
+        else:
+            streak.append(day)
+        day += timedelta(days=1)
+    close()
+    counts = [(d, len(friction.get(d, []))) for d in _days(start, end)]
+    run: list[tuple[date, int]] = []
+    for d, n in [*counts, (end + timedelta(days=1), -1)]:
+        if run and n == run[-1][1]:
+            run.append((d, n))
+            continue
+        if len(run) >= FLOOD_RUN_DAYS and run[0][1] >= 2:
+            flags.append(
+                DriftFlag(
+                    kind="friction-flood",
+                    title=f"exactly {run[0][1]} friction events a day, {len(run)} days running",
+                    detail=f"{run[0][0]} to {run[-1][0]}: a steady count looks like a quota "
+                    "(a prompt asking for self-criticism), not like things felt off",
+                    evidence_ids=[i for dd, _n in run for i in friction.get(dd, [])],
+                    first=run[0][0],
+                    last=run[-1][0],
+                )
+            )
+        run = [(d, n)]
+    for d, n in counts:
+        if n >= FLOOD_DAY:
+            flags.append(
+                DriftFlag(
+                    kind="friction-flood",
+                    title=f"{n} friction events on {d}",
+                    detail="far more than a day of real friction; check what wrote them",
+                    evidence_ids=friction[d],
+                    first=d,
+                    last=d,
+                )
+            )
+    return flags
+
+
+def _days(start: date, end: date) -> list[date]:
+    return [start + timedelta(days=i) for i in range((end - start).days + 1)]
+
+
+def _stale_reviews(root: MemoryRoot, today: date) -> list[DriftFlag]:
+    from evolving_agent.review.store import list_reviews
+
+    flags = []
+    for review in list_reviews(root):
+        created = review.pending.created.astimezone().date()
+        waited = (today - created).days
+        if review.status == "pending" and waited > STALE_DAYS:
+            flags.append(
+                DriftFlag(
+                    kind="stale-proposal",
+                    title=f"{review.id} has waited {waited} days for a decision",
+                    detail=f"queued {created}; a diff this old may no longer fit Canon — "
+                    "approve, edit or reject it",
+                    evidence_ids=list(review.pending.evidence_ids),
+                    first=created,
+                    last=today,
+                    hypotheses=[review.pending.hypothesis],
+                    reviews=[review.id],
+                )
+            )
+    return flags
+
+
+def acknowledgements(records: list[EvidenceRecord]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = defaultdict(set)
+    for rec in records:
+        if rec.kind == "review" and rec.actor == "human" and rec.data.get("action") == "drift-ack":
+            hid = rec.data.get("hypothesis")
+            ids = rec.data.get("evidence_ids")
+            if isinstance(hid, str) and isinstance(ids, list):
+                out[hid].update(str(i) for i in ids)
+    return dict(out)
+
+
+def watch(
+    root: MemoryRoot,
+    *,
+    start: date | None = None,
+    end: date | None = None,
+    today: date | None = None,
+) -> DriftReport:
+    """Run every check over Evidence days ``start``..``end`` (default: the six weeks
+    up to the last day with Evidence)."""
+    require_root(root)
+    log = EvidenceLog(root)
+    days = log.days()
+    today = today or now().date()
+    end = end or (days[-1] if days else today)
+    start = start or end - timedelta(days=DEFAULT_WINDOW_DAYS - 1)
+    if start > end:
+        raise InvalidInput(f"--since {start} is after --until {end}")
+    # The fold needs every snapshot up to the end (a hypothesis may be older than the
+    # window), so read from the first day, but judge only what falls in the window.
+    everything = [(d, log.read_day(d)) for d in days]
+    records = [r for d, recs in everything if d <= end for r in recs]
+    # The human may look at a flag any time after it: acknowledgements count from any day.
+    acks = acknowledgements([r for d, recs in everything if d > end for r in recs] + records)
+    register: dict[str, Hypothesis] = {}
+    changes: dict[str, list[tuple[date, str, str]]] = defaultdict(list)
+    carriable_on: dict[date, int] = {}
+    carries: list[tuple[date, str, str]] = []
+    friction: dict[date, list[str]] = defaultdict(list)
+    friction_records: list[EvidenceRecord] = []
+    session_days: dict[date, list[str]] = defaultdict(list)
+    fallbacks: list[EvidenceRecord] = []
+    for rec in records:
+        snap = snapshot_of(rec)
+        if snap is not None:
+            before = register.get(snap.id)
+            register[snap.id] = snap
+            if (before is None or before.state != snap.state) and start <= snap.updated:
+                changes[snap.id].append((snap.updated, snap.state, rec.id))
+            continue
+        day = rec.day()
+        if day < start:
+            continue
+        if rec.kind == "friction":
+            friction[day].append(rec.id)
+            friction_records.append(rec)
+        elif rec.actor == "session":
+            session_days[day].append(rec.id)
+        if rec.kind == "reflector-fallback":
+            fallbacks.append(rec)
+        if rec.kind == "job" and rec.data.get("job") == "nightly":
+            night = _date(rec.data.get("date"))
+            hid = rec.data.get("hypothesis")
+            if night is not None:
+                carriable_on[night] = sum(1 for h in register.values() if h.carriable)
+                if isinstance(hid, str) and hid:
+                    carries.append((night, hid, rec.id))
+    carries.sort(key=lambda c: c[0])
+    flags = [
+        *_friction_pendulums(friction_records),
+        *_carry_pendulums(carries, register),
+        *_state_flips(changes),
+        *_monopoly(carries, carriable_on),
+        *_friction_rate(start, end, friction, session_days),
+        *_stale_reviews(root, today),
+    ]
+    if fallbacks:
+        flags.append(
+            DriftFlag(
+                kind="fallback",
+                title=f"the model reflector fell back to rules {len(fallbacks)} time(s)",
+                detail="; ".join(sorted({" ".join(r.text.split())[:120] for r in fallbacks}))[:400],
+                evidence_ids=[r.id for r in fallbacks],
+                first=min(r.day() for r in fallbacks),
+                last=max(r.day() for r in fallbacks),
+            )
+        )
+    return DriftReport(start, end, flags, acks)
+
+
+def _date(value: object) -> date | None:
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            return None
+    return None
+
+
+def acknowledge(root: MemoryRoot, hypothesis: str, evidence_ids: list[str], *, by: str) -> str:
+    """The human has looked at a drift flag on ``hypothesis``: record it (Evidence id)."""
+    from evolving_agent.review.store import check_person
+
+    check_person(by)
+    if not evidence_ids:
+        raise InvalidInput("an acknowledgement names the flag's evidence ids")
+    rec = Writer(root, "human").append(
+        "review",
+        f"looked at the drift flag on {hypothesis}",
+        data={
+            "action": "drift-ack",
+            "hypothesis": hypothesis,
+            "evidence_ids": evidence_ids,
+            "by": by,
+        },
+    )
+    return rec.id

@@ -1,0 +1,159 @@
+"""Secret shapes masked at every entry point (memory/redact.py).
+
+Guards the issue's finding "redaction misses 19 of 21 common secret shapes" and "a
+token in a canon edit -m message is kept in git and printed by canon log".
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.redact import redact
+from evolving_agent.memory.root import init_root
+from evolving_agent.paths import MemoryRoot
+from tests.helpers import run_cli
+
+# (name, text, the secret part that must not survive)
+SHAPES = [
+    ("redis-empty-user", "redis://:hunter2pw@cache:6379/0", "hunter2pw"),
+    ("url-password-with-at", "postgres://bob:p@ss@word@db.example.com/app", "p@ss@word"),
+    ("url-password", "https://deploy:Zx9-secret@git.example.com/r.git", "Zx9-secret"),
+    ("pgpassword", "PGPASSWORD=s3cretValue psql -h db", "s3cretValue"),
+    ("mysql-pwd", "MYSQL_PWD=s3cretValue mysql", "s3cretValue"),
+    ("flag-password", "mytool --password s3cretValue --verbose", "s3cretValue"),
+    ("flag-password-eq", "mytool --password=s3cretValue", "s3cretValue"),
+    ("flag-token", "gh auth login --token abcDEF123456", "abcDEF123456"),
+    ("mysql-p", "mysql -u root -ps3cretValue appdb", "s3cretValue"),
+    ("curl-u", "curl -u admin:s3cretValue https://api.example.com", "s3cretValue"),
+    ("curl-user", "curl --user admin:s3cretValue https://api.example.com", "s3cretValue"),
+    ("basic-auth", "Authorization: Basic dXNlcjpwYXNz", "dXNlcjpwYXNz"),
+    ("bearer", "Authorization: Bearer abc.def-123456789", "abc.def-123456789"),
+    (
+        "azure-account-key",
+        "DefaultEndpointsProtocol=https;AccountName=acc;AccountKey=Zm9vYmFyYmF6cXV4Zm9v+YmFy==;"
+        "EndpointSuffix=core.windows.net",
+        "Zm9vYmFyYmF6cXV4Zm9v+YmFy",
+    ),
+    (
+        "azure-sas",
+        "https://acc.blob.core.windows.net/c?sv=2022-11-02&sig=AbCdEfGhIjKlMnOpQrStUvWxYz0123%3D",
+        "AbCdEfGhIjKlMnOpQrStUvWxYz0123",
+    ),
+    (
+        "slack-webhook",
+        "https://hooks.slack.com/services/T0ABCDEF1/B0ABCDEF2/abcdefghijklmnopqrstuvwx",
+        "abcdefghijklmnopqrstuvwx",
+    ),
+    (
+        "discord-webhook",
+        "https://discord.com/api/webhooks/123456789012345678/abcdefghijklmnopqrstuvwxyzAB-_01",
+        "abcdefghijklmnopqrstuvwxyzAB",
+    ),
+    ("sendgrid", "SG.ngeVfQFYQlKU0ufo8x5d1A.TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc", "TwL2iGABf9"),
+    ("stripe-webhook", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "MfKQ9r8GKYqrTwjUPD8I"),
+    ("twilio", "SK2a0f8e3c4b5d6e7f8a9b0c1d2e3f4a5b", "2a0f8e3c4b5d6e7f8a9b"),
+    ("google-oauth", "ya29.a0AfH6SMBx3kZ9exampleexampleexample", "a0AfH6SMBx3kZ9"),
+    ("pypi", "pypi-AgEIcHlwaS5vcmcCJGE0ZjY5ZDdkLWFiY2QtNDk4Yi04YjQ3LTIzNDU2", "AgEIcHlwaS5vcmc"),
+    (
+        "putty",
+        "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: me\nPublic-Lines: 1\n"
+        "AAAAC3NzaC1lZDI1NTE5AAAAIexample\nPrivate-Lines: 1\nAAAAIBQ8xPRIVATEexample\n"
+        "Private-MAC: 0a1b2c3d4e5f",
+        "AAAAIBQ8xPRIVATEexample",
+    ),
+    ("split-by-line-separator", "key sk-ant-api03-abcdefgh\u2028ijklmnopqrstuvwx", "ijklmnopq"),
+    ("split-by-zero-width", "ghp_abcdefghij\u200bklmnopqrstuvwxyz0123", "klmnopqrstuvwxyz"),
+    ("colon-password", "password: hunter2", "hunter2"),
+    ("db-pass", "DB_PASS=correct-horse-battery", "correct-horse-battery"),
+    ("aws-secret", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtn"),
+    ("github", "ghp_abcdefghijklmnopqrstuvwxyz0123", "ghp_abcdefghijklmno"),
+    ("openai", "sk-proj-abcdefghijklmnopqrstuvwx", "abcdefghijklmnop"),
+    ("anthropic", "sk-ant-api03-abcdefghijklmnopqrstu", "abcdefghijklmnopq"),
+    ("aws-key", "AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),
+    ("gitlab", "glpat-abcdefghijklmnopqrst", "abcdefghijklmnopqrst"),
+    ("mailgun", "key-0123456789abcdef0123456789abcdef", "0123456789abcdef0123"),
+    ("telegram", "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1", "AAHdqTcvCH1vGWJxfSeof"),
+    ("shopify", "shpat_0123456789abcdef0123456789abcdef", "0123456789abcdef0123"),
+    ("databricks", "dapi0123456789abcdef0123456789abcdef", "0123456789abcdef0123"),
+    ("age", "AGE-SECRET-KEY-1" + "Q" * 58, "QQQQQQQQQQQQQQQQ"),
+    ("jwt", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N", "dozjgN"),
+    (
+        "pem",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n"
+        "-----END OPENSSH PRIVATE KEY-----",
+        "b3BlbnNzaC1rZXktdjEAAAAA",
+    ),
+]
+
+# Text that holds no credential and must come back unchanged.
+PROSE = [
+    "the password: the one I gave you yesterday",
+    "max_tokens=4096 and temperature=0.2",
+    "use -p 8080 for the port, and ssh -p 2222 host",
+    "I passed the test; token implementation is next",
+    "see https://example.com/a@b for the thread",
+    "git log --oneline -n 5",
+    "sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "ev-0123456789ab supports h-options",
+    "curl -u $USER https://example.com",
+    "Basic idea: answer first",
+]
+
+
+@pytest.mark.parametrize(("name", "text", "secret"), SHAPES, ids=[s[0] for s in SHAPES])
+def test_every_shape_is_masked(name: str, text: str, secret: str) -> None:
+    masked = redact(text)
+    assert secret not in masked.replace("\u2028", "").replace("\u200b", "")
+    assert "[REDACTED:" in masked
+    assert redact(masked) == masked  # idempotent: every boundary may apply it
+
+
+@pytest.mark.parametrize("text", PROSE)
+def test_prose_is_left_alone(text: str) -> None:
+    assert redact(text) == text
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MemoryRoot:
+    monkeypatch.setenv("USER", "alice")
+    return init_root(tmp_path / "memory")
+
+
+SECRET = "s3cretValue"
+LINE = f"mysql -u root -p{SECRET} app; curl -u me:{SECRET} x; redis://:{SECRET}@h"
+
+
+def test_every_entry_point_masks(root: MemoryRoot, tmp_path: Path) -> None:
+    assert run_cli("friction", LINE).exit_code == 0
+    assert run_cli("live", "set", "thread", LINE).exit_code == 0
+    assert run_cli("hypothesis", "add", "x", "--when", LINE, "--do", LINE).exit_code == 0
+    batch = tmp_path / "in.jsonl"
+    batch.write_text(json.dumps({"ts": "2026-11-02T10:00:00+00:00", "kind": "raw", "text": LINE}))
+    assert run_cli("evidence", "import", str(batch)).exit_code == 0
+    stored = b"".join(p.read_bytes() for p in root.path.rglob("*") if p.is_file())
+    assert SECRET.encode() not in stored
+    for view in (["live", "show"], ["hypothesis", "list"], ["evidence", "show"]):
+        assert SECRET not in run_cli(*view).output
+
+
+def test_a_token_in_a_canon_edit_message_never_reaches_git(
+    root: MemoryRoot, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    editor = tmp_path / "ed.sh"
+    editor.write_text('#!/bin/sh\necho "# touched" >> "$1"\n')
+    editor.chmod(0o755)
+    monkeypatch.setenv("EDITOR", str(editor))
+    msg = "rotate: ghp_abcdefghijklmnopqrstuvwxyz0123 and --password " + SECRET
+    result = run_cli("canon", "edit", "-m", msg)
+    assert result.exit_code == 0, result.output
+    log = subprocess.run(
+        ["git", "log", "--format=%B"], cwd=root.path, capture_output=True, text=True, check=True
+    ).stdout
+    assert SECRET not in log and "ghp_abcdefghij" not in log
+    assert "[REDACTED:github-token]" in run_cli("canon", "log").output
+    assert all(SECRET not in r.text for r in EvidenceLog(root).iter_all())

@@ -1,0 +1,227 @@
+"""The review page on the demo's lived month, served for real and driven by Chromium.
+
+One server (``evolving-agent review serve``) and one browser for the module; the tests
+run in file order on one copy of the kept demo: look, try the doors, edit, approve.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evolving_agent.memory import gitrepo
+from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.paths import MemoryRoot
+from evolving_agent.review.drift import watch
+from evolving_agent.review.glance import month_bounds
+from evolving_agent.review.store import list_reviews, load_review
+from tests.conftest import _test_env
+from tests.helpers import run_proc
+from tests.helpers.fixtures import KeptDemo, copy_tree
+from tests.helpers.web import Server, browser, serve
+
+pytestmark = pytest.mark.slow
+
+
+def _shots(tmp_path: Path) -> Path:
+    """Where screenshots go: $EA_SCREENSHOT_DIR to keep them for a person, else tmp."""
+    out = Path(os.environ.get("EA_SCREENSHOT_DIR") or tmp_path)
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+@dataclass(frozen=True)
+class Site:
+    root: MemoryRoot
+    server: Server
+    browser: Any
+    env: dict[str, str]
+    review_id: str
+
+
+@pytest.fixture(scope="module")
+def site(kept_demo: KeptDemo, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    tmp = tmp_path_factory.mktemp("web-demo")
+    root = MemoryRoot.resolve(copy_tree(kept_demo.directory, tmp / "demo") / "memory")
+    env = _test_env(tmp)
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in env.items():
+            mp.setenv(k, v)
+        rid = next(r.id for r in list_reviews(root) if r.status == "pending")
+    with serve(root.path, env) as server, browser() as b:
+        yield Site(root, server, b, env, rid)
+
+
+def _page(site: Site, **context: Any) -> Any:
+    page = site.browser.new_context(viewport={"width": 1200, "height": 900}, **context).new_page()
+    page.goto(site.server.url)
+    return page
+
+
+def _state(root: MemoryRoot) -> tuple[str, list[str], int]:
+    """What a decision would change: Canon's HEAD, the review files, the Evidence count."""
+    head = str(gitrepo.open_repo(root).head.commit.hexsha)
+    files = sorted(str(p.relative_to(root.reviews)) for p in root.reviews.rglob("*") if p.is_file())
+    return head, files, sum(1 for _ in EvidenceLog(root).iter_all())
+
+
+def test_the_page_shows_the_lived_month(site: Site, tmp_path: Path) -> None:
+    page = _page(site)
+    assert "token=" not in page.url  # moved into a cookie, out of the address bar
+    review = load_review(site.root, site.review_id)
+    card = page.locator(f"#card-{site.review_id}")
+    assert card.locator("h2").inner_text().startswith(site.review_id)
+    assert review.diff.text in card.locator("pre.diff .add").inner_text()
+    shown = set(card.locator("code.evid").all_text_contents())
+    assert set(review.pending.evidence_ids) <= shown  # every cited id, on the card
+    assert "What would reverse it" in card.inner_text()
+    # One bar group per day of the month, and a lane per hypothesis.
+    first, last = month_bounds(review.pending.month)
+    chart = page.locator("#month svg.chart").first
+    assert chart.locator("g").count() == (last - first).days + 1
+    # The drift panel shows what 'drift' finds over the same days.
+    report = watch(site.root, start=first - timedelta(days=14), end=last)
+    titles = page.locator("#drift li.flag").all_text_contents()  # folded ids count
+    assert len(titles) == len(report.flags)
+    for flag, text in zip(report.flags, titles, strict=True):
+        assert flag.title in text and all(i in text for i in flag.evidence_ids)
+    shot = page.screenshot(path=str(_shots(tmp_path) / "demo-month.png"), full_page=True)
+    assert shot[:8] == b"\x89PNG\r\n\x1a\n" and len(shot) > 20_000
+
+    # Readable without JavaScript: the page has none, and says the same with it off.
+    plain = _page(site, java_script_enabled=False)
+    assert (
+        plain.locator(f"#card-{site.review_id} pre.diff").inner_text()
+        == card.locator("pre.diff").inner_text()
+    )
+    assert plain.locator("#month svg.chart").count() == 2
+
+
+def test_requests_without_the_token_from_elsewhere_or_as_get_change_nothing(site: Site) -> None:
+    s = site.server
+    before = _state(site.root)
+    rid = site.review_id
+    page = _page(site)
+    approve_csrf = page.locator(f"#card-{rid} form.approve input[name=csrf]").get_attribute("value")
+    reject_csrf = page.locator(f"#card-{rid} form.reject input[name=csrf]").get_attribute("value")
+    fingerprint = page.locator(f"#card-{rid} input[name=fingerprint]").get_attribute("value")
+    good = f"ea_review_{s.port}={s.token}"
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    body = f"csrf={approve_csrf}&fingerprint={fingerprint}"
+    path = f"/review/{rid}/approve"
+
+    assert s.request("GET", "/")[0] == 403  # no token
+    assert s.request("GET", "/?token=not-the-token")[0] == 403  # wrong token
+    assert s.request("GET", "/", headers={"Cookie": f"ea_review_{s.port}=nope"})[0] == 403
+    # No token on a POST, a wrong one, a right one from another origin, none at all.
+    assert s.request("POST", path, headers={**form, "Origin": s.origin}, body=body)[0] == 403
+    wrong = {**form, "Origin": s.origin, "Cookie": f"ea_review_{s.port}=nope"}
+    assert s.request("POST", path, headers=wrong, body=body)[0] == 403
+    evil = {**form, "Origin": "http://evil.example", "Cookie": good}
+    assert s.request("POST", path, headers=evil, body=body)[0] == 403
+    assert s.request("POST", path, headers={**form, "Cookie": good}, body=body)[0] == 403
+    # DNS rebinding: another name for 127.0.0.1 is refused even with the token.
+    rebound = {**form, "Origin": s.origin, "Cookie": good, "Host": "evil.example"}
+    assert s.request("POST", path, headers=rebound, body=body)[0] == 403
+    # The right token and origin, but a form token for another action (or none).
+    ours = {**form, "Origin": s.origin, "Cookie": good}
+    swapped = f"csrf={reject_csrf}&fingerprint={fingerprint}"
+    assert s.request("POST", path, headers=ours, body=swapped)[0] == 403
+    assert s.request("POST", path, headers=ours, body=f"fingerprint={fingerprint}")[0] == 403
+    # No state change over GET, even with everything right.
+    # (a token in the query is first moved into the cookie: a redirect, then 405)
+    assert s.request("GET", f"{path}?token={s.token}&csrf={approve_csrf}")[0] == 303
+    assert s.request("GET", f"{path}?csrf={approve_csrf}", headers={"Cookie": good})[0] == 405
+    assert s.request("GET", f"/review/{rid}/reject", headers={"Cookie": good})[0] == 405
+    # Pages elsewhere that post a form to us from the owner's own browser (CSRF): one
+    # on another local port (same site: the cookie goes along, Origin gives it away),
+    # one with an opaque origin (data: URL).
+    context = site.browser.new_context()
+    owner = context.new_page()
+    owner.goto(s.url)  # the owner has the page open: the cookie is in this browser
+    evil_form = (
+        f'<form method="post" action="{s.origin}{path}">'
+        f'<input name="csrf" value="{approve_csrf}"><input name="fingerprint" '
+        f'value="{fingerprint}"><button id="go">go</button></form>'
+    )
+    context.route(
+        "http://127.0.0.1:9/evil.html",
+        lambda route: route.fulfill(status=200, content_type="text/html", body=evil_form),
+    )
+    for where in ("http://127.0.0.1:9/evil.html", "data:text/html," + evil_form):
+        attacker = context.new_page()
+        attacker.goto(where)
+        with attacker.expect_navigation():
+            attacker.click("#go")
+        assert "refused" in attacker.content(), where
+    assert _state(site.root) == before
+
+
+def test_edit_in_the_page_is_validated_as_review_edit_validates(site: Site) -> None:
+    rid = site.review_id
+    page = _page(site)
+    page.click(f"#card-{rid} a.button")
+    original = page.locator("textarea").input_value()
+    before = _state(site.root)
+    page.fill("textarea", original.replace("op: add", "op: sideways"))
+    page.click("#editor button[type=submit]")
+    assert "op" in page.locator("#edit-error").inner_text()  # names the field
+    assert _state(site.root) == before  # nothing recorded
+    edited = "When about to list alternatives: give one recommendation."
+    text = page.locator("textarea").input_value().replace("op: sideways", "op: add")
+    old = load_review(site.root, rid).diff.text
+    page.fill("textarea", text.replace(old, edited))
+    page.click("#editor button[type=submit]")
+    assert "Edited" in page.locator("#done h1").inner_text()
+    review = load_review(site.root, rid)
+    assert review.edit is not None and review.edit.editor == "owner"
+    assert review.diff.text == edited and review.status == "pending"
+
+
+def test_approve_in_the_page_commits_to_canon_with_provenance(site: Site) -> None:
+    rid = site.review_id
+    review = load_review(site.root, rid)
+    held = watch(site.root).held  # the page holds what the drift watch holds
+    page = _page(site)
+    card = page.locator(f"#card-{rid}")
+    is_held = review.pending.hypothesis in held
+    assert card.locator(".hold").count() == (1 if is_held else 0)
+    assert card.locator("form.approve").count() == (0 if is_held else 1)
+    if is_held:  # looking at the flag is recorded, then the card can be decided
+        card.locator(".hold button").click()
+        assert "Looked at the drift flag" in page.locator("#done h1").inner_text()
+        page.goto(site.server.origin + "/")
+        card = page.locator(f"#card-{rid}")
+    card.locator("form.approve button").click()
+    commit = page.locator("#commit").inner_text()
+    repo = gitrepo.open_repo(site.root)
+    assert commit == repo.head.commit.hexsha
+    trailers = gitrepo.parse_trailers(str(repo.head.commit.message))
+    assert trailers["Review-Id"] == rid
+    assert trailers["Approved-By"] == "owner"
+    assert trailers["Actor"] == "monthly"
+    assert trailers["Evidence-Ids"] == ", ".join(review.pending.evidence_ids)
+    provenance = page.locator("#provenance").inner_text()
+    assert rid in provenance and "owner" in provenance
+    identity = (site.root.canon / "identity.yaml").read_text(encoding="utf-8")
+    assert review.diff.text in identity  # the human's edit is what landed
+    decided = load_review(site.root, rid)
+    assert decided.status == "approved" and decided.decision is not None
+    assert decided.decision.commit == commit
+    records = [r for r in EvidenceLog(site.root).iter_all() if r.kind == "review"]
+    assert records[-1].data["action"] == "approve" and records[-1].data["commit"] == commit
+    # Exactly what the CLI would accept: verify finds Canon's provenance in order.
+    proc = run_proc("--root", str(site.root.path), "verify", env=site.env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # Shown again, the card says it is decided and by which commit; no second approval.
+    page.goto(site.server.origin + "/")
+    again = page.locator(f"#card-{rid}")
+    assert again.locator(".status").text_content() == "approved"
+    assert again.locator("form.approve").count() == 0
+    assert commit[:10] in again.inner_text()
