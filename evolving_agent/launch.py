@@ -4,6 +4,8 @@
 by :mod:`evolving_agent.memory.bootfast` with the standard library only; click, pydantic
 and ruamel are imported only when that path declines (any other command or option, or
 anything unusual about the root), and then the full CLI runs as if nothing had happened.
+``evolving-agent [--root R] mcp`` likewise starts the MCP server without the CLI
+(:func:`evolving_agent.integrations.mcp_server.try_serve`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,13 @@ def main() -> None:
         from evolving_agent.memory.bootfast import try_boot
 
         code = try_boot(argv, write_file=_write_boot_file)
+        if code is not None:
+            sys.exit(code)
+    if "mcp" in argv:
+        # The MCP server's fast start: clients wait only briefly for a server's tools.
+        from evolving_agent.integrations.mcp_server import try_serve
+
+        code = try_serve(argv)
         if code is not None:
             sys.exit(code)
     from evolving_agent.cli import main as cli_main

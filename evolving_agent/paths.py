@@ -121,3 +121,22 @@ class MemoryRoot:
 
     def exists(self) -> bool:
         return (self.path / "canon").is_dir() and (self.path / "evidence").is_dir()
+
+
+def root_problem(root: MemoryRoot) -> str | None:
+    """Why ``root`` is not a memory root, in one line, or None if it is one.
+
+    Standard library only, so the MCP server's fast start can say it before loading
+    anything; ``memory.root.require_root`` raises the same words.
+    """
+    if root.path.is_file():
+        return (
+            f"no memory root at {root.path}: it is a file, not a directory "
+            "(pass --root or set $EVOLVING_AGENT_ROOT to a directory)"
+        )
+    if not root.exists():
+        return (
+            f"no memory root at {root.path} (run 'evolving-agent init {root.path}' "
+            "or pass --root / set $EVOLVING_AGENT_ROOT)"
+        )
+    return None

@@ -199,3 +199,51 @@ def pids_with_env(var: str, value: str) -> list[int]:
         if needle in environ.split(b"\0"):
             found.append(int(entry.name))
     return found
+
+
+def feed_interactive(cmd: list[str], text: str, *, env: dict[str, str]) -> bool:
+    """Run the user's own interactive program (a pager) on this terminal, ``text`` on its
+    stdin; wait for it.  Unlike :func:`run_process` it keeps our terminal and group: the
+    user drives it.  False when it could not be started (the caller prints instead)."""
+    try:
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, env=env)
+    except OSError:
+        return False
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(text.encode("utf-8", "replace"))
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass  # the reader quit the pager early
+    proc.wait()
+    return True
+
+
+def run_tool(
+    argv: list[str], *, input: str | None = None, stdin_path: Path | None = None, timeout: float
+) -> Completed:
+    """Run a trusted system tool of the user's (``ssh-keygen``): output captured, our
+    terminal kept so it can ask for a passphrase or a key-agent confirmation."""
+    started = time.monotonic()
+    try:
+        if stdin_path is not None:
+            with stdin_path.open("rb") as data:
+                done = subprocess.run(argv, stdin=data, capture_output=True, timeout=timeout)
+        else:
+            done = subprocess.run(
+                argv,
+                input=None if input is None else input.encode(),
+                stdin=subprocess.DEVNULL if input is None else None,
+                capture_output=True,
+                timeout=timeout,
+            )
+    except OSError as exc:
+        return Completed(None, "", "", launch_error=f"{argv[0]}: {exc.strerror or exc}")
+    except subprocess.TimeoutExpired:
+        return Completed(None, "", "", timed_out=True, wall_s=time.monotonic() - started)
+    return Completed(
+        done.returncode,
+        done.stdout.decode(errors="replace"),
+        done.stderr.decode(errors="replace"),
+        wall_s=time.monotonic() - started,
+    )

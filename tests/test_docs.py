@@ -313,13 +313,19 @@ def test_claude_settings_snippet_is_a_session_start_hook() -> None:
     (entry,) = settings[0]["hooks"]["SessionStart"]
     (hook,) = entry["hooks"]
     assert hook["type"] == "command"
-    assert split_shell(hook["command"])[:4] == ["evolving-agent", "boot", "--format", "claude-hook"]
+    argv = split_shell(hook["command"])
+    # The root rides in the command (the hook's environment may lack $EVOLVING_AGENT_ROOT).
+    assert argv[:3] == ["evolving-agent", "--root", "/home/me/assistant-memory"]
+    assert argv[3:6] == ["boot", "--format", "claude-hook"]
     assert "async" not in hook
 
 
 def test_integrations_page_has_the_mcp_add_line_and_the_import_fallback() -> None:
     text = (DOCS / "integrations.md").read_text(encoding="utf-8")
-    assert "claude mcp add evolving-agent -- evolving-agent mcp\n" in text
+    assert (
+        "claude mcp add --scope user evolving-agent -- evolving-agent --root "
+        "/home/me/assistant-memory mcp\n" in text
+    )
     (claude_md,) = [b for b in fenced("integrations.md", "markdown") if "\n@" in b]
     (imported,) = re.findall(r"^@(\S+)$", claude_md, re.M)
     assert f"evolving-agent boot --write-file {imported}\n" in text

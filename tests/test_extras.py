@@ -74,17 +74,19 @@ def test_a_memory_day_runs_with_every_heavy_library_missing(tmp_path: Path) -> N
         assert proc.returncode == 0, (args, proc.stderr)
 
 
-def test_mcp_without_the_sdk_is_one_line_naming_the_extra(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    new_root(tmp_path)
+def test_the_mcp_server_needs_no_sdk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The server speaks MCP's JSON-RPC itself (issue 21: the SDK's import alone missed
+    # Codex's startup window), so the light core install serves the tools.
+    from evolving_agent.integrations.mcp_server import Server
+    from evolving_agent.paths import MemoryRoot
+
+    root = MemoryRoot.resolve(new_root(tmp_path))
     _hide(monkeypatch, "mcp")
-    result = run_cli("mcp")
-    assert result.exit_code == 4
-    assert result.output == (
-        "error: the MCP server needs the MCP SDK, which is not installed: "
-        "pip install 'evolving-agent[mcp]'\n"
-    )
+    server = Server(root)
+    call = {"name": "friction", "arguments": {"text": "served without the SDK"}}
+    reply = server.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
+    assert reply is not None and reply["result"]["isError"] is False
+    assert reply["result"]["structuredContent"]["actor"] == "session"
 
 
 def test_the_demo_without_matplotlib_says_so_before_making_anything(

@@ -54,7 +54,12 @@ COMMAND_MODULES = {
     "drift": "drift_cmd",
     "search": "search_cmds",
     "mcp": "mcp_cmd",
+    "integrations": "integrations_cmd",
     "demo": "demo_cmd",
+    "remote": "sync_cmds",
+    "sync": "sync_cmds",
+    "clone": "sync_cmds",
+    "device": "sync_cmds",
 }
 
 
@@ -80,6 +85,11 @@ COMMAND_SUMMARIES = {
     "search": "Scored improvement tasks run by coding agents in rounds, with forgetting.",
     "mcp": "Serve the session's tools over stdio (MCP): friction, live_set, boot, hypotheses.",
     "demo": "Simulate a month of an assistant's life, then run a short forget-team search.",
+    "signing": 'Signed human authority: without it, "human" is a claim anyone can make.',
+    "drift": (
+        "Look for drift: pendulums, a monopolised carry, friction that stopped or floods, "
+        "proposals waiting over a month, model fallbacks.  Each flag cites its evidence."
+    ),
 }
 
 
@@ -156,7 +166,7 @@ class _Group(click.Group):
             # Ctrl-C: one line (saying how to go on, when the command knows) and 130, as
             # shells expect, instead of click's "Aborted!" and 1.
             detail = str(exc)
-            click.echo("interrupted" + (f": {detail}" if detail else ""), err=True)
+            echo("interrupted" + (f": {detail}" if detail else ""), err=True)
             ctx.exit(EXIT_INTERRUPTED)
         except BrokenPipeError:
             # `evolving-agent ... | head` closed stdout early: click exits 1 quietly.

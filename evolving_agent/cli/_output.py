@@ -18,7 +18,6 @@ import functools
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -69,18 +68,10 @@ def _show(text: str) -> None:
     env = dict(os.environ)
     env.setdefault("LESS", "FRX")  # as git: quit on one screen, raw colours, keep screen
     env.setdefault("LV", "-c")
-    try:
-        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, env=env)
-    except OSError:
+    from evolving_agent.process import feed_interactive  # only a paged view pays for it
+
+    if not feed_interactive(cmd, text, env=env):
         click.echo(text, nl=False)
-        return
-    assert proc.stdin is not None
-    try:
-        proc.stdin.write(text.encode("utf-8", "replace"))
-        proc.stdin.close()
-    except BrokenPipeError:
-        pass  # the reader quit the pager early
-    proc.wait()
 
 
 def paged(fn: F) -> F:

@@ -15,6 +15,7 @@ from evolving_agent.memory.hypotheses import (
     add_hypothesis,
     edit_hypothesis,
     list_hypotheses,
+    propose_shape,
     retire_hypothesis,
     show_hypothesis,
     split_hypothesis,
@@ -79,6 +80,11 @@ def hypothesis_add(
 @click.option("--when", "when", metavar="TRIGGER", help="New trigger ('' clears it).")
 @click.option("--do", "do", metavar="COUNTER-MOVE", help="New counter-move ('' clears it).")
 @click.option("--stakes", type=STAKES, help="low or high.")
+@click.option(
+    "--adopt",
+    is_flag=True,
+    help="Take on the session's words: its hypothesis, or its proposed trigger/counter-move.",
+)
 @click.pass_context
 def hypothesis_edit(
     ctx: click.Context,
@@ -87,15 +93,46 @@ def hypothesis_edit(
     when: str | None,
     do: str | None,
     stakes: str | None,
+    adopt: bool,
 ) -> None:
     """Reshape a hypothesis, as the human; its evidence and state stay.
 
+    Editing a hypothesis the session wrote adopts it: it can be carried without
+    waiting for friction.  --adopt takes on the session's proposal as it stands.
+
+    \b
+    Examples:
+      evolving-agent hypothesis edit h-1a2b3c4d --stakes high --when "about to force-push"
+      evolving-agent hypothesis edit h-1a2b3c4d --adopt
+    """
+    h = edit_hypothesis(
+        root_from(ctx), hid, text=text, when=when, do=do, stakes=stakes, adopt=adopt
+    )
+    echo(f"{h.id} {h.state}: {h.text}{_shape(h)}")
+
+
+@hypothesis_group.command("propose")
+@click.argument("hid", metavar="ID")
+@click.option("--when", "when", metavar="TRIGGER", help="The moment it happens.")
+@click.option("--do", "do", metavar="COUNTER-MOVE", help="What to do then.")
+@click.pass_context
+def hypothesis_propose(ctx: click.Context, hid: str, when: str | None, do: str | None) -> None:
+    """Propose a trigger / counter-move for a hypothesis, as the session.
+
+    Recorded as the session's proposal: it reaches the bias only once friction
+    supports the hypothesis on 2 distinct days, or when the human adopts it
+    ('hypothesis edit ID --adopt').
+
     \b
     Example:
-      evolving-agent hypothesis edit h-1a2b3c4d --stakes high --when "about to force-push"
+      evolving-agent hypothesis propose h-1a2b3c4d --do "stop at what was asked"
     """
-    h = edit_hypothesis(root_from(ctx), hid, text=text, when=when, do=do, stakes=stakes)
-    echo(f"{h.id} {h.state}: {h.text}{_shape(h)}")
+    rec = propose_shape(root_from(ctx), hid, when=when, do=do)
+    echo(f"{rec.id}: proposed for {hid} (recorded as the session's proposal)")
+    echo(
+        "it is used once friction supports the hypothesis on 2 distinct days, "
+        "or when the human adopts it"
+    )
 
 
 @hypothesis_group.command("retire")
@@ -171,7 +208,11 @@ def hypothesis_show(ctx: click.Context, hid: str, as_json: bool) -> None:
     h = detail.hypothesis
     echo(f"{h.id}: {one_line(h.text)}")
     echo(f"state: {h.state} (since evidence of {h.updated})")
-    echo(f"origin: {h.origin}; stakes: {h.stakes}")
+    pending = " (session's words: listed, not carried until friction backs them)"
+    echo(f"origin: {h.origin}; stakes: {h.stakes}{pending if not h.ready else ''}")
+    if h.proposal is not None:
+        p = h.proposal
+        echo(one_line(f"session proposal ({p.day}): when: {p.when or '-'}; do: {p.do or '-'}"))
     if h.when or h.do:
         echo(one_line(f"when: {h.when or '-'}; do: {h.do or '-'}"))
     days = ", ".join(d.isoformat() for d in h.supported_on) or "-"

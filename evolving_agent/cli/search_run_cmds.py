@@ -176,7 +176,7 @@ def run_cmd(
     """
     from evolving_agent.search.config import SearchConfig
     from evolving_agent.search.executors import parse_resources
-    from evolving_agent.search.runner import run_search
+    from evolving_agent.search.runner import TurnsFailed, run_search
 
     config = SearchConfig(
         **settings,
@@ -192,7 +192,11 @@ def run_cmd(
         score_resources=parse_resources(score_resources, flag="--score-resources"),
         max_scorers=max_scorers,
     )
-    summary = run_search(config, progress=None if quiet else _progress)
+    try:
+        summary = run_search(config, progress=None if quiet else _progress)
+    except TurnsFailed as exc:
+        _print(exc.summary, as_json)  # what a script reads, even when every turn failed
+        raise
     _print(summary, as_json)
 
 
@@ -207,9 +211,13 @@ def resume_cmd(run_dir: Path, as_json: bool, quiet: bool) -> None:
     Example:
       evolving-agent search resume runs/search-20260101-120000-forget-team
     """
-    from evolving_agent.search.runner import resume_search
+    from evolving_agent.search.runner import TurnsFailed, resume_search
 
-    summary = resume_search(run_dir, progress=None if quiet else _progress)
+    try:
+        summary = resume_search(run_dir, progress=None if quiet else _progress)
+    except TurnsFailed as exc:
+        _print(exc.summary, as_json)
+        raise
     _print(summary, as_json)
 
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from evolving_agent.memory import events, live
 from evolving_agent.memory.boot import build_boot
-from evolving_agent.memory.hypotheses import add_hypothesis, list_hypotheses
+from evolving_agent.memory.hypotheses import add_hypothesis, list_hypotheses, propose_shape
 from evolving_agent.memory.live import LiveEntry
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
@@ -51,6 +51,16 @@ class HypothesesResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     hypotheses: list[HypothesisView]
+
+
+class ProposalRecorded(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    hypothesis: str
+    when: str | None = None
+    do: str | None = None
+    note: str
 
 
 @dataclass(frozen=True)
@@ -104,6 +114,25 @@ class SessionTools:
         origin ``session``): an Evidence record the next nightly run adopts."""
         h = add_hypothesis(self.root, text, when=when, do=do, stakes=stakes, actor=SESSION)
         return HypothesisView(id=h.id, text=h.text, state=h.state)
+
+    def hypothesis_propose(
+        self, hypothesis: str, *, when: str | None = None, do: str | None = None
+    ) -> ProposalRecorded:
+        """Propose a trigger and/or counter-move for a hypothesis, as ``session``.
+
+        Recorded as the session's proposal: it reaches the bias only once friction
+        supports the hypothesis on 2 distinct days from now, or the human adopts it."""
+        rec = propose_shape(self.root, hypothesis, when=when, do=do)
+        return ProposalRecorded(
+            id=rec.id,
+            hypothesis=hypothesis,
+            when=rec.data.get("when"),
+            do=rec.data.get("do"),
+            note=(
+                "recorded as the session's proposal; it is used once friction supports the "
+                "hypothesis on 2 distinct days, or when the human adopts it"
+            ),
+        )
 
     def hypotheses(self) -> HypothesesResult:
         """The hypothesis register: id, text and qualitative state of each hypothesis.

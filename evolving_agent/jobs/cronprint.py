@@ -18,7 +18,7 @@ from tzlocal import get_localzone
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.jobs.cronexpr import CronError, parse_cron
-from evolving_agent.jobs.settings import JOB_NAMES, load_schedule
+from evolving_agent.jobs.settings import SYNC_JOB, load_schedule
 from evolving_agent.paths import MemoryRoot
 
 
@@ -28,7 +28,8 @@ def executable() -> list[str]:
 
 
 def job_command(root: MemoryRoot, job: str) -> str:
-    return shlex.join([*executable(), "--root", str(root.path), "run", job])
+    verb = [job] if job == SYNC_JOB else ["run", job]
+    return shlex.join([*executable(), "--root", str(root.path), *verb])
 
 
 def on_calendar(cron: str, timezone: str = "local") -> list[str]:
@@ -69,7 +70,7 @@ def print_cron(roots: list[MemoryRoot]) -> str:
         if schedule.timezone != "local":
             lines.append(f"CRON_TZ={schedule.timezone}")
             zoned = True
-        for job in JOB_NAMES:
+        for job in schedule.scheduled_jobs():
             log = shlex.quote(str(root.state / f"{job}.log"))
             cron = getattr(schedule.jobs, job)
             lines.append(f"{cron} {job_command(root, job)} >> {log} 2>&1")
@@ -81,7 +82,7 @@ def print_cron(roots: list[MemoryRoot]) -> str:
             lines.append("# CRON_TZ above applies to every line below it: keep these lines last")
     timers: list[str] = []
     for _n, root, schedule in schedules:
-        for job in JOB_NAMES:
+        for job in schedule.scheduled_jobs():
             cron = getattr(schedule.jobs, job)
             name = unit_name(root, job)
             timers.append(f"{name}.timer")

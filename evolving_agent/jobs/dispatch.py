@@ -22,9 +22,10 @@ from evolving_agent.errors import EXIT_INVALID, EvolvingAgentError, UsageError
 from evolving_agent.jobs.monthly import run_monthly
 from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.jobs.prompts import prompt_loader
-from evolving_agent.jobs.settings import JOB_NAMES, load_schedule
+from evolving_agent.jobs.settings import JOB_NAMES, SYNC_JOB, load_schedule
 from evolving_agent.jobs.weekly import run_weekly
 from evolving_agent.memory.authority import Writer
+from evolving_agent.memory.devices import check_today_writer
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors import Reflector, get_reflector
@@ -64,8 +65,13 @@ def run_job(
 ) -> BaseModel:
     """Run ``job`` (nightly / weekly / monthly) for ``day``; returns the job's result."""
     require_root(root)
+    if job == SYNC_JOB:  # the scheduler's sync job (docs/sync.md)
+        from evolving_agent.memory.sync import sync
+
+        return sync(root)  # type: ignore[return-value]  # a result the scheduler logs
     if job not in JOB_NAMES:
         raise UsageError(f"unknown job {job!r} (valid: {', '.join(JOB_NAMES)})")
+    check_today_writer(root, job)  # one device writes Today (memory/devices.py)
     if job == "monthly":
         return run_monthly(root, day, now=now)  # consolidation is deterministic: no reflector
     refl = resolve_reflector(root, reflector, reflector_cmd)

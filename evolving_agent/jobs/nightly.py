@@ -38,11 +38,13 @@ from evolving_agent.jobs.markers import (
     refuse_future,
 )
 from evolving_agent.memory.authority import ScopedReader, Writer
-from evolving_agent.memory.evidence import EvidenceRecord
+from evolving_agent.memory.carry import Story, fitting_types, tensions
+from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
 from evolving_agent.memory.evidence import now as local_now
 from evolving_agent.memory.hypotheses import (
     Hypothesis,
     HypothesisState,
+    SessionProposal,
     apply_day,
     day_key,
     day_links,
@@ -59,6 +61,7 @@ from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors import Reflector, ReflectorError, reflect_with_fallback
 from evolving_agent.reflectors.base import (
     NIGHTLY_STATE_FILE,
+    CarryRecord,
     NightlyContext,
     NightlyReflection,
     NightlyState,
@@ -157,6 +160,13 @@ def run_nightly(
             "(a nightly run reflects a finished day; the default is yesterday)"
         )
     first = day
+    if last is None:
+        # Never reflected yet (installed, used, scheduled only later): every day since
+        # the first evidence, not only yesterday.  A directory listing, once.
+        log = EvidenceLog(root)
+        days = [d for d in log.days() if d <= day and log.day_file(d).is_file()]
+        if days and days[0] < day:
+            last = days[0] - timedelta(days=1)
     if last is not None and day > last + timedelta(days=1):
         first = last + timedelta(days=1)
         span = (day - first).days + 1
@@ -172,12 +182,25 @@ def run_nightly(
     caught: list[date] = []
     d = first
     while d < day:
-        _run_one(root, d, reflector, when, [])
+        # Each reflected day's records land where its own run would have put them (the
+        # morning after it, at this run's time of day), so weekly and monthly see what
+        # they would have seen without the downtime.
+        _run_one(root, d, reflector, _as_if_on_time(d, when), [])
         caught.append(d)
         d += timedelta(days=1)
     result = _run_one(root, day, reflector, when, notes)
     result.caught_up = caught
     return result
+
+
+def _as_if_on_time(day: date, when: datetime) -> datetime:
+    """The moment a run for ``day`` would have happened: the next morning, same time."""
+    local = when.astimezone()
+    return local.replace(
+        year=(day + timedelta(days=1)).year,
+        month=(day + timedelta(days=1)).month,
+        day=(day + timedelta(days=1)).day,
+    )
 
 
 def _run_one(
@@ -223,6 +246,30 @@ def _adopted(events: list[EvidenceRecord], known: set[str]) -> list[Hypothesis]:
     return out
 
 
+def _session_proposals(
+    events: list[EvidenceRecord], register: dict[str, Hypothesis]
+) -> list[tuple[Hypothesis, str]]:
+    """Triggers / counter-moves a session proposed that day, recorded on the hypothesis
+    as the session's proposal (used once friction backs it, or the human adopts it)."""
+    out: dict[str, Hypothesis] = {}
+    for rec in events:
+        if rec.kind != "hypothesis-proposal":
+            continue
+        hid = str(rec.data.get("hypothesis", ""))
+        h = out.get(hid) or register.get(hid)
+        if h is None or not h.carriable:
+            continue
+        when, do = rec.data.get("when"), rec.data.get("do")
+        p = SessionProposal(
+            when=str(when) if when else None,
+            do=str(do) if do else None,
+            day=day_key(rec),
+            evidence_id=rec.id,
+        )
+        out[hid] = h.model_copy(update={"proposal": p})
+    return [(h, "the session proposed a trigger / counter-move") for h in out.values()]
+
+
 def _proposed_marks(ctx: NightlyContext) -> list[tuple[Hypothesis, str]]:
     """Hypotheses a weekly job proposed (its job record lands on the day it ran)."""
     out = []
@@ -233,6 +280,12 @@ def _proposed_marks(ctx: NightlyContext) -> list[tuple[Hypothesis, str]]:
             h = ctx.register.get(str(hid))
             if h is not None and h.proposed is None:
                 out.append((h.model_copy(update={"proposed": ctx.day}), "proposed for Canon"))
+        for hid in rec.data.get("narrowings") or []:
+            h = ctx.register.get(str(hid))
+            if h is not None and h.narrowing is None:
+                out.append(
+                    (h.model_copy(update={"narrowing": ctx.day}), "a narrowing went to the human")
+                )
     return out
 
 
@@ -241,6 +294,13 @@ def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str
     known = set(read_register(reader))
     adopted = _adopted(list(base.events), known)
     marks = {h.id: (h, why) for h, why in _proposed_marks(base)}
+    seen = {**base.register, **{h.id: h for h in adopted}, **{k: v[0] for k, v in marks.items()}}
+    for h, why in _session_proposals(list(base.events), seen):
+        if h.id in {a.id for a in adopted}:
+            adopted = [h if a.id == h.id else a for a in adopted]
+        else:
+            old = marks.get(h.id)
+            marks[h.id] = (h, f"{old[1]}; {why}" if old else why)
     ctx = NightlyContext(
         day=day,
         reader=reader,
@@ -271,8 +331,9 @@ def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str
         if prev is not None and ref.carry_type == prev.type:
             raise ReflectorError(f"carry type '{ref.carry_type}' repeats yesterday's")
         raised = _check_raise(ref, ctx, register, untagged, recent_ids)
+        _check_obeys_no_friction(ref, ctx, register)
         for r in ref.readings:
-            if r.event not in untagged:
+            if r.event not in untagged and r.event not in recent_ids:
                 raise ReflectorError(f"reading cites {r.event!r}, not an untagged friction event")
             if r.hypothesis not in register:
                 raise ReflectorError(f"reading names unknown hypothesis {r.hypothesis!r}")
@@ -286,11 +347,28 @@ def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str
             return
         if ref.carry_type is None:
             raise ReflectorError("a chosen hypothesis needs a carry")
-        h = register.get(ref.hypothesis)
+        h = after[ref.hypothesis][0] if ref.hypothesis in after else register.get(ref.hypothesis)
         if h is None and raised is not None and raised.id == ref.hypothesis:
             h = raised
         if h is None or not h.carriable:
             raise ReflectorError(f"'{ref.hypothesis}' is not an active hypothesis")
+        if not h.ready:
+            raise ReflectorError(
+                f"'{ref.hypothesis}' was written by the session and is not backed by friction "
+                "on 2 distinct days (nor adopted by the human): it is listed, never carried"
+            )
+        old = register.get(h.id)
+        story = Story(
+            h,
+            supported_today=old is None or len(h.supports) > len(old.supports),
+            contradicted_today=old is not None and len(h.contradicts) > len(old.contradicts),
+        )
+        fits = fitting_types(story)
+        if ref.carry_type not in fits:
+            raise ReflectorError(
+                f"a '{ref.carry_type}' carry does not fit {h.id} ({h.state}, stakes {h.stakes});"
+                f" types that fit it today: {', '.join(fits) or 'none'}"
+            )
         _check_words(ref, h, ctx, register)
 
     got = reflect_with_fallback(reflector, lambda r, fb: r.nightly(context=ctx, feedback=fb), check)
@@ -306,9 +384,12 @@ def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str
     for hid, (h, why) in marks.items():
         if hid not in changes:
             steps.append(StateStep(hypothesis=h, previous=h.state, reason=why))
-        else:  # the day's evidence snapshot carries the mark too
+        else:  # the day's evidence snapshot carries the mark (and the proposal) too
             i = [s.hypothesis.id for s in steps].index(hid)
-            steps[i].hypothesis = steps[i].hypothesis.model_copy(update={"proposed": day})
+            steps[i].hypothesis = steps[i].hypothesis.model_copy(
+                update={"proposed": h.proposed, "proposal": h.proposal, "narrowing": h.narrowing}
+            )
+    _after_steps(steps, register, raised, day, ref)
     outcome = None
     if prev is not None:
         sups, cons = links.get(prev.hypothesis or "", ([], []))
@@ -344,14 +425,20 @@ def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str
             )
         )
     cited = set(raised.cites) if raised else set()
+    cited |= {r.event for r in ref.readings}  # explained: support of a known hypothesis
     keep = [n for n in ctx.recent_untagged if n.id not in cited and (day - n.day).days < 6]
     keep += [ctx.note(r, 400) for r in ctx.untagged if r.id not in cited]
+    carries = list(ctx.carries)
+    if carry is not None:
+        carries.append(CarryRecord(day=carry.date or day, hypothesis=carry.hypothesis,
+                                   type=carry.type))
     state = NightlyState.model_validate(
         {
             "last_date": day,
             "recent_types": recent,
             "outcomes": [o.model_dump() for o in outcomes[-20:]],
             "untagged": [n.model_dump() for n in keep],
+            "carries": [c.model_dump() for c in carries[-14:]],
         }
     )
     return NightlyPlan(
@@ -369,6 +456,55 @@ def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str
         state=state,
         notes=notes,
     )
+
+
+def _after_steps(
+    steps: list[StateStep],
+    register: dict[str, Hypothesis],
+    raised: Hypothesis | None,
+    day: date,
+    ref: NightlyReflection,
+) -> None:
+    """What the day's carry and the register as a whole change on top of the evidence:
+    a ``release`` carry marks its hypothesis released (a weakening one may retire only
+    after one), and the pendulum pairs (``tension``) are brought up to date."""
+
+    def current(hid: str) -> Hypothesis | None:
+        for st in steps:
+            if st.hypothesis.id == hid:
+                return st.hypothesis
+        if raised is not None and raised.id == hid:
+            return raised
+        return register.get(hid)
+
+    def put(h: Hypothesis, why: str) -> None:
+        for st in steps:
+            if st.hypothesis.id == h.id:
+                st.hypothesis = h
+                st.reason = f"{st.reason}; {why}"
+                return
+        old = register.get(h.id)
+        if old is None:
+            return  # the raised one: its own record carries the snapshot
+        steps.append(StateStep(hypothesis=h, previous=old.state, reason=why))
+
+    if ref.carry_type == "release" and ref.hypothesis:
+        h = current(ref.hypothesis)
+        if h is not None:
+            put(h.model_copy(update={"released": day}), "carried as release")
+    pool = [x for x in (current(hid) for hid in {*register, *([raised.id] if raised else [])})
+            if x is not None and x.carriable]
+    pool.sort(key=lambda x: x.id)
+    for hid, partners in tensions(pool, day).items():
+        h = current(hid)
+        if h is not None and h.tension != partners:
+            why = (
+                f"its evidence swings against {', '.join(partners)}: held from Canon "
+                "and never carried the morning after it"
+                if partners
+                else "no longer swings against another hypothesis"
+            )
+            put(h.model_copy(update={"tension": partners}), why)
 
 
 def _check_raise(
@@ -413,20 +549,30 @@ def _check_words(
 ) -> None:
     """The meaning checks that need the hypothesis: direction, stakes, boot-time wording."""
     assert ref.carry_type is not None and ref.bias is not None and ref.carry_text is not None
-    if h.do and ref.carry_type != "release":
-        first = _norm(ref.bias.splitlines()[0]) if ref.bias.strip() else ""
-        at = first.find(_norm(h.do))
+    when, do = h.shape()
+    first = _norm(ref.bias.splitlines()[0]) if ref.bias.strip() else ""
+    if not do and ref.carry_type != "release":
+        # The positive check: line 1 is an instruction built from this hypothesis — its
+        # trigger, or (no trigger either) its claim quoted — never free prose.
+        anchor = when or h.text
+        if _norm(anchor)[:60] not in first:
+            raise ReflectorError(
+                "the bias's first line is an instruction built from the hypothesis: it must "
+                f"contain its {'trigger' if when else 'claim'} ({anchor[:60]!r})"
+            )
+    if do and ref.carry_type != "release":
+        at = first.find(_norm(do))
         if at < 0:
             raise ReflectorError(
                 f"a '{ref.carry_type}' carry frames the counter-move, never drops or inverts "
-                f"it: the bias's first line must contain it ({h.do!r})"
+                f"it: the bias's first line must contain it ({do!r})"
             )
         # The few words leading into it in the same clause ("do not …", "refuse the pull
         # to …"); "instead of a menu, give one answer" negates the menu, not the move.
         clause = " ".join(re.split(r"[.;:!?,]", first[:at])[-1].split()[-4:])
         if _NEGATION.search(clause):
             raise ReflectorError(
-                f"the bias negates the counter-move ({clause.strip()!r} … {h.do!r}): a "
+                f"the bias negates the counter-move ({clause.strip()!r} … {do!r}): a "
                 f"'{ref.carry_type}' carry frames it, never inverts it"
             )
     if ref.carry_type in ("release", "refusal") and h.stakes == "high":
@@ -447,6 +593,56 @@ def _check_words(
         raise ReflectorError("the carry is read at boot on the day it applies: no 'tomorrow'")
     if h.stakes == "high" and len(ref.bias.splitlines()) < 3:
         raise ReflectorError("a high-stakes bias has a third line saying what is at stake")
+
+
+_QUOTES = re.compile(r"“[^”]*”|「[^」]*」|\"[^\"]*\"")
+SHINGLE = 24  # characters of friction that may not appear in an instruction
+
+
+def _shingles(text: str) -> set[str]:
+    from evolving_agent.memory.similarity import key
+
+    k = key(text)
+    return {k[i : i + SHINGLE] for i in range(max(0, len(k) - SHINGLE + 1))}
+
+
+def _check_obeys_no_friction(
+    ref: NightlyReflection, ctx: NightlyContext, register: dict[str, Hypothesis]
+) -> None:
+    """Friction is quoted, never obeyed: no run of its words (24 normalised characters)
+    may stand outside quotation marks in the instruction line, the carry text, or a
+    raised hypothesis's trigger / counter-move — unless the words are the hypothesis's
+    own trigger or counter-move (the human's, or the session's once friction backed it)."""
+    bad: set[str] = set()
+    for r in ctx.friction:
+        bad |= _shingles(r.text)
+    for n in ctx.recent_untagged:
+        bad |= _shingles(n.text)
+    if not bad:
+        return
+    h = register.get(ref.hypothesis or "")
+    own: set[str] = set()
+    if h is not None:
+        for part in (*h.shape(), h.text if h.origin == "human" else None):
+            if part:
+                own |= _shingles(part)
+    bad -= own
+    parts: list[tuple[str, str]] = []
+    if ref.bias:
+        parts.append(("the bias's instruction line", ref.bias.splitlines()[0]))
+    if ref.carry_text:
+        parts.append(("the carry text", ref.carry_text))
+    if ref.raise_hypothesis is not None:
+        for name in ("when", "do"):
+            value = getattr(ref.raise_hypothesis, name)
+            if value:
+                parts.append((f"the raised hypothesis's {name}", value))
+    for what, text in parts:
+        if _shingles(_QUOTES.sub(" ", text)) & bad:
+            raise ReflectorError(
+                f"{what} repeats friction's words outside a quotation: friction is quoted "
+                "as grounding, never obeyed"
+            )
 
 
 def _write_today(writer: Writer, plan: NightlyPlan) -> None:

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evolving_agent.errors import EvolvingAgentError, InvalidInput, UsageError, first_error
 from evolving_agent.jobs.dispatch import fallback_of, run_job
-from evolving_agent.jobs.settings import JOB_NAMES, load_schedule
+from evolving_agent.jobs.settings import load_schedule
 from evolving_agent.memory.atomic import atomic_write
 from evolving_agent.memory.evidence import now as local_now
 from evolving_agent.memory.root import require_root
@@ -88,7 +88,7 @@ def missed(root: MemoryRoot, state: SchedulerState, now: datetime) -> list[str]:
     """Jobs whose trigger fired at least once after their last run and up to ``now``."""
     schedule = load_schedule(root)
     out: list[str] = []
-    for job in JOB_NAMES:
+    for job in schedule.scheduled_jobs():
         last = state.last_run.get(job) or state.since
         if last is None:
             continue
@@ -199,7 +199,7 @@ class JobScheduler:
     def add_jobs(self, scheduler: Any) -> None:
         for root in self.roots:
             schedule = load_schedule(root)
-            for job in JOB_NAMES:
+            for job in schedule.scheduled_jobs():
                 scheduler.add_job(
                     self.fire,
                     trigger=schedule.trigger(job),
@@ -255,7 +255,7 @@ class JobScheduler:
         for root in self.roots:
             schedule = load_schedule(root)
             state = load_state(root)
-            for job in JOB_NAMES:
+            for job in schedule.scheduled_jobs():
                 out.append(
                     NextRun(
                         root=str(root.path),

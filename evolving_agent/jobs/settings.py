@@ -37,6 +37,9 @@ from evolving_agent.reflectors.settings import (  # noqa: F401  # re-exported
 
 JobName = Literal["nightly", "weekly", "monthly"]
 JOB_NAMES: tuple[JobName, ...] = ("nightly", "weekly", "monthly")
+# Scheduled besides the jobs when its cron line is set (docs/sync.md): not a reflection
+# job, so never in JOB_NAMES.
+SYNC_JOB = "sync"
 
 
 class JobCrons(BaseModel):
@@ -45,10 +48,14 @@ class JobCrons(BaseModel):
     nightly: str = "0 3 * * *"
     weekly: str = "30 3 * * sun"
     monthly: str = "0 4 1 * *"
+    # Exchange this device's state with its default remote (docs/sync.md); off unless set.
+    sync: str | None = None
 
-    @field_validator("nightly", "weekly", "monthly")
+    @field_validator("nightly", "weekly", "monthly", "sync")
     @classmethod
-    def _cron(cls, v: str) -> str:
+    def _cron(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
         try:
             parse_cron(v)
         except CronError as exc:
@@ -81,6 +88,10 @@ class ScheduleFile(BaseModel):
 
     def tz(self) -> tzinfo:
         return get_localzone() if self.timezone == "local" else zoneinfo.ZoneInfo(self.timezone)
+
+    def scheduled_jobs(self) -> tuple[str, ...]:
+        """The jobs with a cron line: the three jobs, and ``sync`` when it is set."""
+        return JOB_NAMES + ((SYNC_JOB,) if self.jobs.sync else ())
 
     def cron(self, job: str) -> CronSpec:
         """The job's cron line, read as cron reads it (0 and 7 = Sunday)."""

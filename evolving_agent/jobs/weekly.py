@@ -138,7 +138,10 @@ def run_weekly(
                 "fallback": plan.fallback is not None,
                 "proposals": [p.id for p in plan.proposals],
                 # the nightly job reads this to know what is on its way to Canon
-                "hypotheses": [p.hypothesis for p in plan.proposals],
+                "hypotheses": [
+                    p.hypothesis for p in plan.proposals if not p.id.endswith(NARROWING)
+                ],
+                "narrowings": [p.hypothesis for p in plan.proposals if p.id.endswith(NARROWING)],
             },
         }
     )
@@ -146,10 +149,70 @@ def run_weekly(
     return WeeklyResult(status=status, plan=plan, record_ids=marker.record_ids)
 
 
+NARROWING = "-narrowing"
+
+
+def _narrowings(
+    hyps: dict[str, Hypothesis],
+    reader: ScopedReader,
+    records: list[EvidenceRecord],
+    week_end: date,
+    when: datetime,
+) -> list[Proposal]:
+    """A high-stakes rule contradicted on ≥ 2 distinct days: the nightly job keeps it as
+    it is, so the case for narrowing it reaches the human here, on the slow clock, as a
+    proposal to reword it (the human edits the wording in review before approving)."""
+    texts = {r.id: sanitise(r.text, 120) for r in records if r.kind == "friction"}
+    out = []
+    for h in hyps.values():
+        if h.stakes != "high" or not h.carriable or h.narrowing is not None:
+            continue
+        days = sorted(set(h.contradicted_on))
+        if len(days) < 2 or not h.contradicts:
+            continue
+        if reader.list("proposals", f"*-{h.id}{NARROWING}.json"):
+            continue  # proposed before, in another week
+        cases = [texts[e] for e in h.contradicts if e in texts][-2:] or [
+            sanitise(h.last_against or "", 120)
+        ]
+        cases = [c for c in cases if c]
+        whenever, do = h.shape()
+        rule = f"When {whenever}: {do}" if whenever and do else sanitise(h.text, 120)
+        text = (
+            f"{rule.rstrip('.')}. Narrower, for you to word: except the cases the user said "
+            f"need no asking ({'; '.join(cases)[:150]})."
+        )[:290]
+        diff = (
+            CanonDiff(section="habits", op="replace", text=text, old_text=h.canon_text)
+            if h.canon_text
+            else CanonDiff(section="habits", op="add", text=text)
+        )
+        out.append(
+            Proposal(
+                id=f"prop-{week_end.isoformat()}-{h.id}{NARROWING}",
+                week_end=week_end,
+                hypothesis=h.id,
+                diff=diff,
+                evidence_ids=h.contradicts,
+                rationale=(
+                    f"High-stakes rule {h.id} (“{sanitise(h.text, 80)}”) was contradicted on "
+                    f"{len(days)} distinct days ({', '.join(d.isoformat() for d in days)}). "
+                    "The nightly job never weakens it; narrow it here if those cases really "
+                    "need no asking — edit the wording before approving, or reject to keep "
+                    "the rule as it is."
+                ),
+                created=when,
+            )
+        )
+    return out
+
+
 def _existing(reader: ScopedReader) -> set[str]:
-    """Hypotheses that already have a proposal (any week)."""
+    """Hypotheses that already have a proposal (any week; a narrowing does not count)."""
     out = set()
     for path in reader.list("proposals", "*.json"):
+        if path.stem.endswith(NARROWING):
+            continue
         try:
             out.add(Proposal.model_validate_json(path.read_bytes()).hypothesis)
         except ValidationError:
@@ -220,6 +283,7 @@ def _plan(root: MemoryRoot, week_end: date, reflector: Reflector, when: datetime
                 created=when,
             )
         )
+    proposals += _narrowings(hyps, reader, records, week_end, when)
     return WeeklyPlan(
         week_end=week_end,
         requested=reflector.name,

@@ -155,14 +155,22 @@ def read_today(root: MemoryRoot, name: str, warnings: list[str]) -> str | None:
 
 
 def stale_date(root: MemoryRoot, written_for: Any, warnings: list[str]) -> str | None:
-    """The carry's date when the nightly job has reflected a later day than it was for."""
-    text = read_today(root, "nightly.json", warnings)
-    if not written_for or text is None:
+    """The carry's date when the bias and carry are older than the last finished day:
+    written for a morning before today (the nightly job did not run, or had nothing
+    newer), or the nightly job has since reflected a later day than they were for."""
+    if not written_for:
         return None
     try:
-        state = json.loads(text)
-        last = date.fromisoformat(state["last_date"])
         for_day = date.fromisoformat(written_for)
+    except (TypeError, ValueError):
+        return None
+    if for_day < datetime.now().astimezone().date():
+        return written_for
+    text = read_today(root, "nightly.json", warnings)
+    if text is None:
+        return None
+    try:
+        last = date.fromisoformat(json.loads(text)["last_date"])
     except (TypeError, ValueError, KeyError):
         return None
     return written_for if for_day <= last else None
@@ -309,7 +317,7 @@ class _Renderer:
             if key.startswith("note:"):
                 lines += [f"## {key[5:]}", *self._group(key, keep), ""]
         stale = boot.stale
-        dated = f" (written for {stale}; nothing newer since)" if stale else ""
+        dated = f" (stale: written for {stale}; nothing newer since)" if stale else ""
         lines += [f"## Today's bias{dated}", *self._bias(), ""]
         carry_dated = dated if boot.carry.get("type") else ""
         lines += [f"## Carry-forward{carry_dated}", *self._carry(), ""]

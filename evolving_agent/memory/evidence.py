@@ -28,6 +28,13 @@ unfinished chunk of the import.
 
 Day files are opened below the resolved root with ``O_NOFOLLOW`` and must be plain
 files: an Evidence directory or day file that is a symlink is refused.
+
+Devices (see ``memory/devices.py``): this root's own chain is ``evidence/DAY.jsonl``;
+chains received by ``sync`` from other devices of the same self live, unchanged, in
+``evidence/devices/<device>/DAY.jsonl`` with their anchors under
+``.ea/evidence/devices/<device>/``.  Readers (:meth:`EvidenceLog.read_day`,
+:meth:`EvidenceLog.iter_all`) see the union of every device; the chain methods see
+one device's files.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -64,6 +72,7 @@ Kind = Literal[
     "canon-write",  # provenance of a Canon change (checked by verify against git)
     "hypothesis",  # a hypothesis was added
     "hypothesis-state",  # a hypothesis changed state, citing evidence
+    "hypothesis-proposal",  # a session proposed a trigger / counter-move for a hypothesis
     "carry-outcome",  # how yesterday's bias/carry fared
     "reflector-fallback",  # a model reflector's output was invalid; rules were used
     "review",  # a human review decision (approve / reject / edit)
@@ -71,6 +80,7 @@ Kind = Literal[
     "review-queued",  # a job queued a pending review: its id and sha256 (review_trace.py)
     "review-refused",  # a review command refused a planted or edited review
     "probe",  # a model's answer to a probe of canon/probes.yaml (see evolving_agent.probes)
+    "sync",  # a sync with another device: a Live Bus value replaced, Today's writer moved
 ]
 
 
@@ -243,6 +253,9 @@ CHUNK_BYTES = 1 << 20
 _HEAD_FMT = "{count:012d} {hash}\n"
 _HEAD_SIZE = len(_HEAD_FMT.format(count=0, hash="0" * 64))
 _HEADS = (".ea", "evidence")
+# Chains received from other devices: evidence/devices/<id>/ (anchors likewise).
+DEVICES_DIR = "devices"
+DEVICE_RE = re.compile(r"d-[0-9a-f]{12}")
 
 
 @dataclass(frozen=True)
@@ -283,14 +296,19 @@ def _masked(draft: EvidenceDraft) -> EvidenceDraft:
 class EvidenceLog:
     """The Evidence layer of one root.  Appending is the only way to change it."""
 
-    def __init__(self, root: MemoryRoot) -> None:
+    def __init__(self, root: MemoryRoot, device: str | None = None) -> None:
         self.root = root
-        self.dir = root.evidence
+        # None: this root's own chain; a device id: a chain received from that device.
+        self.device = device
+        self.dir = root.evidence if device is None else root.evidence / DEVICES_DIR / device
+        self._heads = _HEADS if device is None else (*_HEADS, DEVICES_DIR, device)
+        self._others: list[EvidenceLog] | None = None
 
     def day_file(self, day: date) -> Path:
         return self.dir / f"{day.isoformat()}.jsonl"
 
     def days(self) -> list[date]:
+        """The days of this device's chain (see :meth:`all_days` for every device)."""
         out = []
         for p in sorted(self.dir.glob("*.jsonl")):
             try:
@@ -298,6 +316,29 @@ class EvidenceLog:
             except ValueError:
                 continue
         return out
+
+    def device_logs(self) -> list[EvidenceLog]:
+        """The chains received from other devices (empty for a root that never synced)."""
+        if self.device is not None:
+            return []
+        if self._others is None:
+            base = self.dir / DEVICES_DIR
+            if base.is_symlink():  # never followed; verify reports it
+                self._others = []
+                return self._others
+            try:
+                names = sorted(e.name for e in os.scandir(base) if e.is_dir(follow_symlinks=False))
+            except OSError:
+                names = []
+            self._others = [EvidenceLog(self.root, n) for n in names if DEVICE_RE.fullmatch(n)]
+        return self._others
+
+    def all_days(self) -> list[date]:
+        """Every day any device recorded something on."""
+        days = set(self.days())
+        for log in self.device_logs():
+            days.update(log.days())
+        return sorted(days)
 
     # -- writing ---------------------------------------------------------------
 
@@ -483,7 +524,7 @@ class EvidenceLog:
 
     def head(self, day: date) -> Head | None:
         """The anchored head of ``day``, or None when none was recorded."""
-        path = self.root.real.joinpath(*_HEADS, f"{day.isoformat()}.head")
+        path = self.root.real.joinpath(*self._heads, f"{day.isoformat()}.head")
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
         except OSError:
@@ -499,7 +540,7 @@ class EvidenceLog:
 
     def anchored_days(self) -> set[date]:
         """Every day the writer ever anchored (head files and the days register)."""
-        base = self.root.real.joinpath(*_HEADS)
+        base = self.root.real.joinpath(*self._heads)
         out: set[date] = set()
         names: list[str] = []
         try:
@@ -514,8 +555,17 @@ class EvidenceLog:
                 continue
         return out
 
+    def anchor_received(self, day: date, data: bytes) -> Head:
+        """Anchor a day file that ``sync`` received whole (``data``, whole lines) from
+        another device, so a later cut or rewrite of it is found like one of ours."""
+        count = data.count(b"\n")
+        last = _hash_of_line(data.rstrip(b"\n").rsplit(b"\n", 1)[-1]) if count else genesis(day)
+        head = Head(count, last)
+        self._store_head(day, head)
+        return head
+
     def _store_head(self, day: date, head: Head) -> None:
-        dir_fd = open_dir(self.root.real, _HEADS)
+        dir_fd = open_dir(self.root.real, self._heads)
         try:
             name = f"{day.isoformat()}.head"
             flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -542,6 +592,17 @@ class EvidenceLog:
     # -- reading ---------------------------------------------------------------
 
     def read_day(self, day: date) -> list[EvidenceRecord]:
+        """The day's records of every device (this root's own and those synced in),
+        in time order; one device's records keep their chain order among equal times."""
+        own = self.read_chain_day(day)
+        others = [log.read_chain_day(day) for log in self.device_logs()]
+        if not any(others):
+            return own
+        merged = own + [rec for recs in others for rec in recs]
+        return sorted(merged, key=lambda rec: rec.ts)
+
+    def read_chain_day(self, day: date) -> list[EvidenceRecord]:
+        """The day's records of this device's chain only, in chain order."""
         path = self.day_file(day)
         if not path.exists():
             return []
@@ -570,7 +631,7 @@ class EvidenceLog:
             day += timedelta(days=1)
 
     def iter_all(self) -> Iterator[EvidenceRecord]:
-        for day in self.days():
+        for day in self.all_days():
             yield from self.read_day(day)
 
     def iter_kind(self, kind: str) -> Iterator[EvidenceRecord]:

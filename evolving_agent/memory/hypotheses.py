@@ -26,7 +26,11 @@ as two or three days:
 * supported on ≥ 2 days and contradicted on ≥ 2 days, the smaller side at least a third
   of the larger → ``split`` (the evidence divides by context);
 * otherwise contradicted on ≥ 2 days and on more days than supported → ``weakening``; a
-  further contradicting day while ``weakening`` → ``retired`` (terminal);
+  further contradicting day while ``weakening``, once it was carried as ``release`` →
+  ``retired`` (terminal);
+* a **high-stakes** hypothesis never weakens, splits or retires on evidence: its
+  contradictions are kept as the case for a *narrowing* the human decides (weekly
+  proposes it); only the human retires or edits it;
 * otherwise supported on ≥ 2 days and on more days than contradicted → ``live``;
 * otherwise the state stays as it is.
 """
@@ -35,6 +39,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+import unicodedata
 from datetime import UTC, date
 from typing import Any, Literal, get_args
 
@@ -62,6 +68,17 @@ FLOOR_SPAN_DAYS = 7
 UNRESOLVED: tuple[str, ...] = ("emerging", "split", "weakening")
 
 
+class SessionProposal(BaseModel):
+    """A trigger / counter-move the session proposed for a hypothesis (not yet in use)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    when: str | None = None
+    do: str | None = None
+    day: date
+    evidence_id: str | None = None
+
+
 class Hypothesis(BaseModel):
     """One hypothesis as of its last change.  JSON-able; no score, by design."""
 
@@ -87,8 +104,39 @@ class Hypothesis(BaseModel):
     reason: str | None = None  # why the human retired it
     last_friction: str | None = None  # the latest friction quote on it (sanitised)
     last_friction_day: date | None = None
+    last_for: str | None = None  # the latest supporting friction quote
+    last_for_day: date | None = None
+    last_against: str | None = None  # the latest contradicting friction quote
+    last_against_day: date | None = None
     proposed: date | None = None  # first seen in a weekly proposal (on its way to Canon)
     canon_text: str | None = None  # the Canon entry it became, once a human approved it
+    released: date | None = None  # last carried as ``release`` (a weakening one retires after)
+    adopted: bool = False  # the human took on the session's words (``hypothesis edit``)
+    proposal: SessionProposal | None = None  # the session's proposed trigger / counter-move
+    tension: list[str] = Field(default_factory=list)  # hypotheses its evidence swings against
+    narrowing: date | None = None  # a narrowing of this high-stakes rule was proposed
+
+    @property
+    def session_words(self) -> bool:
+        """Its claim / trigger / counter-move were written by the session, unadopted."""
+        return self.origin == "session" and not self.adopted
+
+    @property
+    def ready(self) -> bool:
+        """Carriable into the bias: active, not split, and — when the session wrote it —
+        backed by friction on 2 distinct days or adopted by the human."""
+        if not self.carriable:
+            return False
+        return not self.session_words or len(set(self.supported_on)) >= 2
+
+    def shape(self) -> tuple[str | None, str | None]:
+        """The trigger and counter-move the bias uses: its own, or the session's proposal
+        once friction supported the hypothesis on 2 distinct days since it was made."""
+        when, do = self.when, self.do
+        p = self.proposal
+        if p is not None and len({d for d in self.supported_on if d >= p.day}) >= 2:
+            when, do = when or p.when, do or p.do
+        return when, do
 
     @property
     def active(self) -> bool:
@@ -128,9 +176,42 @@ class RegisterFile(BaseModel):
 
 
 def hypothesis_id(text: str) -> str:
-    """Ids come from the text, so the same belief cannot be registered twice."""
+    """Ids come from the text, so the same belief cannot be registered twice (and
+    :func:`duplicate_of` catches the same words behind invisible characters,
+    lookalike letters or other widths)."""
     norm = " ".join(text.lower().split())
     return "h-" + hashlib.sha256(norm.encode()).hexdigest()[:8]
+
+
+def duplicate_of(text: str, register: dict[str, Hypothesis]) -> Hypothesis | None:
+    """An active hypothesis with the same claim once normalised (NFKC, case fold, no
+    zero-width or bidi characters, confusables skeleton, spacing ignored)."""
+    from evolving_agent.memory.similarity import key
+
+    k = key(text)
+    for h in register.values():
+        if h.active and key(h.text) == k:
+            return h
+    return None
+
+
+_MARKUP = re.compile(r"</?[A-Za-z][^<>\n]{0,60}>|[`]")
+
+
+def quote(text: str, limit: int = 140) -> str:
+    """A grounding quote: the friction's words as written — code, paths, flags and
+    identifiers intact (``rm -rf node_modules``, ``DROP TABLE audit_log_old``) — minus
+    control and format characters, newlines, markup (backticks, HTML-like tags) and
+    secrets; curly quotes become straight ones so the quote cannot close early."""
+    text = redact(text)
+    text = "".join(
+        " " if c in "\r\n\t" or unicodedata.category(c) in ("Zl", "Zp") else c
+        for c in text
+        if unicodedata.category(c) not in ("Cc", "Cf") or c in "\r\n\t"
+    )
+    text = _MARKUP.sub("", text).replace("“", '"').replace("”", '"')
+    text = " ".join(text.split()).strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def sanitise(text: str, limit: int = 140) -> str:
@@ -149,17 +230,37 @@ def sanitise(text: str, limit: int = 140) -> str:
 
 
 def judge(
-    state: str, sup_days: int, con_days: int, new_con_day: bool
+    state: str,
+    sup_days: int,
+    con_days: int,
+    new_con_day: bool,
+    *,
+    high_stakes: bool = False,
+    released: bool = True,
 ) -> tuple[str, str]:
-    """The state rules on distinct-day counts: (new state, reason)."""
+    """The state rules on distinct-day counts: (new state, reason).
+
+    ``high_stakes``: never weaken, split or retire — the contradictions are the case for
+    a narrowing the human decides.  ``released``: a weakening hypothesis retires on a
+    further contradicting day only once it was carried as ``release``."""
+    if high_stakes:
+        kept = state if state in ("emerging", "live") else "live"
+        if new_con_day:
+            return kept, (
+                f"contradicted on {con_days} day(s): kept as the case for a narrowing the "
+                "human decides (a high-stakes rule never weakens in the nightly job)"
+            )
+        if sup_days >= 2 and sup_days > con_days:
+            return "live", f"supported on {sup_days} distinct days, more than contradicted"
+        return kept, "new evidence, state unchanged"
     if sup_days >= 2 and con_days >= 2 and 3 * min(sup_days, con_days) >= max(sup_days, con_days):
         return "split", (
             f"evidence divides by context: supported on {sup_days} days, "
             f"contradicted on {con_days}"
         )
     if con_days >= 2 and con_days > sup_days:
-        if state == "weakening" and new_con_day:
-            return "retired", "contradicted on a further day while weakening"
+        if state == "weakening" and new_con_day and released:
+            return "retired", "contradicted on a further day while weakening, after a release"
         return "weakening", f"contradicted on {con_days} distinct days, more than supported"
     if sup_days >= 2 and sup_days > con_days:
         return "live", f"supported on {sup_days} distinct days, more than contradicted"
@@ -194,7 +295,14 @@ def advance(
     con_days = sorted(set(h.contradicted_on) | new_c_days)
     rec_days = sorted(set(h.recorded_support) | new_s_days)
     new_con_day = bool(new_c_days - set(h.contradicted_on))
-    state, reason = judge(h.state, len(sup_days), len(con_days), new_con_day)
+    state, reason = judge(
+        h.state,
+        len(sup_days),
+        len(con_days),
+        new_con_day,
+        high_stakes=h.stakes == "high",
+        released=h.released is not None,
+    )
     update: dict[str, Any] = {
         "state": state,
         "updated": day,
@@ -205,9 +313,15 @@ def advance(
         "recorded_support": rec_days,
     }
     found = quotes or {}
-    quote = next((found[i] for i in reversed(new_s + new_c) if found.get(i)), None)
-    if quote:
-        update.update(last_friction=sanitise(quote), last_friction_day=day)
+    found_quote = next((found[i] for i in reversed(new_s + new_c) if found.get(i)), None)
+    if found_quote:
+        update.update(last_friction=quote(found_quote), last_friction_day=day)
+    for_q = next((found[i] for i in reversed(new_s) if found.get(i)), None)
+    if for_q:
+        update.update(last_for=quote(for_q), last_for_day=day)
+    against_q = next((found[i] for i in reversed(new_c) if found.get(i)), None)
+    if against_q:
+        update.update(last_against=quote(against_q), last_against_day=day)
     return h.model_copy(update=update), reason
 
 
@@ -215,7 +329,7 @@ def meets_floor(h: Hypothesis) -> bool:
     """The promotion floor (see docs/cycle.md): live; support *recorded* on ≥ 5 distinct
     days, the first and the last ≥ 7 days apart (two calendar weeks, not five days that
     straddle a Monday); contradicted on fewer than a third as many days."""
-    if h.state != "live" or h.children:
+    if h.state != "live" or h.children or h.tension:
         return False
     days = set(h.recorded_support)
     return (
@@ -370,8 +484,15 @@ def add_hypothesis(
     hid = hypothesis_id(claim)
     writer = Writer(root, actor)
     reader = ScopedReader(root, actor)
-    if hid in read_register(reader):
+    known = read_register(reader)
+    if hid in known:
         raise InvalidInput(f"hypothesis {hid} already exists: {claim}")
+    same = duplicate_of(claim, known)
+    if same is not None:
+        raise InvalidInput(
+            f"hypothesis {same.id} already says this (the same words once invisible "
+            f"characters, lookalike letters and widths are normalised): {same.text}"
+        )
     stamp, day = _day_of(ts)
     h = Hypothesis(
         id=hid,
@@ -417,15 +538,33 @@ def edit_hypothesis(
     when: str | None = None,
     do: str | None = None,
     stakes: str | None = None,
+    adopt: bool = False,
     ts: Any = None,
 ) -> Hypothesis:
     """The human reshapes a hypothesis (claim, trigger, counter-move, stakes); the id and
-    the evidence stay.  An empty ``when``/``do`` string clears that part."""
+    the evidence stay.  An empty ``when``/``do`` string clears that part.
+
+    Any edit of a session-written hypothesis adopts it (the human has now read and
+    kept its words: it is carriable without waiting for friction).  ``adopt`` takes on
+    the session's proposed trigger / counter-move as they are (the ones given here
+    win)."""
     require_root(root)
     h = _current(root, hid)
     if not h.active:
         raise InvalidInput(f"hypothesis {hid} is retired; add a new one instead")
     update: dict[str, Any] = {}
+    if adopt:
+        if h.proposal is None and not h.session_words:
+            raise InvalidInput(
+                f"hypothesis {hid} has nothing of the session's to adopt (no proposal)"
+            )
+        if h.proposal is not None:
+            if h.proposal.when and when is None:
+                update["when"] = h.proposal.when
+            if h.proposal.do and do is None:
+                update["do"] = h.proposal.do
+            update["proposal"] = None
+        update["adopted"] = True
     if text is not None:
         update["text"] = _clean(text, "hypothesis text")
     for key, value, what in (("when", when, "trigger (--when)"), ("do", do, "counter-move (--do)")):
@@ -436,11 +575,50 @@ def edit_hypothesis(
             raise InvalidInput(f"unknown stakes {stakes!r} (valid: low, high)")
         update["stakes"] = stakes
     if not update:
-        raise InvalidInput("nothing to change: give TEXT, --when, --do or --stakes")
+        raise InvalidInput("nothing to change: give TEXT, --when, --do, --stakes or --adopt")
+    if h.origin == "session":
+        update["adopted"] = True
     new = h.model_copy(update=update)
     changed = ", ".join(sorted(update))
     _record_change(root, new, h.state, f"edited by the human ({changed})", ts)
     return new
+
+
+def propose_shape(
+    root: MemoryRoot,
+    hid: str,
+    *,
+    when: str | None = None,
+    do: str | None = None,
+    ts: Any = None,
+) -> EvidenceRecord:
+    """The session proposes a trigger and/or counter-move for a hypothesis.
+
+    Only an Evidence record (a session cannot write Today); the nightly job records it
+    on the hypothesis as the session's proposal.  It reaches the bias only once
+    friction supports the hypothesis on 2 distinct days from the proposal's day, or
+    when the human adopts it (``hypothesis edit ID --adopt``)."""
+    require_root(root)
+    if when is None and do is None:
+        raise InvalidInput("propose at least a trigger (--when) or a counter-move (--do)")
+    shape = {
+        "when": _clean(when, "trigger (--when)", SHAPE_LIMIT),
+        "do": _clean(do, "counter-move (--do)", SHAPE_LIMIT),
+    }
+    reg = read_register(ScopedReader(root, "session"))
+    h = reg.get(hid)
+    if h is None:
+        raise NotFound(f"no hypothesis with id {hid!r} in today's register (see 'hypothesis list')")
+    if not h.carriable:
+        raise InvalidInput(f"hypothesis {hid} is retired or split; propose for a live one")
+    stamp, _ = _day_of(ts)
+    what = "; ".join(f"{k}: {v}" for k, v in shape.items() if v)
+    return Writer(root, "session").append(
+        "hypothesis-proposal",
+        f"session proposes for {hid}: {what}",
+        data={"hypothesis": hid, **shape},
+        ts=stamp,
+    )
 
 
 def retire_hypothesis(root: MemoryRoot, hid: str, reason: str, *, ts: Any = None) -> Hypothesis:

@@ -121,21 +121,24 @@ def _queued_records(root: MemoryRoot) -> Iterable[EvidenceRecord]:
     """Only the review-queued records: lines without the kind are not even parsed."""
     log = EvidenceLog(root)
     needle = f'"kind":"{KIND}"'.encode()
-    for day in log.days():
-        path = log.day_file(day)
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-        except OSError:
-            continue
-        with os.fdopen(fd, "rb") as fh:
-            for lineno, raw in enumerate(fh, 1):
-                if needle in raw and raw.endswith(b"\n"):
-                    try:
-                        rec = parse_line(raw, file=path, line=lineno)
-                    except InvalidInput:
-                        continue  # verify reports a damaged line
-                    if rec.expected_hash() == rec.hash:
-                        yield rec
+    # Every device's chain: a review queued by the today writer's monthly run is genuine
+    # on the devices that received it by sync too (memory/devices.py).
+    for chain in (log, *log.device_logs()):
+        for day in chain.days():
+            path = chain.day_file(day)
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            except OSError:
+                continue
+            with os.fdopen(fd, "rb") as fh:
+                for lineno, raw in enumerate(fh, 1):
+                    if needle in raw and raw.endswith(b"\n"):
+                        try:
+                            rec = parse_line(raw, file=path, line=lineno)
+                        except InvalidInput:
+                            continue  # verify reports a damaged line
+                        if rec.expected_hash() == rec.hash:
+                            yield rec
 
 
 def sha256_of(data: bytes) -> str:

@@ -17,7 +17,7 @@ from evolving_agent.memory.canon import IDENTITY_FILE, IDENTITY_TEMPLATE, POLICY
 from evolving_agent.memory.canon_snapshot import record_canon_snapshot
 from evolving_agent.memory.policy import POLICY_FILE
 from evolving_agent.memory.probe_file import PROBES_FILE, PROBES_TEMPLATE
-from evolving_agent.paths import LAYERS, REVIEW_AREAS, MemoryRoot
+from evolving_agent.paths import LAYERS, REVIEW_AREAS, MemoryRoot, root_problem
 
 SCHEDULE_TEMPLATE = """\
 # When the jobs run (cron syntax, local time zone unless 'timezone' is set).
@@ -86,19 +86,15 @@ def init_root(path: Path) -> MemoryRoot:
         {"Actor": "init"},
     )
     record_canon_snapshot(root)  # boot serves only Canon matching this commit
+    from evolving_agent.memory.devices import create_device
+
+    create_device(root)  # this root's own chain is evidence/DAY.jsonl (memory/devices.py)
     return root
 
 
 def require_root(root: MemoryRoot) -> MemoryRoot:
     """Fail with a clear message when ``root`` is not a memory root."""
-    if root.path.is_file():
-        raise InvalidInput(
-            f"no memory root at {root.path}: it is a file, not a directory "
-            "(pass --root or set $EVOLVING_AGENT_ROOT to a directory)"
-        )
-    if not root.exists():
-        raise InvalidInput(
-            f"no memory root at {root.path} (run 'evolving-agent init {root.path}' "
-            "or pass --root / set $EVOLVING_AGENT_ROOT)"
-        )
+    problem = root_problem(root)
+    if problem is not None:
+        raise InvalidInput(problem)
     return root

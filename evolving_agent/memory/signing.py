@@ -29,7 +29,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ from evolving_agent.errors import InvalidInput
 from evolving_agent.fsio import write_atomic
 from evolving_agent.gitcmd import git
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.process import run_tool
 
 MARKER = "signing.json"  # in .ea/
 NAMESPACE = "evolving-agent-decision"  # ssh-keygen -Y namespace of decision signatures
@@ -140,18 +140,14 @@ def _public_key(key: Path) -> str:
     pub = key.with_name(key.name + ".pub")
     if pub.is_file():
         return pub.read_text(encoding="utf-8").strip()
-    done = subprocess.run(
-        [_ssh_keygen(), "-y", "-f", str(key)], capture_output=True, text=True, timeout=60
-    )
+    done = run_tool([_ssh_keygen(), "-y", "-f", str(key)], timeout=60)
     if done.returncode != 0:
         raise InvalidInput(f"not a readable SSH key ({done.stderr.strip()[:200]})", file=key)
     return done.stdout.strip()
 
 
 def _fingerprint(public_key: str) -> str:
-    done = subprocess.run(
-        [_ssh_keygen(), "-l", "-f", "-"], input=public_key + "\n", capture_output=True, text=True
-    )
+    done = run_tool([_ssh_keygen(), "-l", "-f", "-"], input=public_key + "\n", timeout=60)
     if done.returncode != 0:
         raise InvalidInput(f"not an SSH public key: {done.stderr.strip()[:200]}")
     return done.stdout.split()[1]
@@ -211,10 +207,8 @@ def sign_file(state: SigningState, path: Path) -> Path:
         )
     sig = path.with_name(path.name + SIG_SUFFIX)
     sig.unlink(missing_ok=True)  # ssh-keygen refuses to overwrite
-    done = subprocess.run(
+    done = run_tool(
         [_ssh_keygen(), "-Y", "sign", "-q", "-f", state.key, "-n", NAMESPACE, str(path)],
-        capture_output=True,
-        text=True,
         timeout=300,  # a passphrase or an agent confirmation may be asked
     )
     if done.returncode != 0:
@@ -227,25 +221,23 @@ def file_signed(state: SigningState, path: Path) -> bool:
     sig = path.with_name(path.name + SIG_SUFFIX)
     if state.allowed_signers is None or not sig.is_file() or not path.is_file():
         return False
-    with path.open("rb") as data:
-        done = subprocess.run(
-            [
-                _ssh_keygen(),
-                "-Y",
-                "verify",
-                "-f",
-                str(state.allowed_signers),
-                "-I",
-                PRINCIPAL,
-                "-n",
-                NAMESPACE,
-                "-s",
-                str(sig),
-            ],  # fmt: skip
-            stdin=data,
-            capture_output=True,
-            timeout=60,
-        )
+    done = run_tool(
+        [
+            _ssh_keygen(),
+            "-Y",
+            "verify",
+            "-f",
+            str(state.allowed_signers),
+            "-I",
+            PRINCIPAL,
+            "-n",
+            NAMESPACE,
+            "-s",
+            str(sig),
+        ],  # fmt: skip
+        stdin_path=path,
+        timeout=60,
+    )
     return done.returncode == 0
 
 

@@ -9,7 +9,8 @@ with a quote or newline is still a Canon path).  The tracked paths are ``canon/`
 Checks:
 
 1. the Evidence hash chain, line by line, and each day against the writer's anchored
-   head (a cut tail or a deleted day file is tampering);
+   head (a cut tail or a deleted day file is tampering) - for this root's own chain and
+   for every chain synced in from another device (``evidence/devices/<id>/``);
 2. every commit reachable from HEAD, parentless ones included: its tracked tree
    against its first parent's (``git diff-tree -z``).  A change needs an
    ``Evidence-Id`` trailer naming a ``canon-write`` record whose blob hashes (and
@@ -18,7 +19,9 @@ Checks:
    approved diff.  The only exception is *the* init commit: the first root commit,
    with init's message, holding exactly the files ``init`` writes;
 3. no rollback: HEAD's tracked tree equals the tree the last ``canon-write`` record
-   recorded, and every approved review's commit is still an ancestor of HEAD;
+   recorded (this device's records, and other devices' once their commit is in HEAD's
+   history: a Canon change made on another device arrives only by a verified sync),
+   and every approved review's commit is still an ancestor of HEAD;
 4. the files on disk equal HEAD's, hashed directly from disk (no symlinks; a new file
    under ``canon/`` or ``crons/`` that HEAD lacks is reported).
 """
@@ -84,16 +87,24 @@ def verify_root(root: MemoryRoot) -> VerifyReport:
     report = VerifyReport()
     log = EvidenceLog(root)
     report.problems += log.verify_chain()
+    for other in log.device_logs():  # chains synced in from the self's other devices
+        report.problems += other.verify_chain()
     canon_writes: dict[str, EvidenceRecord] = {}
     last_write: EvidenceRecord | None = None
     traces = TraceIndex()
-    for rec in _readable_records(log):
-        report.evidence_records += 1
-        traces.add(rec)
-        if rec.kind == "canon-write":
-            canon_writes[rec.id] = rec
-            if last_write is None or rec.ts >= last_write.ts:
-                last_write = rec
+    # Canon writes recorded by other devices (sync): they count as "the last writer
+    # commit" only once their commit is in this device's history (see below).
+    elsewhere: dict[str, EvidenceRecord] = {}
+    for chain in (log, *log.device_logs()):
+        for rec in _chain_records(chain):
+            report.evidence_records += 1
+            traces.add(rec)
+            if rec.kind == "canon-write":
+                canon_writes[rec.id] = rec
+                if chain.device is not None:
+                    elsewhere[rec.id] = rec
+                elif last_write is None or rec.ts >= last_write.ts:
+                    last_write = rec
     head = gitrepo.head_commit(root) if (root.path / ".git").exists() else None
     if head is None:
         report.problems.append(
@@ -118,15 +129,26 @@ def verify_root(root: MemoryRoot) -> VerifyReport:
     human_commits: list[tuple[str, str]] = []
     report.problems += _check_history(root, commits, canon_writes, report, human_commits)
     report.problems += _check_signed(root, commits, human_commits, report)
+    cited = {gitrepo.parse_trailers(c.message).get("Evidence-Id") for c in commits.values()}
+    for rec in elsewhere.values():
+        if rec.id in cited and (last_write is None or rec.ts >= last_write.ts):
+            last_write = rec
     report.problems += _check_no_rollback(root, commits, head, last_write)
     report.problems += _check_worktree(root, commits[head].tree if head in commits else {})
     return report
 
 
 def _readable_records(log: EvidenceLog) -> Iterator[EvidenceRecord]:
-    """Every record that parses; a damaged line is skipped here (verify_chain reports it)."""
-    for day in log.days():
-        path = log.day_file(day)
+    """Every record that parses, of every device's chain; a damaged line is skipped here
+    (verify_chain reports it)."""
+    for chain in (log, *log.device_logs()):
+        yield from _chain_records(chain)
+
+
+def _chain_records(chain: EvidenceLog) -> Iterator[EvidenceRecord]:
+    """Every record of one device's chain that parses."""
+    for day in chain.days():
+        path = chain.day_file(day)
         if path.is_symlink():
             continue
         with path.open("rb") as fh:
@@ -467,6 +489,8 @@ _PLAIN_DIRS = (
     ".ea",
     ".ea/evidence",
     ".ea/locks",
+    "evidence/devices",  # chains synced in from other devices (memory/devices.py)
+    ".ea/sync",
 )
 
 

@@ -24,6 +24,8 @@ REGISTRY: dict[str, str] = {
     "rules": "evolving_agent.reflectors.rules:RulesReflector",
     "command": "evolving_agent.reflectors.command:CommandReflector",
     "openai": "evolving_agent.reflectors.openai:OpenAIReflector",
+    "claude": "evolving_agent.reflectors.claude:ClaudeReflector",
+    "codex": "evolving_agent.reflectors.codex:CodexReflector",
 }
 assert tuple(REGISTRY) == REFLECTOR_NAMES, "the settings' names and the registry agree"
 

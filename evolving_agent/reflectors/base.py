@@ -33,8 +33,8 @@ from evolving_agent.memory.hypotheses import (
     Hypothesis,
     day_key,
     hypothesis_id,
+    quote,
     read_register,
-    sanitise,
 )
 from evolving_agent.memory.redact import redact
 from evolving_agent.memory.today import BIAS_FILE, CARRY_FILE, Carry, CarryType
@@ -85,6 +85,27 @@ _SELF_DESCRIPTION = re.compile(
     r")\b",
     re.I,
 )
+# A portrait of a named third person: "Kai tends to be cautious", "Mira is too verbose".
+_NAMED_PORTRAIT = re.compile(
+    r"^\W*[A-Z][\w'’-]{1,30}\s+(?:tends|seems|feels|always|never|usually|often|has\s+become"
+    r"|has\s+been|can\s+be|is\s+(?:too|very|quite|rather|always|often|usually|never|a|an"
+    r"|someone|cautious|careful|verbose|slow|hasty|prone))\b"
+)
+# Japanese: "私は…傾向がある", "あなたは…だ", "アシスタントは…" — a sentence about who
+# someone is, not what to do.
+_JA_PORTRAIT = re.compile(
+    r"^\W*(?:私|わたし|僕|ぼく|俺|自分|我々|私たち|あなた|君|アシスタント|エージェント|モデル|AI)"
+    r"(?:は|が|って)"
+    r"|(?:傾向が(?:ある|あります)|しがち|がちだ|がちです|な性格|なタイプ|という性質)"
+)
+# Japanese quotas and counts: "最低3つ", "少なくとも", "3つ記録", "毎回…記録".
+_JA_QUOTA = re.compile(
+    r"(?:最低|少なくとも|最少|ノルマ|以上の(?:反省|自己批判|失敗|ミス))"
+    r"|[0-9０-９一二三四五六七八九十]+\s*(?:つ|個|件|回|点)(?:以上)?(?:の)?"
+    r"(?:反省|自己批判|失敗|ミス|摩擦|批判|振り返り|記録|書|挙げ|メモ)"
+    r"|(?:すべて|全て|毎回|毎日|逐一|一つ残らず)の?(?:失敗|ミス|反省|摩擦)(?:を|も)?"
+    r"(?:記録|書|メモ|挙げ)"
+)
 # A quota or a count of self-criticism: the killed design (docs/left-out.md), also as
 # "3 or more", "3+", "five new slips", or friction logged twice / after every answer.
 _COUNT = r"(?:\d+|two|three|four|five|six|seven|eight|nine|ten|several|multiple)"
@@ -98,10 +119,16 @@ _QUOTA = re.compile(
     + r"|\b(?:log|record|note|write\s+down|report|list)\b[^.]{0,30}?\b"
     r"(?:friction|self[- ]critic\w*|mistakes?|slips?)\b[^.]{0,40}?"
     r"\b(?:twice|thrice|\d+\s+times|after\s+every|after\s+each|every\s+(?:answer|reply|hour|turn)"
-    r"|per\s+(?:answer|reply|hour|turn|session|day))\b",
+    r"|per\s+(?:answer|reply|hour|turn|session|day))\b"
+    # "Write five reflections tonight", "Note down every slip, however small".
+    r"|\b(?:write|log|record|note|jot|list|collect|produce|give)\b(?:\s+down)?[^.]{0,20}?\b"
+    r"(?:" + _COUNT + r"|every|each|all)\b[^.]{0,20}?\b"
+    r"(?:reflections?|self[- ]critic\w*|criticisms?|mistakes?|slips?|failures?|frictions?"
+    r"|errors?|faults?|lessons?)\b",
     re.I,
 )
 _QUOTED = re.compile(r"“[^”]*”")
+_JA_QUOTED = re.compile(r"「[^」]*」")
 # A number used as a grade: "confidence: 0.8", "score 4", "4/5", "7 out of 10".
 _SCORE = re.compile(
     r"\b(score|confidence|certainty|rating)\s*(of|:|=|is)?\s*\d"
@@ -123,11 +150,12 @@ def check_meaning(line: str) -> str:
     user's or the session's words, not the instruction, and is not judged.
     """
     bare = _QUOTED.sub("“…”", line)
-    if _SELF_DESCRIPTION.match(bare):
+    bare = _JA_QUOTED.sub("「…」", bare)
+    if _SELF_DESCRIPTION.match(bare) or _NAMED_PORTRAIT.match(bare) or _JA_PORTRAIT.search(bare):
         raise ValueError(
             "the bias is an executable instruction for the day, not a self-description"
         )
-    if _QUOTA.search(bare):
+    if _QUOTA.search(bare) or _JA_QUOTA.search(bare):
         raise ValueError("no quota and no count of friction or self-criticism, by design")
     check_no_score(bare)
     return line
@@ -156,7 +184,7 @@ class NewHypothesis(BaseModel):
     @field_validator("text", "when", "do")
     @classmethod
     def _plain(cls, v: str | None) -> str | None:
-        return None if v is None else check_meaning(sanitise(v, 300))
+        return None if v is None else check_meaning(quote(v, 300))
 
 
 class NightlyReflection(BaseModel):
@@ -253,6 +281,16 @@ class UntaggedNote(BaseModel):
         return self.key or self.day
 
 
+class CarryRecord(BaseModel):
+    """One morning's carry, kept (14 mornings) for the fairness rule."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    day: date  # the morning it was for
+    hypothesis: str | None
+    type: CarryType
+
+
 class NightlyState(BaseModel):
     """``today/nightly.json``: the last day the nightly job reflected, recent carry types,
     how recent carries fared, and the last week's untagged friction (for recurrence)."""
@@ -264,6 +302,7 @@ class NightlyState(BaseModel):
     recent_types: list[CarryType] = Field(default_factory=list)
     outcomes: list[OutcomeNote] = Field(default_factory=list)
     untagged: list[UntaggedNote] = Field(default_factory=list)
+    carries: list[CarryRecord] = Field(default_factory=list)
 
 
 @dataclass
@@ -318,8 +357,10 @@ class NightlyContext:
             supported_on=days,
             recorded_support=days,
             cites=list(new.cites),
-            last_friction=sanitise(last.text) if last else None,
+            last_friction=quote(last.text) if last else None,
             last_friction_day=last.day if last else None,
+            last_for=quote(last.text) if last else None,
+            last_for_day=last.day if last else None,
         )
 
     def note(self, rec: EvidenceRecord, limit: int | None = None) -> UntaggedNote:
@@ -342,6 +383,10 @@ class NightlyContext:
         return list(self.state.outcomes) if self.state else []
 
     @property
+    def carries(self) -> list[CarryRecord]:
+        return list(self.state.carries) if self.state else []
+
+    @property
     def recent_untagged(self) -> list[UntaggedNote]:
         """Untagged friction of the 6 days before ``day`` (kept in Today by the job)."""
         if self.state is None:
@@ -354,41 +399,61 @@ class NightlyContext:
         return text.strip() if text else None
 
     def as_prompt_data(self) -> dict[str, Any]:
-        """The context as plain JSON for a model: no counts, no scores.  The friction
-        itself is rendered apart, fenced as untrusted data (:meth:`friction_block`)."""
+        """The context as plain JSON for a model: no counts, no scores, and no words a
+        session or friction wrote — those (claims, triggers and counter-moves of
+        session- or nightly-written hypotheses, yesterday's bias and carry text, the
+        friction) are rendered apart, fenced as untrusted data (:meth:`friction_block`)."""
         prev = self.previous_carry
         last = self.outcomes[-1] if self.outcomes else None
         return {
             "day": self.day.isoformat(),
             "yesterday": {
-                "bias": self.previous_bias,
-                "carry": prev.model_dump(mode="json", exclude={"schema_version"}) if prev else None,
+                "carry_type": prev.type if prev else None,
+                "carry_hypothesis": prev.hypothesis if prev else None,
+                "bias_and_carry_text": "in the untrusted block" if prev else None,
                 "outcome": last.outcome if last else None,
             },
             "allowed_carry_types": [t for t in _carry_types() if not prev or t != prev.type],
             "hypotheses": [
                 {
-                    **_hypothesis_view(h, origin=h.origin, on_its_way_to_canon=h.settled),
+                    **_trusted_view(h, origin=h.origin, on_its_way_to_canon=h.settled),
                     "recent_carries": [
                         f"{o.day}: {o.type} {o.outcome}"
                         for o in self.outcomes
                         if o.hypothesis == h.id
                     ][-3:],
+                    "carry_types_that_fit": self.fitting(h),
                 }
                 for h in self.register.values()
-                if h.carriable
+                if h.ready
             ],
         }
 
+    def fitting(self, h: Hypothesis) -> list[str]:
+        """The types the type table lets this hypothesis be carried as today (before the
+        day's evidence moves its state; the job checks the answer after)."""
+        from evolving_agent.memory.carry import Story, fitting_types
+
+        story = Story(
+            h,
+            supported_today=any(r.supports == h.id for r in self.friction),
+            contradicted_today=any(r.contradicts == h.id for r in self.friction),
+        )
+        prev = self.previous_carry
+        return [t for t in fitting_types(story) if not prev or t != prev.type]
+
     def friction_block(self) -> str:
-        """The day's friction (and the last week's untagged friction) as quoted data."""
+        """Everything whose words came from a session or from friction, fenced as
+        quoted data: the day's friction and the last week's untagged friction, the
+        words of hypotheses a session or the nightly job wrote, yesterday's bias and
+        carry."""
         items = [
             {
                 "id": r.id,
                 "day": self.day.isoformat(),
                 "supports": r.supports,
                 "contradicts": r.contradicts,
-                "quote": sanitise(r.text, 400),
+                "quote": quote(r.text, 400),
             }
             for r in self.friction
         ] + [
@@ -401,7 +466,40 @@ class NightlyContext:
             }
             for n in self.recent_untagged
         ]
-        return fence("friction", json.dumps(items, indent=2, ensure_ascii=False))
+        words: dict[str, Any] = {}
+        for h in self.register.values():
+            if not h.ready:
+                continue
+            if h.origin != "human":
+                words[h.id] = {"claim": h.text, "when": h.shape()[0], "do": h.shape()[1]}
+            elif h.proposal is not None:
+                words[h.id] = {
+                    "session_proposal": {"when": h.proposal.when, "do": h.proposal.do}
+                }
+        prev = self.previous_carry
+        yesterday = {
+            "bias": self.previous_bias,
+            "carry_text": prev.text if prev else None,
+        }
+        return "\n\n".join(
+            [
+                fence("hypothesis words", json.dumps(words, indent=2, ensure_ascii=False)),
+                fence("yesterday", json.dumps(yesterday, indent=2, ensure_ascii=False)),
+                fence("friction", json.dumps(items, indent=2, ensure_ascii=False)),
+            ]
+        )
+
+
+def _trusted_view(h: Hypothesis, **after_state: Any) -> dict[str, Any]:
+    """A hypothesis in the prompt's context: the human's words in place; the words of
+    one a session or the nightly job wrote only in the untrusted block."""
+    view = _hypothesis_view(h, **after_state)
+    if h.origin != "human":
+        for k in ("claim", "when", "do"):
+            view[k] = "in the untrusted block"
+    elif h.proposal is not None:
+        view["session_proposal"] = "in the untrusted block"
+    return view
 
 
 def fence(name: str, body: str) -> str:

@@ -3,30 +3,27 @@
 
 Nightly
   1. Apply the day's tagged friction to the register with the shared state rules
-     (``memory/hypotheses.py``); the rules reflector reads no untagged event as evidence.
-  2. Raise: an untagged friction event of the day that is *similar* to untagged friction
-     of another day in the last 7 raises one ``emerging`` hypothesis (origin
-     ``nightly``) citing those events, in the friction's own words.  Similar = after
-     normalising (lower case, letters and digits only, stop words and words under 3
-     letters dropped, a crude suffix stem), the two events share at least 2 words and
-     at least a quarter of the words of both together (Jaccard ≥ 0.25).
-  3. Choose the hypothesis among the carriable ones (not retired, not superseded by a
-     split), in this order: not yet on its way to Canon (no proposal, not in Canon)
-     first; then not "tired" (its last 3 carries all held, or its last 2 untested);
-     then touched today (or raised today); then by state — split, weakening,
-     emerging, live; then the oldest.  None carriable: quote the day's first untagged
-     friction as a watchpoint (a question if yesterday was a watchpoint); no friction
-     either: a quiet day — nothing is written, nothing invented.
-  4. Choose the type from a preference list for (state, today's signal) — the first
-     not used in the last three carries, else the first that differs from yesterday's,
-     else the next type after yesterday's in the fixed order of the nine.  ``release``
-     and ``refusal`` of a high-stakes hypothesis need contradiction on ≥ 2 distinct days.
+     (``memory/hypotheses.py``).
+  2. Read untagged friction: an untagged event *similar* (``memory/similarity.py``:
+     normalised character n-grams, any language) to a hypothesis the nightly job
+     raised, or to the claim of any other hypothesis, counts as its support (a
+     ``reading``).  So a pattern recurring after it was raised supports it instead of
+     raising a duplicate.
+  3. Raise: an untagged event of the day still unexplained that is similar to untagged
+     friction of another day in the last 7 raises one ``emerging`` hypothesis (origin
+     ``nightly``) citing those events.  Its claim names the pattern by quoting its first
+     occurrence (“A pattern that recurs: …”); its trigger is the moment it starts again;
+     it has no counter-move, so no friction word ever becomes an instruction.
+  4. Choose the hypothesis and its type with ``memory/carry.py``: the type table (types
+     that fit the hypothesis's own story; never yesterday's type) and the fairness rule.
+     None carriable: watch for the day's first untagged friction (quoted in line 2 only);
+     no friction either: a quiet day — nothing is written, nothing invented.
   5. Words.  Line 1 is the instruction: the type's framing + trigger + counter-move
-     ("Try it once today. When about to list alternatives: give one recommendation.").
-     The type frames, never inverts: every type but ``release`` carries the
-     counter-move.  Line 2 grounds it in the latest friction on the hypothesis (a short
-     sanitised quote).  Line 3, only for high stakes: what is at stake.  The carry text
-     reads right on the morning it applies ("today", never "tomorrow").
+     ("Try it once today and notice what happens. When about to list alternatives: give
+     one recommendation.").  Without a counter-move it names the moment and says to stop
+     and choose what the user asked for instead.  ``release`` says to stop leaning on
+     the claim.  Line 2 grounds it in the latest friction on the hypothesis, quoted as
+     written (commands intact).  Line 3, only for high stakes: what is at stake.
 
 Weekly
   Every candidate (the promotion floor, ``memory/hypotheses.meets_floor``) is proposed
@@ -36,109 +33,63 @@ Weekly
 from __future__ import annotations
 
 import re
+from datetime import date, timedelta
 
+from evolving_agent.memory.carry import (
+    CarryNote,
+    Choice,
+    Story,
+    choose,
+    fitting_types,
+    interleaved,
+)
 from evolving_agent.memory.hypotheses import (
     Hypothesis,
     apply_day,
     day_key,
     day_links,
     hypothesis_id,
+    quote,
     sanitise,
 )
-from evolving_agent.memory.today import CARRY_TYPES
+from evolving_agent.memory.similarity import similar
 from evolving_agent.reflectors.base import (
     NewHypothesis,
     NightlyContext,
     NightlyReflection,
     ProposalDraft,
+    Reading,
     Reflector,
     WeeklyContext,
     WeeklyReflection,
     check_meaning,
 )
 
-# (state, signal) -> preferred carry types, best first.
-PREFERENCES: dict[tuple[str, str], tuple[str, ...]] = {
-    ("emerging", "supported"): ("experiment", "practice", "watchpoint"),
-    ("emerging", "contradicted"): ("question", "watchpoint", "experiment"),
-    ("emerging", "quiet"): ("watchpoint", "experiment", "question"),
-    ("live", "supported"): ("rule-for-tomorrow", "vow", "practice"),
-    ("live", "contradicted"): ("repair", "question", "watchpoint"),
-    ("live", "quiet"): ("vow", "practice", "rule-for-tomorrow"),
-    ("weakening", "supported"): ("watchpoint", "experiment", "question"),
-    ("weakening", "contradicted"): ("release", "question", "watchpoint"),
-    ("weakening", "quiet"): ("question", "watchpoint", "release"),
-    ("split", "supported"): ("watchpoint", "question", "experiment"),
-    ("split", "contradicted"): ("question", "watchpoint", "experiment"),
-    ("split", "quiet"): ("question", "experiment", "watchpoint"),
-}
-
-STATE_RANK = {"split": 0, "weakening": 1, "emerging": 2, "live": 3}
-
 # How each type frames the instruction (line 1) and names itself in the carry.
 FRAMES: dict[str, tuple[str, str]] = {
     "vow": ("Keep this all day", "Vow for today"),
     "experiment": ("Try it once today and notice what happens", "Experiment for today"),
     "watchpoint": ("Watch for the moment", "Watchpoint for today"),
-    "refusal": ("Refuse the old pull", "Refusal for today"),
+    "refusal": ("Refuse the old pull against this", "Refusal for today"),
     "rule-for-tomorrow": ("Rule for today, checked before each answer", "Rule for today"),
     "question": ("Ask the user once whether this is what they want", "Question for today"),
     "repair": ("Make the last slip right at the first chance", "Repair for today"),
     "practice": ("Rehearse it on purpose", "Practice for today"),
     "release": ("Stop leaning on this today", "Release for today"),
 }
-
-_STOP = frozenset(
-    "the and for with that this was were are but not you your they them then than from "
-    "have has had into about just what when which who would could should there their "
-    "its it's i'm did does done been being also only very some any all one too out "
-    "again asked user users".split()
-)
-
-
-def words(text: str) -> frozenset[str]:
-    """Normalised content words: the similarity basis for raising (documented above)."""
-    out = set()
-    for w in re.findall(r"[a-z0-9]+", text.lower()):
-        if len(w) < 3 or w in _STOP:
-            continue
-        for suffix in ("ing", "ed", "es", "s"):
-            if len(w) > len(suffix) + 3 and w.endswith(suffix):
-                w = w[: -len(suffix)]
-                break
-        out.add(w)
-    return frozenset(out)
+# A high-stakes rule is framed firmly: no "try it once", no "ask whether".
+FIRM_FRAMES: dict[str, str] = {
+    "vow": "Keep this all day, without exception",
+    "rule-for-tomorrow": "Rule for today, checked before every command",
+    "watchpoint": "Watch for the moment; this rule holds every time",
+}
+RAISED_TRIGGER = "the pattern quoted below starts again"
+STOP_AND_CHOOSE = "stop, and choose what the user asked for instead"
 
 
-def similar(a: str, b: str) -> bool:
-    wa, wb = words(a), words(b)
-    shared = wa & wb
-    return len(shared) >= 2 and 4 * len(shared) >= len(wa | wb)
-
-
-def choose_type(
-    state: str, signal: str, previous: str | None, recent: list[str], *, protect: bool = False
-) -> str:
-    """The carry type; ``protect`` (high stakes, contradicted on < 2 days) rules out
-    ``release`` and ``refusal``."""
-    banned = {"release", "refusal"} if protect else set()
-    prefs = [
-        t
-        for t in PREFERENCES.get((state, signal), ("watchpoint", "question", "experiment"))
-        if t not in banned
-    ]
-    for t in prefs:
-        if t not in recent[-3:] and t != previous:
-            return t
-    for t in prefs:
-        if t != previous:
-            return t
-    i = CARRY_TYPES.index(previous) if previous in CARRY_TYPES else -1
-    for step in range(1, len(CARRY_TYPES) + 1):
-        t = CARRY_TYPES[(i + step) % len(CARRY_TYPES)]
-        if t != previous and t not in banned:
-            return t
-    raise AssertionError("nine types always leave one")  # pragma: no cover
+def similar_text(a: str, b: str) -> bool:
+    """Similarity for raising and reading (see ``memory/similarity.py``)."""
+    return similar(a, b)
 
 
 def _sentence(text: str) -> str:
@@ -150,14 +101,29 @@ def instruction(h: Hypothesis) -> str:
     """Trigger + counter-move, as one executable sentence (never the bare claim as an
     order: a claim phrased as a failure would become an order to fail).  The human's
     own words are quoted when they would trip a meaning check ("at least once")."""
-    claim = sanitise(h.text, 120)
-    if h.when and h.do:
-        return _guarded(f"when {h.when}: {h.do}", f"when “{h.when}”: “{h.do}”")
-    if h.do:
-        return _guarded(f"when it comes up: {h.do}", f"when it comes up: “{h.do}”")
-    if h.when:
-        return _sentence(f"when {h.when}: stop, and do what was asked instead")
-    return _sentence(f"when it comes up, check whether this holds: “{claim}”")
+    when, do = h.shape()
+    if when and do:
+        return _guarded(f"when {when}: {do}", f"when “{when}”: “{do}”")
+    if do:
+        return _guarded(f"when it comes up: {do}", f"when it comes up: “{do}”")
+    if when:
+        return _guarded(f"when {when}: {STOP_AND_CHOOSE}", f"when “{when}”: {STOP_AND_CHOOSE}")
+    claim = quote(h.text, 120)
+    if is_pattern(h):
+        return _sentence(f"when this starts to happen — “{claim}” — {STOP_AND_CHOOSE}")
+    return _sentence(f"when it comes up, check whether this holds before acting on it: “{claim}”")
+
+
+_SELF = re.compile(
+    r"^\W*(?:i|i['’]m|i['’]ve|my|me|私|わたし|僕|ぼく|俺|自分)(?:\b|[はがのも])", re.I
+)
+
+
+def is_pattern(h: Hypothesis) -> bool:
+    """A claim about the assistant's own recurring move ("I add flexibility nobody
+    asked for", a raised pattern) — stop it when it starts — rather than a belief about
+    the user or the work, which is checked when it comes up."""
+    return h.origin == "nightly" or bool(_SELF.match(h.text))
 
 
 def _guarded(plain: str, quoted: str) -> str:
@@ -168,23 +134,63 @@ def _guarded(plain: str, quoted: str) -> str:
     return _sentence(plain)
 
 
-def bias_lines(h: Hypothesis, ctype: str) -> list[str]:
-    frame, _ = FRAMES[ctype]
-    if ctype == "release":
-        claim = sanitise(h.text, 100)
-        days = len(set(h.contradicted_on))
-        first = f"{frame}: “{claim}”; contradicted on {days} days, so do what is asked instead."
-    else:
-        first = f"{frame}. {instruction(h)}"
+def frame(h: Hypothesis, ctype: str) -> str:
+    if h.stakes == "high" and ctype in FIRM_FRAMES:
+        return FIRM_FRAMES[ctype]
+    return FRAMES[ctype][0]
+
+
+def grounding(h: Hypothesis, register: dict[str, Hypothesis]) -> str:
+    """Line 2: the latest friction on the hypothesis, quoted as written.  When its
+    evidence divides (split, or it swings against another hypothesis) both sides are
+    quoted, so the bias shows the swing instead of following it; a high-stakes rule is
+    grounded in the latest case for it."""
+    partner = next((register[t] for t in h.tension if t in register), None)
+    other = (
+        (partner.last_for, partner.last_for_day) if partner and partner.last_for else None
+    ) or ((h.last_against, h.last_against_day) if h.state == "split" and h.last_against else None)
+    if other and h.last_for and h.stakes == "low":
+        return (
+            f"Grounding, {h.last_for_day}: “{clip(h.last_for)}”; the evidence divides: the "
+            f"other way, {other[1]}: “{clip(other[0] or '')}”"
+        )
+    if h.state == "weakening" and h.last_against:
+        return f"Grounding, {h.last_against_day}: “{h.last_against}”"
+    if h.state != "weakening" and h.last_for:
+        latest = "latest occurrence " if h.origin == "nightly" else ""
+        return f"Grounding, {h.last_for_day}: {latest}“{h.last_for}”"
     if h.last_friction:
-        second = f"Grounding, {h.last_friction_day}: “{h.last_friction}”"
+        return f"Grounding, {h.last_friction_day}: “{h.last_friction}”"
+    return "No friction on it yet: this is a test, not a verdict."
+
+
+def clip(text: str, limit: int = 100) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def bias_lines(
+    h: Hypothesis, ctype: str, register: dict[str, Hypothesis] | None = None
+) -> list[str]:
+    if ctype == "release":
+        claim = quote(h.text, 100)
+        days = len(set(h.contradicted_on))
+        first = (
+            f"{FRAMES['release'][0]}: “{claim}” was contradicted on {days} days, so do what "
+            "the user asks instead."
+        )
     else:
-        second = "No friction on it yet: this is a test, not a verdict."
+        first = f"{frame(h, ctype)}. {instruction(h)}"
+    second = grounding(h, register or {})
     lines = [first, second]
     if h.stakes == "high":
+        narrowing = (
+            " Contradictions go to the human as a narrowing; until then the rule holds."
+            if h.contradicted_on
+            else ""
+        )
         lines.append(
-            f"At stake: hard to undo or seen by others (“{sanitise(h.text, 90)}”); "
-            "when unsure, stop and ask first."
+            f"At stake: hard to undo or seen by others (“{quote(h.text, 90)}”); "
+            f"when unsure, stop and ask first.{narrowing}"
         )
     return lines
 
@@ -192,30 +198,127 @@ def bias_lines(h: Hypothesis, ctype: str) -> list[str]:
 def carry_text(h: Hypothesis, ctype: str) -> str:
     _, label = FRAMES[ctype]
     if ctype == "release":
-        return f"{label}: stop leaning on “{sanitise(h.text, 120)}”."
+        return f"{label}: stop leaning on “{quote(h.text, 120)}”."
     return f"{label}. {instruction(h)}"
 
 
-def raise_from(context: NightlyContext, known: set[str]) -> NewHypothesis | None:
-    """The first untagged event of the day that recurs (similar on another day ≤ 7).
+def _pattern_texts(h: Hypothesis) -> list[str]:
+    """The words an untagged event is compared with to count as this hypothesis's support."""
+    texts = [h.text]
+    if h.origin == "nightly" and h.last_for:
+        texts.append(h.last_for)  # its latest support: a contradiction never widens it
+    return texts
 
-    Another day is another :func:`day_key` (UTC date of the instant), not another day
-    file: a note written a minute earlier under another ``TZ`` is not a recurrence."""
+
+def read_untagged(context: NightlyContext, pool: list[Hypothesis]) -> list[Reading]:
+    """Untagged events of the day similar to an active hypothesis: its support."""
+    out = []
+    for ev in context.untagged:
+        for h in pool:
+            if any(similar_text(ev.text, t) for t in _pattern_texts(h)):
+                out.append(Reading(event=ev.id, hypothesis=h.id, relation="supports"))
+                break
+    return out
+
+
+def raise_from(
+    context: NightlyContext,
+    known: set[str],
+    explained: set[str] | None = None,
+    pendulum: list[Reading] | None = None,
+    patterns: list[Hypothesis] | None = None,
+) -> NewHypothesis | None:
+    """The first unexplained untagged event of the day that recurs (similar on another
+    day ≤ 7).  Another day is another :func:`day_key` (UTC date of the instant), not
+    another day file: a note written a minute earlier under another ``TZ`` is not a
+    recurrence.
+
+    The pendulum: when the recurrence's days take turns with a raised pattern's days
+    ("too long" one day, "not enough information" the next), it is not a new pattern
+    but the other side of that one: its events are read as *contradicting* it
+    (appended to ``pendulum``), so the pattern splits instead of the bias swinging."""
     recent = context.recent_untagged
     for ev in context.untagged:
+        if explained and ev.id in explained:
+            continue
         key = day_key(ev)
-        matches = [n for n in recent if n.counts_on != key and similar(n.text, ev.text)]
+        matches = [n for n in recent if n.counts_on != key and similar_text(n.text, ev.text)]
         if not matches:
             continue
+        days = {n.counts_on for n in matches} | {key}
+        against = next(
+            (
+                h
+                for h in patterns or []
+                if h.stakes == "low" and interleaved(set(h.supported_on), days, context.day, 2)
+            ),
+            None,
+        )
+        if against is not None and pendulum is not None:
+            for eid in [n.id for n in matches] + [ev.id]:
+                pendulum.append(Reading(event=eid, hypothesis=against.id, relation="contradicts"))
+            continue
         first = min(matches, key=lambda n: (n.day, n.id))
-        text = "This recurs: " + sanitise(first.text, 180)
+        text = f"A pattern that recurs: “{quote(first.text, 160)}”"
         if hypothesis_id(text) in known:
             continue
         return NewHypothesis(
             text=text,
-            when=f"about to repeat “{sanitise(ev.text, 60)}”",
+            when=RAISED_TRIGGER,
             cites=[n.id for n in sorted(matches, key=lambda n: (n.day, n.id))] + [ev.id],
         )
+    return None
+
+
+def note_keys(context: NightlyContext) -> dict[str, date]:
+    """The day each recent untagged note counts on (a reading may cite one)."""
+    return {n.id: n.counts_on for n in context.recent_untagged}
+
+
+def history(context: NightlyContext) -> list[CarryNote]:
+    """The carries of past mornings, oldest first (from Today's nightly state)."""
+    notes = [CarryNote(c.day, c.hypothesis, c.type) for c in context.carries]
+    prev = context.previous_carry
+    if prev is not None:
+        morning = prev.date or context.day
+        if not any(n.day == morning for n in notes):
+            notes.append(CarryNote(morning, prev.hypothesis, prev.type))
+    return notes
+
+
+def stories(
+    current: dict[str, Hypothesis], changes: dict[str, tuple[Hypothesis, str]],
+    register: dict[str, Hypothesis],
+) -> list[Story]:
+    out = []
+    for hid, h in current.items():
+        if not h.ready:
+            continue
+        sup = con = False
+        if hid in changes and hid in register:
+            old = register[hid]
+            sup = len(h.supports) > len(old.supports)
+            con = len(h.contradicts) > len(old.contradicts)
+        out.append(Story(h, supported_today=sup, contradicted_today=con))
+    return out
+
+
+def pick(
+    pool: list[Story], context: NightlyContext
+) -> Choice | None:
+    """Fair choice first; if fairness leaves nothing, any fitting type but yesterday's."""
+    morning = context.day + timedelta(days=1)
+    past = history(context)
+    prev = context.previous_carry
+    yesterday = CarryNote(prev.date or context.day, prev.hypothesis, prev.type) if prev else None
+    got = choose(pool, past, morning, yesterday)
+    if got is not None:
+        return got
+    y_type = prev.type if prev else None
+    for s in sorted(pool, key=lambda s: (s.h.created, s.h.id)):
+        for t in fitting_types(s):
+            if t != y_type:
+                return Choice(s.h, t)
     return None
 
 
@@ -225,68 +328,63 @@ class RulesReflector(Reflector):
     def nightly(self, *, context: NightlyContext, feedback: str | None = None) -> NightlyReflection:
         register = context.register
         friction = context.friction
-        changes = apply_day(register, context.day, day_links(friction, []), friction)
+        tagged = apply_day(register, context.day, day_links(friction, []), friction)
+        after = {hid: tagged[hid][0] if hid in tagged else h for hid, h in register.items()}
+        readings = read_untagged(context, [h for h in after.values() if h.carriable])
+        links = day_links(friction, [(r.event, r.hypothesis, r.relation) for r in readings])
+        changes = apply_day(register, context.day, links, friction)
         current = {hid: changes[hid][0] if hid in changes else h for hid, h in register.items()}
-        new = raise_from(context, set(register))
+        swing: list[Reading] = []
+        patterns = [h for h in current.values() if h.carriable and h.origin == "nightly"]
+        new = raise_from(context, set(register), {r.event for r in readings}, swing, patterns)
+        if swing:
+            readings = readings + swing
+            links = day_links(friction, [(r.event, r.hypothesis, r.relation) for r in readings])
+            changes = apply_day(register, context.day, links, friction, note_keys(context))
+            current = {
+                hid: changes[hid][0] if hid in changes else h for hid, h in register.items()
+            }
         raised = context.raised(new) if new else None
-        pool = [h for h in current.values() if h.carriable]
+        pool = stories(current, changes, register)
         if raised is not None:
-            pool.append(raised)
-        prev = context.previous_carry
-        prev_type = prev.type if prev else None
-        if not pool:
+            pool.append(Story(raised, supported_today=True))
+        choice = pick(pool, context) if pool else None
+        if choice is None:
             untagged = context.untagged
             if not untagged:
-                return NightlyReflection()  # a quiet day: invent nothing
-            ctype = "question" if prev_type == "watchpoint" else "watchpoint"
-            quote = sanitise(untagged[0].text, 160)
+                return NightlyReflection(readings=readings, raise_hypothesis=new)
+            prev = context.previous_carry
+            ctype = "question" if prev and prev.type == "watchpoint" else "watchpoint"
+            quoted = quote(untagged[0].text, 110)
+            earlier = [n for n in context.recent_untagged if n.counts_on != day_key(untagged[0])]
+            if earlier:  # the last unexplained moment before: the swing shows, not followed
+                last = max(earlier, key=lambda n: (n.day, n.id))
+                quoted += f"” — and on {last.day}: “{quote(last.text, 80)}"
             return NightlyReflection(
+                readings=readings,
+                raise_hypothesis=new,
                 carry_type=ctype,  # one of the nine
-                carry_text=f"{FRAMES[ctype][1]}: notice whether this repeats: “{quote}”.",
+                carry_text=(
+                    f"{FRAMES[ctype][1]}: notice whether the moment quoted in today's bias "
+                    "repeats."
+                ),
                 bias=(
-                    f"{FRAMES[ctype][0]}. When this starts to happen again, stop and do what "
-                    f"was asked instead: “{quote}”\n"
-                    "No hypothesis covers it yet; if it recurs on another day, the nightly "
-                    "job raises one."
+                    f"{FRAMES[ctype][0]}. When the moment quoted below starts to happen "
+                    f"again: {STOP_AND_CHOOSE}.\n"
+                    f"Grounding, {context.day}: “{quoted}” (no hypothesis covers it yet; if "
+                    "it recurs on another day, the nightly job raises one)"
                 ),
             )
-        touched = set(changes) | ({raised.id} if raised else set())
-        chosen = min(pool, key=lambda h: self._rank(context, h, touched))
-        signal = "quiet"
-        if chosen.id in changes:
-            old = register[chosen.id]
-            new_c = len(chosen.contradicts) > len(old.contradicts)
-            signal = "contradicted" if new_c else "supported"
-        elif raised is not None and chosen.id == raised.id:
-            signal = "supported"
-        protect = chosen.stakes == "high" and len(set(chosen.contradicted_on)) < 2
-        ctype = choose_type(chosen.state, signal, prev_type, context.recent_types, protect=protect)
+        chosen, ctype = choice.hypothesis, choice.type
         return NightlyReflection(
+            readings=readings,
             raise_hypothesis=new,
             hypothesis=chosen.id,
             carry_type=ctype,  # one of the nine
             carry_text=carry_text(chosen, ctype),
-            bias="\n".join(bias_lines(chosen, ctype)),
+            bias="\n".join(bias_lines(chosen, ctype, current)),
         )
 
-    @staticmethod
-    def _rank(
-        context: NightlyContext, h: Hypothesis, touched: set[str]
-    ) -> tuple[bool, bool, bool, int, str, str]:
-        streak: list[str] = []  # the latest nights in a row that carried ``h``
-        for o in reversed(context.outcomes):
-            if o.hypothesis != h.id:
-                break
-            streak.append(o.outcome)
-        tired = streak[:3] == ["held"] * 3 or streak[:2] == ["untested"] * 2
-        return (
-            h.settled,
-            tired,
-            h.id not in touched,
-            STATE_RANK.get(h.state, 9),
-            h.created.isoformat(),
-            h.id,
-        )
 
     def weekly(self, *, context: WeeklyContext, feedback: str | None = None) -> WeeklyReflection:
         drafts = []

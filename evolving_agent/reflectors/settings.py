@@ -10,15 +10,17 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ReflectorName = Literal["rules", "command", "openai"]
-REFLECTOR_NAMES: tuple[str, ...] = ("rules", "command", "openai")
+ReflectorName = Literal["rules", "command", "openai", "claude", "codex"]
+REFLECTOR_NAMES: tuple[str, ...] = ("rules", "command", "openai", "claude", "codex")
 
 
 class ReflectorSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: ReflectorName = "rules"
-    command: str | None = None  # for 'command': the CLI that reads a prompt on stdin
+    # 'command': the CLI that reads a prompt on stdin; 'claude' / 'codex': the program
+    # and any extra flags (default: claude / codex), before the preset's own flags.
+    command: str | None = None
     base_url: str = "http://127.0.0.1:11434/v1"  # for 'openai'
     model: str = "llama3.1"
     # The *name* of the variable holding the key.  A key is only ever sent to its own

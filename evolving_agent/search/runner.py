@@ -85,11 +85,21 @@ __all__ = [
     "ProgressEvent",
     "TurnJob",
     "TurnOutcome",
+    "TurnsFailed",
     "execute_turn",
     "new_dir",
     "resume_search",
     "run_search",
 ]
+
+
+class TurnsFailed(InvalidInput):
+    """Every turn (of the run, or of this resume) failed.  The summary was written and
+    rides along, so ``search run --json`` can still print it."""
+
+    def __init__(self, message: str, summary: SearchSummary, *, file: Path) -> None:
+        self.summary = summary
+        super().__init__(message, file=file)
 
 
 ProgressKind = Literal["seed", "round", "turn", "done"]
@@ -427,16 +437,18 @@ class _Runner:
             why = next(r.error for r in failed if (r.error or "").startswith(TAMPERED))
             raise JudgeTampered(f"{why}; the run stopped: {self.run_dir.path}")
         if self.records and len(failed) == len(self.records):
-            raise InvalidInput(
+            raise TurnsFailed(
                 f"every turn failed ({len(failed)} of {len(self.records)}); the first: "
                 f"{failed[0].error}",
+                summary,
                 file=self.run_dir.path,
             )
         if self.stop == "failed":
             mine = self.records[self.resumed_at :]
-            raise InvalidInput(
+            raise TurnsFailed(
                 f"every turn of this resume failed ({len(mine)}); the run stopped; the "
                 f"first: {mine[0].error}",
+                summary,
                 file=self.run_dir.path,
             )
         return summary
@@ -613,6 +625,8 @@ class _Runner:
                 tampered=verdict.tampered,
                 attempts=outcome.attempts,
                 node=outcome.node,
+                denied=result.denied,
+                failed_commands=result.failed_commands,
             )
             self.run_dir.append(record)
             self.records.append(record)

@@ -101,6 +101,10 @@ class TurnRecord(pydantic.BaseModel, extra="forbid"):
     tampered: bool = False  # the judge refused to score: the turn was never judged
     attempts: int = 1  # agent calls this turn took (retries of transient errors)
     node: str | None = None  # the Ray node the turn ran on (None: on the driver)
+    # Tool calls the agent's CLI refused (Claude's permission denials, commands Codex's
+    # sandbox blocked) and shell commands that failed; None: the agent does not say.
+    denied: int | None = None
+    failed_commands: int | None = None
 
     @property
     def tokens(self) -> int:

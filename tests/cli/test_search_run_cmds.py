@@ -429,6 +429,28 @@ def test_two_search_runs_started_in_the_same_second_get_two_folders(
         assert (tmp_path / "runs" / name / "summary.json").is_file()
 
 
+def test_json_summary_is_printed_even_when_every_turn_failed(tmp_path: Path) -> None:
+    # Regression: `search run --json` printed nothing once every turn had failed, so a
+    # script reading stdout had no summary to read.
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    agent = write_agent(tmp_path, "sys.exit('the agent broke')\n")
+    result = CliRunner().invoke(
+        cli,
+        [
+            "search", "run", "--candidate", str(tmp_path / "candidate"),
+            "--task", str(tmp_path / "task.md"), "--score", write_scorer(tmp_path),
+            "--agent", "command", "--agent-cmd", agent, "--policy", "single", "--turns", "2",
+            "--out", str(tmp_path / "run"), "--json", "--quiet", "--retries", "0",
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 4
+    summary = json.loads(result.stdout)
+    assert (summary["turns"], summary["failed_turns"]) == (2, 2)
+    assert summary["first_error"].endswith("the agent broke")
+    assert result.stderr.startswith("error: ") and "every turn failed (2 of 2)" in result.stderr
+
+
 @pytest.mark.slow
 def test_ctrl_c_exits_130_and_names_the_resume_command(tmp_path: Path) -> None:
     # Newcomer snag: Ctrl-C printed click's "Aborted!", exit 1, and no word of resume.

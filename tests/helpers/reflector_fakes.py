@@ -63,8 +63,9 @@ def answer(prompt: str, mode: str = "ok") -> str:
     hyps = ctx["hypotheses"]
     if not hyps or mode == "empty":
         return "{}"
-    prev = ((ctx["yesterday"] or {}).get("carry") or {}).get("type")
-    ctype = prev if mode == "repeat" and prev else ctx["allowed_carry_types"][-1]
+    prev = (ctx["yesterday"] or {}).get("carry_type")
+    fits = hyps[0].get("carry_types_that_fit") or ctx["allowed_carry_types"]
+    ctype = prev if mode == "repeat" and prev else fits[-1]
     if mode == "release":
         ctype = "release" if "release" in ctx["allowed_carry_types"] else "refusal"
     today = [f for f in friction_of(prompt) if f["day"] == ctx["day"]]
@@ -73,7 +74,7 @@ def answer(prompt: str, mode: str = "ok") -> str:
     first = (
         f"When {h['when'] or 'it comes up'}: {h['do']}."
         if h["do"]
-        else "When about to offer options nobody asked for, stop and give one answer."
+        else f"When it comes up, check whether this holds: “{h['claim']}”."
     )
     quote = today[0]["quote"] if today else "nothing today"
     bias = BIASES.get(mode, f"{first}\nGrounding: “{quote}”")

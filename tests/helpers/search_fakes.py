@@ -81,8 +81,14 @@ KNOWN = {"-p": False, "--print": False, "--output-format": True, "--session-id":
          "--dangerously-skip-permissions": False, "--max-turns": True, "--verbose": False,
          "--allowedTools": True, "--append-system-prompt": True}
 opts, pos = parse(sys.argv[1:], KNOWN, "error: unknown option '{}'", 1)
-if "-p" not in opts or opts.get("--output-format") != ["json"] or len(pos) != 1:
-    print("error: expected -p --output-format json and one prompt", file=sys.stderr)
+if "-p" not in opts or opts.get("--output-format") not in (["json"], ["stream-json"]) \
+        or len(pos) != 1:
+    print("error: expected -p --output-format json|stream-json and one prompt", file=sys.stderr)
+    sys.exit(1)
+if opts.get("--output-format") == ["stream-json"] and "--verbose" not in opts:
+    # What the real one says: print mode streams JSON only with --verbose.
+    print("Error: When using --print, --output-format=stream-json requires --verbose",
+          file=sys.stderr)
     sys.exit(1)
 mode = (opts.get("--permission-mode") or ["default"])[-1]
 if mode not in ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"):
@@ -127,6 +133,10 @@ EXEC = {**GLOBAL, "-s": True, "--sandbox": True, "-C": True, "--cd": True,
         "--color": True, "--output-schema": True}
 RESUME = {**GLOBAL, "--last": False, "--all": False, "-i": True}
 args = sys.argv[1:]
+if args and args[0] == "sandbox" and "--" in args:
+    # `codex sandbox [-c ...] -- CMD`: the adapter's check that the sandbox runs anything.
+    import subprocess
+    sys.exit(subprocess.call(args[args.index("--") + 1:]))
 if not args or args[0] != "exec":
     print("error: expected exec", file=sys.stderr)
     sys.exit(2)

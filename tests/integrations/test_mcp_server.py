@@ -27,7 +27,7 @@ from evolving_agent.paths import MemoryRoot
 from tests.helpers.fixtures import McpServer
 
 BIAS = "When I am about to write 'or you could also…', stop: did the user ask for options?"
-TOOLS = {"friction", "live_set", "boot", "hypotheses", "hypothesis_add"}
+TOOLS = {"friction", "live_set", "boot", "hypotheses", "hypothesis_add", "hypothesis_propose"}
 
 
 @pytest.fixture
@@ -184,9 +184,31 @@ def test_tool_schemas_expose_no_actor_or_layer(server: McpServer) -> None:
         "boot": set(),
         "hypotheses": set(),
         "hypothesis_add": {"text", "when", "do", "stakes"},
+        "hypothesis_propose": {"hypothesis", "when", "do"},
     }
     for props in params.values():
         assert not props & {"actor", "as", "layer", "area", "relpath", "path"}
+
+
+def test_the_session_proposes_a_counter_move_as_a_proposal(server: McpServer) -> None:
+    root = server.root
+    h = add_hypothesis(root, "A pattern the session will shape for MCP")
+    records_before = all_records(root)
+
+    async def body(s: ClientSession) -> CallToolResult:
+        return await s.call_tool(
+            "hypothesis_propose",
+            {"hypothesis": h.id, "do": "finish what was asked first", "actor": "human"},
+        )
+
+    result = server.call(body)
+
+    assert result.is_error is False
+    (rec,) = new_records(root, records_before)
+    assert (rec.kind, rec.actor) == ("hypothesis-proposal", "session")
+    assert rec.data == {"hypothesis": h.id, "when": None, "do": "finish what was asked first"}
+    # The register is untouched: a proposal reaches the bias only through evidence.
+    assert [x.do for x in list_hypotheses(root) if x.id == h.id] == [None]
 
 
 def test_the_session_raises_a_hypothesis_as_session(server: McpServer) -> None:

@@ -100,10 +100,10 @@ def test_rerun_for_the_same_date_changes_nothing(root: MemoryRoot) -> None:
         f"nightly {D0}: done (reflector: rules)\n"
         f"{a.id}: emerging -> emerging (new evidence, state unchanged)\n"
         f"carry: experiment on {a.id}: Experiment for today. When it comes up, check whether"
-        " this holds: “give one answer, not a menu”.\n"
+        " this holds before acting on it: “give one answer, not a menu”.\n"
         "bias:\n"
         "  Try it once today and notice what happens. When it comes up, check whether this"
-        " holds: “give one answer, not a menu”.\n"
+        " holds before acting on it: “give one answer, not a menu”.\n"
         f"  Grounding, {D0}: “menu again”\n"
     )
     assert len(jobs_for(root, D0)) == 1
@@ -250,7 +250,8 @@ def test_run_nightly_as_a_real_subprocess(root: MemoryRoot) -> None:
     )
     data = json.loads(out.stdout)
     assert data["status"] == "done"
-    assert data["plan"]["carry"]["type"] == "watchpoint"
+    # An emerging low-stakes idea is carried as an experiment (docs/cycle.md, the type table).
+    assert data["plan"]["carry"]["type"] == "experiment"
     bad = subprocess.run([*cmd, "--date", "2026-13-01"], capture_output=True, text=True)
     assert bad.returncode == 2
 

@@ -55,7 +55,9 @@ def test_after_five_missed_nights_nightly_runs_once(root: MemoryRoot) -> None:
         background = starting.start(blocking=False)  # starting the scheduler catches up
         background.shutdown(wait=False)
         starting.release()
-        assert job_records(root, "nightly") == ["2026-11-24"]  # once, for the last day
+        # One run, for the last day — and since this root's nightly job never ran, that
+        # run reflects every day since its first evidence (the 20th), each as its own day.
+        assert job_records(root, "nightly") == [f"2026-11-{d}" for d in range(20, 25)]
         assert job_records(root, "weekly") == ["2026-11-24"]
         assert JobScheduler([root]).catch_up() == []  # nothing left to catch up
     state = load_state(root)
@@ -65,7 +67,7 @@ def test_after_five_missed_nights_nightly_runs_once(root: MemoryRoot) -> None:
         assert JobScheduler([root]).catch_up() == []
     with freeze_time("2026-11-26 03:01:00"):
         assert [j for _r, j in JobScheduler([root]).catch_up()] == ["nightly"]
-    assert job_records(root, "nightly") == ["2026-11-24", "2026-11-25"]
+    assert job_records(root, "nightly") == [f"2026-11-{d}" for d in range(20, 26)]
 
 
 def test_monthly_catches_up_once_after_a_long_outage(root: MemoryRoot) -> None:

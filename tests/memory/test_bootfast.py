@@ -89,7 +89,7 @@ def test_a_fresh_root_is_served_identically(tmp_path: Path) -> None:
 def test_a_root_with_today_live_notes_and_secrets_is_served_identically(root: MemoryRoot) -> None:
     assert_same(root)
     out = bootfast.fast_output(root, "markdown", bootview.DEFAULT_MAX_CHARS) or ""
-    assert "(written for 2026-11-02" in out  # the stale date heading, fast too
+    assert "(stale: written for 2026-11-02" in out  # the stale date heading, fast too
     assert "hunter22" not in out and "abc123secret" not in out
 
 

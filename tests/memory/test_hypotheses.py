@@ -176,9 +176,24 @@ def test_weakening_and_retiring_need_contradiction_on_two_days() -> None:
     assert weak is not None and weak[0].state == "weakening"
     same_day = advance(weak[0], d[1], [], ["c5"])
     assert same_day is not None and same_day[0].state == "weakening"
-    gone = advance(same_day[0], d[2], [], ["c6"])
+    # Not before it was carried as release at least once (docs/cycle.md): still weakening.
+    held = advance(same_day[0], d[2], [], ["c6"])
+    assert held is not None and held[0].state == "weakening"
+    released = same_day[0].model_copy(update={"released": d[1]})
+    gone = advance(released, d[2], [], ["c6"])
     assert gone is not None and gone[0].state == "retired"
     assert advance(gone[0], d[3], ["e9"], []) is None  # retired is final
+
+
+def test_a_high_stakes_rule_never_weakens_splits_or_retires_on_evidence() -> None:
+    d = [D0 + timedelta(days=i) for i in range(6)]
+    rule = h(stakes="high", released=d[0])
+    for i, day in enumerate(d):
+        step = advance(rule, day, [f"s{i}"] if i % 3 == 0 else [], [f"c{i}"])
+        assert step is not None
+        rule = step[0]
+        assert rule.state in ("emerging", "live"), (i, step[1])
+    assert len(rule.contradicted_on) == 6 and "narrowing" in step[1]
 
 
 def test_floor_counts_recorded_days_across_two_weeks_and_tolerates_a_minority() -> None:

@@ -166,7 +166,8 @@ def test_contract_weekly(root: MemoryRoot, backend: Reflector) -> None:
 
 def test_unknown_reflector_lists_the_valid_ones() -> None:
     with pytest.raises(
-        UsageError, match=r"unknown reflector 'gpt'; choose one of: rules, command, openai"
+        UsageError,
+        match=r"unknown reflector 'gpt'; choose one of: rules, command, openai, claude, codex",
     ):
         get_reflector("gpt")
     with pytest.raises(UsageError, match="needs --reflector-cmd"):
@@ -300,7 +301,7 @@ def test_openai_over_loopback_reads_untagged_events(
     assert snap.data["hypothesis"]["supports"] == [untagged.id]  # the model's reading
     assert check_register(root) == []
     assert (root.today / "bias.md").read_text() == (
-        "When about to offer options nobody asked for, stop and give one answer.\n"
+        "When it comes up, check whether this holds: “give one answer, not a menu”.\n"
         "Grounding: “gave three options”\n"
     )
     assert hyp.id in (root.today / "carry.json").read_text()

@@ -123,11 +123,11 @@ def test_claude_run_records_sessions_cost_and_tokens(tmp_path: Path, fakes: Path
     # New and resumed turns: the documented flags, the permission mode by default,
     # and the prompt after "--".
     assert seen[0]["argv"] == [
-        "-p", "--output-format", "json", "--session-id", rows[0]["session"],
+        "-p", "--output-format", "stream-json", "--verbose", "--session-id", rows[0]["session"],
         "--permission-mode", "acceptEdits", "--", prompt,
     ]  # fmt: skip
     assert seen[1]["argv"] == [
-        "-p", "--output-format", "json", "--resume", rows[0]["session"],
+        "-p", "--output-format", "stream-json", "--verbose", "--resume", rows[0]["session"],
         "--permission-mode", "acceptEdits", "--", seen[1]["prompt"],
     ]  # fmt: skip
     assert all(
@@ -344,8 +344,8 @@ def test_claude_new_and_resumed_turns_get_their_own_arguments(tmp_path: Path, fa
         )
     )
     first, second = (c["argv"] for c in _log(fakes))
-    assert first[5:9] == ["--permission-mode", "acceptEdits", "--model", "sonnet"]
-    assert second[5:9] == ["--model", "haiku", "--permission-mode", "bypassPermissions"]
+    assert first[6:10] == ["--permission-mode", "acceptEdits", "--model", "sonnet"]
+    assert second[6:10] == ["--model", "haiku", "--permission-mode", "bypassPermissions"]
     assert "acceptEdits" not in second  # a chosen permission mode replaces the default
     assert [r["score"] for r in records(tmp_path / "run")] == [1.0, 2.0]
 

@@ -59,6 +59,10 @@ class TurnResult:
     cost_usd: float | None = None
     message: str = ""
     error: str | None = None
+    # Tool calls the agent's CLI refused (Claude's permission denials, Codex's commands
+    # its sandbox blocked) and shell commands that failed; None: not reported.
+    denied: int | None = None
+    failed_commands: int | None = None
     extra: dict[str, object] = field(default_factory=dict)
 
 
@@ -126,12 +130,18 @@ def is_transient(error: str) -> bool:
     lost worker (an executor's worker process or node died under the turn)."""
     if error.startswith(WORKER_LOST_PREFIX):
         return True
-    if "could not start" in error or error.startswith(TURN_TIMEOUT_PREFIX):
+    if "could not start" in error:
         return False
+    if error.startswith(TURN_TIMEOUT_PREFIX):
+        # A timeout is the agent being slow, unless it was stuck retrying an API error
+        # (the adapter appends "; <cli> was retrying <what>"): then retry it like that.
+        _, sep, retrying = error.partition(RETRYING)
+        return bool(sep) and bool(_TRANSIENT.search(retrying))
     return bool(_TRANSIENT.search(error))
 
 
 TURN_TIMEOUT_PREFIX = "turn timed out"
+RETRYING = " was retrying "
 WORKER_LOST_PREFIX = "worker lost"
 
 _LOST = re.compile(

@@ -41,12 +41,15 @@ tokens; override with ``token_prices`` / ``--token-prices``).
 from __future__ import annotations
 
 import json
+import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
-from evolving_agent.errors import UsageError
-from evolving_agent.process import run_process
+from evolving_agent.errors import InvalidInput, UsageError
+from evolving_agent.process import Completed, run_process
 from evolving_agent.search.agents.base import (
+    RETRYING,
     Agent,
     AgentSettings,
     TurnRequest,
@@ -63,23 +66,44 @@ DEFAULT_PRICES = {"input": 1.25, "cached_input": 0.125, "output": 10.0}
 SANDBOX_DEFAULT = ("-c", 'sandbox_mode="workspace-write"')
 USAGE_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")
 
-# Options `codex exec resume` accepts (global ones), with whether they take a value.
+# Options both `codex exec` and `codex exec resume` take (codex 0.169), with whether
+# each takes a value: what resumed turns may inherit from new ones.  Tested against the
+# real `--help` of the pinned codex (tests/search/test_codex_flags.py).
 _RESUME_OK = {
     "-c": True,
     "--config": True,
+    "--enable": True,
+    "--disable": True,
+    "--strict-config": False,
+    "-i": True,
+    "--image": True,
     "-m": True,
     "--model": True,
-    "-o": True,
-    "--output-last-message": True,
-    "--json": False,
+    "--dangerously-bypass-approvals-and-sandbox": False,
+    "--dangerously-bypass-hook-trust": False,
+    "--worktree": False,
+    "--thread-source": True,
+    "--cyber-access-program": True,
     "--skip-git-repo-check": False,
+    "--trust": False,
     "--ephemeral": False,
     "--ignore-user-config": False,
     "--ignore-rules": False,
-    "--dangerously-bypass-approvals-and-sandbox": False,
-    "--yolo": False,
-    "--not-so-yolo": False,
+    "--output-schema": True,
+    "--json": False,
+    "-o": True,
+    "--output-last-message": True,
 }
+# What a sandbox says when it blocks a command (Linux bubblewrap/Landlock, macOS Seatbelt).
+_REFUSED = re.compile(
+    r"read-only file system|operation not permitted|permission denied|bwrap:|"
+    r"sandbox(-exec)?: |landlock",
+    re.IGNORECASE,
+)
+# Codex's warning when its CODEX_HOME sits under the temporary directory: it then makes
+# no codex-linux-sandbox helper, and every sandboxed command fails (exit 1).
+_NO_HELPER = "could not create PATH aliases"
+_UNSANDBOXED = ("danger-full-access",)
 _SANDBOX_FLAGS = ("-s", "--sandbox")
 
 
@@ -87,7 +111,7 @@ def _chooses_sandbox(args: list[str]) -> bool:
     for i, arg in enumerate(args):
         if arg in _SANDBOX_FLAGS or arg.startswith("--sandbox=") or arg == "--full-auto":
             return True
-        if arg.startswith("--dangerously-bypass") or arg in ("--yolo", "--not-so-yolo"):
+        if arg.startswith("--dangerously-bypass-approvals"):
             return True
         value = args[i + 1] if arg in ("-c", "--config") and i + 1 < len(args) else ""
         if arg.startswith("--config="):
@@ -167,6 +191,19 @@ class CodexAgent(Agent):
 
     def check(self) -> None:
         require_program(self.argv0[0], "codex", "install the Codex CLI or name it with --agent-cmd")
+        mode = sandbox_mode(self.new_args)
+        if mode is None:
+            return
+        # Codex's own sandbox may be unable to run anything here (no helper binary, no
+        # user namespaces); then every turn would run no command and score as empty.
+        with tempfile.TemporaryDirectory(prefix="ea-codex-check-") as scratch:
+            done = run_process(
+                [*self.argv0, "sandbox", "-c", f'sandbox_mode="{mode}"', "--", "true"],
+                cwd=Path(scratch),
+                timeout=60,
+            )
+        if not done.ok:
+            raise InvalidInput(sandbox_broken(mode, done))
 
     def argv(self, request: TurnRequest) -> list[str]:
         if request.new_session:
@@ -183,6 +220,7 @@ class CodexAgent(Agent):
         ]
 
     def run_turn(self, *, request: TurnRequest) -> TurnResult:
+        args = self.new_args if request.new_session else self.resume_args
         done = run_process(
             self.argv(request), cwd=request.workspace, timeout=request.timeout, env=request.env
         )
@@ -190,6 +228,8 @@ class CodexAgent(Agent):
         reports: list[dict[str, int]] = []
         message = ""
         failed: str | None = None
+        retrying: str | None = None
+        commands: list[dict[str, Any]] = []
         for event in _events(done.stdout):
             kind = event.get("type")
             if kind == "thread.started":
@@ -200,18 +240,45 @@ class CodexAgent(Agent):
                 error = event.get("error")
                 text = error.get("message") if isinstance(error, dict) else None
                 failed = f"codex turn failed: {str(text or 'no message')[:300]}"
-            elif kind == "error" and failed is None:
-                failed = f"codex error: {str(event.get('message', ''))[:300]}"
+            elif kind == "error":
+                retrying = str(event.get("message", ""))[:300]
+                if failed is None:
+                    failed = f"codex error: {retrying}"
             elif kind == "item.completed":
                 item = event.get("item") or {}
                 if item.get("type") == "agent_message":
                     message = str(item.get("text", ""))
-        error = failed or failure(done, "codex", request.timeout)
+                elif item.get("type") == "command_execution":
+                    commands.append(item)
+        bad = [c for c in commands if _failed(c)]
+        refused = [c for c in bad if _REFUSED.search(str(c.get("aggregated_output") or ""))]
+        error = failure(done, "codex", request.timeout)
+        if error is not None and done.timed_out and retrying:
+            error = f"{error}; codex{RETRYING}after: {retrying}"
+        error = error or failed
+        mode = sandbox_mode(args)
+        if error is None and mode is not None and _NO_HELPER in done.stderr:
+            error = (
+                "codex ran without its sandbox helper (its CODEX_HOME is under the "
+                "temporary directory), so every command it ran failed: " + _SANDBOX_FIX
+            )
+        elif error is None and commands and len(refused) == len(commands):
+            sample = str(refused[0].get("aggregated_output") or "").strip().splitlines()
+            error = (
+                f"codex's sandbox ({mode or 'default'}) refused all {len(commands)} "
+                f"command(s) ({sample[-1][:120] if sample else 'no output'}): " + _SANDBOX_FIX
+            )
         session = thread_id or (
             None if request.new_session else continued_session(request.session_id, error)
         )
         if not reports:
-            return TurnResult(session_id=session, message=message[-2000:], error=error)
+            return TurnResult(
+                session_id=session,
+                message=message[-2000:],
+                error=error,
+                denied=len(refused),
+                failed_commands=len(bad),
+            )
         used = self._deltas(request, session, reports)
         uncached = used["input_tokens"] - used["cached_input_tokens"]
         cost = (
@@ -227,6 +294,8 @@ class CodexAgent(Agent):
             cost_usd=round(cost, 8),
             message=message[-2000:],
             error=error,
+            denied=len(refused),
+            failed_commands=len(bad),
         )
 
     def _deltas(
@@ -248,6 +317,46 @@ class CodexAgent(Agent):
         if path is not None and last is not None:
             _save(path, {"total": last, "per_turn": per_turn})
         return used
+
+
+_SANDBOX_FIX = (
+    "give codex a CODEX_HOME outside $TMPDIR, or let the harness sandbox the agent "
+    "(--sandbox bwrap) and run codex unsandboxed inside it: --agent-args "
+    '"-c sandbox_mode=\\"danger-full-access\\""'
+)
+
+
+def sandbox_mode(args: list[str]) -> str | None:
+    """The sandbox codex will run commands in (None: none, danger-full-access/bypass)."""
+    mode = "read-only"  # codex's own default
+    for i, arg in enumerate(args):
+        if arg.startswith("--dangerously-bypass-approvals"):
+            return None
+        takes = arg in ("-c", "--config", "-s", "--sandbox") and i + 1 < len(args)
+        value = args[i + 1] if takes else ""
+        if arg.startswith(("--config=", "--sandbox=")):
+            value = arg.split("=", 1)[1]
+        if arg in ("-s", "--sandbox") or arg.startswith("--sandbox="):
+            mode = value
+        elif value.replace(" ", "").startswith("sandbox_mode="):
+            mode = value.split("=", 1)[1].strip().strip("'\"")
+    return None if mode in _UNSANDBOXED else mode
+
+
+def sandbox_broken(mode: str, done: Completed) -> str:
+    """Why a run is refused: codex's own sandbox cannot run a command on this machine."""
+    tail = done.stderr_tail(2) or done.describe_failure()
+    return (
+        f"codex's {mode} sandbox cannot run a command on this machine "
+        f"('codex sandbox -- true' failed: {tail}); every turn would run nothing. "
+        + _SANDBOX_FIX[0].upper()
+        + _SANDBOX_FIX[1:]
+    )
+
+
+def _failed(item: dict[str, Any]) -> bool:
+    code = item.get("exit_code")
+    return item.get("status") in ("failed", "declined") or (isinstance(code, int) and code != 0)
 
 
 def _not_a_running_total(last: dict[str, int], report: dict[str, int]) -> bool:

@@ -1,0 +1,51 @@
+"""``integrations show claude|codex``: print the tested set-ups with the root filled in."""
+
+from __future__ import annotations
+
+import click
+
+from evolving_agent.cli._common import echo_json, json_option, root_from
+from evolving_agent.integrations.setups import CLIENTS, render, setups_for
+from evolving_agent.paths import root_problem
+
+
+@click.group("integrations")
+def integrations_group() -> None:
+    """Set-ups for the assistant's client (Claude Code, Codex)."""
+
+
+@integrations_group.command("show")
+@click.argument("client", type=click.Choice(CLIENTS))
+@click.option(
+    "--program",
+    default="evolving-agent",
+    show_default=True,
+    help="The command the client should start (a full path if its PATH may lack it).",
+)
+@json_option(help="Print the set-ups as JSON (key, title, where, lang, text, note).")
+@click.pass_context
+def show_cmd(ctx: click.Context, client: str, program: str, as_json: bool) -> None:
+    """Print the set-ups for CLIENT (claude or codex), with the memory root filled in.
+
+    Each is what the tests run against the real CLI: the SessionStart hook and
+    permissions for Claude Code, the MCP server (root in its arguments, so it arrives
+    even where the client passes no environment), the approval settings for Codex.
+
+    \b
+    Example:
+      evolving-agent integrations show codex --root ~/assistant-memory
+    """
+    root = root_from(ctx)
+    setups = setups_for(client, str(root.path), program)
+    if as_json:
+        echo_json([s.__dict__ for s in setups])
+    else:
+        click.echo(render(setups), nl=False)
+    problem = root_problem(root)
+    if problem is not None:
+        click.echo(f"warning: {problem}", err=True)
+
+
+def register(group: click.Group) -> None:
+    """Add this module's commands to the top-level group."""
+    group.add_command(integrations_group)

@@ -1,0 +1,203 @@
+"""The tested set-ups for Claude Code and Codex, with the memory root filled in.
+
+``evolving-agent integrations show claude|codex`` prints these; docs/integrations.md
+shows the same text for an example root, and the integration tests run each one, as
+printed, against the real CLI (tests/integrations/test_real_clients.py).  So a set-up
+changes here, once, and the docs and tests follow.
+
+What the real clients taught us, and each set-up encodes:
+
+* **The root goes in the arguments** (``evolving-agent --root R mcp``).  Codex starts MCP
+  servers with a fixed environment, so ``EVOLVING_AGENT_ROOT`` never reaches them; and
+  ``claude mcp add -e`` takes a list that swallows the server name after it.
+* **Codex**: ``required = true`` makes a server that cannot start fail ``codex exec``
+  loudly instead of running a session without memory; ``default_tools_approval_mode =
+  "approve"`` lets ``codex exec`` (approval policy "never") call the tools.
+* **Claude Code**: in ``claude -p`` an MCP call is denied unless ``mcp__evolving-agent``
+  is allowed (``permissions.allow`` or ``--allowedTools``); a project's ``.mcp.json``
+  server is used only once enabled (``enabledMcpjsonServers``).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass
+from typing import Literal
+
+from evolving_agent.errors import UsageError
+
+CLIENTS = ("claude", "codex")
+SERVER = "evolving-agent"
+# The Claude Code permission rule that allows every tool of our server.
+CLAUDE_ALLOW = f"mcp__{SERVER}"
+HOOK_MATCHER = "startup|resume|clear|compact"
+
+Lang = Literal["bash", "json", "toml", "markdown"]
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One thing to paste: where it goes, why, and the text itself."""
+
+    key: str  # stable id, e.g. "claude-settings" (tests and docs refer to it)
+    title: str
+    where: str  # the file it goes in, or "shell"
+    lang: Lang
+    text: str
+    note: str = ""
+
+
+def _q(text: str) -> str:
+    return shlex.quote(text)
+
+
+def _json(data: object) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+def _toml_str(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)  # a TOML basic string is JSON-compatible
+
+
+def mcp_args(root: str) -> list[str]:
+    return ["--root", root, "mcp"]
+
+
+def claude_setups(root: str, program: str = "evolving-agent") -> list[Setup]:
+    """Claude Code: the SessionStart hook and permission, the MCP server two ways."""
+    hook_cmd = f"{_q(program)} --root {_q(root)} boot --format claude-hook"
+    settings = {
+        "permissions": {"allow": [CLAUDE_ALLOW]},
+        "hooks": {
+            "SessionStart": [
+                {
+                    "matcher": HOOK_MATCHER,
+                    "hooks": [{"type": "command", "command": hook_cmd, "timeout": 10}],
+                }
+            ]
+        },
+    }
+    add = " ".join(
+        ["claude mcp add --scope user", SERVER, "--", _q(program), *map(_q, mcp_args(root))]
+    )
+    project_mcp = {
+        "mcpServers": {SERVER: {"type": "stdio", "command": program, "args": mcp_args(root)}}
+    }
+    project_settings = {"enabledMcpjsonServers": [SERVER], "permissions": {"allow": [CLAUDE_ALLOW]}}
+    return [
+        Setup(
+            "claude-settings",
+            "Boot context at every session start, and the memory tools allowed",
+            "~/.claude/settings.json",
+            "json",
+            _json(settings),
+            "The hook's additionalContext reaches the model's first request. Without the "
+            f"allow rule, `claude -p` denies every call to the server's tools "
+            f"(or pass --allowedTools {CLAUDE_ALLOW}).",
+        ),
+        Setup(
+            "claude-mcp-user",
+            "The MCP server, for every project",
+            "shell",
+            "bash",
+            add,
+            "The root is in the server's arguments: `-e KEY=VALUE` takes a list and would "
+            "swallow the server name after it.",
+        ),
+        Setup(
+            "claude-mcp-project",
+            "Or the MCP server for one project, checked in",
+            ".mcp.json",
+            "json",
+            _json(project_mcp),
+        ),
+        Setup(
+            "claude-project-settings",
+            "...and enabled and allowed for that project",
+            ".claude/settings.json",
+            "json",
+            _json(project_settings),
+            "Claude Code reads a project's permissions only once the folder is trusted "
+            "(start `claude` there once and accept).",
+        ),
+    ]
+
+
+def codex_setups(root: str, program: str = "evolving-agent") -> list[Setup]:
+    """Codex: the MCP server in config.toml (or by ``codex mcp add``), and AGENTS.md."""
+    args = ", ".join(_toml_str(a) for a in mcp_args(root))
+    toml = "\n".join(
+        [
+            f"[mcp_servers.{SERVER}]",
+            f"command = {_toml_str(program)}",
+            f"args = [{args}]",
+            "# Fail `codex exec` loudly if the server cannot start (say, a wrong root)",
+            "# instead of a session without memory.",
+            "required = true",
+            "startup_timeout_sec = 20",
+            "# `codex exec` never asks; let it call the memory tools.",
+            'default_tools_approval_mode = "approve"',
+        ]
+    )
+    add = " ".join(["codex mcp add", SERVER, "--", _q(program), *map(_q, mcp_args(root))])
+    agents = "\n".join(
+        [
+            "## Memory (evolving-agent)",
+            "",
+            "At the start of every session, call the evolving-agent `boot` tool and follow",
+            "today's bias in it. When something really felt off (you caught yourself doing",
+            "what the bias warns against, or the user corrected you), record it once, in one",
+            "sentence, with the `friction` tool. There is no quota: a session with no",
+            "friction is fine. Note where work stopped with `live_set`.",
+        ]
+    )
+    return [
+        Setup(
+            "codex-config",
+            "The MCP server",
+            "~/.codex/config.toml",
+            "toml",
+            toml,
+            "The root is in the arguments: Codex starts MCP servers with a fixed "
+            "environment, so $EVOLVING_AGENT_ROOT would not reach the server.",
+        ),
+        Setup(
+            "codex-mcp-add",
+            "Or register it from the shell",
+            "shell",
+            "bash",
+            add,
+            "This writes the table above without its last three settings; add them to "
+            "~/.codex/config.toml by hand.",
+        ),
+        Setup(
+            "codex-agents",
+            "Tell the model to use it (the project's AGENTS.md, or ~/.codex/AGENTS.md)",
+            "AGENTS.md",
+            "markdown",
+            agents,
+        ),
+    ]
+
+
+def setups_for(client: str, root: str, program: str = "evolving-agent") -> list[Setup]:
+    """The set-ups of ``client`` (``claude`` or ``codex``) for the memory root ``root``."""
+    if client == "claude":
+        return claude_setups(root, program)
+    if client == "codex":
+        return codex_setups(root, program)
+    raise UsageError(f"unknown client {client!r}; choose one of: {', '.join(CLIENTS)}")
+
+
+def render(setups: list[Setup]) -> str:
+    """The set-ups as the command prints them: a rule naming the place, then the text
+    exactly as it is pasted, then the note."""
+    parts = []
+    for i, s in enumerate(setups, 1):
+        place = "run in a shell" if s.where == "shell" else s.where
+        block = [f"--- {i}. {s.title} ({place}) ---", s.text]
+        if s.note:
+            block.append(f"Note: {s.note}")
+        parts.append("\n".join(block))
+    return "\n\n".join(parts) + "\n"
