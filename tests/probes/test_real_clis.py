@@ -22,7 +22,6 @@ from evolving_agent.memory.boot import build_boot
 from evolving_agent.memory.canon_edit import save_canon
 from evolving_agent.memory.root import init_root
 from evolving_agent.memory.verify import verify_root
-from evolving_agent.paths import MemoryRoot
 from evolving_agent.probes import resolve_answerer
 from evolving_agent.probes.diff import diff_probes
 from evolving_agent.probes.run import run_probes
