@@ -39,6 +39,7 @@ PAGES = {
     "troubleshooting.md",
     "jobs.md",
     "review.md",
+    "probes.md",
 }
 
 SHELL_LANGS = {"bash", "sh", "shell", "console", "markdown", "md"}

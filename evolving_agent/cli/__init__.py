@@ -49,6 +49,7 @@ COMMAND_MODULES = {
     "schedule": "schedule_cmds",
     "review": "review_cmds",
     "canon": "canon_cmds",
+    "probe": "probe_cmds",
     "signing": "signing_cmds",
     "drift": "drift_cmd",
     "search": "search_cmds",
@@ -80,6 +81,7 @@ COMMAND_SUMMARIES = {
     "schedule": "Run the jobs on the cron lines of each root's schedule.yaml.",
     "review": "The human review queue: at most a few identity diffs a month reach Canon.",
     "canon": "Canon history: who changed the identity, on whose approval; undo any change.",
+    "probe": "Probes: check that a model still reads Canon as you meant it (see docs/probes.md).",
     "search": "Scored improvement tasks run by coding agents in rounds, with forgetting.",
     "mcp": (
         "Serve the session's tools over stdio (MCP): friction, live_set, boot, hypotheses, "

@@ -18,6 +18,7 @@ from evolving_agent.memory.canon_diff import describe, unified
 from evolving_agent.memory.root import require_root
 from evolving_agent.review.actions import edit_text, record_edit, reject_review
 from evolving_agent.review.approve import ApprovalPlan, approve_review, plan_approval
+from evolving_agent.review.models import ProbeCard
 from evolving_agent.review.store import Review, scan_reviews, to_json
 from evolving_agent.review.view import ReviewView, view_review
 from evolving_agent.textsafe import one_line
@@ -49,7 +50,9 @@ def _line(review: Review) -> str:
     elif review.status == "applying":
         extra = "  [interrupted: run 'review approve' again to finish]"
     edited = " (edited)" if review.edit is not None else ""
-    return one_line(f"{review.id}  {review.status:<8}  {describe(review.diff)}{edited}{extra}")
+    card = review.pending.probe
+    what = f"probe: {card.title()}" if card is not None else describe(review.diff)
+    return one_line(f"{review.id}  {review.status:<8}  {what}{edited}{extra}")
 
 
 @click.group("review")
@@ -95,8 +98,11 @@ def _print_view(view: ReviewView) -> None:
     echo(f"change: {describe(r.diff)}" + (" (edited)" if r.edit is not None else ""))
     if r.edit is not None:
         echo(f"originally: {describe(r.edit.original)}")
-    echo(f"hypothesis: {one_line(p.hypothesis)}")
-    echo(f"proposals: {', '.join(p.proposals)}")
+    if p.probe is not None:
+        _print_probe_card(p.probe)
+    else:
+        echo(f"hypothesis: {one_line(p.hypothesis)}")
+        echo(f"proposals: {', '.join(p.proposals)}")
     if p.rationale:
         echo(f"rationale: {one_line(p.rationale)}")
     d = r.decision
@@ -118,6 +124,23 @@ def _print_view(view: ReviewView) -> None:
         else:
             when = rec.ts.astimezone().strftime("%Y-%m-%d %H:%M")
             echo(f"  {ev_id}  {when}  {rec.kind}: {one_line(rec.text)}")
+
+
+def _print_probe_card(card: ProbeCard) -> None:
+    """A probe card: which model reads which entry differently, and the human's choices."""
+    echo(f"probe card: {one_line(card.title())}")
+    echo(f"entry: [{one_line(card.entry)}] {one_line(card.entry_text)}")
+    for pair in card.pairs:
+        why = f": {one_line(pair.why)}" if pair.why else ""
+        echo(
+            f"  {pair.probe}: {one_line(card.model_a)} honoured ({pair.before}); "
+            f"{one_line(card.model_b)} {pair.verdict}{why} ({pair.after})"
+        )
+    echo(
+        "choices: approve restates the entry as proposed below; 'review edit' restates it "
+        "your way; 'review reject --reason' changes nothing; to retire a probe set "
+        "'retired: true' with 'evolving-agent canon edit probes.yaml', then reject"
+    )
 
 
 @review_group.command("show")

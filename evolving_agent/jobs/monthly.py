@@ -177,7 +177,9 @@ def _plan(reader: ScopedReader, day: date, limit: int, when: datetime) -> Monthl
             ps[0].id,
         ),
     )
-    existing_ids = {r.id for r in pending if r.month == month}
+    # Probe cards (``probe diff``) do not take the weekly proposals' room in the queue;
+    # the approval-time limit still counts them when they change Canon.
+    existing_ids = {r.id for r in pending if r.month == month and r.probe is None}
     room = max(0, limit - len(existing_ids))
     reviews: list[PendingReview] = []
     deferred: list[str] = []

@@ -2,7 +2,8 @@
 
 ``canon/identity.yaml`` is the structured part (validated, comments preserved);
 ``canon/*.md`` are free Markdown notes the human keeps; ``canon/policy.yaml`` is the
-authority override (see :mod:`policy`).
+authority override (see :mod:`policy`); ``canon/probes.yaml`` holds the situations that
+check a model still reads the entries as meant (see :mod:`probe_file`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory.policy import POLICY_FILE, PolicyFile
+from evolving_agent.memory.probe_file import PROBES_FILE, check_probes_text
 from evolving_agent.memory.yamlio import parse_yaml, validate
 from evolving_agent.paths import MemoryRoot
 
@@ -89,5 +91,19 @@ def check_canon_text(root: MemoryRoot, relpath: str, text: str | bytes) -> None:
         validate(Identity, parse_yaml(text, file=path), file=path)
     elif relpath == POLICY_FILE:
         validate(PolicyFile, parse_yaml(text, file=path), file=path)
+    elif relpath == PROBES_FILE:
+        check_probes_text(parse_yaml(text, file=path), _identity_on_disk(root), file=path)
     elif relpath.endswith((".yaml", ".yml")):
         parse_yaml(text, file=path)
+
+
+def _identity_on_disk(root: MemoryRoot) -> dict[str, object] | None:
+    """identity.yaml as the human sees it, for checking the probes' entry references
+    (None when it is missing or invalid: its own check reports that)."""
+    try:
+        text = (root.canon / IDENTITY_FILE).read_text(encoding="utf-8")
+        return validate(
+            Identity, parse_yaml(text, file=IDENTITY_FILE), file=IDENTITY_FILE
+        ).model_dump()
+    except (OSError, UnicodeDecodeError, InvalidInput):
+        return None

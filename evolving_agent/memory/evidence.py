@@ -79,6 +79,7 @@ Kind = Literal[
     "repair",  # a torn tail was moved aside (see EvidenceLog.repair)
     "review-queued",  # a job queued a pending review: its id and sha256 (review_trace.py)
     "review-refused",  # a review command refused a planted or edited review
+    "probe",  # a model's answer to a probe of canon/probes.yaml (see evolving_agent.probes)
     "sync",  # a sync with another device: a Live Bus value replaced, Today's writer moved
 ]
 
@@ -632,6 +633,31 @@ class EvidenceLog:
     def iter_all(self) -> Iterator[EvidenceRecord]:
         for day in self.all_days():
             yield from self.read_day(day)
+
+    def iter_kind(self, kind: str) -> Iterator[EvidenceRecord]:
+        """Records of one kind, all days, oldest first; only lines that can hold it are
+        parsed (lines are canonical JSON, so the kind appears as ``"kind":"…"``; a
+        nested match is parsed and dropped), ~100x cheaper than ``iter_all`` on a
+        year of friction."""
+        needle = b'"kind":' + json.dumps(kind).encode()
+        for day in self.days():
+            path = self.day_file(day)
+            try:
+                fh = path.open("rb")
+            except FileNotFoundError:
+                continue
+            with fh:
+                for lineno, raw in enumerate(fh, 1):
+                    if needle not in raw:
+                        continue
+                    try:
+                        rec = parse_line(raw, file=path, line=lineno)
+                    except InvalidInput:
+                        if raw.endswith(b"\n"):
+                            raise
+                        break  # a torn tail is no record yet (as in read_day)
+                    if rec.kind == kind:
+                        yield rec
 
     def find(self, ids: set[str]) -> dict[str, EvidenceRecord]:
         return {r.id: r for r in self.iter_all() if r.id in ids}

@@ -16,6 +16,7 @@ from evolving_agent.memory.atomic import atomic_write, make_private_dir
 from evolving_agent.memory.canon import IDENTITY_FILE, IDENTITY_TEMPLATE, POLICY_TEMPLATE
 from evolving_agent.memory.canon_snapshot import record_canon_snapshot
 from evolving_agent.memory.policy import POLICY_FILE
+from evolving_agent.memory.probe_file import PROBES_FILE, PROBES_TEMPLATE
 from evolving_agent.paths import LAYERS, REVIEW_AREAS, MemoryRoot, root_problem
 
 SCHEDULE_TEMPLATE = """\
@@ -40,14 +41,16 @@ def default_prompt(job: str) -> str:
     )
 
 
-def init_contents(*, with_prompts: bool = True) -> dict[str, bytes]:
+def init_contents(*, with_prompts: bool = True, with_probes: bool = True) -> dict[str, bytes]:
     """The tracked files ``init`` commits (roots made before prompts were tracked
-    committed them without ``crons/``)."""
+    committed them without ``crons/``, and before probes without ``probes.yaml``)."""
     out = {
         f"canon/{IDENTITY_FILE}": IDENTITY_TEMPLATE.encode("utf-8"),
         f"canon/{POLICY_FILE}": POLICY_TEMPLATE.encode("utf-8"),
         "schedule.yaml": SCHEDULE_TEMPLATE.encode("utf-8"),
     }
+    if with_probes:
+        out[f"canon/{PROBES_FILE}"] = PROBES_TEMPLATE.encode("utf-8")
     if with_prompts:
         for job in PROMPT_JOBS:
             out[f"crons/{job}.md"] = default_prompt(job).encode("utf-8")

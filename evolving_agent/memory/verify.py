@@ -235,8 +235,9 @@ def _parse_diff(items: list[str], commits: dict[str, Commit]) -> None:
 
 def _init_trees() -> list[dict[str, str]]:
     return [
-        {p: gitrepo.blob_sha(d) for p, d in init_contents(with_prompts=w).items()}
+        {p: gitrepo.blob_sha(d) for p, d in init_contents(with_prompts=w, with_probes=q).items()}
         for w in (True, False)
+        for q in (True, False)
     ]
 
 

@@ -54,7 +54,7 @@ def dump_yaml(data: Any) -> str:
     return buf.getvalue()
 
 
-def _line_of(data: Any, loc: tuple[int | str, ...]) -> int | None:
+def line_of(data: Any, loc: tuple[int | str, ...]) -> int | None:
     """Best-effort line number of a validation error's field, from ruamel's marks."""
     node = data
     line: int | None = None
@@ -79,7 +79,7 @@ def validate(model: type[M], data: Any, *, file: Path | str) -> M:
     except ValidationError as exc:
         loc = tuple(exc.errors()[0]["loc"])
         raise InvalidInput(
-            first_error(exc, whole="(top level)"), file=file, line=_line_of(data, loc)
+            first_error(exc, whole="(top level)"), file=file, line=line_of(data, loc)
         ) from None
 
 

@@ -579,6 +579,40 @@ class Reflector(ABC):
         ``context.candidates``; never for any other hypothesis."""
 
 
+class ProbeAnswerer(ABC):
+    """A backend that can answer a probe as the assistant would (see
+    :mod:`evolving_agent.probes`).  Every model-backed reflector is one; ``rules`` is not."""
+
+    name: str = ""
+
+    @abstractmethod
+    def answer_probe(self, *, context: str, prompt: str) -> str:
+        """Answer the user's ``prompt`` as the assistant booted with ``context`` (the exact
+        Markdown ``boot`` prints, to be used as the system prompt) would, in plain text.
+        Nothing may be written anywhere: the caller checks Canon and Today around the call.
+        Raise :class:`ReflectorUnavailable` when the backend gives no answer."""
+
+
+PROBE_PROMPT = """$context
+
+---
+
+You are the assistant described above. Reply to the user's next message as you would
+in a session. Reply in plain text; do not run tools.
+
+The user says:
+
+$prompt
+"""
+
+
+def render_probe(context: str, prompt: str) -> str:
+    """One text holding the boot context and the user's message (for stdin backends)."""
+    from string import Template
+
+    return redact(Template(PROBE_PROMPT).safe_substitute(context=context, prompt=prompt))
+
+
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -608,7 +642,7 @@ def parse_json_answer(text: str, model: type[M]) -> M:
     raise ReflectorError(f"invalid reflector output: {last_error}")
 
 
-class PromptReflector(Reflector):
+class PromptReflector(Reflector, ProbeAnswerer):
     """A model-backed reflector: render the job's prompt file, ask, parse JSON."""
 
     def __init__(self, prompts: Callable[[str], str]) -> None:
@@ -617,6 +651,11 @@ class PromptReflector(Reflector):
     @abstractmethod
     def complete(self, prompt: str) -> str:
         """Send ``prompt`` to the model and return its raw text answer."""
+
+    def answer_probe(self, *, context: str, prompt: str) -> str:
+        """By default the context and the message go to :meth:`complete` as one text;
+        a chat backend overrides this to send the context as the system prompt."""
+        return self.complete(render_probe(context, prompt))
 
     def render(
         self,

@@ -22,7 +22,7 @@ import shlex
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from evolving_agent.errors import EXIT_TAMPERED, EvolvingAgentError, UsageError
@@ -64,10 +64,11 @@ def protected_paths(root: MemoryRoot) -> list[Path]:
     return [root.canon, root.schedule_file, root.path / "crons"]
 
 
-def snapshot(root: MemoryRoot) -> dict[str, Entry]:
-    """Every protected path's type, mode and bytes (links are not followed)."""
+def snapshot(root: MemoryRoot, extra: Iterable[Path] = ()) -> dict[str, Entry]:
+    """Every protected path's type, mode and bytes (links are not followed), and those
+    of ``extra`` paths of the root (a probe run also guards Today)."""
     out: dict[str, Entry] = {}
-    for top in protected_paths(root):
+    for top in [*protected_paths(root), *extra]:
         _take(root.path, top, out)
     return out
 

@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 from evolving_agent.errors import MissingExtra
 from evolving_agent.extras import require
+from evolving_agent.memory.redact import redact
 from evolving_agent.reflectors.base import (
     PromptReflector,
     Reflector,
@@ -145,21 +146,33 @@ class OpenAIReflector(PromptReflector):
         return self._client
 
     def complete(self, prompt: str) -> str:
-        openai = _openai()
-
         messages = [
             {"role": "system", "content": SYSTEM},
             {"role": "user", "content": prompt},
         ]
+        return self._chat(messages, json_answer=True)
+
+    def answer_probe(self, *, context: str, prompt: str) -> str:
+        """The boot context as the system prompt and the user's message, as a session
+        would send them; a plain-text answer (no JSON mode)."""
+        messages = [
+            {"role": "system", "content": redact(context)},
+            {"role": "user", "content": redact(prompt)},
+        ]
+        return self._chat(messages, json_answer=False)
+
+    def _chat(self, messages: list[dict[str, str]], *, json_answer: bool) -> str:
+        openai = _openai()
+
         try:
             try:
-                response = self._ask(messages)
+                response = self._ask(messages, json_answer)
             except openai.APIStatusError as exc:
-                if not self.json_mode or exc.status_code not in (400, 422):
+                if not (json_answer and self.json_mode) or exc.status_code not in (400, 422):
                     raise
                 # The server does not take response_format: ask once more without it.
                 self.json_mode = False
-                response = self._ask(messages)
+                response = self._ask(messages, json_answer)
         except openai.APITimeoutError:
             raise ReflectorUnavailable(
                 f"{self.settings.base_url} timed out after {self.settings.timeout:g}s"
@@ -176,12 +189,12 @@ class OpenAIReflector(PromptReflector):
             ) from None
         return self._content(response)
 
-    def _ask(self, messages: list[dict[str, str]]) -> Any:
+    def _ask(self, messages: list[dict[str, str]], json_answer: bool = True) -> Any:
         openai = _openai()
 
         client = self.client()
         extra: dict[str, Any] = {}
-        if self.json_mode:
+        if json_answer and self.json_mode:
             extra["response_format"] = {"type": "json_object"}
         if not self._key_sent:  # no key may go there: send no Authorization at all
             extra["extra_headers"] = {"Authorization": openai.Omit()}

@@ -216,6 +216,9 @@ def to_json(review: Review) -> dict[str, object]:
         "decided_at": d.ts.isoformat() if d else None,
         "reason": d.reason if d and d.reason else None,
         "commit": d.commit if d else None,
+        # "probe": a card from ``probe diff`` (its findings in ``probe``); else a proposal
+        "kind": "probe" if review.pending.probe is not None else "proposal",
+        "probe": review.pending.probe.model_dump(mode="json") if review.pending.probe else None,
     }
 
 

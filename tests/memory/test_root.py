@@ -34,6 +34,7 @@ def test_init_creates_layers_template_schedule_and_one_commit(tmp_path: Path) ->
         ".gitignore",
         "canon/identity.yaml",
         "canon/policy.yaml",
+        "canon/probes.yaml",  # the human's probes of Canon (docs/probes.md)
         "crons/nightly.md",  # the jobs' prompts are the human's, tracked like Canon
         "crons/weekly.md",
         "schedule.yaml",

@@ -1,0 +1,126 @@
+"""Every model backend answers a probe through the one ``answer_probe`` contract.
+
+``command`` pipes boot's context and the message as one text; ``openai`` sends the
+context as the system prompt and the probe as the user's message, in plain text (no
+JSON mode), to a loopback chat-completions server that answers like the fake models.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evolving_agent.memory.boot import build_boot
+from evolving_agent.memory.root import init_root
+from evolving_agent.paths import MemoryRoot
+from evolving_agent.probes.diff import diff_probes
+from evolving_agent.probes.run import run_probes
+from evolving_agent.reflectors import get_reflector
+from evolving_agent.reflectors.base import ProbeAnswerer, render_probe
+from evolving_agent.reflectors.openai import OpenAIReflector
+from evolving_agent.reflectors.settings import REFLECTOR_NAMES, ReflectorSettings
+from tests.helpers.probe_fakes import ANSWERS, fake
+
+
+class ChatServer:
+    """POST /v1/chat/completions: answers in the style named by the request's model."""
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.requests: list[dict[str, Any]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append(body)
+                said = body["messages"][-1]["content"].lower()
+                key = "grep" if "grep" in said else "branches"
+                content = ANSWERS[body["model"]][key]
+                payload = json.dumps(
+                    {
+                        "id": "chatcmpl-1",
+                        "object": "chat.completion",
+                        "model": body["model"],
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": content},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                    }
+                ).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *_args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+
+@pytest.fixture
+def chat() -> Iterator[ChatServer]:
+    server = ChatServer()
+    server.thread.start()
+    yield server
+    server.server.shutdown()
+    server.server.server_close()
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> MemoryRoot:
+    return init_root(tmp_path / "memory")
+
+
+def _openai(base_url: str, model: str) -> OpenAIReflector:
+    settings = ReflectorSettings(name="openai", base_url=base_url, model=model, api_key_env=None)
+    return OpenAIReflector(settings, prompts=lambda _job: "")
+
+
+def test_openai_sends_boot_as_the_system_prompt_in_plain_text(
+    root: MemoryRoot, chat: ChatServer
+) -> None:
+    context = build_boot(root).markdown()
+    run_probes(root, model="chat-honest", backend=_openai(chat.base_url, "honest"))
+    run_probes(root, model="chat-drift", backend=_openai(chat.base_url, "drifting"))
+    first = chat.requests[0]
+    assert first["messages"] == [
+        {"role": "system", "content": context},
+        {"role": "user", "content": "What does the -n flag of grep do?"},
+    ]
+    assert "response_format" not in first  # an answer to a person, not JSON
+    d = diff_probes(root, queue=False)
+    assert (d.model_a, d.model_b) == ("chat-honest", "chat-drift")
+    assert d.continuity.regressed == ["shell-flag", "unclear-cleanup"]
+
+
+@pytest.mark.parametrize("name", [n for n in REFLECTOR_NAMES if n != "rules"])
+def test_every_model_backend_is_a_probe_answerer(name: str) -> None:
+    backend = get_reflector(name, command=fake("honest"))
+    assert isinstance(backend, ProbeAnswerer)
+    assert not isinstance(get_reflector("rules"), ProbeAnswerer)
+
+
+def test_command_backends_get_context_then_the_message() -> None:
+    text = render_probe("# Boot context: Ada\n", "token=abcdefghijklmnop1234 what now?")
+    assert text.startswith("# Boot context: Ada\n")
+    assert text.rstrip().endswith("what now?")
+    assert "abcdefghijklmnop1234" not in text  # a secret never leaves in a prompt
