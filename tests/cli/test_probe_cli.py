@@ -142,9 +142,11 @@ def test_canon_edit_probes_yaml_refuses_a_dangling_entry(
     monkeypatch.delenv("VISUAL", raising=False)
     result = run_cli("canon", "edit", "probes.yaml")
     assert result.exit_code == 4
-    assert f"{root.canon / 'probes.yaml'}:9: probes.0.entry: no entry of habits starts " in (
-        result.output
-    )
+    # The error names the line in the refused text, kept for the next edit (canon edit's
+    # rule since a newcomer was sent to a line of the untouched file).
+    kept = root.path / ".ea" / "rejected-probes.yaml"
+    assert f"{kept}:9: probes.0.entry: no entry of habits starts " in result.output
+    assert "habits: Lead without" in kept.read_text()
 
 
 def test_list_shows_each_probe_and_its_rules(root: MemoryRoot) -> None:

@@ -26,7 +26,7 @@ from evolving_agent.probes.models import ProbeDiff, ProbeRunResult
 from evolving_agent.probes.run import run_probes
 from evolving_agent.review.approve import approve_review
 from evolving_agent.review.store import list_reviews, load_review
-from tests.conftest import _test_env
+from tests.helpers.fixtures import isolated_env
 from tests.helpers.probe_fakes import fake, tree_hash
 
 WHEN = datetime(2027, 3, 2, 9, 0, tzinfo=UTC)
@@ -53,7 +53,7 @@ def _run(root: MemoryRoot, model: str, mode: str) -> ProbeRunResult:
 def compared(tmp_path_factory: pytest.TempPathFactory) -> Compared:
     tmp = tmp_path_factory.mktemp("probe-diff")
     with pytest.MonkeyPatch.context() as mp:
-        for name, value in _test_env(tmp).items():
+        for name, value in isolated_env(tmp).items():
             mp.setenv(name, value)
         root = init_root(tmp / "memory")
         canon, today = tree_hash(root.canon), tree_hash(root.today)
