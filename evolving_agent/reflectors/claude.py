@@ -23,14 +23,10 @@ changed) and the same meaning checks, retry and ``rules`` fallback.  ``--reflect
 from __future__ import annotations
 
 import json
-import shlex
-from collections.abc import Callable
 from typing import Any
 
-from evolving_agent.paths import MemoryRoot
-from evolving_agent.reflectors.base import Reflector, ReflectorUnavailable
-from evolving_agent.reflectors.command import CommandReflector
-from evolving_agent.reflectors.settings import ReflectorSettings
+from evolving_agent.reflectors.base import ReflectorUnavailable
+from evolving_agent.reflectors.command import CliPresetReflector
 
 PRESET_ARGS = (
     "-p",
@@ -43,30 +39,15 @@ PRESET_ARGS = (
 )
 
 
-class ClaudeReflector(CommandReflector):
+class ClaudeReflector(CliPresetReflector):
     name = "claude"
+    program = "claude"
 
-    @classmethod
-    def from_settings(
-        cls, settings: ReflectorSettings, *, command: str | None, prompts: Callable[[str], str]
-    ) -> Reflector:
-        """``--reflector-cmd`` / ``reflector.command`` name the program and extra flags."""
-        return cls(command or settings.command, prompts=prompts, timeout=settings.timeout)
+    def preset_argv(self) -> list[str]:
+        return [*self.base_argv, *PRESET_ARGS]
 
-    def __init__(
-        self,
-        command: str | None = None,
-        *,
-        prompts: Callable[[str], str],
-        timeout: float = 120,
-        root: MemoryRoot | None = None,
-    ) -> None:
-        program = command or "claude"
-        super().__init__(program, prompts=prompts, timeout=timeout, root=root)
-        self.argv = [*shlex.split(program), *PRESET_ARGS]
-
-    def complete(self, prompt: str) -> str:
-        return answer_of(super().complete(prompt))
+    def answer_of(self, stdout: str) -> str:
+        return answer_of(stdout)
 
 
 def answer_of(stdout: str) -> str:

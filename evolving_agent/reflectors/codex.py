@@ -23,16 +23,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 import tomllib
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from evolving_agent.paths import MemoryRoot
-from evolving_agent.reflectors.base import Reflector, ReflectorUnavailable
-from evolving_agent.reflectors.command import CommandReflector
-from evolving_agent.reflectors.settings import ReflectorSettings
+from evolving_agent.reflectors.base import ReflectorUnavailable
+from evolving_agent.reflectors.command import CliPresetReflector
 
 PRESET_ARGS = ("exec", "--json", "--sandbox", "read-only", "--skip-git-repo-check", "--ephemeral")
 
@@ -49,36 +45,21 @@ def mcp_server_names(environ: dict[str, str] | None = None) -> list[str]:
     return sorted(servers) if isinstance(servers, dict) else []
 
 
-class CodexReflector(CommandReflector):
+class CodexReflector(CliPresetReflector):
     name = "codex"
+    program = "codex"
 
-    @classmethod
-    def from_settings(
-        cls, settings: ReflectorSettings, *, command: str | None, prompts: Callable[[str], str]
-    ) -> Reflector:
-        """``--reflector-cmd`` / ``reflector.command`` name the program and extra flags."""
-        return cls(command or settings.command, prompts=prompts, timeout=settings.timeout)
-
-    def __init__(
-        self,
-        command: str | None = None,
-        *,
-        prompts: Callable[[str], str],
-        timeout: float = 120,
-        root: MemoryRoot | None = None,
-    ) -> None:
-        program = command or "codex"
-        super().__init__(program, prompts=prompts, timeout=timeout, root=root)
-        self.program = shlex.split(program)
-
-    def complete(self, prompt: str) -> str:
+    def preset_argv(self) -> list[str]:
+        # Read at every call: the user's config may have gained a server since.
         off = [
             part
             for name in mcp_server_names()
             for part in ("-c", f"mcp_servers.{_key(name)}.enabled=false")
         ]
-        self.argv = [*self.program, *PRESET_ARGS, *off, "-"]
-        return answer_of(super().complete(prompt))
+        return [*self.base_argv, *PRESET_ARGS, *off, "-"]
+
+    def answer_of(self, stdout: str) -> str:
+        return answer_of(stdout)
 
 
 def _key(name: str) -> str:

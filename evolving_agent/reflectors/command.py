@@ -24,6 +24,7 @@ import stat
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import ClassVar
 
 from evolving_agent.errors import EXIT_TAMPERED, EvolvingAgentError, UsageError
 from evolving_agent.paths import MemoryRoot
@@ -192,3 +193,42 @@ class CommandReflector(PromptReflector):
                 why = f"timed out after {self.timeout:g}s"
             raise ReflectorUnavailable(f"{self.argv[0]}: {why}" if not done.launch_error else why)
         return done.stdout
+
+
+class CliPresetReflector(CommandReflector):
+    """A command reflector for a known coding CLI (``claude``, ``codex``): the preset's
+    flags follow the program that ``--reflector-cmd`` / ``reflector.command`` name
+    (default :attr:`program`), e.g. ``"claude --model sonnet"``."""
+
+    program: ClassVar[str]
+
+    @classmethod
+    def from_settings(
+        cls, settings: ReflectorSettings, *, command: str | None, prompts: Callable[[str], str]
+    ) -> Reflector:
+        return cls(command or settings.command, prompts=prompts, timeout=settings.timeout)
+
+    def __init__(
+        self,
+        command: str | None = None,
+        *,
+        prompts: Callable[[str], str],
+        timeout: float = 120,
+        root: MemoryRoot | None = None,
+    ) -> None:
+        command = command or self.program
+        super().__init__(command, prompts=prompts, timeout=timeout, root=root)
+        self.base_argv = shlex.split(command)
+        self.argv = self.preset_argv()
+
+    def preset_argv(self) -> list[str]:
+        """The whole argv of one call (read again before every call)."""
+        raise NotImplementedError
+
+    def complete(self, prompt: str) -> str:
+        self.argv = self.preset_argv()
+        return self.answer_of(super().complete(prompt))
+
+    def answer_of(self, stdout: str) -> str:
+        """The model's answer from the CLI's output (ReflectorUnavailable when none)."""
+        raise NotImplementedError

@@ -486,9 +486,9 @@ def test_codex_sandbox_that_runs_nothing_is_refused_before_the_run(world: World)
 
 @pytest.mark.xfail(
     strict=False,
-    reason="seen on 2026-12-01 after the merge: codex 0.169 (its seccomp sandbox) refused the "
-    "write and told the model 'Read-only file system', but printed no command_execution item "
-    "in `exec --json`, so the adapter had nothing to count; open in issue 21's note",
+    reason="flaky since the merge of 2026-12-01: with the whole module it passes; run alone, "
+    "codex 0.169 refused the write (the model was told 'Read-only file system') yet printed no "
+    "command_execution item in `exec --json`, so the adapter had nothing to count (open in 21)",
 )
 def test_codex_read_only_sandbox_refusals_fail_the_turn(world: World) -> None:
     # Regression: a sandbox that blocked every write showed as "5 (empty)", no error.
