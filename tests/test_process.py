@@ -92,30 +92,6 @@ def test_the_marker_finds_only_marked_processes(tmp_path: Path) -> None:
         proc.wait()
 
 
-def _repo_with_traps(tmp_path: Path) -> tuple[Path, Path]:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    trap = tmp_path / "trap-fired"
-    hook_dir = tmp_path / "hooks"
-    hook_dir.mkdir()
-    for name in ("pre-commit", "post-commit", "commit-msg"):
-        hook = hook_dir / name
-        hook.write_text(f"#!/bin/sh\necho {name} >> {trap}\n")
-        hook.chmod(0o755)
-    monitor = tmp_path / "fsmonitor.sh"
-    monitor.write_text(f"#!/bin/sh\necho fsmonitor >> {trap}\n")
-    monitor.chmod(0o755)
-    for key, value in (
-        ("core.hooksPath", str(hook_dir)),
-        ("core.fsmonitor", str(monitor)),
-        ("user.name", "x"),
-        ("user.email", "x@y"),
-    ):
-        subprocess.run(["git", "-C", str(repo), "config", key, value], check=True)
-    return repo, trap
-
-
 def test_escapees_that_fork_again_are_swept_and_reaped(tmp_path: Path) -> None:
     # Guards the descendant walk that replaced the machine-wide /proc scan (the harness
     # is the child subreaper): a double fork and a setsid shell that starts children of
