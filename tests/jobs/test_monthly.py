@@ -2,67 +2,24 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, time, timedelta
+from datetime import date
 from pathlib import Path
 
 import pytest
 
 from evolving_agent.jobs.monthly import run_monthly
-from evolving_agent.jobs.nightly import run_nightly
-from evolving_agent.jobs.weekly import run_weekly
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.hypotheses import Hypothesis, add_hypothesis, list_hypotheses
+from evolving_agent.memory.hypotheses import add_hypothesis
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.review.models import PendingReview, Proposal
-
-START = date(2026, 10, 5)  # a Monday; the weeks end on Sundays 10-11, 10-18, 10-25
-
-
-def at(day: date, hour: int) -> datetime:
-    return datetime.combine(day, time(hour)).astimezone()
+from tests.helpers.weeks import START, at, live_through, pending, proposals, state
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
     return init_root(tmp_path / "memory")
-
-
-def live_through(
-    root: MemoryRoot,
-    days: int,
-    supports: dict[str, list[int]],
-    contradicts: dict[str, list[int]] | None = None,
-) -> None:
-    """Append the scripted friction day by day, run nightly daily and weekly on Sundays."""
-    session = Writer(root, "session")
-    for i in range(days):
-        day = START + timedelta(days=i)
-        for hid, idx in supports.items():
-            if i in idx:
-                session.append("friction", f"day {i}: it held", supports=hid, ts=at(day, 10))
-        for hid, idx in (contradicts or {}).items():
-            if i in idx:
-                session.append("friction", f"day {i}: it broke", contradicts=hid, ts=at(day, 11))
-        run_nightly(root, day, now=at(day + timedelta(days=1), 3))
-        if day.weekday() == 6:
-            run_weekly(root, day, now=at(day + timedelta(days=1), 4))
-
-
-def proposals(root: MemoryRoot) -> list[Proposal]:
-    files = sorted(root.area_dir("proposals").glob("*.json"))
-    return [Proposal.model_validate_json(p.read_bytes()) for p in files]
-
-
-def pending(root: MemoryRoot) -> list[PendingReview]:
-    files = sorted(root.area_dir("pending").glob("*.json"))
-    return [PendingReview.model_validate_json(p.read_bytes()) for p in files]
-
-
-def state(root: MemoryRoot, hid: str) -> Hypothesis:
-    return {h.id: h for h in list_hypotheses(root, from_evidence=True)}[hid]
 
 
 def test_rules_floor_reaches_the_monthly_queue(root: MemoryRoot) -> None:
