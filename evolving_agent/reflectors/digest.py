@@ -63,6 +63,8 @@ class DayDigest:
 
 
 def _links(rec: EvidenceRecord) -> list[Link]:
+    if not rec.supports and not rec.contradicts:
+        return []
     day = recorded_day(rec)
     out = []
     if rec.supports:
