@@ -112,7 +112,7 @@ def verify_root(root: MemoryRoot) -> VerifyReport:
         )
         return report
     report.problems += _check_no_symlinked_dirs(root)
-    report.problems += _check_reviews(root, traces)
+    report.problems += _check_reviews(root, traces, report)
     report.problems += _check_no_rewritten_parents(root)
     git_dir = root.path / ".git"
     if git_dir.is_symlink() or not git_dir.is_dir():
@@ -399,9 +399,10 @@ def _check_signed(
 # -- review provenance ---------------------------------------------------------------
 
 
-def _check_reviews(root: MemoryRoot, traces: TraceIndex) -> list[str]:
-    """Every pending review traced to the job that queued it, unchanged; every decision
-    (and human edit) on a genuine pending review."""
+def _check_reviews(root: MemoryRoot, traces: TraceIndex, report: VerifyReport) -> list[str]:
+    """Every pending review traced to the job that queued it, unchanged, and through it
+    to the weekly runs that wrote its proposals; every decision (and human edit) on a
+    genuine pending review.  Reviews from before proposal tracing are noted."""
     problems: list[str] = []
     pending = root.area_dir("pending")
     decisions = root.area_dir("decisions")
@@ -410,6 +411,7 @@ def _check_reviews(root: MemoryRoot, traces: TraceIndex) -> list[str]:
         trace = traces.check(root, review_id)
         if not trace.genuine:
             problems.append(trace.problem)
+        report.notes += trace.notes
     decided: list[tuple[Path, str]] = []
     if decisions.is_dir():
         decided += [(p, p.stem) for p in sorted(decisions.glob("*.json"))]
