@@ -69,9 +69,7 @@ Verdict = Literal[
     "genuine", "untraced", "edited", "missing", "proposal-untraced", "proposal-edited"
 ]
 # The verdicts that make a review tampered with (refused, reported by verify).
-TAMPERED: frozenset[str] = frozenset(
-    {"untraced", "edited", "proposal-untraced", "proposal-edited"}
-)
+TAMPERED: frozenset[str] = frozenset({"untraced", "edited", "proposal-untraced", "proposal-edited"})
 ProposalStatus = Literal["traced", "legacy", "untraced", "edited"]
 
 
@@ -128,7 +126,11 @@ class Trace:
         if self.verdict == "proposal-edited":
             rec = self.proposal_record
             run = f"weekly run {rec.data.get('run', '?')}" if rec else "the weekly run"
-            held = f"Evidence {rec.id} records sha256 {str(rec.data.get('sha256'))[:12]}; " if rec else ""
+            held = (
+                f"Evidence {rec.id} records sha256 {str(rec.data.get('sha256'))[:12]}; "
+                if rec
+                else ""
+            )
             return (
                 f"{self.proposal_path}: proposal {self.proposal}, which review {self.review_id} "
                 f"consolidates, was changed after {run} wrote it ({held}"
@@ -169,7 +171,9 @@ class TraceIndex:
             return  # a session (or anyone) saying "monthly queued this" is not the job
         self.records.setdefault(str(rec.data.get("review_id", "")), []).append(rec)
 
-    def proposal(self, proposal_id: str, digest: str) -> tuple[ProposalStatus, EvidenceRecord | None]:
+    def proposal(
+        self, proposal_id: str, digest: str
+    ) -> tuple[ProposalStatus, EvidenceRecord | None]:
         """Whether a weekly run wrote proposal ``proposal_id`` with bytes hashing to
         ``digest``: ``traced`` (and its record), ``edited`` (written, other bytes: the
         latest record), ``legacy`` (listed by a weekly job record from before proposals
@@ -183,6 +187,28 @@ class TraceIndex:
         if proposal_id in self.listed:
             return "legacy", self.listed[proposal_id]
         return "untraced", None
+
+    def check_proposal_file(self, path: Path) -> tuple[ProposalStatus, str]:
+        """Whether ``reviews/proposals/<id>.json`` is as a weekly run wrote it, and the
+        problem line naming the file when it is not ("" for traced and legacy)."""
+        data = _read_plain(path)
+        if data is None:
+            return "untraced", f"{path}: not a plain file; proposals are written by the weekly job"
+        digest = sha256_of(data)
+        status, rec = self.proposal(path.stem, digest)
+        if status == "untraced":
+            return status, (
+                f"{path}: proposal {path.stem} was not written by a weekly run (no "
+                "proposal-written record in Evidence); it was planted"
+            )
+        if status == "edited":
+            assert rec is not None
+            return status, (
+                f"{path}: proposal {path.stem} was changed after weekly run "
+                f"{rec.data.get('run', '?')} wrote it (Evidence {rec.id} records sha256 "
+                f"{str(rec.data.get('sha256', ''))[:12]}, the file has {digest[:12]})"
+            )
+        return status, ""
 
     def check(self, root: MemoryRoot, review_id: str) -> Trace:
         path = root.area_dir("pending") / f"{review_id}.json"
@@ -282,7 +308,10 @@ def queued_record(
     """The record a job appends (through its Writer) before writing a pending review;
     the monthly job names the proposals it consolidated (``[{id, sha256}]``)."""
     body: dict[str, object] = {
-        "review_id": review_id, "sha256": sha256_of(data), "by": by, "run": run
+        "review_id": review_id,
+        "sha256": sha256_of(data),
+        "by": by,
+        "run": run,
     }
     if proposals is not None:
         body["proposals"] = proposals

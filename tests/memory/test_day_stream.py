@@ -39,8 +39,7 @@ def test_the_stream_is_lazy(tmp_path) -> None:
     assert next(it).text == "event 0"
     late = datetime.combine(DAY, time(20)).astimezone()
     log.append_many(
-        EvidenceDraft(ts=late, kind="friction", actor="session", text=f"late {i}")
-        for i in range(5)
+        EvidenceDraft(ts=late, kind="friction", actor="session", text=f"late {i}") for i in range(5)
     )
     rest = [r.text for r in it]  # a list read up front would end at "event 29"
     assert rest[-5:] == [f"late {i}" for i in range(5)] and len(rest) == 34

@@ -34,17 +34,35 @@ def flooded(path: Path, untagged: int, tagged: int = 0) -> tuple[MemoryRoot, str
     drafts = []
     t = n_tagged = 0
     for i in range(untagged):
-        drafts.append(EvidenceDraft(ts=base + timedelta(seconds=t), kind="friction",
-                                    actor="session", text=f"offered a menu again, case {i:05d}"))  # fmt: skip
+        drafts.append(
+            EvidenceDraft(
+                ts=base + timedelta(seconds=t),
+                kind="friction",
+                actor="session",
+                text=f"offered a menu again, case {i:05d}",
+            )
+        )
         t += 1
         if tagged and i % every == 0 and n_tagged < tagged:
             n_tagged += 1
-            drafts.append(EvidenceDraft(ts=base + timedelta(seconds=t), kind="friction",
-                                        actor="session", text=f"menu, tagged {i:05d}",
-                                        supports=hyp))  # fmt: skip
+            drafts.append(
+                EvidenceDraft(
+                    ts=base + timedelta(seconds=t),
+                    kind="friction",
+                    actor="session",
+                    text=f"menu, tagged {i:05d}",
+                    supports=hyp,
+                )
+            )
             t += 1
-    drafts.append(EvidenceDraft(ts=base + timedelta(seconds=t), kind="raw", actor="session",
-                                text="a raw event no reflector reads"))  # fmt: skip
+    drafts.append(
+        EvidenceDraft(
+            ts=base + timedelta(seconds=t),
+            kind="raw",
+            actor="session",
+            text="a raw event no reflector reads",
+        )
+    )
     EvidenceLog(root).append_many(drafts)
     return root, hyp
 
@@ -89,11 +107,24 @@ def test_every_counting_day_of_a_tag_keeps_its_events(tmp_path) -> None:
     hyp = add_hypothesis(root, "keep answers short", ts=datetime(2026, 11, 1, 8)).id
     log = EvidenceLog(root)
     base = datetime.combine(DAY, time(6)).astimezone()
-    early = EvidenceDraft(ts=base, kind="friction", actor="session", text="old import",
-                          supports=hyp, data={"recorded": "2026-11-19"})  # fmt: skip
-    flood = [EvidenceDraft(ts=base + timedelta(seconds=i + 1), kind="friction",
-                           actor="session", text=f"again {i}", supports=hyp)
-             for i in range(50)]  # fmt: skip
+    early = EvidenceDraft(
+        ts=base,
+        kind="friction",
+        actor="session",
+        text="old import",
+        supports=hyp,
+        data={"recorded": "2026-11-19"},
+    )
+    flood = [
+        EvidenceDraft(
+            ts=base + timedelta(seconds=i + 1),
+            kind="friction",
+            actor="session",
+            text=f"again {i}",
+            supports=hyp,
+        )
+        for i in range(50)
+    ]
     first = log.append_many([early, *flood])[0]
     assert first.id in {r.id for r in context(root).friction}
 
@@ -106,8 +137,13 @@ def test_a_model_prompt_stops_growing_with_the_day(tmp_path) -> None:
         ctx = context(root)
         block, data = ctx.friction_block(), ctx.as_prompt_data()
         sizes.append(len(block) + len(json.dumps(data)))
-        quoted = json.loads(block[block.index("[", block.index("BEGIN UNTRUSTED FRICTION")):
-                                  block.index("END UNTRUSTED FRICTION")])  # fmt: skip
+        quoted = json.loads(
+            block[
+                block.index("[", block.index("BEGIN UNTRUSTED FRICTION")) : block.index(
+                    "END UNTRUSTED FRICTION"
+                )
+            ]
+        )
         assert len(quoted) == digest.UNTAGGED_FIRST + digest.UNTAGGED_LAST + digest.PER_LINK
         assert "more friction events of the day" in data["friction_not_quoted"]
     assert abs(sizes[0] - sizes[1]) <= 4  # only the digits of the count differ
@@ -132,10 +168,19 @@ def test_a_flooded_day_through_run_nightly_is_bounded_and_says_so(tmp_path) -> N
     script.write_text(RECORDER)
     prompt_file = tmp_path / "prompt.txt"
     done = run_proc(
-        "--root", str(root.path), "run", "nightly", "--date", DAY.isoformat(), "--json",
-        "--reflector", "command", "--reflector-cmd", f"{sys.executable} {script}",
+        "--root",
+        str(root.path),
+        "run",
+        "nightly",
+        "--date",
+        DAY.isoformat(),
+        "--json",
+        "--reflector",
+        "command",
+        "--reflector-cmd",
+        f"{sys.executable} {script}",
         env={"EA_TEST_PROMPT": str(prompt_file)},
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr.decode()
     prompt = prompt_file.read_text()
     assert len(friction_of(prompt)) == digest.UNTAGGED_FIRST + digest.UNTAGGED_LAST + 10
