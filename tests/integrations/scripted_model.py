@@ -67,9 +67,14 @@ class Answer:
 
 @dataclass(frozen=True)
 class Shell:
-    """Run one shell command with the client's own shell tool."""
+    """Run one shell command with the client's own shell tool.
+
+    ``escalate`` asks Codex to run it outside its sandbox (``sandbox_permissions:
+    require_escalated``), as models do after a sandbox refusal; Claude has no such flag.
+    """
 
     command: str
+    escalate: bool = False
 
 
 @dataclass(frozen=True)
@@ -398,11 +403,16 @@ def _responses_call(body: dict[str, Any], step: Step) -> tuple[str, dict[str, An
         step = Shell(f"printf %s {_sh_quote(step.content)} > {_sh_quote(step.path)}")
     if isinstance(step, Shell):
         name = next((n for n in _SHELL_TOOLS if n in names), "shell")
+        escalate: dict[str, Any] = (
+            {"sandbox_permissions": "require_escalated", "justification": "run it unsandboxed?"}
+            if step.escalate
+            else {}
+        )
         if name == "shell":
-            return name, {"command": ["bash", "-lc", step.command]}
+            return name, {"command": ["bash", "-lc", step.command], **escalate}
         if name == "exec_command":
-            return name, {"cmd": step.command}
-        return name, {"command": step.command}
+            return name, {"cmd": step.command, **escalate}
+        return name, {"command": step.command, **escalate}
     if isinstance(step, CallTool):
         name = next((n for n in names if n.endswith(step.name)), step.name)
         return name, dict(step.arguments)
