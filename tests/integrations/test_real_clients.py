@@ -164,8 +164,10 @@ def test_claude_user_setup_as_printed_reaches_the_model_and_lands_friction(world
     first, *rest = world.model.requests("claude-user", api="messages")
     # The SessionStart hook's boot context reached the model's first request.
     assert BIAS in first.text()
-    # Claude Code lists MCP tools by name and loads them on demand; all five are there.
-    assert {n.removeprefix("mcp__evolving-agent__") for n in deferred_tools(first.body)} >= TOOLS
+    # Claude Code lists MCP tools by name and loads them on demand, once the server has
+    # connected: on a busy machine that may be after the first request.  All six are there.
+    listed = {n for r in (first, *rest) for n in deferred_tools(r.body)}
+    assert {n.removeprefix("mcp__evolving-agent__") for n in listed} >= TOOLS
     assert any("mcp__evolving-agent__friction" in r.tool_names() for r in rest)
     (rec,) = frictions(world.root, text)
     assert rec.actor == "session"
