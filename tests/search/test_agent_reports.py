@@ -4,6 +4,7 @@ the real ones run in tests/integrations/test_real_clients.py)."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -131,3 +132,5 @@ def test_codex_without_a_session_file_reports_none(tmp_path: Path) -> None:
     _rollout(home, [("exec_command", "{}", "Process exited with code 0")])
     assert session_commands(_request(tmp_path, home), "another-thread") is None
     assert session_commands(_request(tmp_path, home), "../../etc") is None
+    # A file last written before this turn started is an earlier turn's: not counted.
+    assert session_commands(_request(tmp_path, home), THREAD, since=time.time() + 60) is None

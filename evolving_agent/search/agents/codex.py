@@ -57,6 +57,7 @@ import json
 import os
 import re
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -243,6 +244,7 @@ class CodexAgent(Agent):
 
     def run_turn(self, *, request: TurnRequest) -> TurnResult:
         args = self.new_args if request.new_session else self.resume_args
+        started = time.time()
         done = run_process(
             self.argv(request), cwd=request.workspace, timeout=request.timeout, env=request.env
         )
@@ -272,7 +274,7 @@ class CodexAgent(Agent):
                     message = str(item.get("text", ""))
                 elif item.get("type") == "command_execution":
                     commands.append(item)
-        ran = session_commands(request, thread_id)
+        ran = session_commands(request, thread_id, since=started)
         if ran is None:  # no session file: what exec --json printed
             ran = [Command(str(c.get("aggregated_output") or ""), _failed(c)) for c in commands]
         bad = [c for c in ran if c.failed]
@@ -366,18 +368,21 @@ class Command:
     failed: bool
 
 
-def session_commands(request: TurnRequest, thread: str | None) -> list[Command] | None:
-    """This turn's shell commands from the thread's session file; None if there is none."""
+def session_commands(
+    request: TurnRequest, thread: str | None, since: float = 0.0
+) -> list[Command] | None:
+    """This turn's shell commands from the thread's session file; None if there is none
+    (or it was last written before ``since``, the turn's start: not this turn's)."""
     path = _session_file(request, thread)
-    if path is None:
-        return None
     try:
-        lines = path.read_text(errors="replace").splitlines()
+        if path is None or path.stat().st_mtime < since:
+            return None
+        text = path.read_text(errors="replace")
     except OSError:
         return None
     calls: dict[str, None] = {}  # call ids of shell tool calls, in order
     told: dict[str, str] = {}
-    for record in _events("\n".join(lines)):
+    for record in _events(text):
         payload = record.get("payload")
         if not isinstance(payload, dict):
             continue
