@@ -134,6 +134,11 @@ def _monthly_lines(result: MonthlyResult) -> None:
         echo(f"{r.id}: {r.diff.op} to {r.diff.section}: {r.diff.text or r.diff.old_text}")
     if plan.deferred:
         echo(f"note: {len(plan.deferred)} proposal(s) over the limit wait for next month")
+    if plan.refused:
+        echo(
+            f"note: refused {', '.join(plan.refused)}: no weekly run wrote them as they are "
+            "(planted or edited; run 'evolving-agent verify')"
+        )
     if plan.reviews:
         echo("next: evolving-agent review list")
 

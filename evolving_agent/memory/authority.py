@@ -29,6 +29,7 @@ from evolving_agent.memory import gitrepo
 from evolving_agent.memory.atomic import atomic_write, open_dir, read_plain
 from evolving_agent.memory.canon import check_canon_text
 from evolving_agent.memory.canon_snapshot import record_canon_snapshot
+from evolving_agent.memory.day_stream import DayStream
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
 from evolving_agent.memory.policy import HUMAN_ONLY_WRITERS, Actor, Policy, check_actor
 from evolving_agent.memory.redact import redact
@@ -533,3 +534,13 @@ class ScopedReader:
                     self.actor, "evidence", f"{start}..{end} is outside {lo}..{hi}"
                 )
         return EvidenceLog(self.root).iter_range(start, end)
+
+    def day_stream(self, day: date) -> DayStream:
+        """One day of Evidence read lazily, checked against its chain as it is read
+        (for a reader whose day nobody bounds: the nightly job)."""
+        self._check("evidence", str(day))
+        if self.evidence_window is not None:
+            lo, hi = self.evidence_window
+            if not lo <= day <= hi:
+                raise ReadOutOfScope(self.actor, "evidence", f"{day} is outside {lo}..{hi}")
+        return DayStream(EvidenceLog(self.root), day)

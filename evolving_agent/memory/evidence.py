@@ -78,6 +78,7 @@ Kind = Literal[
     "review",  # a human review decision (approve / reject / edit)
     "repair",  # a torn tail was moved aside (see EvidenceLog.repair)
     "review-queued",  # a job queued a pending review: its id and sha256 (review_trace.py)
+    "proposal-written",  # the weekly job wrote a proposal: its id and sha256 (review_trace.py)
     "review-refused",  # a review command refused a planted or edited review
     "probe",  # a model's answer to a probe of canon/probes.yaml (see evolving_agent.probes)
     "sync",  # a sync with another device: a Live Bus value replaced, Today's writer moved
@@ -658,6 +659,23 @@ class EvidenceLog:
                         break  # a torn tail is no record yet (as in read_day)
                     if rec.kind == kind:
                         yield rec
+
+    def grep_day(self, day: date, needle: bytes) -> Iterator[EvidenceRecord]:
+        """Records of this chain's ``day`` whose line contains ``needle`` (e.g. a run
+        id), lazily: other lines are not parsed, so a flooded day costs one scan."""
+        path = self.day_file(day)
+        try:
+            fh = path.open("rb")
+        except FileNotFoundError:
+            return
+        with fh:
+            for lineno, raw in enumerate(fh, 1):
+                if needle not in raw or not raw.endswith(b"\n"):
+                    continue  # (an unterminated tail is no record yet)
+                try:
+                    yield parse_line(raw, file=path, line=lineno)
+                except InvalidInput:
+                    continue  # verify reports a damaged line
 
     def find(self, ids: set[str]) -> dict[str, EvidenceRecord]:
         return {r.id: r for r in self.iter_all() if r.id in ids}

@@ -112,7 +112,7 @@ def verify_root(root: MemoryRoot) -> VerifyReport:
         )
         return report
     report.problems += _check_no_symlinked_dirs(root)
-    report.problems += _check_reviews(root, traces)
+    report.problems += _check_reviews(root, traces, report)
     report.problems += _check_no_rewritten_parents(root)
     git_dir = root.path / ".git"
     if git_dir.is_symlink() or not git_dir.is_dir():
@@ -399,9 +399,10 @@ def _check_signed(
 # -- review provenance ---------------------------------------------------------------
 
 
-def _check_reviews(root: MemoryRoot, traces: TraceIndex) -> list[str]:
-    """Every pending review traced to the job that queued it, unchanged; every decision
-    (and human edit) on a genuine pending review."""
+def _check_reviews(root: MemoryRoot, traces: TraceIndex, report: VerifyReport) -> list[str]:
+    """Every pending review traced to the job that queued it, unchanged, and through it
+    to the weekly runs that wrote its proposals; every decision (and human edit) on a
+    genuine pending review.  Reviews from before proposal tracing are noted."""
     problems: list[str] = []
     pending = root.area_dir("pending")
     decisions = root.area_dir("decisions")
@@ -410,6 +411,8 @@ def _check_reviews(root: MemoryRoot, traces: TraceIndex) -> list[str]:
         trace = traces.check(root, review_id)
         if not trace.genuine:
             problems.append(trace.problem)
+        report.notes += trace.notes
+    problems += _check_proposals(root, traces, report)
     decided: list[tuple[Path, str]] = []
     if decisions.is_dir():
         decided += [(p, p.stem) for p in sorted(decisions.glob("*.json"))]
@@ -420,6 +423,25 @@ def _check_reviews(root: MemoryRoot, traces: TraceIndex) -> list[str]:
                 f"{path}: a decision on review {review_id}, which no job queued "
                 f"({pending / (review_id + '.json')} does not exist)"
             )
+    return problems
+
+
+def _check_proposals(root: MemoryRoot, traces: TraceIndex, report: VerifyReport) -> list[str]:
+    """Every weekly proposal as a weekly run wrote it (the monthly job consolidates them
+    into reviews: a planted or edited one would reach the human next month)."""
+    folder = root.area_dir("proposals")
+    problems, legacy = [], 0
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        status, problem = traces.check_proposal_file(path)
+        if problem:
+            problems.append(problem)
+        legacy += status == "legacy"
+    if legacy:
+        report.notes.append(
+            f"{legacy} proposal(s) in {folder} were written before the weekly job recorded "
+            "each proposal's sha256: their weekly job records list them, their bytes are "
+            "not checked"
+        )
     return problems
 
 
