@@ -18,6 +18,7 @@ from evolving_agent.memory.canon_diff import describe, unified
 from evolving_agent.memory.root import require_root
 from evolving_agent.review.actions import edit_text, record_edit, reject_review
 from evolving_agent.review.approve import ApprovalPlan, approve_review, plan_approval
+from evolving_agent.review.hold import Hold, hold_on, holds
 from evolving_agent.review.models import ProbeCard
 from evolving_agent.review.store import Review, scan_reviews, to_json
 from evolving_agent.review.view import ReviewView, view_review
@@ -40,9 +41,9 @@ def _approver(flag: str | None) -> str:
     return flag or os.environ.get("USER") or "human"
 
 
-def _line(review: Review) -> str:
+def _line(review: Review, hold: Hold | None = None) -> str:
     d = review.decision
-    extra = ""
+    extra = f"  [{hold.notice()}]" if hold is not None else ""
     if review.status == "approved" and d is not None:
         extra = f"  [commit {(d.commit or '')[:10]} by {d.approver}]"
     elif review.status == "rejected" and d is not None:
@@ -73,7 +74,8 @@ def list_cmd(ctx: click.Context, as_json: bool, pending: bool, ids_only: bool) -
     Example:
       evolving-agent review list --pending --ids
     """
-    scanned = scan_reviews(root_from(ctx))
+    root = root_from(ctx)
+    scanned = scan_reviews(root)
     reviews = scanned.reviews
     if pending:
         reviews = [r for r in reviews if r.status == "pending"]
@@ -85,8 +87,9 @@ def list_cmd(ctx: click.Context, as_json: bool, pending: bool, ids_only: bool) -
     else:
         if not reviews and scanned.refused is None:
             echo("(no reviews queued; the monthly job fills the queue)")
+        held = holds(root) if any(r.status == "pending" for r in reviews) else {}
         for r in reviews:
-            echo(_line(r))
+            echo(_line(r, held.get(r.pending.hypothesis) if r.status == "pending" else None))
     if scanned.refused is not None:
         raise scanned.refused  # the genuine ones are listed; the planted one is named
 
@@ -161,11 +164,11 @@ def show_cmd(ctx: click.Context, review_id: str, as_json: bool) -> None:
         echo_json(view.to_json())
         return
     _print_view(view)
-    if view.review.status == "pending":
-        from evolving_agent.review.drift import watch
-
-        for flag in watch(root).held.get(view.review.pending.hypothesis, []):
-            echo(f"held by the drift watch: {flag.title} (see 'evolving-agent drift')")
+    hold = hold_on(root, view.review)
+    if hold is not None:
+        echo(hold.notice())
+        for flag in hold.flags:
+            echo(f"  {flag.kind}: {flag.title}; evidence: {', '.join(flag.evidence_ids)}")
 
 
 def _confirm(plan: ApprovalPlan, yes: bool, allow_large_removal: bool) -> bool:
@@ -222,21 +225,16 @@ def approve_cmd(
     """Approve a review and commit its diff to Canon with provenance.
 
     Asks for confirmation on a terminal; --yes for scripts.  At most the monthly
-    limit (default 3) of approvals per calendar month.  Re-running an interrupted
-    approval finishes it.
+    limit (default 3) of approvals per calendar month.  A review the drift watch
+    holds is refused until you acknowledge the flag ('evolving-agent drift ack
+    HYPOTHESIS').  Re-running an interrupted approval finishes it.
 
     \b
     Example:
       evolving-agent review approve rev-2026-11-1
     """
     root = require_root(root_from(ctx))
-    plan = plan_approval(root, review_id)
-    if plan.review.status == "pending":
-        from evolving_agent.review.drift import watch
-
-        for flag in watch(root).held.get(plan.review.pending.hypothesis, []):
-            # The page waits for an acknowledgement; here the human is looking now.
-            echo(f"warning: held by the drift watch: {flag.title}", err=True)
+    plan = plan_approval(root, review_id)  # refuses a review the drift watch holds
     if plan.resuming:
         echo(f"finishing the interrupted approval of {review_id}")
     elif not _confirm(plan, yes, allow_large_removal):

@@ -9,7 +9,10 @@ diffs already queued or decided are skipped; at most the limit per month reach
 ``reviews/pending/rev-<YYYY-MM>-<n>.json``.  Proposals over the limit are not dropped:
 they stay in ``proposals/`` and wait for next month's run, which considers every
 proposal up to the end of its month that is neither queued nor decided — the oldest
-month first, then the best-supported.  Nothing here can write Canon: the
+month first, then the best-supported.  A hypothesis the drift watch holds
+(:mod:`evolving_agent.review.hold`) has its proposals held out instead: they take none
+of the month's room, the run's record names the flag and its evidence ids, and a later
+run queues them once the human has acknowledged the flag.  Nothing here can write Canon: the
 ``monthly`` writer needs an approved review for that, and this job holds none.
 """
 
@@ -37,9 +40,24 @@ from evolving_agent.memory.policy import Policy
 from evolving_agent.memory.review_trace import queued_record
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.review.hold import ack_command, holds
 from evolving_agent.review.models import Decision, PendingReview, Proposal
 
 M = TypeVar("M", bound=BaseModel)
+
+
+class HeldFlag(BaseModel):
+    kind: str
+    title: str
+    evidence_ids: list[str]
+
+
+class HeldProposals(BaseModel):
+    """Proposals of a hypothesis the drift watch holds: not queued until the human looks."""
+
+    hypothesis: str
+    proposals: list[str]
+    flags: list[HeldFlag]
 
 
 class MonthlyPlan(BaseModel):
@@ -49,6 +67,7 @@ class MonthlyPlan(BaseModel):
     reviews: list[PendingReview]
     skipped: list[str]  # proposal ids left out (already queued / decided)
     deferred: list[str] = []  # over the limit: wait for next month's queue
+    held: list[HeldProposals] = []  # held by the drift watch: wait for the human's look
 
 
 class MonthlyResult(BaseModel):
@@ -88,7 +107,15 @@ def run_monthly(
 
     def fresh_plan() -> MonthlyPlan:
         limit = Policy.load(root).review.monthly_limit  # the runner reads the Canon setting
-        return _plan(ScopedReader(root, "monthly"), day, limit, when)
+        # ... and the drift watch's holds, which read Evidence as the human does.
+        held = {
+            hid: [
+                HeldFlag(kind=f.kind, title=f.title, evidence_ids=f.evidence_ids)
+                for f in hold.flags
+            ]
+            for hid, hold in holds(root, until=day).items()
+        }
+        return _plan(ScopedReader(root, "monthly"), day, limit, when, held)
 
     status, plan, marker = plan_or_resume(root, "monthly", day, when, MonthlyPlan, fresh_plan)
     if status == "already done":
@@ -103,7 +130,8 @@ def run_monthly(
     record = {
         "kind": "job",
         "text": f"monthly {plan.month}: {len(plan.reviews)} diff(s) queued for review"
-        + (f", {len(plan.deferred)} wait for next month" if plan.deferred else ""),
+        + (f", {len(plan.deferred)} wait for next month" if plan.deferred else "")
+        + "".join(f"; {held_line(h)}" for h in plan.held),
         "data": {
             "job": "monthly",
             "date": day.isoformat(),
@@ -112,6 +140,7 @@ def run_monthly(
             "reviews": [r.id for r in plan.reviews],
             "skipped": plan.skipped,
             "deferred": plan.deferred,
+            "held": [h.model_dump(mode="json") for h in plan.held],
         },
     }
     marker = finish(root, marker, append_once(root, writer, marker, [record]))
@@ -146,7 +175,24 @@ def _record_queued(
             writer.append_drafts(todo)
 
 
-def _plan(reader: ScopedReader, day: date, limit: int, when: datetime) -> MonthlyPlan:
+def held_line(h: HeldProposals) -> str:
+    """One line naming a held hypothesis, its flag and the flag's evidence ids."""
+    f = h.flags[0]
+    ids = ", ".join(f.evidence_ids[:8]) + (", …" if len(f.evidence_ids) > 8 else "")
+    more = f" (and {len(h.flags) - 1} more flag(s))" if len(h.flags) > 1 else ""
+    return (
+        f"{h.hypothesis} held by the drift watch ({f.kind}: {f.title}{more}; evidence {ids}): "
+        f"{len(h.proposals)} proposal(s) wait until '{ack_command(h.hypothesis)}'"
+    )
+
+
+def _plan(
+    reader: ScopedReader,
+    day: date,
+    limit: int,
+    when: datetime,
+    held_by: dict[str, list[HeldFlag]] | None = None,
+) -> MonthlyPlan:
     first, last = previous_month(day)
     month = first.strftime("%Y-%m")
     proposals: list[Proposal] = sorted(
@@ -163,9 +209,14 @@ def _plan(reader: ScopedReader, day: date, limit: int, when: datetime) -> Monthl
     queued_hyps = {r.hypothesis for r in pending}
     groups: dict[tuple[str, str, str, str], list[Proposal]] = {}
     skipped: list[str] = []
+    held_by = held_by or {}
+    held: dict[str, list[str]] = {}
     for p in proposals:
         if _key(p.diff) in taken or p.hypothesis in queued_hyps:
             skipped.append(p.id)
+            continue
+        if p.hypothesis in held_by:  # not queued, and takes none of the month's room
+            held.setdefault(p.hypothesis, []).append(p.id)
             continue
         groups.setdefault(_key(p.diff), []).append(p)
     ranked = sorted(
@@ -205,5 +256,14 @@ def _plan(reader: ScopedReader, day: date, limit: int, when: datetime) -> Monthl
             )
         )
     return MonthlyPlan(
-        day=day, month=month, limit=limit, reviews=reviews, skipped=skipped, deferred=deferred
+        day=day,
+        month=month,
+        limit=limit,
+        reviews=reviews,
+        skipped=skipped,
+        deferred=deferred,
+        held=[
+            HeldProposals(hypothesis=hid, proposals=pids, flags=held_by[hid])
+            for hid, pids in held.items()
+        ],
     )

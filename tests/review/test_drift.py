@@ -13,7 +13,8 @@ from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.hypotheses import add_hypothesis, hypothesis_id
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.review.drift import _state_flips, acknowledge, pole, watch
+from evolving_agent.review.drift import _state_flips, pole, watch
+from evolving_agent.review.hold import acknowledge
 from tests.helpers import run_cli
 from tests.helpers.fixtures import KeptDemo, copy_tree
 
@@ -78,10 +79,10 @@ def test_drift_json_cites_the_ids_and_acknowledging_releases_the_hold(tmp_path: 
     assert f"evidence: {', '.join(ids)}" in text.output
     assert "held until you look" in text.output
 
-    rec = acknowledge(root, hypothesis_id(SHORT), ids, by="owner")
+    ack = acknowledge(root, hypothesis_id(SHORT), by="owner")
+    assert ack.hold.evidence_ids == ids and ack.record_id.startswith("ev-")
     report = watch(root, start=START, end=START + timedelta(days=18))
     assert set(report.held) == {hypothesis_id(LONG)}  # only what was looked at is released
-    assert rec.startswith("ev-")
 
 
 def test_a_calm_month_flags_nothing(tmp_path: Path) -> None:
