@@ -19,7 +19,7 @@ from evolving_agent.memory.root import require_root
 from evolving_agent.review.actions import edit_text, record_edit, reject_review
 from evolving_agent.review.approve import ApprovalPlan, approve_review, plan_approval
 from evolving_agent.review.hold import Hold, hold_on, holds
-from evolving_agent.review.models import ProbeCard
+from evolving_agent.review.probe_card import ProbeCardView, probe_card_view
 from evolving_agent.review.store import Review, scan_reviews, to_json
 from evolving_agent.review.view import ReviewView, view_review
 from evolving_agent.textsafe import one_line
@@ -94,19 +94,19 @@ def list_cmd(ctx: click.Context, as_json: bool, pending: bool, ids_only: bool) -
         raise scanned.refused  # the genuine ones are listed; the planted one is named
 
 
-def _print_view(view: ReviewView) -> None:
+def _print_view(view: ReviewView, probe: ProbeCardView | None) -> None:
     r = view.review
     p = r.pending
     echo(f"review {r.id} ({r.status}, from {p.month})")
     echo(f"change: {describe(r.diff)}" + (" (edited)" if r.edit is not None else ""))
     if r.edit is not None:
         echo(f"originally: {describe(r.edit.original)}")
-    if p.probe is not None:
-        _print_probe_card(p.probe)
+    if probe is not None:
+        _print_probe_card(probe)
     else:
         echo(f"hypothesis: {one_line(p.hypothesis)}")
         echo(f"proposals: {', '.join(p.proposals)}")
-    if p.rationale:
+    if p.rationale and probe is None:
         echo(f"rationale: {one_line(p.rationale)}")
     d = r.decision
     if d is not None:
@@ -129,16 +129,29 @@ def _print_view(view: ReviewView) -> None:
             echo(f"  {ev_id}  {when}  {rec.kind}: {one_line(rec.text)}")
 
 
-def _print_probe_card(card: ProbeCard) -> None:
-    """A probe card: which model reads which entry differently, and the human's choices."""
+def _print_probe_card(view: ProbeCardView) -> None:
+    """A probe card: what each probe asked, both models' answers, where the card came from."""
+    card = view.card
     echo(f"probe card: {one_line(card.title())}")
     echo(f"entry: [{one_line(card.entry)}] {one_line(card.entry_text)}")
-    for pair in card.pairs:
-        why = f": {one_line(pair.why)}" if pair.why else ""
-        echo(
-            f"  {pair.probe}: {one_line(card.model_a)} honoured ({pair.before}); "
-            f"{one_line(card.model_b)} {pair.verdict}{why} ({pair.after})"
-        )
+    runs = ", ".join(f"{one_line(m)} in run {r}" for m, r in view.runs)
+    when = f" on {view.queued_at.astimezone():%Y-%m-%d %H:%M}" if view.queued_at else ""
+    echo(f"queued by probe diff{when} (Evidence {view.diff_record or '?'}); answers: {runs}")
+    for pair in view.pairs:
+        echo("")
+        if pair.prompt is None:
+            echo(f"probe {pair.probe}: (no longer in canon/probes.yaml)")
+        else:
+            changed = " (reworded since the models answered)" if pair.prompt_changed else ""
+            echo(f"probe {pair.probe} asked{changed}: {one_line(pair.prompt)}")
+        if pair.implies:
+            echo(f"  the entry implies: {one_line(pair.implies)}")
+        for label, a in (("honoured", pair.before), (pair.verdict, pair.after)):
+            why = f": {one_line(pair.why)}" if a is pair.after and pair.why else ""
+            echo(f"  {one_line(a.model)} ({label}{why}; {a.evidence_id}):")
+            for line in (a.error and f"(no answer: {a.error})" or a.text).splitlines() or [""]:
+                echo(f"    {one_line(line)}")
+    echo("")
     echo(
         "choices: approve restates the entry as proposed below; 'review edit' restates it "
         "your way; 'review reject --reason' changes nothing; to retire a probe set "
@@ -160,10 +173,11 @@ def show_cmd(ctx: click.Context, review_id: str, as_json: bool) -> None:
     """
     root = root_from(ctx)
     view = view_review(root, review_id)
+    probe = probe_card_view(root, view.review)
     if as_json:
-        echo_json(view.to_json())
+        echo_json({**view.to_json(), "probe_card": probe.to_json() if probe else None})
         return
-    _print_view(view)
+    _print_view(view, probe)
     hold = hold_on(root, view.review)
     if hold is not None:
         echo(hold.notice())

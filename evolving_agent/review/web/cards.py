@@ -4,7 +4,8 @@ A card is computed fresh each time it is shown: the diff re-applied to Canon as 
 now (a diff that no longer applies says so here, instead of failing at approval), the
 approval planned exactly as ``review approve`` would plan it (limit, removal share), the
 evidence for and against the hypothesis behind it, dated and quoted, how long it has
-waited, what would reverse it, and any drift flag holding it.
+waited, what would reverse it, and any drift flag holding it.  A probe card shows
+instead what each probe asked and both models' answers, with the probe runs behind them.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.approve import ApprovalPlan, plan_approval
 from evolving_agent.review.drift import DriftFlag
 from evolving_agent.review.hold import Hold, ReviewHeld
+from evolving_agent.review.probe_card import ProbeCardView, probe_card_view
 from evolving_agent.review.store import Review, cited_evidence, list_reviews
 from evolving_agent.review.view import ReviewView, view_review
 
@@ -44,6 +46,7 @@ class Card:
     plan: ApprovalPlan | None
     plan_problem: str  # why approving would be refused now ("" when it would go through)
     hold: Hold | None  # the drift watch holds it until the human has looked
+    probe: ProbeCardView | None  # a card ``probe diff`` queued: questions and answers
 
     @property
     def held_by(self) -> list[DriftFlag]:
@@ -140,6 +143,7 @@ def build_card(root: MemoryRoot, review_id: str, held: dict[str, Hold]) -> Card:
         plan=plan,
         plan_problem=problem,
         hold=held.get(review.pending.hypothesis) if review.status == "pending" else None,
+        probe=probe_card_view(root, review),
     )
 
 
