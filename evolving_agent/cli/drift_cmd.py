@@ -26,7 +26,7 @@ def _print(report: DriftReport) -> None:
         echo(f"- {f.kind}: {f.title}")
         echo(f"    {f.detail}")
         echo(f"    evidence: {', '.join(f.evidence_ids)}")
-        for hid in f.hypotheses:
+        for hid in f.hypotheses if f.holds else []:
             state = (
                 f"held until you look ('{ack_command(hid)}')" if hid in held else "looked at"
             )

@@ -174,11 +174,17 @@ def show_cmd(ctx: click.Context, review_id: str, as_json: bool) -> None:
     root = root_from(ctx)
     view = view_review(root, review_id)
     probe = probe_card_view(root, view.review)
+    hold = hold_on(root, view.review)
     if as_json:
-        echo_json({**view.to_json(), "probe_card": probe.to_json() if probe else None})
+        echo_json(
+            {
+                **view.to_json(),
+                "probe_card": probe.to_json() if probe else None,
+                "held_by": hold.to_json() if hold else None,
+            }
+        )
         return
     _print_view(view, probe)
-    hold = hold_on(root, view.review)
     if hold is not None:
         echo(hold.notice())
         for flag in hold.flags:

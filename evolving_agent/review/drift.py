@@ -18,12 +18,12 @@ the Evidence ids behind it, so the owner can read the very events:
 ``fallback``          a model reflector whose answer was invalid, so rules were used.
 
 Opposites are found with a small phrase list, on purpose: a model that judged drift
-would be the thing it is watching.  A flag that names hypotheses *holds* them
-(:mod:`evolving_agent.review.hold`): the monthly job leaves their proposals out of the
-queue, and neither the page nor ``review approve`` approves their reviews, until the
-human acknowledges the flag.  An acknowledgement is a human decision file
-(``reviews/decisions/drift-acks/``) naming the evidence ids looked at; a new flag with
-new evidence needs a new look.
+would be the thing it is watching.  A pendulum, state-flip or monopoly flag *holds* the
+hypotheses it names (:mod:`evolving_agent.review.hold`): the monthly job leaves their
+proposals out of the queue, and neither the page nor ``review approve`` approves their
+reviews, until the human acknowledges the flag.  An acknowledgement is a human decision
+file (``reviews/decisions/drift-acks/``) naming the evidence ids looked at; a new flag
+with new evidence needs a new look.
 """
 
 from __future__ import annotations
@@ -54,6 +54,10 @@ FlagKind = Literal[
     "stale-proposal",
     "fallback",
 ]
+
+# Flags about the self drifting hold the hypotheses they name.  A stale proposal does not:
+# the human's look at it *is* the decision the flag asks for, and a hold would block it.
+HOLDING_KINDS: frozenset[FlagKind] = frozenset({"pendulum", "state-flip", "monopoly"})
 
 PENDULUM_SWITCHES = 3  # A, B, A, B: three turns of direction
 PENDULUM_SPAN_DAYS = 21
@@ -118,6 +122,11 @@ class DriftFlag:
     hypotheses: list[str] = field(default_factory=list)
     reviews: list[str] = field(default_factory=list)
 
+    @property
+    def holds(self) -> bool:
+        """Whether the hypotheses it names wait for the human's look."""
+        return self.kind in HOLDING_KINDS
+
     def to_json(self) -> dict[str, object]:
         return {
             "kind": self.kind,
@@ -128,6 +137,7 @@ class DriftFlag:
             "evidence_ids": self.evidence_ids,
             "hypotheses": self.hypotheses,
             "reviews": self.reviews,
+            "holds": self.holds,
         }
 
 
@@ -145,7 +155,7 @@ class DriftReport:
         """Hypotheses with a flag the human has not acknowledged yet."""
         out: dict[str, list[DriftFlag]] = defaultdict(list)
         for flag in self.flags:
-            for hid in flag.hypotheses:
+            for hid in flag.hypotheses if flag.holds else []:
                 if not set(flag.evidence_ids) <= self.acknowledged.get(hid, set()):
                     out[hid].append(flag)
         return dict(out)

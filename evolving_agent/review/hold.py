@@ -53,6 +53,9 @@ class Hold:
     def command(self) -> str:
         return ack_command(self.hypothesis)
 
+    def to_json(self) -> dict[str, object]:
+        return {"flags": [f.to_json() for f in self.flags], "acknowledge": self.command}
+
     def notice(self) -> str:
         """What a card, ``review list`` and ``review show`` say about the hold."""
         return f"held by the drift watch: {self.summary}; acknowledge with '{self.command}'"

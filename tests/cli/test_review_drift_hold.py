@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
 
@@ -42,6 +43,9 @@ def test_a_held_review_is_refused_until_drift_ack(tmp_path: Path) -> None:
     shown = run_proc(*cli, "review", "show", held)
     assert shown.returncode == 0 and notice in shown.stdout.decode()
     assert b"held by" not in run_proc(*cli, "review", "show", free).stdout
+    as_json = json.loads(run_proc(*cli, "review", "show", held, "--json").stdout)
+    assert as_json["held_by"]["acknowledge"] == f"evolving-agent drift ack {hid}"
+    assert [f["kind"] for f in as_json["held_by"]["flags"]] == ["pendulum"]
 
     refused = run_proc(*cli, "review", "approve", held, "--yes")
     assert refused.returncode == 3  # denied, as the monthly limit is

@@ -189,9 +189,12 @@ def test_a_review_waiting_over_a_month_is_flagged(kept_demo: KeptDemo, tmp_path:
 
     review = next(r for r in list_reviews(root) if r.status == "pending")
     later = review.pending.created.date() + timedelta(days=40)
-    stale = [f for f in watch(root, today=later).flags if f.kind == "stale-proposal"]
+    report = watch(root, today=later)
+    stale = [f for f in report.flags if f.kind == "stale-proposal"]
     assert [f.reviews for f in stale] == [[review.id]]
     assert stale[0].evidence_ids == review.pending.evidence_ids
+    # It asks for a decision, so it must not hold the review it asks a decision on.
+    assert review.pending.hypothesis not in report.held
     assert not [f for f in watch(root).flags if f.kind == "stale-proposal"]
 
 
