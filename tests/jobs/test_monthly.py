@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from evolving_agent.jobs.monthly import run_monthly
+from evolving_agent.jobs.monthly import held_line, run_monthly
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.hypotheses import add_hypothesis
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
+from tests.helpers import run_cli
 from tests.helpers.weeks import START, at, live_through, pending, proposals, state
 
 
@@ -140,6 +141,8 @@ def test_a_hypothesis_the_drift_watch_holds_waits_out_of_the_queue(root: MemoryR
     assert record.data["held"][0]["flags"][0]["evidence_ids"] == swings
     assert f"{held.id} held by the drift watch (pendulum: friction swung 9 times" in record.text
     assert f"until 'evolving-agent drift ack {held.id}'" in record.text
+    shown = run_cli("--root", str(root.path), "run", "monthly", "--date", "2026-11-01")
+    assert f"held: {held_line(kept)}" in shown.output.splitlines()  # the run's report says so
     # Still held a month later until the human looks; then the next run queues it.
     assert held.id in holds(root, until=date(2026, 12, 1))
     acknowledge(root, held.id, by="owner")
