@@ -27,9 +27,7 @@ def _print(report: DriftReport) -> None:
         echo(f"    {f.detail}")
         echo(f"    evidence: {', '.join(f.evidence_ids)}")
         for hid in f.hypotheses if f.holds else []:
-            state = (
-                f"held until you look ('{ack_command(hid)}')" if hid in held else "looked at"
-            )
+            state = f"held until you look ('{ack_command(hid)}')" if hid in held else "looked at"
             echo(f"    {hid}: {state}")
 
 
@@ -44,8 +42,9 @@ def drift_cmd(
     """Look for drift: pendulums, a monopolised carry, friction that stopped or floods,
     proposals waiting over a month, model fallbacks.  Each flag cites its evidence.
 
-    A flag that names a hypothesis holds it: the monthly job does not queue it and
-    its review cannot be approved until you acknowledge it with 'drift ack'.
+    A pendulum, state-flip or monopoly flag holds the hypotheses it names: the
+    monthly job does not queue them and their reviews cannot be approved until
+    you acknowledge the flag with 'drift ack'.
 
     \b
     Example:
