@@ -55,7 +55,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evolving_agent.errors import InvalidInput, first_error
-from evolving_agent.memory.atomic import FILE_MODE, UnsafePath, atomic_write, open_dir
+from evolving_agent.memory.atomic import UnsafePath, atomic_write, open_creating, open_dir
 from evolving_agent.memory.policy import Actor
 from evolving_agent.memory.redact import redact, redact_data
 from evolving_agent.paths import MemoryRoot
@@ -369,11 +369,8 @@ class EvidenceLog:
         dir_fd = open_dir(self.root.real, ("evidence",))
         try:
             try:
-                fd = os.open(
-                    path.name,
-                    os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
-                    FILE_MODE,
-                    dir_fd=dir_fd,
+                fd = open_creating(
+                    dir_fd, path.name, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
                 )
             except OSError as exc:
                 if exc.errno == errno.ELOOP:
@@ -576,8 +573,8 @@ class EvidenceLog:
                     os.unlink(name, dir_fd=dir_fd)
                     raise FileNotFoundError(name)
             except FileNotFoundError:
-                fd = os.open(name, flags | os.O_CREAT, FILE_MODE, dir_fd=dir_fd)
-                reg = os.open("days", flags | os.O_CREAT | os.O_APPEND, FILE_MODE, dir_fd=dir_fd)
+                fd = open_creating(dir_fd, name, flags)
+                reg = open_creating(dir_fd, "days", flags | os.O_APPEND)
                 try:
                     os.write(reg, f"{day.isoformat()}\n".encode())
                 finally:
