@@ -265,6 +265,8 @@ def test_the_assistant_appends_friction_sets_live_and_boots(users: Users, root: 
     assert done.returncode == 0, done.stderr
     done = users.ea(a, root, "live", "set", "thread", "parser refactor, stopped at tests")
     assert done.returncode == 0, done.stderr
+    done = users.ea(a, root, "hypothesis", "add", "I answer too long when tired")
+    assert done.returncode == 0, done.stderr
     booted = users.ea(a, root, "boot")
     assert booted.returncode == 0, booted.stderr
     assert "parser refactor, stopped at tests" in booted.stdout
