@@ -293,6 +293,15 @@ class Writer:
         )
         return self.evidence.append(draft)
 
+    def require_os_write(self, area: str, relpath: str = "") -> None:
+        """Refuse now (exit 3, recorded) when the OS will not let this user write ``area``:
+        for a change that appends Evidence before it writes the layer, so a refused
+        one leaves no record claiming a write that never happened."""
+        directory = self.root.real.joinpath(*area_parts(area))
+        if directory.exists() and not os.access(directory, os.W_OK):
+            with self._os_refusal(area, relpath or "."):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(directory))
+
     def append_drafts(self, drafts: list[EvidenceDraft]) -> list[EvidenceRecord]:
         """Append prepared drafts (bulk import); each must name this writer's actor."""
         self._authorise("evidence", "import", replace=False)

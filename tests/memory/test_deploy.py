@@ -265,8 +265,14 @@ def test_the_assistant_appends_friction_sets_live_and_boots(users: Users, root: 
     assert done.returncode == 0, done.stderr
     done = users.ea(a, root, "live", "set", "thread", "parser refactor, stopped at tests")
     assert done.returncode == 0, done.stderr
-    done = users.ea(a, root, "hypothesis", "add", "I answer too long when tired")
+    done = users.ea(a, root, "hypothesis", "add", "--as", "session", "I answer too long")
     assert done.returncode == 0, done.stderr
+    # The CLI's default actor is the human, whose register in today/ the OS keeps from
+    # the assistant's user: refused before anything is appended.
+    records = len(_records(root))
+    done = users.ea(a, root, "hypothesis", "add", "I answer too short")
+    assert done.returncode == 3 and "operating system refused" in done.stderr, done.stderr
+    assert [r["kind"] for r in _records(root)[records:]] == ["write-denied"]
     booted = users.ea(a, root, "boot")
     assert booted.returncode == 0, booted.stderr
     assert "parser refactor, stopped at tests" in booted.stdout
