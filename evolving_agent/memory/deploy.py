@@ -39,11 +39,13 @@ import pwd
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory.atomic import atomic_write
+from evolving_agent.memory.evidence import seal_days_before
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 
@@ -119,6 +121,15 @@ def deployment(root: MemoryRoot) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and data.get("kind") == "os-users" else None
+
+
+def seal_reflected(root: MemoryRoot, day: date) -> list[date]:
+    """After the human's nightly job reflected ``day``: seal the days before it (the
+    writer refuses new events for them anyway), so the assistant's user can no longer
+    rewrite them (``EvidenceLog.seal_day``).  Nothing outside the deployment."""
+    if deployment(root) is None:
+        return []
+    return seal_days_before(root, day)
 
 
 def can_reach(path: Path, account: Account, groups: set[int]) -> Path | None:

@@ -432,6 +432,49 @@ def test_the_human_runs_nightly_and_verify_accepts_what_the_assistant_wrote(
     assert users.ea(users.human, root, "verify").returncode == 0
 
 
+def test_the_humans_nightly_seals_the_days_before_the_one_it_reflected(users: Users) -> None:
+    # Guards a rewrite or replacement of a finished day by the assistant's user: once the
+    # nightly job has reflected past it, the day is the human's and read-only for it.
+    root = _make_root(users, "sealing")
+    past = date.fromordinal(date.today().toordinal() - 2)
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from freezegun import freeze_time\n"
+        "from evolving_agent.memory.authority import Writer\n"
+        "from evolving_agent.paths import MemoryRoot\n"
+        f"with freeze_time('{past.isoformat()} 12:00:00'):\n"
+        "    Writer(MemoryRoot(Path(sys.argv[1])), 'session').append('friction', 'a past day')\n"
+    )
+    done = users.run(users.assistant, root, users.python, "-c", script, str(root))
+    assert done.returncode == 0, done.stderr
+    day = root / "evidence" / f"{past.isoformat()}.jsonl"
+    head = root / ".ea" / "evidence" / f"{past.isoformat()}.head"
+    assistant_uid, human_uid = (pwd.getpwnam(n).pw_uid for n in (users.assistant, users.human))
+    assert day.stat().st_uid == assistant_uid and _mode(day) == 0o660
+    before = day.read_bytes()
+    nightly = users.ea(users.human, root, "run", "nightly", "--date", date.today().isoformat())
+    assert nightly.returncode == 0, nightly.stderr
+    for sealed in (day, head):
+        assert sealed.stat().st_uid == human_uid and _mode(sealed) == 0o640, sealed
+    assert day.read_bytes() == before
+    for attack in (
+        f"echo x >> {day}",
+        f"truncate -s 0 {day}",
+        f"rm -f {day}",
+        f"cp {day} evidence/copy && mv evidence/copy {day}",
+        f"echo '000000000000 {'0' * 64}' > {head}",
+    ):
+        done = users.sh(users.assistant, root, attack)
+        assert done.returncode != 0, attack
+    users.sh(users.assistant, root, "rm -f evidence/copy")
+    assert day.read_bytes() == before
+    # Today stays open to the assistant, and the human's verify accepts the sealed days.
+    assert users.ea(users.assistant, root, "friction", "still today").returncode == 0
+    verify = users.ea(users.human, root, "verify")
+    assert verify.returncode == 0, verify.stderr
+
+
 # -- signing behind the boundary --------------------------------------------------------
 
 
