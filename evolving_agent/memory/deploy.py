@@ -43,7 +43,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from evolving_agent.errors import InvalidInput
+from evolving_agent.errors import EXIT_DENIED, EvolvingAgentError, InvalidInput
 from evolving_agent.memory.atomic import atomic_write
 from evolving_agent.memory.evidence import seal_days_before
 from evolving_agent.memory.root import require_root
@@ -62,6 +62,15 @@ SHARED_AREAS: tuple[tuple[tuple[str, ...], bool], ...] = (
 READ_DIR, READ_FILE = 0o2750, 0o640
 SHARED_DIR, SHARED_FILE = 0o2770, 0o660
 STICKY_DIR = 0o3770
+
+
+class NotPermitted(EvolvingAgentError):
+    """This OS user may not set the deployment up (only root or the root's owner may)."""
+
+    exit_code = EXIT_DENIED
+
+    def __init__(self, why: str) -> None:
+        super().__init__(f"deploy os-users: {why}")
 
 
 @dataclass(frozen=True)
@@ -196,12 +205,9 @@ def deploy_os_users(
     euid = os.geteuid()
     real = root.real
     if euid not in (0, owner.uid):
-        raise InvalidInput(
-            f"run 'deploy os-users' as root or as {owner.name!r} (the root's new owner); "
-            f"this is uid {euid}"
-        )
+        raise NotPermitted(f"run it as root or as {owner.name!r} (the root's owner), not {euid}")
     if euid != 0 and os.stat(real).st_uid != owner.uid:
-        raise InvalidInput(f"{real} is not owned by {owner.name!r}: run this as root")
+        raise NotPermitted(f"{real} is not owned by {owner.name!r}: run it as root")
     # Before anything changes hands: git keeps new objects group-readable from now on.
     # (safe.directory on the command line: as root, the repository is someone else's.)
     safe = ("-c", f"safe.directory={real}")

@@ -171,8 +171,8 @@ def users() -> Iterator[Users]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-def _make_root(u: Users, name: str) -> Path:
-    """A root initialised by the human's user and deployed by root."""
+def _make_root(u: Users, name: str, *, deployed_by_root: bool = True) -> Path:
+    """A root initialised by the human's user and deployed by root (or the human)."""
     home = u.base / name
     home.mkdir()
     os.chown(home, pwd.getpwnam(u.human).pw_uid, -1)
@@ -180,15 +180,14 @@ def _make_root(u: Users, name: str) -> Path:
     root = home / "memory"
     done = u.ea(u.human, root, "init", str(root))
     assert done.returncode == 0, done.stderr
-    deployed = subprocess.run(
-        [
-            sys.executable, "-m", "evolving_agent", "deploy", "os-users", "--root", str(root),
-            "--human", u.human, "--assistant", u.assistant, "--group", u.group,
-        ],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "EVOLVING_AGENT_RAISE": ""},
-    )  # fmt: skip
+    args = ("deploy", "os-users", "--root", str(root),
+            "--human", u.human, "--assistant", u.assistant, "--group", u.group)  # fmt: skip
+    if deployed_by_root:
+        deployed = subprocess.run(
+            [sys.executable, "-m", "evolving_agent", *args], capture_output=True, text=True
+        )
+    else:
+        deployed = u.ea(u.human, root, *args)
     assert deployed.returncode == 0, deployed.stderr
     assert "deployed" in deployed.stdout and deployed.stderr == "", deployed.stderr
     # The human's first note of the day: today's day file is the human's.
@@ -254,6 +253,19 @@ def test_deploy_refuses_a_user_outside_the_group(users: Users, root: Path) -> No
     )  # fmt: skip
     assert done.returncode == 4
     assert "may not be root" in done.stderr
+
+
+def test_the_human_can_deploy_a_root_of_their_own_without_root(users: Users) -> None:
+    root = _make_root(users, "by-human", deployed_by_root=False)
+    assert _mode(root / "canon") == 0o2750 and _mode(root / "evidence") == 0o3770
+    done = users.ea(users.assistant, root, "friction", "deployed by the human")
+    assert done.returncode == 0, done.stderr
+    done = users.sh(users.assistant, root, "echo x > canon/identity.yaml")
+    assert done.returncode != 0 and "Permission denied" in done.stderr
+    # The assistant's user cannot deploy (and so re-open) the root itself.
+    again = users.ea(users.assistant, root, "deploy", "os-users", "--human", users.assistant,
+                     "--assistant", users.human, "--group", users.group)  # fmt: skip
+    assert again.returncode == 3 and "is not owned by" in again.stderr, again.stderr
 
 
 # -- what the assistant's user may do ---------------------------------------------------
