@@ -526,6 +526,11 @@ def test_signing_the_key_and_the_pinned_signers_are_out_of_the_assistants_reach(
     assert done.returncode == 0, done.stderr
     verify = users.ea(users.human, signed, "verify")
     assert verify.returncode == 0, verify.stderr
+    # git keeps the new commit's objects group-readable: the assistant's boot checks the
+    # signed commit Canon is served from, reading .git itself.
+    booted = users.ea(users.assistant, signed, "boot")
+    assert booted.returncode == 0, booted.stderr
+    assert "Notice" not in booted.stdout and booted.stderr == "", booted.stderr
     # The assistant's user sees that signing is on, and can neither sign as the human,
     # nor re-pin its own key, nor write a decision or a commit.
     status = users.ea(users.assistant, signed, "signing", "status")
