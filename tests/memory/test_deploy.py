@@ -19,9 +19,13 @@ is not readable by others it is copied into a world-readable temp directory.
 
 from __future__ import annotations
 
+import importlib
+import importlib.metadata
 import json
 import os
+import pkgutil
 import pwd
+import re
 import secrets
 import shutil
 import subprocess
@@ -105,20 +109,71 @@ def _world_readable(path: Path) -> bool:
         return False
 
 
+# What the commands these tests run import (with every module of the package); only
+# that is copied when the running environment is not readable by other users (a full
+# site-packages can be ~1 GB).
+_USED = (
+    "evolving_agent.cli",
+    "evolving_agent.cli.memory_cmds",
+    "evolving_agent.cli.hypothesis_cmds",
+    "evolving_agent.cli.run_cmds",
+    "evolving_agent.cli.signing_cmds",
+    "evolving_agent.cli.deploy_cmds",
+    "evolving_agent.jobs.nightly",
+    "evolving_agent.jobs.weekly",
+    "evolving_agent.jobs.monthly",
+    "evolving_agent.memory.verify",
+    "freezegun",
+    "yaml",
+)
+
+
+def _import_path(base: Path) -> list[str]:
+    source = Path(evolving_agent.__file__).parent.parent
+    sites = [p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()]
+    if all(_world_readable(Path(p)) for p in (str(source), *sites)):
+        return [str(source), *sites]
+    for name in _USED:
+        importlib.import_module(name)
+    # Modules import some dependencies lazily: import every module of the package too.
+    for info in pkgutil.walk_packages(evolving_agent.__path__, "evolving_agent."):
+        if info.name.endswith("__main__"):
+            continue  # importing it runs the CLI
+        try:
+            importlib.import_module(info.name)
+        except Exception:  # noqa: BLE001 - a module of an extra that is not installed
+            continue
+    files = [getattr(m, "__file__", None) or "" for m in list(sys.modules.values())]
+    # ... and the core dependencies' own files (some are read as data, never imported).
+    for req in importlib.metadata.requires("evolving-agent") or []:
+        if "extra ==" in req:
+            continue
+        name = re.split(r"[<>=!~;\[ ]", req, maxsplit=1)[0]
+        dist = importlib.metadata.distribution(name)
+        files += [str(dist.locate_file(f)) for f in dist.files or []]
+    tops: set[tuple[str, str]] = set()
+    for file in files:
+        for site in sites:
+            if file.startswith(site + os.sep):
+                tops.add((site, Path(file).relative_to(site).parts[0]))
+    lib = base / "pylib"
+    shutil.copytree(source / "evolving_agent", lib / "evolving_agent", symlinks=True)
+    for site, top in sorted(tops):
+        src, dest = Path(site) / top, lib / top
+        if dest.exists():
+            continue
+        if src.is_dir():
+            shutil.copytree(src, dest, symlinks=True)
+        else:
+            shutil.copy2(src, dest)
+    subprocess.run(["chmod", "-R", "a+rX", str(lib)], check=True)
+    return [str(lib)]
+
+
 def _python_for(users: Users, probe_user: str) -> None:
     """Find a Python the users can run, with this environment importable."""
     wanted = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    paths = [p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()]
-    paths.insert(0, str(Path(evolving_agent.__file__).parent.parent))
-    if not all(_world_readable(Path(p)) for p in paths):
-        copied = []
-        for i, p in enumerate(paths):
-            dest = users.base / "pylib" / str(i)
-            shutil.copytree(p, dest, symlinks=True, ignore=shutil.ignore_patterns(".venv"))
-            copied.append(str(dest))
-        subprocess.run(["chmod", "-R", "a+rX", str(users.base / "pylib")], check=True)
-        paths = copied
-    users.pythonpath = os.pathsep.join(paths)
+    users.pythonpath = os.pathsep.join(_import_path(users.base))
     candidates = [
         os.path.realpath(sys.executable),
         f"/usr/bin/python{wanted}",
@@ -277,14 +332,6 @@ def test_the_assistant_appends_friction_sets_live_and_boots(users: Users, root: 
     assert done.returncode == 0, done.stderr
     done = users.ea(a, root, "live", "set", "thread", "parser refactor, stopped at tests")
     assert done.returncode == 0, done.stderr
-    done = users.ea(a, root, "hypothesis", "add", "--as", "session", "I answer too long")
-    assert done.returncode == 0, done.stderr
-    # The CLI's default actor is the human, whose register in today/ the OS keeps from
-    # the assistant's user: refused before anything is appended.
-    records = len(_records(root))
-    done = users.ea(a, root, "hypothesis", "add", "I answer too short")
-    assert done.returncode == 3 and "operating system refused" in done.stderr, done.stderr
-    assert [r["kind"] for r in _records(root)[records:]] == ["write-denied"]
     booted = users.ea(a, root, "boot")
     assert booted.returncode == 0, booted.stderr
     assert "parser refactor, stopped at tests" in booted.stdout
@@ -485,6 +532,15 @@ def test_the_humans_nightly_seals_the_days_before_the_one_it_reflected(users: Us
     assert day.read_bytes() == before
     # Today stays open to the assistant, and the human's verify accepts the sealed days.
     assert users.ea(users.assistant, root, "friction", "still today").returncode == 0
+    a = users.assistant
+    done = users.ea(a, root, "hypothesis", "add", "--as", "session", "I answer too long")
+    assert done.returncode == 0, done.stderr
+    # The CLI's default actor is the human, whose register in today/ the OS keeps from
+    # the assistant's user: refused before anything is appended.
+    records = len(_records(root))
+    done = users.ea(a, root, "hypothesis", "add", "I answer too short")
+    assert done.returncode == 3 and "operating system refused" in done.stderr, done.stderr
+    assert [r["kind"] for r in _records(root)[records:]] == ["write-denied"]
     verify = users.ea(users.human, root, "verify")
     assert verify.returncode == 0, verify.stderr
 
