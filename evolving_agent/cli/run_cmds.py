@@ -11,7 +11,7 @@ import click
 from evolving_agent.cli._common import echo_json, json_option, root_from
 from evolving_agent.cli._output import echo
 from evolving_agent.jobs.dispatch import check_strict, fallback_of, run_job
-from evolving_agent.jobs.monthly import MonthlyResult
+from evolving_agent.jobs.monthly import MonthlyResult, held_line
 from evolving_agent.jobs.nightly import NightlyResult
 from evolving_agent.jobs.settings import REFLECTOR_NAMES
 from evolving_agent.jobs.weekly import WeeklyResult
@@ -139,6 +139,8 @@ def _monthly_lines(result: MonthlyResult) -> None:
             f"note: refused {', '.join(plan.refused)}: no weekly run wrote them as they are "
             "(planted or edited; run 'evolving-agent verify')"
         )
+    for h in plan.held:
+        echo(f"held: {held_line(h)}")
     if plan.reviews:
         echo("next: evolving-agent review list")
 

@@ -9,7 +9,10 @@ diffs already queued or decided are skipped; at most the limit per month reach
 ``reviews/pending/rev-<YYYY-MM>-<n>.json``.  Proposals over the limit are not dropped:
 they stay in ``proposals/`` and wait for next month's run, which considers every
 proposal up to the end of its month that is neither queued nor decided — the oldest
-month first, then the best-supported.  Nothing here can write Canon: the
+month first, then the best-supported.  A hypothesis the drift watch holds
+(:mod:`evolving_agent.review.hold`) has its proposals held out instead: they take none
+of the month's room, the run's record names the flag and its evidence ids, and a later
+run queues them once the human has acknowledged the flag.  Nothing here can write Canon: the
 ``monthly`` writer needs an approved review for that, and this job holds none.
 """
 
@@ -36,9 +39,24 @@ from evolving_agent.memory.policy import Policy
 from evolving_agent.memory.review_trace import TraceIndex, queued_record, sha256_of
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.review.hold import ack_command, holds
 from evolving_agent.review.models import Decision, PendingReview, Proposal
 
 M = TypeVar("M", bound=BaseModel)
+
+
+class HeldFlag(BaseModel):
+    kind: str
+    title: str
+    evidence_ids: list[str]
+
+
+class HeldProposals(BaseModel):
+    """Proposals of a hypothesis the drift watch holds: not queued until the human looks."""
+
+    hypothesis: str
+    proposals: list[str]
+    flags: list[HeldFlag]
 
 
 class MonthlyPlan(BaseModel):
@@ -53,6 +71,7 @@ class MonthlyPlan(BaseModel):
     # What was read of each queued proposal: its sha256 (and legacy: written before
     # proposals were traced), for the review-queued records.
     read: dict[str, dict[str, Any]] = {}
+    held: list[HeldProposals] = []  # held by the drift watch: wait for the human's look
 
 
 class MonthlyResult(BaseModel):
@@ -92,8 +111,18 @@ def run_monthly(
 
     def fresh_plan() -> MonthlyPlan:
         limit = Policy.load(root).review.monthly_limit  # the runner reads the Canon setting
-        # ...and the proposals' provenance, which lives in Evidence (outside the scope).
-        return _plan(ScopedReader(root, "monthly"), day, limit, when, TraceIndex.scan(root))
+        # ... the proposals' provenance, which lives in Evidence (outside the scope), and
+        # the drift watch's holds, which read Evidence as the human does.
+        held = {
+            hid: [
+                HeldFlag(kind=f.kind, title=f.title, evidence_ids=f.evidence_ids)
+                for f in hold.flags
+            ]
+            for hid, hold in holds(root, until=day).items()
+        }
+        return _plan(
+            ScopedReader(root, "monthly"), day, limit, when, TraceIndex.scan(root), held
+        )
 
     status, plan, marker = plan_or_resume(root, "monthly", day, when, MonthlyPlan, fresh_plan)
     if status == "already done":
@@ -113,7 +142,8 @@ def run_monthly(
             f"; refused {', '.join(plan.refused)}: no weekly run wrote them as they are"
             if plan.refused
             else ""
-        ),
+        )
+        + "".join(f"; {held_line(h)}" for h in plan.held),
         "data": {
             "job": "monthly",
             "date": day.isoformat(),
@@ -123,6 +153,7 @@ def run_monthly(
             "skipped": plan.skipped,
             "deferred": plan.deferred,
             "refused": plan.refused,
+            "held": [h.model_dump(mode="json") for h in plan.held],
         },
     }
     marker = finish(root, marker, append_once(root, writer, marker, [record]))
@@ -169,8 +200,24 @@ def _traced_proposals(
     return proposals, read, refused
 
 
+def held_line(h: HeldProposals) -> str:
+    """One line naming a held hypothesis, its flag and the flag's evidence ids."""
+    f = h.flags[0]
+    ids = ", ".join(f.evidence_ids[:8]) + (", …" if len(f.evidence_ids) > 8 else "")
+    more = f" (and {len(h.flags) - 1} more flag(s))" if len(h.flags) > 1 else ""
+    return (
+        f"{h.hypothesis} held by the drift watch ({f.kind}: {f.title}{more}; evidence {ids}): "
+        f"{len(h.proposals)} proposal(s) wait until '{ack_command(h.hypothesis)}'"
+    )
+
+
 def _plan(
-    reader: ScopedReader, day: date, limit: int, when: datetime, index: TraceIndex
+    reader: ScopedReader,
+    day: date,
+    limit: int,
+    when: datetime,
+    index: TraceIndex,
+    held_by: dict[str, list[HeldFlag]] | None = None,
 ) -> MonthlyPlan:
     first, last = previous_month(day)
     month = first.strftime("%Y-%m")
@@ -185,9 +232,14 @@ def _plan(
     queued_hyps = {r.hypothesis for r in pending}
     groups: dict[tuple[str, str, str, str], list[Proposal]] = {}
     skipped: list[str] = []
+    held_by = held_by or {}
+    held: dict[str, list[str]] = {}
     for p in proposals:
         if _key(p.diff) in taken or p.hypothesis in queued_hyps:
             skipped.append(p.id)
+            continue
+        if p.hypothesis in held_by:  # not queued, and takes none of the month's room
+            held.setdefault(p.hypothesis, []).append(p.id)
             continue
         groups.setdefault(_key(p.diff), []).append(p)
     ranked = sorted(
@@ -236,4 +288,8 @@ def _plan(
         deferred=deferred,
         refused=refused,
         read={pid: v for pid, v in read.items() if pid in queued},
+        held=[
+            HeldProposals(hypothesis=hid, proposals=pids, flags=held_by[hid])
+            for hid, pids in held.items()
+        ],
     )

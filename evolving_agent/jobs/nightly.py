@@ -45,6 +45,7 @@ from evolving_agent.memory.day_digest import (
     UNTAGGED_FIRST,
     UNTAGGED_LAST,
 )
+from evolving_agent.memory.deploy import seal_reflected
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
 from evolving_agent.memory.evidence import now as local_now
 from evolving_agent.memory.hypotheses import (
@@ -198,6 +199,9 @@ def run_nightly(
         d += timedelta(days=1)
     result = _run_one(root, day, reflector, when, notes)
     result.caught_up = caught
+    # Two OS users: the days before this one are closed to new events; make them the
+    # human's so the assistant's user cannot rewrite them either.
+    seal_reflected(root, day)
     return result
 
 

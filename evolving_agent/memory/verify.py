@@ -40,6 +40,7 @@ from evolving_agent.gitcmd import GitError, git
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.approvals import read_decision
 from evolving_agent.memory.canon_diff import CanonDiff, apply_diff
+from evolving_agent.memory.deploy import deployment
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, parse_line
 from evolving_agent.memory.review_trace import TraceIndex
 from evolving_agent.memory.root import INIT_MESSAGE, default_prompt, init_contents, require_root
@@ -384,8 +385,21 @@ def _check_signed(
     """With signing on, human commits after set-up and every later decision must carry the
     pinned key's signature (memory/signing.py); without it, say that "human" is a claim."""
     state = signing_state(root)
+    deployed = deployment(root)
+    if deployed is not None:
+        # What the OS enforces is not a claim; within the human's own account it still is.
+        human, assistant = deployed.get("human"), deployed.get("assistant")
+        note = (
+            f"human authority rests on the OS-user deployment: only {human!r} can write "
+            f"canon/, reviews/, .git and .ea/; the assistant's user {assistant!r} appends "
+            "Evidence and writes live/"
+        )
+        if not state.enabled:
+            note += f"; signing is off, so any program running as {human!r} is 'human' too"
+        report.notes.append(note)
     if not state.enabled:
-        report.notes.append(CLAIM_NOTE)
+        if deployed is None:
+            report.notes.append(CLAIM_NOTE)
         return []
     since: set[str] = set()
     if state.since:
