@@ -351,7 +351,9 @@ def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str
                 raise ReflectorError(f"reading cites {r.event!r}, not an untagged friction event")
             if r.hypothesis not in register:
                 raise ReflectorError(f"reading names unknown hypothesis {r.hypothesis!r}")
-        if ref.complete() and ref.hypothesis is None and carriable:
+        # Only a hypothesis the carry may cite obliges it to cite one: a session's own
+        # hypothesis not yet backed on two days is listed, never carried.
+        if ref.complete() and ref.hypothesis is None and any(h.ready for h in carriable):
             raise ReflectorError("the carry cites no hypothesis while active ones exist")
         if ref.hypothesis is None:
             if ref.carry_text and "tomorrow" in ref.carry_text.lower():

@@ -165,6 +165,21 @@ def test_a_day_without_friction_invents_nothing(root: MemoryRoot) -> None:
     assert kinds == ["job"]
 
 
+def test_a_session_hypothesis_not_yet_backed_does_not_block_the_rules_carry(
+    root: MemoryRoot,
+) -> None:
+    # Seen on a fresh root: init, two frictions, `hypothesis add --as session`, then
+    # `run nightly` exited 1 because the carry had to cite a hypothesis it may not carry.
+    own = add_hypothesis(root, "I answer too long", actor="session", ts=at(D0, 8))
+    session = Writer(root, "session")
+    session.append("friction", "answered in German again", ts=at(D0, 9))
+    session.append("friction", "too long answer", ts=at(D0, 10))
+    result = run_nightly(root, D0, now=at(D0 + timedelta(days=1), 3))
+    carry = result.plan.carry
+    assert carry is not None and carry.hypothesis != own.id
+    assert "answered in German again" in (root.today / "bias.md").read_text()
+
+
 def test_quiet_day_with_a_hypothesis_carries_it_with_a_new_type(root: MemoryRoot) -> None:
     a = add_hypothesis(root, "give one answer, not a menu", ts=at(D0, 8))
     Writer(root, "session").append("friction", "menu again", supports=a.id, ts=at(D0, 10))
