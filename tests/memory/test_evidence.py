@@ -358,7 +358,7 @@ def test_an_append_that_waited_while_its_day_was_sealed_lands_in_the_sealed_file
 
     from evolving_agent.memory.evidence import EvidenceDraft, _replace_sealed
 
-    root = init_root(tmp_path / "m")
+    root = fresh_root(tmp_path / "m")
     ts = "2026-11-28T12:00:00+00:00"
     log = EvidenceLog(root)
     from datetime import datetime
