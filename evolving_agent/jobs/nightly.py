@@ -39,6 +39,12 @@ from evolving_agent.jobs.markers import (
 )
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.carry import Story, fitting_types, tensions
+from evolving_agent.memory.day_digest import (
+    MAX_FRICTION,
+    PER_LINK,
+    UNTAGGED_FIRST,
+    UNTAGGED_LAST,
+)
 from evolving_agent.memory.deploy import seal_reflected
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
 from evolving_agent.memory.evidence import now as local_now
@@ -69,12 +75,6 @@ from evolving_agent.reflectors.base import (
     OutcomeNote,
     UntaggedNote,
     read_previous_carry,
-)
-from evolving_agent.reflectors.digest import (
-    MAX_FRICTION,
-    PER_LINK,
-    UNTAGGED_FIRST,
-    UNTAGGED_LAST,
 )
 from evolving_agent.reflectors.rules import RulesReflector
 

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from evolving_agent.errors import EvolvingAgentError, first_error
 from evolving_agent.memory.authority import ScopedReader
 from evolving_agent.memory.canon_diff import Section
+from evolving_agent.memory.day_digest import DayDigest, digest_records
 from evolving_agent.memory.evidence import EvidenceRecord
 from evolving_agent.memory.hypotheses import (
     Hypothesis,
@@ -38,7 +39,6 @@ from evolving_agent.memory.hypotheses import (
 )
 from evolving_agent.memory.redact import redact
 from evolving_agent.memory.today import BIAS_FILE, CARRY_FILE, Carry, CarryType
-from evolving_agent.reflectors.digest import DayDigest, digest_records
 from evolving_agent.reflectors.settings import ReflectorSettings
 
 NIGHTLY_STATE_FILE = "nightly.json"
@@ -323,7 +323,7 @@ class NightlyContext:
 
     @cached_property
     def digest(self) -> DayDigest:
-        """The day, read once as a stream and kept bounded (``reflectors/digest.py``)."""
+        """The day, read once as a stream and kept bounded (``memory/day_digest.py``)."""
         if self.day_digest is not None:
             return self.day_digest
         stream = self.reader.day_stream(self.day)

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from evolving_agent.memory import day_digest as digest
 from evolving_agent.memory.authority import ScopedReader
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog
 from evolving_agent.memory.hypotheses import add_hypothesis
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.reflectors import digest
 from evolving_agent.reflectors.base import NightlyContext
 from tests.helpers import run_proc
 from tests.helpers.reflector_fakes import context_of, friction_of
