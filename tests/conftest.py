@@ -165,23 +165,47 @@ SLOW: dict[str, set[str]] = {
     },
     "integrations/test_mcp_server": {"*"},
     "integrations/test_mcp_server_stdout": {"*"},
+    "jobs/test_cronexpr": {
+        "test_day_0_and_7_are_sunday_in_run_show_and_print_cron",
+    },
     "jobs/test_markers": {"*"},
+    "jobs/test_nightly": {
+        "test_a_torn_tail_on_a_finished_day_does_not_block_its_nightly",
+        "test_run_nightly_as_a_real_subprocess",
+    },
     "jobs/test_scheduler": {
+        "test_after_five_missed_nights_nightly_runs_once",
         "test_schedule_run_process_catches_up_and_stops_on_ctrl_c",
     },
-    "memory/test_atomic": {"test_sigkill_mid_write_leaves_old_or_new_file_never_a_mix"},
+    "memory/test_atomic": {
+        "test_sigkill_mid_write_leaves_old_or_new_file_never_a_mix",
+    },
+    "memory/test_boot": {
+        "test_a_failing_write_file_never_costs_the_hook_its_stdout",
+        "test_the_happy_path_runs_no_git_and_reads_no_history",
+    },
     "memory/test_bootfast": {"*"},
     "memory/test_evidence": {
         "test_8_processes_x_60_appends_lose_nothing_and_never_interleave",
     },
     "memory/test_evidence_import": {
+        "test_back_dated_import_counts_as_one_recorded_day",
         "test_evidence_import_of_a_non_utf8_line_names_file_and_line",
     },
     "memory/test_evidence_timezones": {"*"},
     "memory/test_hypotheses_distinct_days": {"*"},
     "memory/test_policy": {"*"},
+    "memory/test_redact": {
+        "test_a_pasted_key_and_injection_never_reach_tomorrows_context",
+    },
     "memory/test_root": {
         "test_boot_markdown_json_and_claude_hook",
+        "test_everything_in_the_root_is_private_whatever_the_umask",
+        "test_jobs_and_the_scheduler_leave_nothing_readable_by_others_under_umask_0",
+        "test_root_flag_naming_a_file_is_the_same_error_as_the_variable",
+    },
+    "reflectors/test_cli_presets": {
+        "test_schedule_yaml_names_a_preset_and_it_is_guarded",
     },
     "reflectors/test_command": {"*"},
     "reflectors/test_fallback": {"*"},
@@ -189,8 +213,13 @@ SLOW: dict[str, set[str]] = {
     "review/test_history": {
         "test_revert_of_an_approval_restores_canon_byte_for_byte",
     },
+    "review/test_provenance": {
+        "test_a_planted_review_is_refused_by_approve_and_reported_by_verify",
+    },
     "search/test_agents": {
         "test_claude_run_records_sessions_cost_and_tokens",
+        "test_codex_resume_arguments_are_derived_or_refused",
+        "test_codex_run_reads_thread_ids_and_prices_each_turn_once",
     },
     "search/test_budget": {
         "test_parallel_run_overshoots_by_at_most_one_turn",
@@ -198,6 +227,10 @@ SLOW: dict[str, set[str]] = {
         "test_the_first_turn_runs_alone_until_a_cost_is_known",
         "test_token_budgets_and_earlier_rounds",
         "test_without_a_money_budget_everything_is_admitted",
+    },
+    "search/test_compare": {
+        "test_clearly_separated_policies_get_a_small_p_and_identical_ones_p_one",
+        "test_table_is_mean_sd_and_improvement_over_references_when_maximising",
     },
     "search/test_compare_real": {"*"},
     "search/test_judge": {
@@ -207,16 +240,21 @@ SLOW: dict[str, set[str]] = {
     "search/test_plateau": {"*"},
     "search/test_ray_exec": {"*"},
     "search/test_report": {
+        "test_best_candidate_diff_against_the_seed_commit",
         "test_cli_writes_png_markdown_html_and_prints_their_paths",
         "test_markdown_has_per_round_gains_empty_counts_and_forget_edit_sizes",
         "test_out_option_writes_elsewhere_and_leaves_run_dir_alone",
     },
     "search/test_report_real": {"*"},
+    "search/test_rounds": {
+        "test_a_moved_or_copied_run_directory_resumes_on_its_own_repository",
+    },
     "search/test_runner": {
         "test_agent_timeout_is_recorded_and_the_run_goes_on",
         "test_agents_in_a_round_run_in_parallel",
         "test_budget_in_dollars_stops_the_run_early",
         "test_forget_team_run_on_the_bundled_example_writes_every_record",
+        "test_noise_floor_comes_from_the_seed_scores_spread",
         "test_plateau_forget_fires_exactly_when_the_signal_says",
         "test_round_start_workspace_holds_only_the_best_candidate",
         "test_runs_without_any_git_identity",

@@ -126,7 +126,9 @@ def cli_ok(root: MemoryRoot, *args: str) -> str:
 def month(tmp_path_factory: pytest.TempPathFactory) -> Month:
     root = init_root(Path(tmp_path_factory.mktemp("lived")) / "memory")
     m = Month(root=root, h=ids())
-    with freeze_time(f"{START} 08:00:00"):
+    # One frozen clock moved from step to step: each freeze_time() start walks every
+    # loaded module, and a month of steps made that most of the module's time.
+    with freeze_time(f"{START} 08:00:00") as clock:
         cli_ok(root, "hypothesis", "add", ONE[0], "--when", ONE[1], "--do", ONE[2])
         cli_ok(root, "hypothesis", "add", LONG)
         cli_ok(root, "hypothesis", "add", REFACTOR[0], "--when", REFACTOR[1], "--do", REFACTOR[2])
@@ -142,24 +144,24 @@ def month(tmp_path_factory: pytest.TempPathFactory) -> Month:
             "--stakes",
             "high",
         )
-    # Only one identity diff a month, so the second candidate has to wait.
-    policy = (
-        (root.canon / "policy.yaml").read_text().replace("monthly_limit: 3", "monthly_limit: 1")
-    )
-    with freeze_time(f"{START} 08:05:00"):
+        # Only one identity diff a month, so the second candidate has to wait.
+        policy = (
+            (root.canon / "policy.yaml").read_text().replace("monthly_limit: 3", "monthly_limit: 1")
+        )
+        clock.move_to(f"{START} 08:05:00")
         CliRunner().invoke(
             cli,
             ["--root", str(root.path), "write", "--as", "human", "canon", "policy.yaml"],
             input=policy,
             catch_exceptions=False,
         )
-    for i in range(DAYS):
-        day = START + timedelta(days=i)
-        if i == 18:  # the human adds one during the downtime
-            with freeze_time(f"{day} 09:00:00"):
+        for i in range(DAYS):
+            day = START + timedelta(days=i)
+            if i == 18:  # the human adds one during the downtime
+                clock.move_to(f"{day} 09:00:00")
                 cli_ok(root, "hypothesis", "add", LATE[0], "--when", LATE[1], "--do", LATE[2])
-        if i == 20:  # the assistant notices something and raises it itself
-            with freeze_time(f"{day} 09:30:00"):
+            if i == 20:  # the assistant notices something and raises it itself
+                clock.move_to(f"{day} 09:30:00")
                 cli_ok(
                     root,
                     "hypothesis",
@@ -172,22 +174,22 @@ def month(tmp_path_factory: pytest.TempPathFactory) -> Month:
                     "--do",
                     "answer first",
                 )
-        for k, (text, sup, con) in enumerate(script(i, m.h)):
-            args = ["friction", text] + (["--supports", sup] if sup else [])
-            args += ["--contradicts", con] if con else []
-            with freeze_time(f"{day} {10 + k}:00:00"):
+            for k, (text, sup, con) in enumerate(script(i, m.h)):
+                args = ["friction", text] + (["--supports", sup] if sup else [])
+                args += ["--contradicts", con] if con else []
+                clock.move_to(f"{day} {10 + k}:00:00")
                 cli_ok(root, *args)
-        nxt = day + timedelta(days=1)
-        if i in DOWN:
-            continue
-        with freeze_time(f"{nxt} 03:00:00"):
+            nxt = day + timedelta(days=1)
+            if i in DOWN:
+                continue
+            clock.move_to(f"{nxt} 03:00:00")
             m.outputs[nxt] = cli_ok(root, "run", "nightly")
             m.boots[nxt] = json.loads(cli_ok(root, "boot", "--format", "json"))
-        if day.weekday() == 6:
-            with freeze_time(f"{nxt} 03:30:00"):
+            if day.weekday() == 6:
+                clock.move_to(f"{nxt} 03:30:00")
                 cli_ok(root, "run", "weekly")
-    for first in ("2026-12-01", "2027-01-01"):
-        with freeze_time(f"{first} 04:00:00"):
+        for first in ("2026-12-01", "2027-01-01"):
+            clock.move_to(f"{first} 04:00:00")
             m.monthly[first] = cli_ok(root, "run", "monthly")
     return m
 

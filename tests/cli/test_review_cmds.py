@@ -32,6 +32,7 @@ from tests.helpers.review import (
     set_identity,
     snapshot,
 )
+from tests.helpers.roots import fresh_root
 
 NEW_HABIT = "Ask before offering options."
 APPROVED = IDENTITY.replace(
@@ -43,9 +44,7 @@ APPROVED = IDENTITY.replace(
 @pytest.fixture
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MemoryRoot:
     monkeypatch.setenv("USER", "alice")
-    root = init_root(tmp_path / "memory")
-    set_identity(root)
-    return root
+    return fresh_root(tmp_path / "memory", set_identity)
 
 
 @pytest.fixture

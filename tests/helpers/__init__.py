@@ -3,7 +3,8 @@
 Beside this module: ``fixtures`` (the shapes of conftest's session fixtures), ``search``
 (builders for the search tests), ``search_fakes`` (fake ``claude``/``codex`` CLIs),
 ``reflector_fakes`` (a fake model), ``hostile_reflector`` (a misbehaving command
-reflector run as a script), ``review`` (a root with queued reviews), ``life`` (a short
+reflector run as a script), ``roots`` (fresh roots copied from one ``init`` made),
+``review`` (a root with queued reviews), ``life`` (a short
 life whose real jobs queue three reviews) and ``web`` (a real ``review serve`` process and
 the system's headless Chromium).
 """
@@ -47,12 +48,11 @@ def run_proc(
 
 
 def new_root(tmp_path: Path) -> Path:
-    """A fresh root at ``tmp_path/memory``, made by the product's own ``init``."""
-    from evolving_agent.memory.root import init_root
+    """A fresh root at ``tmp_path/memory``: a copy of one the product's own ``init`` made
+    (``tests.helpers.roots``)."""
+    from tests.helpers.roots import fresh_root
 
-    path = tmp_path / "memory"
-    init_root(path)
-    return path
+    return fresh_root(tmp_path / "memory").path
 
 
 def run_verify() -> tuple[int, str]:

@@ -19,12 +19,12 @@ from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.hypotheses import add_hypothesis, check_register
-from evolving_agent.memory.root import init_root
 from evolving_agent.memory.today import CARRY_TYPES
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors.base import NightlyContext, NightlyReflection, WeeklyReflection
 from evolving_agent.reflectors.rules import RulesReflector
 from tests.helpers import HELPERS, run_cli
+from tests.helpers.roots import fresh_root
 
 D0 = date(2026, 11, 2)
 
@@ -35,7 +35,7 @@ def at(day: date, hour: int) -> datetime:
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 def snapshot(root: MemoryRoot) -> dict[str, bytes]:

@@ -23,11 +23,12 @@ from evolving_agent.memory.hypotheses import add_hypothesis
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import new_root, run_cli
+from tests.helpers.roots import fresh_root
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 def utc_schedule(root: MemoryRoot) -> None:

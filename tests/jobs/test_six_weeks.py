@@ -152,7 +152,9 @@ def cli_ok(root: MemoryRoot, *args: str, input: str | None = None) -> str:
 def life(tmp_path_factory: pytest.TempPathFactory) -> Life:
     root = init_root(Path(tmp_path_factory.mktemp("six")) / "memory")
     lf = Life(root=root, h=ids())
-    with freeze_time(f"{START} 08:00:00"):
+    # One frozen clock moved from step to step: each freeze_time() start walks every
+    # loaded module, and six weeks of steps made that most of the module's time.
+    with freeze_time(f"{START} 08:00:00") as clock:
         cli_ok(root, "hypothesis", "add", ONE[0], "--when", ONE[1], "--do", ONE[2])
         cli_ok(
             root, "hypothesis", "add", DESTRUCT[0], "--when", DESTRUCT[1], "--do", DESTRUCT[2],
@@ -161,42 +163,42 @@ def life(tmp_path_factory: pytest.TempPathFactory) -> Life:
         cli_ok(root, "hypothesis", "add", LONG)
         cli_ok(root, "hypothesis", "add", FLEX)
         cli_ok(root, "hypothesis", "add", NAME[0], "--when", NAME[1], "--do", NAME[2])
-    for i in range(DAYS):
-        day = START + timedelta(days=i)
-        if i == 8:  # the assistant notices a pattern of its own
-            with freeze_time(f"{day} 09:30:00"):
+        for i in range(DAYS):
+            day = START + timedelta(days=i)
+            if i == 8:  # the assistant notices a pattern of its own
+                clock.move_to(f"{day} 09:30:00")
                 cli_ok(
                     root, "hypothesis", "add", SESSION[0], "--as", "session",
                     "--when", SESSION[1], "--do", SESSION[2],
                 )
-        if i == 15:  # ... and tries to write tomorrow's instruction alone (no friction)
-            with freeze_time(f"{day} 09:30:00"):
+            if i == 15:  # ... and tries to write tomorrow's instruction alone (no friction)
+                clock.move_to(f"{day} 09:30:00")
                 cli_ok(
                     root, "hypothesis", "add", PUSH[0], "--as", "session",
                     "--when", PUSH[1], "--do", PUSH[2],
                 )
-        if i == 20:  # the assistant proposes a counter-move for the raised Japanese pattern
-            with freeze_time(f"{day} 09:40:00"):
+            if i == 20:  # the assistant proposes a counter-move for the raised Japanese pattern
+                clock.move_to(f"{day} 09:40:00")
                 listed = json.loads(cli_ok(root, "hypothesis", "list", "--json"))
                 raised = next(h["id"] for h in listed if "テスト" in h["text"])
                 cli_ok(root, "hypothesis", "propose", raised, "--do", JA_DO)
-        for k, (text, sup, con) in enumerate(script(i, lf.h)):
-            args = ["friction", text] + (["--supports", sup] if sup else [])
-            args += ["--contradicts", con] if con else []
-            with freeze_time(f"{day} {10 + 2 * k}:00:00"):
+            for k, (text, sup, con) in enumerate(script(i, lf.h)):
+                args = ["friction", text] + (["--supports", sup] if sup else [])
+                args += ["--contradicts", con] if con else []
+                clock.move_to(f"{day} {10 + 2 * k}:00:00")
                 cli_ok(root, *args)
-        nxt = day + timedelta(days=1)
-        if i not in DOWN:
-            with freeze_time(f"{nxt} 03:00:00"):
+            nxt = day + timedelta(days=1)
+            if i not in DOWN:
+                clock.move_to(f"{nxt} 03:00:00")
                 lf.outputs[nxt] = cli_ok(root, "run", "nightly")
-            if day.weekday() == 6 or (i == DOWN[-1] + 1):  # Sundays; the missed one on return
-                week_end = day if day.weekday() == 6 else day - timedelta(days=1)
-                with freeze_time(f"{nxt} 03:30:00"):
+                if day.weekday() == 6 or (i == DOWN[-1] + 1):  # Sundays; the missed one on return
+                    week_end = day if day.weekday() == 6 else day - timedelta(days=1)
+                    clock.move_to(f"{nxt} 03:30:00")
                     cli_ok(root, "run", "weekly", "--date", week_end.isoformat())
-            if nxt.day == 1:
-                with freeze_time(f"{nxt} 04:00:00"):
+                if nxt.day == 1:
+                    clock.move_to(f"{nxt} 04:00:00")
                     cli_ok(root, "run", "monthly")
-                with freeze_time(f"{nxt} 09:00:00"):  # the human decides the queue
+                    clock.move_to(f"{nxt} 09:00:00")  # the human decides the queue
                     for rid in cli_ok(root, "review", "list", "--pending", "--ids").split():
                         queued = json.loads((root.area_dir("pending") / f"{rid}.json").read_text())
                         lf.queued.append(queued)
@@ -204,7 +206,7 @@ def life(tmp_path_factory: pytest.TempPathFactory) -> Life:
                             cli_ok(root, "review", "reject", rid, "--reason", "keep the rule")
                         else:
                             cli_ok(root, "review", "approve", rid, "--yes")
-        with freeze_time(f"{nxt} 08:00:00"):
+            clock.move_to(f"{nxt} 08:00:00")
             lf.boots[nxt] = json.loads(cli_ok(root, "boot", "--format", "json"))
             lf.markdown[nxt] = cli_ok(root, "boot")
             if i in DOWN:

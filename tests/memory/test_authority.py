@@ -12,14 +12,14 @@ from evolving_agent.errors import ReadOutOfScope, WriteDenied
 from evolving_agent.memory.atomic import UnsafePath
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import new_root, run_cli, run_proc, run_verify, shell_git
+from tests.helpers.roots import fresh_root
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 def _snapshot(directory: Path) -> dict[str, bytes]:

@@ -21,23 +21,25 @@ from evolving_agent.memory.boot import build_boot
 from evolving_agent.memory.canon import IDENTITY_TEMPLATE
 from evolving_agent.memory.canon_snapshot import check_canon_snapshot, state_file
 from evolving_agent.memory.gitrepo import blob_sha
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import new_root, run_cli, run_proc
+from tests.helpers.roots import fresh_root
 
 BIAS = "Before offering alternatives, check the user asked for them.\nLead with the answer."
 CARRY = {"type": "vow", "text": "give one answer, not a menu", "hypothesis": "h-1"}
 WREN = IDENTITY_TEMPLATE.replace("name: Assistant", "name: Wren")
 
 
-@pytest.fixture
-def root(tmp_path: Path) -> MemoryRoot:
-    r = init_root(tmp_path / "memory")
+def wren(r: MemoryRoot) -> None:
     human = Writer(r, "human")
     human.write("canon", "identity.yaml", WREN, message="name the assistant")
     human.write("today", "bias.md", BIAS + "\n")
     human.write("today", "carry.json", json.dumps(CARRY) + "\n")
-    return r
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> MemoryRoot:
+    return fresh_root(tmp_path / "memory", wren)
 
 
 def git(root: MemoryRoot, *args: str) -> str:

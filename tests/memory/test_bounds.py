@@ -17,16 +17,16 @@ from evolving_agent.memory import live
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.events import MAX_TEXT_BYTES
 from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli
 from tests.helpers.fixtures import McpServer
 from tests.helpers.review import snapshot
+from tests.helpers.roots import fresh_root
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 def _records(root: MemoryRoot) -> int:

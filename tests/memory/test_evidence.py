@@ -16,14 +16,14 @@ import pytest
 from freezegun import freeze_time
 
 from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import new_root, run_cli, run_proc, run_verify
+from tests.helpers.roots import fresh_root
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 APPENDER = textwrap.dedent(
@@ -358,7 +358,7 @@ def test_an_append_that_waited_while_its_day_was_sealed_lands_in_the_sealed_file
 
     from evolving_agent.memory.evidence import EvidenceDraft, _replace_sealed
 
-    root = init_root(tmp_path / "m")
+    root = fresh_root(tmp_path / "m")
     ts = "2026-11-28T12:00:00+00:00"
     log = EvidenceLog(root)
     from datetime import datetime

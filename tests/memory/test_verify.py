@@ -10,11 +10,11 @@ import git
 import pytest
 
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.root import init_root
 from evolving_agent.memory.verify import CLAIM_NOTE
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import new_root, run_cli, run_proc, run_verify, shell_git
 from tests.helpers.review import add, queue, set_identity
+from tests.helpers.roots import fresh_root
 
 SIZE = 4 * 1024 * 1024
 
@@ -39,7 +39,7 @@ WRITER_LOOP = textwrap.dedent(
 @pytest.fixture
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MemoryRoot:
     monkeypatch.setenv("USER", "alice")  # the approver's name in trailers and decisions
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 def test_human_canon_write_through_writer_is_committed_and_verifies(root: MemoryRoot) -> None:

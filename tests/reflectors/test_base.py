@@ -25,13 +25,13 @@ from evolving_agent.jobs.weekly import run_weekly
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.hypotheses import Hypothesis, add_hypothesis, check_register
-from evolving_agent.memory.root import init_root
 from evolving_agent.memory.today import Carry
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors import Reflector, get_reflector
 from evolving_agent.reflectors.base import NightlyContext, NightlyReflection, WeeklyContext
 from tests.helpers import HELPERS, run_cli
 from tests.helpers import reflector_fakes as fakes
+from tests.helpers.roots import fresh_root
 
 D0 = date(2026, 11, 2)
 FAKE = str(Path(fakes.__file__).resolve())
@@ -44,7 +44,7 @@ def at(day: date, hour: int) -> datetime:
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 # -- a loopback server that speaks the chat-completions protocol -----------------------------

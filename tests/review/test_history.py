@@ -9,18 +9,16 @@ import git
 import pytest
 
 from evolving_agent.memory.authority import Approval, Writer
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli, run_proc
 from tests.helpers.review import IDENTITY, add, head, queue, set_identity, snapshot
+from tests.helpers.roots import fresh_root
 
 
 @pytest.fixture
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MemoryRoot:
     monkeypatch.setenv("USER", "alice")
-    root = init_root(tmp_path / "memory")
-    set_identity(root)
-    return root
+    return fresh_root(tmp_path / "memory", set_identity)
 
 
 def _approve(root: MemoryRoot, review_id: str, text: str) -> str:
