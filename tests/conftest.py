@@ -12,6 +12,7 @@ than recompute.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from datetime import date
@@ -20,7 +21,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.helpers.fixtures import KeptDemo, LivedMonth, McpServer, isolated_env
+# Keep compiled modules for the suite even where the environment says not to
+# (PYTHONDONTWRITEBYTECODE=1 is set on some machines, CI's among them): without them every
+# pytest process rewrites every test module again (about 14 s of CPU a process instead of
+# 6) and every `python -m evolving_agent` child compiles the package from source.  The
+# caches are __pycache__ folders, which git ignores.  Set before the package is imported.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+from tests.helpers.fixtures import KeptDemo, LivedMonth, McpServer, isolated_env  # noqa: E402
 
 if TYPE_CHECKING:
     from mcp import ClientSession
