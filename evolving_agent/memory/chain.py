@@ -27,6 +27,8 @@ from evolving_agent.memory.atomic import FILE_MODE, UnsafePath, atomic_write, op
 from evolving_agent.paths import MemoryRoot
 
 SCHEMA_VERSION = 1
+# Where this root's own chain keeps its anchors (a device's: below it, devices/<id>/).
+HEADS = (".ea", "evidence")
 # A record's JSON body before the chain adds schema_version, prev, id and hash.
 Body = dict[str, Any]
 
@@ -145,7 +147,6 @@ CHUNK_BYTES = 1 << 20
 
 _HEAD_FMT = "{count:012d} {hash}\n"
 _HEAD_SIZE = len(_HEAD_FMT.format(count=0, hash="0" * 64))
-_HEADS = (".ea", "evidence")
 
 
 @dataclass(frozen=True)

@@ -174,7 +174,7 @@ def _sealed_record(draft: EvidenceDraft, body: dict[str, Any]) -> EvidenceRecord
 # Chains received from other devices: evidence/devices/<id>/ (anchors likewise).
 DEVICES_DIR = "devices"
 DEVICE_RE = re.compile(r"d-[0-9a-f]{12}")
-_HEADS = (".ea", "evidence")
+_HEADS = chain.HEADS
 
 
 @dataclass(frozen=True)
