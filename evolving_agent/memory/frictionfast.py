@@ -29,6 +29,7 @@ from evolving_agent.errors import EvolvingAgentError
 from evolving_agent.memory.authority_table import ACTORS, DEFAULT_WRITE, grants_nothing
 from evolving_agent.memory.bounds import check_fields, check_text, refuse_reflected_day
 from evolving_agent.memory.chain import HEADS, Body, Chain, now, ts_json
+from evolving_agent.memory.fastargv import option_value, utf8
 from evolving_agent.memory.redact import redact
 from evolving_agent.paths import MemoryRoot, root_problem
 from evolving_agent.textsafe import neutralise
@@ -62,7 +63,7 @@ def parse_argv(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> R
     command_seen = False
     while args:
         arg = args.pop(0)
-        if not _utf8(arg):
+        if not utf8(arg):
             return None
         if arg == "friction" and not command_seen:
             command_seen = True
@@ -72,15 +73,9 @@ def parse_argv(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> R
                 return None  # another command, or a second argument (click refuses it)
             req.text = arg
             continue
-        name, eq, value = arg.partition("=")
+        name, value = option_value(arg, args)
         allowed = _AFTER if command_seen else ("--root",)
-        if name not in allowed or name in req.seen:
-            return None
-        if not eq:
-            if not args:
-                return None
-            value = args.pop(0)
-        if not value or value.startswith("-") or not _utf8(value):
+        if name not in allowed or name in req.seen or value is None:
             return None
         req.seen.add(name)
         if name == "--root":
@@ -94,14 +89,6 @@ def parse_argv(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> R
     if not command_seen or req.text is None:
         return None
     return req
-
-
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _policy_grants_nothing(root: MemoryRoot) -> bool:
