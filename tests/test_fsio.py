@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from evolving_agent import fsio
 from evolving_agent.fsio import write_atomic
 from evolving_agent.search.state import write_json_atomic
 
@@ -55,3 +56,24 @@ def test_search_json_goes_through_it(tmp_path: Path) -> None:
     assert (tmp_path / "run" / "seed.json").read_text(encoding="utf-8") == (
         f'{{\n  "score": 1.5,\n  "path": "{tmp_path}"\n}}\n'
     )
+
+
+def test_a_setgid_directory_passes_its_group_bits_on_whatever_the_umask(tmp_path: Path) -> None:
+    # The OS-user deployment (memory/deploy.py): a file the assistant's user makes in a
+    # shared directory must stay readable and writable by the human's group.
+    shared, private = tmp_path / "shared", tmp_path / "private"
+    shared.mkdir()
+    private.mkdir()
+    shared.chmod(0o2770)
+    private.chmod(0o700)
+    old = os.umask(0o077)
+    try:
+        write_atomic(shared / "a.json", b"{}")
+        write_atomic(private / "a.json", b"{}")
+    finally:
+        os.umask(old)
+    assert (shared / "a.json").stat().st_mode & 0o777 == 0o660
+    assert (private / "a.json").stat().st_mode & 0o777 == 0o600
+    assert fsio.shared_mode(0o2750, 0o600) == 0o640  # a read-only group reads only
+    assert fsio.shared_mode(0o0770, 0o600) == 0o600  # no setgid bit: not a shared directory
+    assert fsio.shared_dir_mode(0o3770, 0o700) == 0o3770

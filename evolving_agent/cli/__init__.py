@@ -22,6 +22,7 @@ from evolving_agent import __version__
 from evolving_agent.cli._common import ROOT_HELP, add_root_option
 from evolving_agent.cli._output import echo
 from evolving_agent.errors import (
+    EXIT_DENIED,
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
     EXIT_INVALID,
@@ -52,6 +53,7 @@ COMMAND_MODULES = {
     "canon": "canon_cmds",
     "probe": "probe_cmds",
     "signing": "signing_cmds",
+    "deploy": "deploy_cmds",
     "drift": "drift_cmd",
     "search": "search_cmds",
     "mcp": "mcp_cmd",
@@ -95,6 +97,7 @@ COMMAND_SUMMARIES = {
     "device": "This device: its id, the other devices, and which one writes Today.",
     "demo": "Simulate a month of an assistant's life, then run a short forget-team search.",
     "signing": 'Signed human authority: without it, "human" is a claim anyone can make.',
+    "deploy": 'Deployments that make "human" hold by the OS: the assistant as its own user.',
     "drift": (
         "Look for drift: pendulums, a monopolised carry, friction that stopped or floods, "
         "proposals waiting over a month, model fallbacks.  Each flag cites its evidence."
@@ -188,6 +191,14 @@ class _Group(click.Group):
         except OSError as exc:
             if os.environ.get(RAISE_ENV):
                 raise
+            if exc.errno in (errno.EACCES, errno.EPERM):
+                # The OS-user deployment: this user may not write there (docs/authority.md).
+                echo(
+                    f"error: denied by the operating system: {exc.filename or '?'}: "
+                    f"{exc.strerror} (this OS user may not write it; see docs/authority.md)",
+                    err=True,
+                )
+                ctx.exit(EXIT_DENIED)
             if exc.errno != errno.ENAMETOOLONG:
                 _unexpected(ctx, exc)
             # A name past the file system's limit is the user's input, not a bug: exit 4.

@@ -18,7 +18,8 @@ from evolving_agent.memory.canon_diff import describe, unified
 from evolving_agent.memory.root import require_root
 from evolving_agent.review.actions import edit_text, record_edit, reject_review
 from evolving_agent.review.approve import ApprovalPlan, approve_review, plan_approval
-from evolving_agent.review.models import ProbeCard
+from evolving_agent.review.hold import Hold, hold_on, holds
+from evolving_agent.review.probe_card import ProbeCardView, probe_card_view
 from evolving_agent.review.store import Review, scan_reviews, to_json
 from evolving_agent.review.view import ReviewView, view_review
 from evolving_agent.textsafe import one_line
@@ -40,9 +41,9 @@ def _approver(flag: str | None) -> str:
     return flag or os.environ.get("USER") or "human"
 
 
-def _line(review: Review) -> str:
+def _line(review: Review, hold: Hold | None = None) -> str:
     d = review.decision
-    extra = ""
+    extra = f"  [{hold.notice()}]" if hold is not None else ""
     if review.status == "approved" and d is not None:
         extra = f"  [commit {(d.commit or '')[:10]} by {d.approver}]"
     elif review.status == "rejected" and d is not None:
@@ -73,7 +74,8 @@ def list_cmd(ctx: click.Context, as_json: bool, pending: bool, ids_only: bool) -
     Example:
       evolving-agent review list --pending --ids
     """
-    scanned = scan_reviews(root_from(ctx))
+    root = root_from(ctx)
+    scanned = scan_reviews(root)
     reviews = scanned.reviews
     if pending:
         reviews = [r for r in reviews if r.status == "pending"]
@@ -85,25 +87,26 @@ def list_cmd(ctx: click.Context, as_json: bool, pending: bool, ids_only: bool) -
     else:
         if not reviews and scanned.refused is None:
             echo("(no reviews queued; the monthly job fills the queue)")
+        held = holds(root) if any(r.status == "pending" for r in reviews) else {}
         for r in reviews:
-            echo(_line(r))
+            echo(_line(r, held.get(r.pending.hypothesis) if r.status == "pending" else None))
     if scanned.refused is not None:
         raise scanned.refused  # the genuine ones are listed; the planted one is named
 
 
-def _print_view(view: ReviewView) -> None:
+def _print_view(view: ReviewView, probe: ProbeCardView | None) -> None:
     r = view.review
     p = r.pending
     echo(f"review {r.id} ({r.status}, from {p.month})")
     echo(f"change: {describe(r.diff)}" + (" (edited)" if r.edit is not None else ""))
     if r.edit is not None:
         echo(f"originally: {describe(r.edit.original)}")
-    if p.probe is not None:
-        _print_probe_card(p.probe)
+    if probe is not None:
+        _print_probe_card(probe)
     else:
         echo(f"hypothesis: {one_line(p.hypothesis)}")
         echo(f"proposals: {', '.join(p.proposals)}")
-    if p.rationale:
+    if p.rationale and probe is None:
         echo(f"rationale: {one_line(p.rationale)}")
     d = r.decision
     if d is not None:
@@ -126,16 +129,29 @@ def _print_view(view: ReviewView) -> None:
             echo(f"  {ev_id}  {when}  {rec.kind}: {one_line(rec.text)}")
 
 
-def _print_probe_card(card: ProbeCard) -> None:
-    """A probe card: which model reads which entry differently, and the human's choices."""
+def _print_probe_card(view: ProbeCardView) -> None:
+    """A probe card: what each probe asked, both models' answers, where the card came from."""
+    card = view.card
     echo(f"probe card: {one_line(card.title())}")
     echo(f"entry: [{one_line(card.entry)}] {one_line(card.entry_text)}")
-    for pair in card.pairs:
-        why = f": {one_line(pair.why)}" if pair.why else ""
-        echo(
-            f"  {pair.probe}: {one_line(card.model_a)} honoured ({pair.before}); "
-            f"{one_line(card.model_b)} {pair.verdict}{why} ({pair.after})"
-        )
+    runs = ", ".join(f"{one_line(m)} in run {r}" for m, r in view.runs)
+    when = f" on {view.queued_at.astimezone():%Y-%m-%d %H:%M}" if view.queued_at else ""
+    echo(f"queued by probe diff{when} (Evidence {view.diff_record or '?'}); answers: {runs}")
+    for pair in view.pairs:
+        echo("")
+        if pair.prompt is None:
+            echo(f"probe {pair.probe}: (no longer in canon/probes.yaml)")
+        else:
+            changed = " (reworded since the models answered)" if pair.prompt_changed else ""
+            echo(f"probe {pair.probe} asked{changed}: {one_line(pair.prompt)}")
+        if pair.implies:
+            echo(f"  the entry implies: {one_line(pair.implies)}")
+        for label, a in (("honoured", pair.before), (pair.verdict, pair.after)):
+            why = f": {one_line(pair.why)}" if a is pair.after and pair.why else ""
+            echo(f"  {one_line(a.model)} ({label}{why}; {a.evidence_id}):")
+            for line in (a.error and f"(no answer: {a.error})" or a.text).splitlines() or [""]:
+                echo(f"    {one_line(line)}")
+    echo("")
     echo(
         "choices: approve restates the entry as proposed below; 'review edit' restates it "
         "your way; 'review reject --reason' changes nothing; to retire a probe set "
@@ -157,15 +173,22 @@ def show_cmd(ctx: click.Context, review_id: str, as_json: bool) -> None:
     """
     root = root_from(ctx)
     view = view_review(root, review_id)
+    probe = probe_card_view(root, view.review)
+    hold = hold_on(root, view.review)
     if as_json:
-        echo_json(view.to_json())
+        echo_json(
+            {
+                **view.to_json(),
+                "probe_card": probe.to_json() if probe else None,
+                "held_by": hold.to_json() if hold else None,
+            }
+        )
         return
-    _print_view(view)
-    if view.review.status == "pending":
-        from evolving_agent.review.drift import watch
-
-        for flag in watch(root).held.get(view.review.pending.hypothesis, []):
-            echo(f"held by the drift watch: {flag.title} (see 'evolving-agent drift')")
+    _print_view(view, probe)
+    if hold is not None:
+        echo(hold.notice())
+        for flag in hold.flags:
+            echo(f"  {flag.kind}: {flag.title}; evidence: {', '.join(flag.evidence_ids)}")
 
 
 def _confirm(plan: ApprovalPlan, yes: bool, allow_large_removal: bool) -> bool:
@@ -222,21 +245,16 @@ def approve_cmd(
     """Approve a review and commit its diff to Canon with provenance.
 
     Asks for confirmation on a terminal; --yes for scripts.  At most the monthly
-    limit (default 3) of approvals per calendar month.  Re-running an interrupted
-    approval finishes it.
+    limit (default 3) of approvals per calendar month.  A review the drift watch
+    holds is refused until you acknowledge the flag ('evolving-agent drift ack
+    HYPOTHESIS').  Re-running an interrupted approval finishes it.
 
     \b
     Example:
       evolving-agent review approve rev-2026-11-1
     """
     root = require_root(root_from(ctx))
-    plan = plan_approval(root, review_id)
-    if plan.review.status == "pending":
-        from evolving_agent.review.drift import watch
-
-        for flag in watch(root).held.get(plan.review.pending.hypothesis, []):
-            # The page waits for an acknowledgement; here the human is looking now.
-            echo(f"warning: held by the drift watch: {flag.title}", err=True)
+    plan = plan_approval(root, review_id)  # refuses a review the drift watch holds
     if plan.resuming:
         echo(f"finishing the interrupted approval of {review_id}")
     elif not _confirm(plan, yes, allow_large_removal):

@@ -11,7 +11,7 @@ import click
 from evolving_agent.cli._common import echo_json, json_option, root_from
 from evolving_agent.cli._output import echo
 from evolving_agent.jobs.dispatch import check_strict, fallback_of, run_job
-from evolving_agent.jobs.monthly import MonthlyResult
+from evolving_agent.jobs.monthly import MonthlyResult, held_line
 from evolving_agent.jobs.nightly import NightlyResult
 from evolving_agent.jobs.settings import REFLECTOR_NAMES
 from evolving_agent.jobs.weekly import WeeklyResult
@@ -134,6 +134,13 @@ def _monthly_lines(result: MonthlyResult) -> None:
         echo(f"{r.id}: {r.diff.op} to {r.diff.section}: {r.diff.text or r.diff.old_text}")
     if plan.deferred:
         echo(f"note: {len(plan.deferred)} proposal(s) over the limit wait for next month")
+    if plan.refused:
+        echo(
+            f"note: refused {', '.join(plan.refused)}: no weekly run wrote them as they are "
+            "(planted or edited; run 'evolving-agent verify')"
+        )
+    for h in plan.held:
+        echo(f"held: {held_line(h)}")
     if plan.reviews:
         echo("next: evolving-agent review list")
 

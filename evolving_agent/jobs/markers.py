@@ -33,6 +33,7 @@ from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.memory.atomic import atomic_write
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord
+from evolving_agent.memory.review_trace import PROVENANCE_KINDS
 from evolving_agent.paths import MemoryRoot
 
 P = TypeVar("P", bound=BaseModel)
@@ -125,13 +126,41 @@ def append_once(
         log = EvidenceLog(root)
         already = [
             r
-            for r in log.read_day(run_day)
-            # review-queued records name the run too, but come before its batch
-            if r.data.get("run") == marker.run_id and r.kind != "review-queued"
+            # Lazily, by the run id: the run's day may be a flooded one.
+            for r in log.grep_day(run_day, marker.run_id.encode())
+            # provenance records (review-queued, proposal-written) name the run too, but
+            # come before its batch, one per file
+            if r.data.get("run") == marker.run_id and r.kind not in PROVENANCE_KINDS
         ]
         if already:
             return already
         return writer.append_drafts(drafts)
+
+
+def append_provenance_once(
+    root: MemoryRoot,
+    writer: Writer,
+    marker: RunMarker,
+    records: list[dict[str, Any]],
+    key: str,
+) -> None:
+    """Append one provenance record per file the run writes (``data[key]`` names the
+    file), before the files, each once per run: a resumed run appends only the missing."""
+    if not records:
+        return
+    drafts = [
+        EvidenceDraft.model_validate({"ts": marker.run_ts, "actor": writer.actor, **r})
+        for r in records
+    ]
+    with run_lock(root, marker.job, marker.date):
+        done = {
+            r.data.get(key)
+            for r in EvidenceLog(root).grep_day(drafts[0].day(), marker.run_id.encode())
+            if r.kind in PROVENANCE_KINDS and r.data.get("run") == marker.run_id
+        }
+        todo = [d for d in drafts if d.data[key] not in done]
+        if todo:
+            writer.append_drafts(todo)
 
 
 def finish(root: MemoryRoot, marker: RunMarker, records: list[EvidenceRecord]) -> RunMarker:

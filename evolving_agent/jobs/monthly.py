@@ -9,7 +9,10 @@ diffs already queued or decided are skipped; at most the limit per month reach
 ``reviews/pending/rev-<YYYY-MM>-<n>.json``.  Proposals over the limit are not dropped:
 they stay in ``proposals/`` and wait for next month's run, which considers every
 proposal up to the end of its month that is neither queued nor decided — the oldest
-month first, then the best-supported.  Nothing here can write Canon: the
+month first, then the best-supported.  A hypothesis the drift watch holds
+(:mod:`evolving_agent.review.hold`) has its proposals held out instead: they take none
+of the month's room, the run's record names the flag and its evidence ids, and a later
+run queues them once the human has acknowledged the flag.  Nothing here can write Canon: the
 ``monthly`` writer needs an approved review for that, and this job holds none.
 """
 
@@ -17,29 +20,43 @@ from __future__ import annotations
 
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from evolving_agent.jobs.markers import (
     RunMarker,
     append_once,
+    append_provenance_once,
     finish,
     plan_or_resume,
     refuse_future,
-    run_lock,
 )
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.canon_diff import CanonDiff
-from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog
 from evolving_agent.memory.evidence import now as local_now
 from evolving_agent.memory.policy import Policy
-from evolving_agent.memory.review_trace import queued_record
+from evolving_agent.memory.review_trace import TraceIndex, queued_record, sha256_of
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.review.hold import ack_command, holds
 from evolving_agent.review.models import Decision, PendingReview, Proposal
 
 M = TypeVar("M", bound=BaseModel)
+
+
+class HeldFlag(BaseModel):
+    kind: str
+    title: str
+    evidence_ids: list[str]
+
+
+class HeldProposals(BaseModel):
+    """Proposals of a hypothesis the drift watch holds: not queued until the human looks."""
+
+    hypothesis: str
+    proposals: list[str]
+    flags: list[HeldFlag]
 
 
 class MonthlyPlan(BaseModel):
@@ -49,6 +66,12 @@ class MonthlyPlan(BaseModel):
     reviews: list[PendingReview]
     skipped: list[str]  # proposal ids left out (already queued / decided)
     deferred: list[str] = []  # over the limit: wait for next month's queue
+    # Proposals no weekly run wrote, or changed since (memory/review_trace.py): left out.
+    refused: list[str] = []
+    # What was read of each queued proposal: its sha256 (and legacy: written before
+    # proposals were traced), for the review-queued records.
+    read: dict[str, dict[str, Any]] = {}
+    held: list[HeldProposals] = []  # held by the drift watch: wait for the human's look
 
 
 class MonthlyResult(BaseModel):
@@ -88,7 +111,18 @@ def run_monthly(
 
     def fresh_plan() -> MonthlyPlan:
         limit = Policy.load(root).review.monthly_limit  # the runner reads the Canon setting
-        return _plan(ScopedReader(root, "monthly"), day, limit, when)
+        # ... the proposals' provenance, which lives in Evidence (outside the scope), and
+        # the drift watch's holds, which read Evidence as the human does.
+        held = {
+            hid: [
+                HeldFlag(kind=f.kind, title=f.title, evidence_ids=f.evidence_ids)
+                for f in hold.flags
+            ]
+            for hid, hold in holds(root, until=day).items()
+        }
+        return _plan(
+            ScopedReader(root, "monthly"), day, limit, when, TraceIndex.scan(root), held
+        )
 
     status, plan, marker = plan_or_resume(root, "monthly", day, when, MonthlyPlan, fresh_plan)
     if status == "already done":
@@ -97,13 +131,19 @@ def run_monthly(
     bodies = {r.id: (r.model_dump_json(indent=2) + "\n").encode() for r in plan.reviews}
     # Provenance first: a crash after it leaves a record and no review (harmless); a
     # review file without its record is a planted one (memory/review_trace.py).
-    _record_queued(root, writer, marker, bodies)
+    _record_queued(root, writer, marker, plan, bodies)
     for review_id, body in bodies.items():
         writer.write("pending", f"{review_id}.json", body)
     record = {
         "kind": "job",
         "text": f"monthly {plan.month}: {len(plan.reviews)} diff(s) queued for review"
-        + (f", {len(plan.deferred)} wait for next month" if plan.deferred else ""),
+        + (f", {len(plan.deferred)} wait for next month" if plan.deferred else "")
+        + (
+            f"; refused {', '.join(plan.refused)}: no weekly run wrote them as they are"
+            if plan.refused
+            else ""
+        )
+        + "".join(f"; {held_line(h)}" for h in plan.held),
         "data": {
             "job": "monthly",
             "date": day.isoformat(),
@@ -112,6 +152,8 @@ def run_monthly(
             "reviews": [r.id for r in plan.reviews],
             "skipped": plan.skipped,
             "deferred": plan.deferred,
+            "refused": plan.refused,
+            "held": [h.model_dump(mode="json") for h in plan.held],
         },
     }
     marker = finish(root, marker, append_once(root, writer, marker, [record]))
@@ -119,42 +161,69 @@ def run_monthly(
 
 
 def _record_queued(
-    root: MemoryRoot, writer: Writer, marker: RunMarker, bodies: dict[str, bytes]
+    root: MemoryRoot,
+    writer: Writer,
+    marker: RunMarker,
+    plan: MonthlyPlan,
+    bodies: dict[str, bytes],
 ) -> None:
-    """Append one ``review-queued`` record per review of this run, once per run."""
-    if not bodies:
-        return
-    drafts = [
-        EvidenceDraft.model_validate(
-            {
-                "ts": marker.run_ts,
-                "actor": "monthly",
-                **queued_record(rid, body, by="monthly", run=marker.run_id),
-            }
+    """Append one ``review-queued`` record per review of this run (naming the proposals
+    it consolidates, with the bytes read), once per run."""
+    records = []
+    for r in plan.reviews:
+        named = [{"id": pid, **plan.read.get(pid, {})} for pid in r.proposals]
+        records.append(
+            queued_record(r.id, bodies[r.id], by="monthly", run=marker.run_id, proposals=named)
         )
-        for rid, body in bodies.items()
-    ]
-    with run_lock(root, marker.job, marker.date):
-        # The runner's own bookkeeping (as append_once): a resumed run appends nothing twice.
-        done = {
-            r.data.get("review_id")
-            for r in EvidenceLog(root).read_day(drafts[0].day())
-            if r.kind == "review-queued" and r.data.get("run") == marker.run_id
-        }
-        todo = [d for d in drafts if d.data["review_id"] not in done]
-        if todo:
-            writer.append_drafts(todo)
+    append_provenance_once(root, writer, marker, records, "review_id")
 
 
-def _plan(reader: ScopedReader, day: date, limit: int, when: datetime) -> MonthlyPlan:
+def _traced_proposals(
+    reader: ScopedReader, index: TraceIndex
+) -> tuple[list[Proposal], dict[str, dict[str, Any]], list[str]]:
+    """The proposals a weekly run wrote as they are now (with what was read of each),
+    and the ids of those it did not: planted, or changed since."""
+    proposals, read, refused = [], {}, []
+    for path in reader.list("proposals", "*.json"):
+        data = path.read_bytes()
+        try:
+            p = Proposal.model_validate_json(data)
+        except ValidationError:
+            continue  # damaged review files are reported by the review commands
+        digest = sha256_of(data)
+        status, _ = index.proposal(path.stem, digest)
+        if status in ("untraced", "edited") or p.id != path.stem:
+            refused.append(path.stem)
+            continue
+        read[p.id] = {"sha256": digest, **({"legacy": True} if status == "legacy" else {})}
+        proposals.append(p)
+    return proposals, read, refused
+
+
+def held_line(h: HeldProposals) -> str:
+    """One line naming a held hypothesis, its flag and the flag's evidence ids."""
+    f = h.flags[0]
+    ids = ", ".join(f.evidence_ids[:8]) + (", …" if len(f.evidence_ids) > 8 else "")
+    more = f" (and {len(h.flags) - 1} more flag(s))" if len(h.flags) > 1 else ""
+    return (
+        f"{h.hypothesis} held by the drift watch ({f.kind}: {f.title}{more}; evidence {ids}): "
+        f"{len(h.proposals)} proposal(s) wait until '{ack_command(h.hypothesis)}'"
+    )
+
+
+def _plan(
+    reader: ScopedReader,
+    day: date,
+    limit: int,
+    when: datetime,
+    index: TraceIndex,
+    held_by: dict[str, list[HeldFlag]] | None = None,
+) -> MonthlyPlan:
     first, last = previous_month(day)
     month = first.strftime("%Y-%m")
+    traced, read, refused = _traced_proposals(reader, index)
     proposals: list[Proposal] = sorted(
-        (
-            p
-            for p in _load(reader.list("proposals", "*.json"), Proposal)
-            if p.week_end <= last  # earlier months' overflow waits here too
-        ),
+        (p for p in traced if p.week_end <= last),  # earlier months' overflow waits here too
         key=lambda p: (p.week_end, p.id),
     )
     pending: list[PendingReview] = _load(reader.list("pending", "*.json"), PendingReview)
@@ -163,9 +232,14 @@ def _plan(reader: ScopedReader, day: date, limit: int, when: datetime) -> Monthl
     queued_hyps = {r.hypothesis for r in pending}
     groups: dict[tuple[str, str, str, str], list[Proposal]] = {}
     skipped: list[str] = []
+    held_by = held_by or {}
+    held: dict[str, list[str]] = {}
     for p in proposals:
         if _key(p.diff) in taken or p.hypothesis in queued_hyps:
             skipped.append(p.id)
+            continue
+        if p.hypothesis in held_by:  # not queued, and takes none of the month's room
+            held.setdefault(p.hypothesis, []).append(p.id)
             continue
         groups.setdefault(_key(p.diff), []).append(p)
     ranked = sorted(
@@ -204,6 +278,18 @@ def _plan(reader: ScopedReader, day: date, limit: int, when: datetime) -> Monthl
                 created=when,
             )
         )
+    queued = {pid for r in reviews for pid in r.proposals}
     return MonthlyPlan(
-        day=day, month=month, limit=limit, reviews=reviews, skipped=skipped, deferred=deferred
+        day=day,
+        month=month,
+        limit=limit,
+        reviews=reviews,
+        skipped=skipped,
+        deferred=deferred,
+        refused=refused,
+        read={pid: v for pid, v in read.items() if pid in queued},
+        held=[
+            HeldProposals(hypothesis=hid, proposals=pids, flags=held_by[hid])
+            for hid, pids in held.items()
+        ],
     )

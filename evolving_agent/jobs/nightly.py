@@ -39,6 +39,13 @@ from evolving_agent.jobs.markers import (
 )
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.carry import Story, fitting_types, tensions
+from evolving_agent.memory.day_digest import (
+    MAX_FRICTION,
+    PER_LINK,
+    UNTAGGED_FIRST,
+    UNTAGGED_LAST,
+)
+from evolving_agent.memory.deploy import seal_reflected
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
 from evolving_agent.memory.evidence import now as local_now
 from evolving_agent.memory.hypotheses import (
@@ -73,6 +80,8 @@ from evolving_agent.reflectors.rules import RulesReflector
 
 # A run after downtime reflects at most this many days (the most recent ones).
 MAX_CATCH_UP = 31
+# Untagged friction notes kept in Today for recurrence (the last week's, freshest first).
+RECENT_NOTES = 100
 
 Outcome = Literal["held", "slipped", "mixed", "untested"]
 
@@ -190,6 +199,9 @@ def run_nightly(
         d += timedelta(days=1)
     result = _run_one(root, day, reflector, when, notes)
     result.caught_up = caught
+    # Two OS users: the days before this one are closed to new events; make them the
+    # human's so the assistant's user cannot rewrite them either.
+    seal_reflected(root, day)
     return result
 
 
@@ -306,7 +318,9 @@ def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str
         reader=reader,
         previous_carry=base.previous_carry,
         adopted=adopted + [h for h, _ in marks.values()],
+        day_digest=base.digest,
     )
+    notes = notes + _digest_notes(ctx)
     register = ctx.register
     untagged = {r.id for r in ctx.untagged}
     recent_ids = {n.id: n for n in ctx.recent_untagged}
@@ -428,6 +442,7 @@ def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str
     cited |= {r.event for r in ref.readings}  # explained: support of a known hypothesis
     keep = [n for n in ctx.recent_untagged if n.id not in cited and (day - n.day).days < 6]
     keep += [ctx.note(r, 400) for r in ctx.untagged if r.id not in cited]
+    keep = keep[-RECENT_NOTES:]  # bounded like the day itself: the freshest win
     carries = list(ctx.carries)
     if carry is not None:
         carries.append(CarryRecord(day=carry.date or day, hypothesis=carry.hypothesis,
@@ -456,6 +471,24 @@ def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str
         state=state,
         notes=notes,
     )
+
+
+def _digest_notes(ctx: NightlyContext) -> list[str]:
+    """What the run's notes say about a day it could not read whole."""
+    dig, out = ctx.digest, []
+    if dig.friction_left_out:
+        out.append(
+            f"{dig.friction_left_out} of the day's {dig.friction_total} friction events were "
+            f"counted, not reflected: a day keeps at most {MAX_FRICTION} (per hypothesis the "
+            f"latest {PER_LINK} for and against, the day's first {UNTAGGED_FIRST} and last "
+            f"{UNTAGGED_LAST} untagged)"
+        )
+    if dig.problems:
+        out.append(
+            f"{len(dig.problems)} problem(s) in the day's hash chain, e.g. {dig.problems[0]} "
+            "(records that fail it are not reflected; run 'evolving-agent verify')"
+        )
+    return out
 
 
 def _after_steps(

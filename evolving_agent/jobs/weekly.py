@@ -21,7 +21,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
-from evolving_agent.jobs.markers import append_once, finish, plan_or_resume, refuse_future
+from evolving_agent.jobs.markers import (
+    append_once,
+    append_provenance_once,
+    finish,
+    plan_or_resume,
+    refuse_future,
+)
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.canon_diff import CanonDiff
 from evolving_agent.memory.evidence import EvidenceRecord
@@ -34,6 +40,7 @@ from evolving_agent.memory.hypotheses import (
     sanitise,
     snapshot_of,
 )
+from evolving_agent.memory.review_trace import proposal_record
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors import Reflector, ReflectorError, reflect_with_fallback
@@ -111,9 +118,13 @@ def run_weekly(
     if status == "already done":
         return WeeklyResult(status=status, plan=plan, record_ids=marker.record_ids)
     writer = Writer(root, "weekly")
-    for p in plan.proposals:
-        body = p.model_dump_json(indent=2) + "\n"
-        writer.write("proposals", f"{p.id}.json", body)
+    bodies = {p.id: (p.model_dump_json(indent=2) + "\n").encode() for p in plan.proposals}
+    # Provenance first, one record per file (memory/review_trace.py): a crash after it
+    # leaves a record and no proposal (harmless); a proposal without one was planted.
+    provenance = [proposal_record(pid, body, run=marker.run_id) for pid, body in bodies.items()]
+    append_provenance_once(root, writer, marker, provenance, "proposal_id")
+    for pid, body in bodies.items():
+        writer.write("proposals", f"{pid}.json", body)
     records: list[dict[str, object]] = []
     if plan.fallback:
         records.append(

@@ -6,7 +6,12 @@ in the same directory, fsync, ``os.replace``, directory fsync), shared with sear
 what this module adds is the privacy and the confinement below a memory root.
 
 Everything is created private (0700 directories, 0600 files), whatever the umask: a
-memory root holds a person's friction and identity.
+memory root holds a person's friction and identity.  The one exception is a root set
+up for two OS users (``evolving-agent deploy os-users``, memory/deploy.py): its
+directories are setgid to a shared group, and what is created in one gets the group
+bits that directory passes on (``fsio.shared_mode``) - group-readable in the human's
+areas, group-writable in ``evidence/`` and ``live/`` - so the human's jobs read what
+the assistant's user appended and the other way round.
 
 When a ``base`` directory is given, the path below it is walked one component at a
 time with ``O_NOFOLLOW``: a symlinked directory anywhere between ``base`` and the file
@@ -24,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from evolving_agent.errors import InvalidInput
-from evolving_agent.fsio import write_atomic_at
+from evolving_agent.fsio import shared_dir_mode, shared_mode, write_atomic_at
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -61,11 +66,14 @@ def open_dir(base: Path, parts: Sequence[str], *, create: bool = True) -> int:
             except FileNotFoundError:
                 if not create:
                     raise
+                made = True
                 try:
                     os.mkdir(part, DIR_MODE, dir_fd=fd)
                 except FileExistsError:
-                    pass
+                    made = False
                 nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                if made:
+                    _share_new_dir(fd, nxt)
             except OSError as exc:
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                     raise UnsafePath(where, _why(fd, part)) from None
@@ -76,6 +84,35 @@ def open_dir(base: Path, parts: Sequence[str], *, create: bool = True) -> int:
     except BaseException:
         os.close(fd)
         raise
+
+
+def _share_new_dir(parent_fd: int, fd: int) -> None:
+    """A directory just made below a shared-group one gets its group bits (the umask
+    and Linux's mkdir would drop some); a private parent leaves it 0700."""
+    mode = shared_dir_mode(os.fstat(parent_fd).st_mode, DIR_MODE)
+    if mode != DIR_MODE:
+        os.fchmod(fd, mode)
+
+
+def open_creating(dir_fd: int, name: str, flags: int, mode: int = FILE_MODE) -> int:
+    """``os.open(name, flags | O_CREAT, mode, dir_fd=dir_fd)``, in two steps: an existing
+    file is opened without ``O_CREAT`` (which a sticky shared directory refuses for
+    another user's file when ``fs.protected_regular`` is 2), and a file this call
+    creates gets the group bits of a shared-group directory (``fsio.shared_mode``),
+    whatever the umask."""
+    while True:
+        try:
+            return os.open(name, flags, dir_fd=dir_fd)
+        except FileNotFoundError:
+            pass
+        try:
+            fd = os.open(name, flags | os.O_CREAT | os.O_EXCL, mode, dir_fd=dir_fd)
+        except FileExistsError:
+            continue  # another process made it in between: open theirs
+        final = shared_mode(os.fstat(dir_fd).st_mode, mode)
+        if final != mode:
+            os.fchmod(fd, final)
+        return fd
 
 
 def _why(dir_fd: int, name: str) -> str:
@@ -139,19 +176,30 @@ def read_plain(base: Path, parts: Sequence[str]) -> bytes | None:
 
 
 def mkdirs_private(directory: Path) -> None:
-    """``mkdir -p`` with private modes for what it creates."""
+    """``mkdir -p`` with private modes for what it creates (a shared-group parent
+    passes its group bits on, see the module docstring)."""
     if directory.is_dir():
         return
     mkdirs_private(directory.parent)
     try:
         os.mkdir(directory, DIR_MODE)
     except FileExistsError:
-        pass
+        return
+    mode = shared_dir_mode(os.stat(directory.parent).st_mode, DIR_MODE)
+    if mode != DIR_MODE:
+        os.chmod(directory, mode)
 
 
 def make_private_dir(directory: Path) -> None:
-    """Create ``directory`` (and missing parents) 0700; tighten it if it exists."""
+    """Create ``directory`` (and missing parents) 0700; tighten it if it exists.
+
+    A shared-group directory (setgid, with group bits: only its owner, running
+    ``deploy os-users``, can have made it so) is left as it is.
+    """
     mkdirs_private(directory)
+    mode = os.stat(directory).st_mode
+    if mode & stat.S_ISGID and mode & 0o070:
+        return
     os.chmod(directory, DIR_MODE)
 
 

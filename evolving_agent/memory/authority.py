@@ -12,6 +12,7 @@ Evidence, a date window) and any read outside that scope raises ``ReadOutOfScope
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -25,10 +26,12 @@ from typing import Any
 from filelock import FileLock
 
 from evolving_agent.errors import InvalidInput, InvalidPath, ReadOutOfScope, WriteDenied
+from evolving_agent.fsio import shared_mode
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.atomic import atomic_write, open_dir, read_plain
 from evolving_agent.memory.canon import check_canon_text
 from evolving_agent.memory.canon_snapshot import record_canon_snapshot
+from evolving_agent.memory.day_stream import DayStream
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
 from evolving_agent.memory.policy import HUMAN_ONLY_WRITERS, Actor, Policy, check_actor
 from evolving_agent.memory.redact import redact
@@ -156,7 +159,7 @@ class Writer:
         data = content.encode("utf-8") if isinstance(content, str) else content
         target = self._confine(area, relpath)
         self._authorise(area, relpath)
-        with self._lock(area):
+        with self._os_refusal(area, relpath), self._lock(area):
             if area == "canon":
                 self._write_canon({target: data}, message)
             else:
@@ -173,7 +176,7 @@ class Writer:
                 content.encode("utf-8") if isinstance(content, str) else content
             )
             self._authorise(area, rel)
-        with self._lock(area):
+        with self._os_refusal(area, ", ".join(files)), self._lock(area):
             if area == "canon":
                 self._write_canon(targets, message)
             else:
@@ -184,7 +187,7 @@ class Writer:
         """Read-modify-write under the layer lock; ``fn`` returns None to delete."""
         target = self._confine(area, relpath)
         self._authorise(area, relpath)
-        with self._lock(area):
+        with self._os_refusal(area, relpath), self._lock(area):
             old = _read_plain(target)
             new = fn(old)
             if area == "canon":
@@ -236,7 +239,7 @@ class Writer:
             data = files.get(rel)
             if data is not None:
                 check(data)
-        with self._lock("canon"):
+        with self._os_refusal("canon", ", ".join(files)), self._lock("canon"):
             self._write_canon(targets, message)
         return sorted(_area_rel(self.root, t) for t in targets)
 
@@ -290,6 +293,15 @@ class Writer:
             }
         )
         return self.evidence.append(draft)
+
+    def require_os_write(self, area: str, relpath: str = "") -> None:
+        """Refuse now (exit 3, recorded) when the OS will not let this user write ``area``:
+        for a change that appends Evidence before it writes the layer, so a refused
+        one leaves no record claiming a write that never happened."""
+        directory = self.root.real.joinpath(*area_parts(area))
+        if directory.exists() and not os.access(directory, os.W_OK):
+            with self._os_refusal(area, relpath or "."):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(directory))
 
     def append_drafts(self, drafts: list[EvidenceDraft]) -> list[EvidenceRecord]:
         """Append prepared drafts (bulk import); each must name this writer's actor."""
@@ -375,15 +387,43 @@ class Writer:
         )
 
     @contextmanager
+    def _os_refusal(self, area: str, relpath: str) -> Iterator[None]:
+        """The operating system's refusal is a denied write too: in the OS-user
+        deployment (memory/deploy.py) the assistant's user may not write canon/,
+        reviews/, .git or .ea/, whatever actor it claims.  Recorded when Evidence
+        takes the record (the assistant's user may append), then exit 3."""
+        try:
+            yield
+        except PermissionError as exc:
+            where = exc.filename or "?"
+            reason = f"the operating system refused it ({exc.strerror}: {where})"
+            try:
+                self._record_denial(area, relpath, reason)
+            except OSError:
+                pass  # Evidence is not writable by this user either: the error still says it
+            raise WriteDenied(self.actor, area, relpath, reason) from None
+
+    @contextmanager
     def _lock(self, area: str) -> Iterator[None]:
         # Refuses a symlinked .ea/ or .ea/locks/ as every other write does (0700 if new).
         parts = self.root.lock_dir.relative_to(self.root.path).parts
-        os.close(open_dir(self.root.real, list(parts)))
-        with FileLock(str(self.root.lock_dir / f"{area}.lock"), mode=0o600):
+        fd = open_dir(self.root.real, list(parts))
+        try:
+            # Group-writable in a shared-group deployment, so both users take the lock.
+            mode = shared_mode(os.fstat(fd).st_mode, 0o600)
+        finally:
+            os.close(fd)
+        with FileLock(str(self.root.lock_dir / f"{area}.lock"), mode=mode):
             _clear_temps(self.root, area)
             yield
 
     def _write_canon(self, targets: Mapping[Path, bytes | None], message: str) -> None:
+        # A user the OS will not let write Canon or git (the assistant's, in the OS-user
+        # deployment) is refused before the canon-write record, which would otherwise
+        # name a tree that never reached git.
+        for directory in {t.parent for t in targets} | {self.root.real / ".git"}:
+            if directory.exists() and not os.access(directory, os.W_OK):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(directory))
         # A commit message is kept in git forever and printed by 'canon log': no keys.
         message = redact(message)
         for target, content in targets.items():
@@ -533,3 +573,13 @@ class ScopedReader:
                     self.actor, "evidence", f"{start}..{end} is outside {lo}..{hi}"
                 )
         return EvidenceLog(self.root).iter_range(start, end)
+
+    def day_stream(self, day: date) -> DayStream:
+        """One day of Evidence read lazily, checked against its chain as it is read
+        (for a reader whose day nobody bounds: the nightly job)."""
+        self._check("evidence", str(day))
+        if self.evidence_window is not None:
+            lo, hi = self.evidence_window
+            if not lo <= day <= hi:
+                raise ReadOutOfScope(self.actor, "evidence", f"{day} is outside {lo}..{hi}")
+        return DayStream(EvidenceLog(self.root), day)

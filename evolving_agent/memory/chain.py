@@ -23,7 +23,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from evolving_agent.memory.atomic import FILE_MODE, UnsafePath, atomic_write, open_dir
+from evolving_agent.memory.atomic import UnsafePath, atomic_write, open_creating, open_dir
 from evolving_agent.paths import MemoryRoot
 
 SCHEMA_VERSION = 1
@@ -162,6 +162,16 @@ class Head:
 _TAIL: dict[Path, tuple[int, str, int]] = {}
 
 
+def _still_named(fd: int, path: Path) -> bool:
+    """Whether ``path`` still names the file open as ``fd`` (a seal replaces it)."""
+    try:
+        named = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    st = os.fstat(fd)
+    return (named.st_ino, named.st_dev) == (st.st_ino, st.st_dev)
+
+
 class Chain:
     """One device's day files and anchors: the only code that appends to Evidence."""
 
@@ -179,11 +189,8 @@ class Chain:
         dir_fd = open_dir(self.root.real, ("evidence",))
         try:
             try:
-                fd = os.open(
-                    path.name,
-                    os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
-                    FILE_MODE,
-                    dir_fd=dir_fd,
+                fd = open_creating(
+                    dir_fd, path.name, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
                 )
             except OSError as exc:
                 if exc.errno == errno.ELOOP:
@@ -219,6 +226,13 @@ class Chain:
         fd, path = self._open_day(day)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
+            while not _still_named(fd, path):
+                # Sealed (replaced by the human's copy) while this waited for the lock:
+                # append to the file the name holds now, never to the unlinked one.
+                os.close(fd)
+                fd = -1
+                fd, path = self._open_day(day)
+                fcntl.flock(fd, fcntl.LOCK_EX)
             size = os.fstat(fd).st_size
             prev, count = genesis(day), 0
             repaired = False
@@ -271,7 +285,8 @@ class Chain:
                 size, count = self._write_chunk(day, fd, path, pending, size, count, prev)
             return sealed, repaired
         finally:
-            os.close(fd)  # also releases the flock
+            if fd >= 0:
+                os.close(fd)  # also releases the flock
 
     def _write_chunk(
         self, day: date, fd: int, path: Path, lines: list[bytes], size: int, count: int, last: str
@@ -387,8 +402,8 @@ class Chain:
                     os.unlink(name, dir_fd=dir_fd)
                     raise FileNotFoundError(name)
             except FileNotFoundError:
-                fd = os.open(name, flags | os.O_CREAT, FILE_MODE, dir_fd=dir_fd)
-                reg = os.open("days", flags | os.O_CREAT | os.O_APPEND, FILE_MODE, dir_fd=dir_fd)
+                fd = open_creating(dir_fd, name, flags)
+                reg = open_creating(dir_fd, "days", flags | os.O_APPEND)
                 try:
                     os.write(reg, f"{day.isoformat()}\n".encode())
                 finally:

@@ -39,10 +39,12 @@ one device's files.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -53,6 +55,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.memory import chain
+from evolving_agent.memory.atomic import UnsafePath, open_dir, read_plain
 from evolving_agent.memory.chain import (  # re-exported: the chain's names, where they were
     CHUNK_BYTES,
     CHUNK_LINES,
@@ -85,6 +88,7 @@ Kind = Literal[
     "review",  # a human review decision (approve / reject / edit)
     "repair",  # a torn tail was moved aside (see EvidenceLog.repair)
     "review-queued",  # a job queued a pending review: its id and sha256 (review_trace.py)
+    "proposal-written",  # the weekly job wrote a proposal: its id and sha256 (review_trace.py)
     "review-refused",  # a review command refused a planted or edited review
     "probe",  # a model's answer to a probe of canon/probes.yaml (see evolving_agent.probes)
     "sync",  # a sync with another device: a Live Bus value replaced, Today's writer moved
@@ -297,6 +301,63 @@ class EvidenceLog:
                 )
         return records
 
+    # -- sealing (the OS-user deployment) --------------------------------------------
+
+    def seal_day(self, day: date) -> bool:
+        """Make a finished day's file and head the caller's and read-only for the group.
+
+        Only in a shared-group ``evidence/`` (memory/deploy.py) and only by the user
+        who owns it (the human): the bytes are copied unchanged to a new file of mode
+        0640, renamed over the day under its lock (the sticky directory lets its owner
+        replace another user's file), and the head likewise.  From then on the
+        assistant's user can neither append to, rewrite nor replace that day.  Returns
+        whether it sealed something (False: not a shared root, already sealed, a torn
+        or hard-linked file - left for ``evidence repair`` and ``verify``)."""
+        if self.device is not None:
+            return False
+        dir_fd = open_dir(self.root.real, ("evidence",), create=False)
+        try:
+            st_dir = os.fstat(dir_fd)
+            if not st_dir.st_mode & stat.S_ISGID or st_dir.st_uid != os.geteuid():
+                return False
+            name = self.day_file(day).name
+            try:
+                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+            except OSError:
+                return False
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                st = os.fstat(fd)
+                named = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+                if (
+                    not stat.S_ISREG(st.st_mode)
+                    or st.st_nlink != 1
+                    or (named.st_ino, named.st_dev) != (st.st_ino, st.st_dev)
+                    or (st.st_uid == os.geteuid() and not st.st_mode & 0o022)
+                ):
+                    return False
+                data = os.pread(fd, st.st_size, 0)
+                if data and not data.endswith(b"\n"):
+                    return False  # a torn tail: the next append or 'evidence repair' first
+                _replace_sealed(dir_fd, name, data)
+            finally:
+                os.close(fd)
+        finally:
+            os.close(dir_fd)
+        heads = open_dir(self.root.real, self._heads)
+        try:
+            head_name = f"{day.isoformat()}.head"
+            try:
+                raw = read_plain(self.root.real, (*self._heads, head_name))
+            except UnsafePath:
+                raw = None
+            if raw is not None:
+                _replace_sealed(heads, head_name, raw)
+        finally:
+            os.close(heads)
+        chain._TAIL.pop(self.day_file(day), None)
+        return True
+
     # -- the end anchor ----------------------------------------------------------
 
     def head(self, day: date) -> Head | None:
@@ -383,6 +444,23 @@ class EvidenceLog:
                     if rec.kind == kind:
                         yield rec
 
+    def grep_day(self, day: date, needle: bytes) -> Iterator[EvidenceRecord]:
+        """Records of this chain's ``day`` whose line contains ``needle`` (e.g. a run
+        id), lazily: other lines are not parsed, so a flooded day costs one scan."""
+        path = self.day_file(day)
+        try:
+            fh = path.open("rb")
+        except FileNotFoundError:
+            return
+        with fh:
+            for lineno, raw in enumerate(fh, 1):
+                if needle not in raw or not raw.endswith(b"\n"):
+                    continue  # (an unterminated tail is no record yet)
+                try:
+                    yield parse_line(raw, file=path, line=lineno)
+                except InvalidInput:
+                    continue  # verify reports a damaged line
+
     def find(self, ids: set[str]) -> dict[str, EvidenceRecord]:
         return {r.id: r for r in self.iter_all() if r.id in ids}
 
@@ -446,6 +524,40 @@ class EvidenceLog:
         if head.count and hashes[head.count - 1] != head.hash:
             return [f"{path}:{head.count}: differs from the writer's anchored head"]
         return []
+
+
+SEALED_MODE = 0o640
+
+
+def _replace_sealed(dir_fd: int, name: str, data: bytes) -> None:
+    """Replace ``name`` with ``data`` in a file of :data:`SEALED_MODE` - set before the
+    rename, so no other user ever opens the new file for writing."""
+    tmp = f".{name}.{os.urandom(6).hex()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fchmod(fd, SEALED_MODE)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=dir_fd)
+        except FileNotFoundError:
+            pass
+        raise
+    os.fsync(dir_fd)
+
+
+def seal_days_before(root: MemoryRoot, day: date) -> list[date]:
+    """Seal every day of this root's chain before ``day`` (see :meth:`EvidenceLog.seal_day`):
+    the days the writer refuses new events for once the nightly job reflected ``day``."""
+    log = EvidenceLog(root)
+    return [d for d in log.days() if d < day and log.seal_day(d)]
 
 
 def repair_days(root: MemoryRoot, actor: str, day: date | None = None) -> list[Repair]:

@@ -505,6 +505,8 @@ def add_hypothesis(
         updated=day,
         parent=parent,
     )
+    if actor == "human":
+        writer.require_os_write("today", REGISTER_FILE)  # the assistant's OS user may not
     writer.append("hypothesis", f"new hypothesis {hid}: {claim}", data=snapshot_data(h), ts=stamp)
     if actor == "human":
         merge_into_register(writer, [h])

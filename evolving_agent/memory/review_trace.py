@@ -15,6 +15,22 @@ The record comes *before* the file (a crash in between leaves a record and no re
 which is harmless), and a re-queue of the same id with other bytes appends a new record
 (the latest record of an id is the one that counts).
 
+One step further back, the weekly job records each proposal it writes the same way::
+
+    kind "proposal-written", data {proposal_id, sha256, run}     (actor weekly)
+
+and the monthly job's ``review-queued`` record names the proposals it consolidated,
+``proposals: [{id, sha256}]``, with the bytes it read.  A pending review is genuine
+only if each of those is a proposal a weekly run wrote with those bytes, and the
+proposal file, where it still exists, still has them.  The monthly job itself leaves
+out a proposal no weekly run wrote, or one changed since (:meth:`TraceIndex.proposal`).
+
+Migration (roots older than proposal tracing): a proposal that the weekly job's own
+``job`` record lists but that has no ``proposal-written`` record was written before
+proposals were traced; the monthly consolidates it, marked ``legacy``, and ``verify``
+says so in a note.  A review queued before the monthly named its proposals is accepted
+the same way, with a note: neither is tampering, neither is silent.
+
 This module reads plain JSON and bytes only: ``verify`` (memory) and the review
 commands (``evolving_agent.review.provenance``) share it without importing upward.
 """
@@ -25,7 +41,7 @@ import hashlib
 import os
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -43,7 +59,18 @@ QUEUERS: dict[str, frozenset[str]] = {
     "probe": frozenset({"human", "monthly"}),  # probe runs queue cards (issue 25)
 }
 
-Verdict = Literal["genuine", "untraced", "edited", "missing"]
+PROPOSAL_KIND = "proposal-written"
+PROPOSAL_WRITER = "weekly"
+# Record kinds that carry provenance for files a run writes (appended before the files,
+# one per file, apart from the run's closing batch).
+PROVENANCE_KINDS = frozenset({KIND, PROPOSAL_KIND})
+
+Verdict = Literal[
+    "genuine", "untraced", "edited", "missing", "proposal-untraced", "proposal-edited"
+]
+# The verdicts that make a review tampered with (refused, reported by verify).
+TAMPERED: frozenset[str] = frozenset({"untraced", "edited", "proposal-untraced", "proposal-edited"})
+ProposalStatus = Literal["traced", "legacy", "untraced", "edited"]
 
 
 @dataclass(frozen=True)
@@ -55,10 +82,22 @@ class Trace:
     verdict: Verdict
     record: EvidenceRecord | None = None  # the review-queued record that counts
     sha256: str = ""  # of the file's bytes now ("" when it is absent)
+    # For the proposal verdicts: the proposal at fault, its file, and the weekly
+    # proposal-written record of it (when there is one).
+    proposal: str = ""
+    proposal_path: Path | None = None
+    proposal_record: EvidenceRecord | None = None
+    proposal_sha256: str = ""  # the bytes the monthly read, or the file's bytes now
+    # Said plainly although it is not tampering (a review from before proposal tracing).
+    notes: tuple[str, ...] = ()
 
     @property
     def genuine(self) -> bool:
         return self.verdict == "genuine"
+
+    @property
+    def tampered(self) -> bool:
+        return self.verdict in TAMPERED
 
     @property
     def problem(self) -> str:
@@ -78,6 +117,25 @@ class Trace:
             )
         if self.verdict == "missing":
             return f"{self.path}: the pending review {self.review_id} is gone"
+        if self.verdict == "proposal-untraced":
+            return (
+                f"{self.proposal_path}: proposal {self.proposal}, which review {self.review_id} "
+                "consolidates, was not written by a weekly run (no proposal-written record in "
+                "Evidence); it was planted"
+            )
+        if self.verdict == "proposal-edited":
+            rec = self.proposal_record
+            run = f"weekly run {rec.data.get('run', '?')}" if rec else "the weekly run"
+            held = (
+                f"Evidence {rec.id} records sha256 {str(rec.data.get('sha256'))[:12]}; "
+                if rec
+                else ""
+            )
+            return (
+                f"{self.proposal_path}: proposal {self.proposal}, which review {self.review_id} "
+                f"consolidates, was changed after {run} wrote it ({held}"
+                f"found {self.proposal_sha256[:12]})"
+            )
         return ""
 
 
@@ -86,6 +144,10 @@ class TraceIndex:
     """The review-queued records of a root, by review id (one Evidence scan)."""
 
     records: dict[str, list[EvidenceRecord]] = field(default_factory=dict)
+    # proposal id -> the weekly job's proposal-written records of it
+    proposals: dict[str, list[EvidenceRecord]] = field(default_factory=dict)
+    # proposal id -> the weekly job record that lists it (roots older than tracing)
+    listed: dict[str, EvidenceRecord] = field(default_factory=dict)
 
     @classmethod
     def scan(cls, root: MemoryRoot, records: Iterable[EvidenceRecord] | None = None) -> TraceIndex:
@@ -95,12 +157,58 @@ class TraceIndex:
         return index
 
     def add(self, rec: EvidenceRecord) -> None:
+        if rec.kind == PROPOSAL_KIND and rec.actor == PROPOSAL_WRITER:
+            self.proposals.setdefault(str(rec.data.get("proposal_id", "")), []).append(rec)
+            return
+        if rec.kind == "job" and rec.actor == PROPOSAL_WRITER and rec.data.get("job") == "weekly":
+            for pid in rec.data.get("proposals") or []:
+                self.listed.setdefault(str(pid), rec)
+            return
         if rec.kind != KIND:
             return
         by = str(rec.data.get("by", ""))
         if rec.actor not in QUEUERS.get(by, frozenset()):
             return  # a session (or anyone) saying "monthly queued this" is not the job
         self.records.setdefault(str(rec.data.get("review_id", "")), []).append(rec)
+
+    def proposal(
+        self, proposal_id: str, digest: str
+    ) -> tuple[ProposalStatus, EvidenceRecord | None]:
+        """Whether a weekly run wrote proposal ``proposal_id`` with bytes hashing to
+        ``digest``: ``traced`` (and its record), ``edited`` (written, other bytes: the
+        latest record), ``legacy`` (listed by a weekly job record from before proposals
+        were traced) or ``untraced``."""
+        recs = self.proposals.get(proposal_id, [])
+        for rec in reversed(recs):
+            if rec.data.get("sha256") == digest:
+                return "traced", rec
+        if recs:
+            return "edited", recs[-1]
+        if proposal_id in self.listed:
+            return "legacy", self.listed[proposal_id]
+        return "untraced", None
+
+    def check_proposal_file(self, path: Path) -> tuple[ProposalStatus, str]:
+        """Whether ``reviews/proposals/<id>.json`` is as a weekly run wrote it, and the
+        problem line naming the file when it is not ("" for traced and legacy)."""
+        data = _read_plain(path)
+        if data is None:
+            return "untraced", f"{path}: not a plain file; proposals are written by the weekly job"
+        digest = sha256_of(data)
+        status, rec = self.proposal(path.stem, digest)
+        if status == "untraced":
+            return status, (
+                f"{path}: proposal {path.stem} was not written by a weekly run (no "
+                "proposal-written record in Evidence); it was planted"
+            )
+        if status == "edited":
+            assert rec is not None
+            return status, (
+                f"{path}: proposal {path.stem} was changed after weekly run "
+                f"{rec.data.get('run', '?')} wrote it (Evidence {rec.id} records sha256 "
+                f"{str(rec.data.get('sha256', ''))[:12]}, the file has {digest[:12]})"
+            )
+        return status, ""
 
     def check(self, root: MemoryRoot, review_id: str) -> Trace:
         path = root.area_dir("pending") / f"{review_id}.json"
@@ -113,14 +221,55 @@ class TraceIndex:
             return Trace(review_id, path, "untraced", sha256=digest)
         for rec in reversed(recs):
             if rec.data.get("sha256") == digest:
-                return Trace(review_id, path, "genuine", rec, digest)
+                return self._check_proposals(root, Trace(review_id, path, "genuine", rec, digest))
         return Trace(review_id, path, "edited", recs[-1], digest)
+
+    def _check_proposals(self, root: MemoryRoot, trace: Trace) -> Trace:
+        """A genuine review's record against the weekly runs that wrote its proposals."""
+        assert trace.record is not None
+        named = trace.record.data.get("proposals")
+        if named is None:
+            if trace.record.data.get("by") != "monthly":
+                return trace  # probe cards consolidate no proposals
+            return replace(
+                trace,
+                notes=(
+                    f"{trace.path}: review {trace.review_id} was queued before the monthly job "
+                    "named the proposals it consolidated; they are not checked",
+                ),
+            )
+        notes: list[str] = []
+        for entry in named if isinstance(named, list) else []:
+            pid, digest = str(entry.get("id", "")), str(entry.get("sha256", ""))
+            ppath = root.area_dir("proposals") / f"{pid}.json"
+            status, rec = self.proposal(pid, digest)
+            at_fault = replace(
+                trace, proposal=pid, proposal_path=ppath, proposal_record=rec,
+                proposal_sha256=digest,
+            )  # fmt: skip
+            if status == "untraced":
+                return replace(at_fault, verdict="proposal-untraced")
+            if status == "edited":
+                return replace(at_fault, verdict="proposal-edited")
+            if status == "legacy":
+                notes.append(
+                    f"{ppath}: proposal {pid} of review {trace.review_id} was written before "
+                    f"proposals were traced (weekly job record {rec.id if rec else '?'} lists "
+                    "it; its bytes were not recorded)"
+                )
+                continue
+            now = _read_plain(ppath)
+            if now is not None and sha256_of(now) != digest:
+                return replace(at_fault, verdict="proposal-edited", proposal_sha256=sha256_of(now))
+        return replace(trace, notes=tuple(notes))
 
 
 def _queued_records(root: MemoryRoot) -> Iterable[EvidenceRecord]:
-    """Only the review-queued records: lines without the kind are not even parsed."""
+    """Only the provenance records (and the weekly job records, for roots older than
+    proposal tracing): lines without them are not even parsed."""
     log = EvidenceLog(root)
-    needle = f'"kind":"{KIND}"'.encode()
+    needles = [f'"kind":"{k}"'.encode() for k in sorted(PROVENANCE_KINDS)]
+    weekly = b'"job":"weekly"'
     # Every device's chain: a review queued by the today writer's monthly run is genuine
     # on the devices that received it by sync too (memory/devices.py).
     for chain in (log, *log.device_logs()):
@@ -132,7 +281,10 @@ def _queued_records(root: MemoryRoot) -> Iterable[EvidenceRecord]:
                 continue
             with os.fdopen(fd, "rb") as fh:
                 for lineno, raw in enumerate(fh, 1):
-                    if needle in raw and raw.endswith(b"\n"):
+                    wanted = any(n in raw for n in needles) or (
+                        weekly in raw and b'"kind":"job"' in raw
+                    )
+                    if wanted and raw.endswith(b"\n"):
                         try:
                             rec = parse_line(raw, file=path, line=lineno)
                         except InvalidInput:
@@ -145,12 +297,33 @@ def sha256_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def queued_record(review_id: str, data: bytes, *, by: str, run: str) -> dict[str, object]:
-    """The record a job appends (through its Writer) before writing a pending review."""
+def queued_record(
+    review_id: str,
+    data: bytes,
+    *,
+    by: str,
+    run: str,
+    proposals: list[dict[str, object]] | None = None,
+) -> dict[str, object]:
+    """The record a job appends (through its Writer) before writing a pending review;
+    the monthly job names the proposals it consolidated (``[{id, sha256}]``)."""
+    body: dict[str, object] = {
+        "review_id": review_id,
+        "sha256": sha256_of(data),
+        "by": by,
+        "run": run,
+    }
+    if proposals is not None:
+        body["proposals"] = proposals
+    return {"kind": KIND, "text": f"{by} run {run} queued review {review_id}", "data": body}
+
+
+def proposal_record(proposal_id: str, data: bytes, *, run: str) -> dict[str, object]:
+    """The record the weekly job appends before writing one proposal file."""
     return {
-        "kind": KIND,
-        "text": f"{by} run {run} queued review {review_id}",
-        "data": {"review_id": review_id, "sha256": sha256_of(data), "by": by, "run": run},
+        "kind": PROPOSAL_KIND,
+        "text": f"weekly run {run} wrote proposal {proposal_id}",
+        "data": {"proposal_id": proposal_id, "sha256": sha256_of(data), "run": run},
     }
 
 

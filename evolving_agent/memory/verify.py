@@ -40,6 +40,7 @@ from evolving_agent.gitcmd import GitError, git
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.approvals import read_decision
 from evolving_agent.memory.canon_diff import CanonDiff, apply_diff
+from evolving_agent.memory.deploy import deployment
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, parse_line
 from evolving_agent.memory.review_trace import TraceIndex
 from evolving_agent.memory.root import INIT_MESSAGE, default_prompt, init_contents, require_root
@@ -112,7 +113,7 @@ def verify_root(root: MemoryRoot) -> VerifyReport:
         )
         return report
     report.problems += _check_no_symlinked_dirs(root)
-    report.problems += _check_reviews(root, traces)
+    report.problems += _check_reviews(root, traces, report)
     report.problems += _check_no_rewritten_parents(root)
     git_dir = root.path / ".git"
     if git_dir.is_symlink() or not git_dir.is_dir():
@@ -384,8 +385,21 @@ def _check_signed(
     """With signing on, human commits after set-up and every later decision must carry the
     pinned key's signature (memory/signing.py); without it, say that "human" is a claim."""
     state = signing_state(root)
+    deployed = deployment(root)
+    if deployed is not None:
+        # What the OS enforces is not a claim; within the human's own account it still is.
+        human, assistant = deployed.get("human"), deployed.get("assistant")
+        note = (
+            f"human authority rests on the OS-user deployment: only {human!r} can write "
+            f"canon/, reviews/, .git and .ea/; the assistant's user {assistant!r} appends "
+            "Evidence and writes live/"
+        )
+        if not state.enabled:
+            note += f"; signing is off, so any program running as {human!r} is 'human' too"
+        report.notes.append(note)
     if not state.enabled:
-        report.notes.append(CLAIM_NOTE)
+        if deployed is None:
+            report.notes.append(CLAIM_NOTE)
         return []
     since: set[str] = set()
     if state.since:
@@ -399,9 +413,10 @@ def _check_signed(
 # -- review provenance ---------------------------------------------------------------
 
 
-def _check_reviews(root: MemoryRoot, traces: TraceIndex) -> list[str]:
-    """Every pending review traced to the job that queued it, unchanged; every decision
-    (and human edit) on a genuine pending review."""
+def _check_reviews(root: MemoryRoot, traces: TraceIndex, report: VerifyReport) -> list[str]:
+    """Every pending review traced to the job that queued it, unchanged, and through it
+    to the weekly runs that wrote its proposals; every decision (and human edit) on a
+    genuine pending review.  Reviews from before proposal tracing are noted."""
     problems: list[str] = []
     pending = root.area_dir("pending")
     decisions = root.area_dir("decisions")
@@ -410,6 +425,8 @@ def _check_reviews(root: MemoryRoot, traces: TraceIndex) -> list[str]:
         trace = traces.check(root, review_id)
         if not trace.genuine:
             problems.append(trace.problem)
+        report.notes += trace.notes
+    problems += _check_proposals(root, traces, report)
     decided: list[tuple[Path, str]] = []
     if decisions.is_dir():
         decided += [(p, p.stem) for p in sorted(decisions.glob("*.json"))]
@@ -420,6 +437,25 @@ def _check_reviews(root: MemoryRoot, traces: TraceIndex) -> list[str]:
                 f"{path}: a decision on review {review_id}, which no job queued "
                 f"({pending / (review_id + '.json')} does not exist)"
             )
+    return problems
+
+
+def _check_proposals(root: MemoryRoot, traces: TraceIndex, report: VerifyReport) -> list[str]:
+    """Every weekly proposal as a weekly run wrote it (the monthly job consolidates them
+    into reviews: a planted or edited one would reach the human next month)."""
+    folder = root.area_dir("proposals")
+    problems, legacy = [], 0
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        status, problem = traces.check_proposal_file(path)
+        if problem:
+            problems.append(problem)
+        legacy += status == "legacy"
+    if legacy:
+        report.notes.append(
+            f"{legacy} proposal(s) in {folder} were written before the weekly job recorded "
+            "each proposal's sha256: their weekly job records list them, their bytes are "
+            "not checked"
+        )
     return problems
 
 

@@ -3,7 +3,10 @@
 ``base`` knows nothing of its implementations; this package maps each name to the
 module and class that implement it and imports them only when asked, so an unknown
 name lists the valid ones and a missing optional dependency only matters when used.
-``reflectors`` never imports ``jobs`` (the jobs import the reflectors).
+``reflectors`` never imports ``jobs`` (the jobs import the reflectors).  The nightly
+context's day is read as a stream and folded into the bounded part reflection reads
+(``memory/day_digest.py``), so neither the job nor a model's prompt grows with a
+flooded day.
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from evolving_agent.errors import EvolvingAgentError, first_error
 from evolving_agent.memory.authority import ScopedReader
 from evolving_agent.memory.canon_diff import Section
+from evolving_agent.memory.day_digest import DayDigest, digest_records
 from evolving_agent.memory.evidence import EvidenceRecord
 from evolving_agent.memory.hypotheses import (
     Hypothesis,
@@ -317,16 +318,29 @@ class NightlyContext:
     reader: ScopedReader
     previous_carry: Carry | None
     adopted: list[Hypothesis] = field(default_factory=list)
+    # The day as already read (a second context for the same day shares the first's).
+    day_digest: DayDigest | None = None
 
     @cached_property
+    def digest(self) -> DayDigest:
+        """The day, read once as a stream and kept bounded (``memory/day_digest.py``)."""
+        if self.day_digest is not None:
+            return self.day_digest
+        stream = self.reader.day_stream(self.day)
+        dig = digest_records(stream)
+        dig.problems = stream.problems
+        return dig
+
+    @property
     def events(self) -> list[EvidenceRecord]:
-        return list(self.reader.evidence(self.day, self.day))
+        """The day's records reflection reads: the job's own kinds and the kept friction."""
+        return self.digest.records
 
-    @property
+    @cached_property
     def friction(self) -> list[EvidenceRecord]:
-        return [r for r in self.events if r.kind == "friction"]
+        return self.digest.friction
 
-    @property
+    @cached_property
     def untagged(self) -> list[EvidenceRecord]:
         return [r for r in self.friction if not r.supports and not r.contradicts]
 
@@ -405,8 +419,15 @@ class NightlyContext:
         friction) are rendered apart, fenced as untrusted data (:meth:`friction_block`)."""
         prev = self.previous_carry
         last = self.outcomes[-1] if self.outcomes else None
+        left_out = self.digest.friction_left_out
+        bounded = (
+            {"friction_not_quoted": f"{left_out} more friction events of the day (a bounded day)"}
+            if left_out
+            else {}
+        )
         return {
             "day": self.day.isoformat(),
+            **bounded,
             "yesterday": {
                 "carry_type": prev.type if prev else None,
                 "carry_hypothesis": prev.hypothesis if prev else None,

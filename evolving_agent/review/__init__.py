@@ -9,6 +9,8 @@
 ``history``  ``canon log / diff / revert``
 ``drift``    the drift watch: pendulums, monopolised carry, stopped or flooding friction,
              stale reviews, fallbacks; each flag cites its evidence and may hold a review
+``hold``     the drift watch's hold: the one rule the monthly queue, ``review approve``
+             and the page share, and ``drift ack`` (the human's look, a decision file)
 ``glance``   the month at a glance (per day, per hypothesis, Canon changes, two answers)
 ``web``      ``review serve``: the owner's page over all of the above (the ``[review]``
              extra; imported only by that command)

@@ -3,7 +3,8 @@
 Order of events, chosen so a crash at any point is either harmless or finished by
 running ``review approve ID`` again:
 
-1. plan: load the review, refuse it if decided, enforce the monthly limit (approval
+1. plan: load the review, refuse it if decided or held by the drift watch
+   (:mod:`evolving_agent.review.hold`), enforce the monthly limit (approval
    decisions dated this calendar month), apply the diff to the *committed*
    identity.yaml and measure how much it removes;
 2. write the ``Decision`` (approved, no commit yet) as the human;
@@ -32,6 +33,7 @@ from evolving_agent.memory.evidence import now
 from evolving_agent.memory.hypotheses import mark_canon
 from evolving_agent.memory.policy import Policy
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.review.hold import require_not_held
 from evolving_agent.review.models import Decision
 from evolving_agent.review.store import (
     Review,
@@ -176,6 +178,7 @@ def _canon_texts(root: MemoryRoot) -> tuple[str, str]:
 def _plan(root: MemoryRoot, review_id: str) -> ApprovalPlan:
     review = load_review(root, review_id)
     _refuse_decided(review)
+    require_not_held(root, review)  # the drift watch's hold: the same rule on every door
     policy = Policy.load(root)
     month = now().strftime("%Y-%m")
     used = [r for r in approvals_in_month(root, month) if r != review_id]

@@ -18,10 +18,12 @@ the Evidence ids behind it, so the owner can read the very events:
 ``fallback``          a model reflector whose answer was invalid, so rules were used.
 
 Opposites are found with a small phrase list, on purpose: a model that judged drift
-would be the thing it is watching.  A flag that names hypotheses *holds* them: their
-review cards say so and the page will not approve them until the human acknowledges the
-flag (:func:`acknowledge`), which is itself an Evidence record.  A new flag with new
-evidence needs a new look.
+would be the thing it is watching.  A pendulum, state-flip or monopoly flag *holds* the
+hypotheses it names (:mod:`evolving_agent.review.hold`): the monthly job leaves their
+proposals out of the queue, and neither the page nor ``review approve`` approves their
+reviews, until the human acknowledges the flag.  An acknowledgement is a human decision
+file (``reviews/decisions/drift-acks/``) naming the evidence ids looked at; a new flag
+with new evidence needs a new look.
 """
 
 from __future__ import annotations
@@ -29,14 +31,18 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
+from pathlib import Path
 from typing import Literal
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from evolving_agent.errors import InvalidInput
-from evolving_agent.memory.authority import Writer
+from evolving_agent.memory.authority import ScopedReader
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, now
 from evolving_agent.memory.hypotheses import Hypothesis, snapshot_of
 from evolving_agent.memory.root import require_root
+from evolving_agent.memory.signing import file_signed, signing_state
 from evolving_agent.paths import MemoryRoot
 
 FlagKind = Literal[
@@ -48,6 +54,10 @@ FlagKind = Literal[
     "stale-proposal",
     "fallback",
 ]
+
+# Flags about the self drifting hold the hypotheses they name.  A stale proposal does not:
+# the human's look at it *is* the decision the flag asks for, and a hold would block it.
+HOLDING_KINDS: frozenset[FlagKind] = frozenset({"pendulum", "state-flip", "monopoly"})
 
 PENDULUM_SWITCHES = 3  # A, B, A, B: three turns of direction
 PENDULUM_SPAN_DAYS = 21
@@ -112,6 +122,11 @@ class DriftFlag:
     hypotheses: list[str] = field(default_factory=list)
     reviews: list[str] = field(default_factory=list)
 
+    @property
+    def holds(self) -> bool:
+        """Whether the hypotheses it names wait for the human's look."""
+        return self.kind in HOLDING_KINDS
+
     def to_json(self) -> dict[str, object]:
         return {
             "kind": self.kind,
@@ -122,6 +137,7 @@ class DriftFlag:
             "evidence_ids": self.evidence_ids,
             "hypotheses": self.hypotheses,
             "reviews": self.reviews,
+            "holds": self.holds,
         }
 
 
@@ -139,7 +155,7 @@ class DriftReport:
         """Hypotheses with a flag the human has not acknowledged yet."""
         out: dict[str, list[DriftFlag]] = defaultdict(list)
         for flag in self.flags:
-            for hid in flag.hypotheses:
+            for hid in flag.hypotheses if flag.holds else []:
                 if not set(flag.evidence_ids) <= self.acknowledged.get(hid, set()):
                     out[hid].append(flag)
         return dict(out)
@@ -422,14 +438,42 @@ def _stale_reviews(root: MemoryRoot, today: date) -> list[DriftFlag]:
     return flags
 
 
-def acknowledgements(records: list[EvidenceRecord]) -> dict[str, set[str]]:
+ACKS_DIR = "drift-acks"  # reviews/decisions/drift-acks/<hypothesis>-<when>.json
+
+
+class DriftAck(BaseModel):
+    """The human has looked at the flags holding one hypothesis (a human decision file,
+    signed like the other decisions when signing is on)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = Field(1, le=1)
+    hypothesis: str
+    evidence_ids: list[str] = Field(min_length=1)
+    flags: list[str]  # "kind: title" of each flag looked at
+    by: str
+    ts: datetime
+
+
+def ack_files(root: MemoryRoot) -> list[Path]:
+    return ScopedReader(root, "human").list("decisions", f"{ACKS_DIR}/*.json")
+
+
+def acknowledgements(root: MemoryRoot) -> dict[str, set[str]]:
+    """hypothesis -> the evidence ids the human has looked at.  With signing on, only an
+    acknowledgement signed by the pinned key counts (anyone can write a file)."""
+    state = signing_state(root)
+    before = set(state.decisions_before)
     out: dict[str, set[str]] = defaultdict(set)
-    for rec in records:
-        if rec.kind == "review" and rec.actor == "human" and rec.data.get("action") == "drift-ack":
-            hid = rec.data.get("hypothesis")
-            ids = rec.data.get("evidence_ids")
-            if isinstance(hid, str) and isinstance(ids, list):
-                out[hid].update(str(i) for i in ids)
+    for path in ack_files(root):
+        try:
+            ack = DriftAck.model_validate_json(path.read_bytes())
+        except (OSError, ValidationError):
+            continue  # a damaged file acknowledges nothing; verify names unsigned ones
+        rel = f"{ACKS_DIR}/{path.name}"
+        if state.enabled and rel not in before and not file_signed(state, path):
+            continue
+        out[ack.hypothesis].update(ack.evidence_ids)
     return dict(out)
 
 
@@ -452,10 +496,8 @@ def watch(
         raise InvalidInput(f"--since {start} is after --until {end}")
     # The fold needs every snapshot up to the end (a hypothesis may be older than the
     # window), so read from the first day, but judge only what falls in the window.
-    everything = [(d, log.read_day(d)) for d in days]
-    records = [r for d, recs in everything if d <= end for r in recs]
-    # The human may look at a flag any time after it: acknowledgements count from any day.
-    acks = acknowledgements([r for d, recs in everything if d > end for r in recs] + records)
+    records = [r for d in days if d <= end for r in log.read_day(d)]
+    acks = acknowledgements(root)  # the human may look at a flag any time after it
     register: dict[str, Hypothesis] = {}
     changes: dict[str, list[tuple[date, str, str]]] = defaultdict(list)
     carriable_on: dict[date, int] = {}
@@ -519,23 +561,3 @@ def _date(value: object) -> date | None:
         except ValueError:
             return None
     return None
-
-
-def acknowledge(root: MemoryRoot, hypothesis: str, evidence_ids: list[str], *, by: str) -> str:
-    """The human has looked at a drift flag on ``hypothesis``: record it (Evidence id)."""
-    from evolving_agent.review.store import check_person
-
-    check_person(by)
-    if not evidence_ids:
-        raise InvalidInput("an acknowledgement names the flag's evidence ids")
-    rec = Writer(root, "human").append(
-        "review",
-        f"looked at the drift flag on {hypothesis}",
-        data={
-            "action": "drift-ack",
-            "hypothesis": hypothesis,
-            "evidence_ids": evidence_ids,
-            "by": by,
-        },
-    )
-    return rec.id

@@ -94,10 +94,14 @@ def month_bounds(month: str) -> tuple[date, date]:
 
 
 def default_month(root: MemoryRoot) -> str:
-    """The month a review is pending for, else the month of the last friction."""
+    """The month a review is pending for, else the month of the last friction.
+
+    A probe card's month is only when it was queued, so a review from the weekly
+    proposals (the month that was lived) is preferred."""
     from evolving_agent.review.store import list_reviews
 
     pending = [r for r in list_reviews(root) if r.status == "pending"]
+    pending.sort(key=lambda r: r.pending.probe is None)
     if pending:
         return pending[-1].pending.month
     log = EvidenceLog(root)

@@ -46,6 +46,7 @@ def refuse(root: MemoryRoot, traces: list[Trace], *, actor: Actor = "human") -> 
                     "file": t.path.name,
                     "verdict": t.verdict,
                     "sha256": t.sha256,
+                    **({"proposal": t.proposal} if t.proposal else {}),
                 }
                 for t in traces
             ]
@@ -57,6 +58,6 @@ def refuse(root: MemoryRoot, traces: list[Trace], *, actor: Actor = "human") -> 
 def require_genuine(root: MemoryRoot, review_id: str, index: TraceIndex | None = None) -> Trace:
     """The trace of ``review_id``; refuses (recorded, exit 5) one that is not genuine."""
     trace = (index or TraceIndex.scan(root)).check(root, review_id)
-    if trace.verdict in ("untraced", "edited"):
+    if trace.tampered:
         raise refuse(root, [trace])
     return trace

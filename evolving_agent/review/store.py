@@ -178,7 +178,7 @@ def scan_reviews(root: MemoryRoot) -> ReviewList:
         if not _ID.fullmatch(path.stem):
             raise InvalidInput("not a review file (ids look like rev-2026-11-1)", file=path)
         trace = index.check(root, path.stem)
-        if trace.verdict in ("untraced", "edited"):
+        if trace.tampered:
             bad.append(trace)
             continue
         reviews.append(load_review(root, path.stem, index))

@@ -67,9 +67,14 @@ class Answer:
 
 @dataclass(frozen=True)
 class Shell:
-    """Run one shell command with the client's own shell tool."""
+    """Run one shell command with the client's own shell tool.
+
+    ``escalate`` asks Codex to run it outside its sandbox (``sandbox_permissions:
+    require_escalated``), as models do after a sandbox refusal; Claude has no such flag.
+    """
 
     command: str
+    escalate: bool = False
 
 
 @dataclass(frozen=True)
@@ -398,11 +403,16 @@ def _responses_call(body: dict[str, Any], step: Step) -> tuple[str, dict[str, An
         step = Shell(f"printf %s {_sh_quote(step.content)} > {_sh_quote(step.path)}")
     if isinstance(step, Shell):
         name = next((n for n in _SHELL_TOOLS if n in names), "shell")
+        escalate: dict[str, Any] = (
+            {"sandbox_permissions": "require_escalated", "justification": "run it unsandboxed?"}
+            if step.escalate
+            else {}
+        )
         if name == "shell":
-            return name, {"command": ["bash", "-lc", step.command]}
+            return name, {"command": ["bash", "-lc", step.command], **escalate}
         if name == "exec_command":
-            return name, {"cmd": step.command}
-        return name, {"command": step.command}
+            return name, {"cmd": step.command, **escalate}
+        return name, {"command": step.command, **escalate}
     if isinstance(step, CallTool):
         name = next((n for n in names if n.endswith(step.name)), step.name)
         return name, dict(step.arguments)
@@ -503,9 +513,30 @@ def _messages_block(model: ScriptedModel, body: dict[str, Any], step: Step) -> d
         full = next((n for n in deferred if n.endswith("__" + step.name)), None)
         if full is not None and TOOL_SEARCH in names:
             return _tool_use(model, TOOL_SEARCH, {"query": f"select:{full}", "max_results": 5})
+        # On a busy machine Claude Code's first request may go out before the MCP server
+        # has connected (no name listed yet): search again, as a model looking for its
+        # memory tool would, until the server's tools are listed (a search is not a step).
+        if TOOL_SEARCH in names and _searches(body) < MAX_SEARCHES:
+            return _tool_use(model, TOOL_SEARCH, {"query": step.name, "max_results": 5})
         return _tool_use(model, step.name, dict(step.arguments))
     text = step.text if isinstance(step, Say) else "ok"
     return {"type": "text", "text": text}
+
+
+MAX_SEARCHES = 60  # then the call goes to the bare name and the test sees it fail
+
+
+def _searches(body: dict[str, Any]) -> int:
+    """How many ToolSearch calls the conversation already holds."""
+    return sum(
+        1
+        for m in body.get("messages") or []
+        if isinstance(m, dict)
+        and m.get("role") == "assistant"
+        and isinstance(m.get("content"), list)
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_use" and b.get("name") == TOOL_SEARCH
+    )
 
 
 def _tool_use(model: ScriptedModel, name: str, arguments: dict[str, Any]) -> dict[str, Any]:

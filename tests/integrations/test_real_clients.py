@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from freezegun import freeze_time
 
-from evolving_agent.integrations.setups import Setup, setups_for
+from evolving_agent.integrations.setups import Setup
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.root import init_root
@@ -88,8 +88,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 
 
 def setup(client: str, key: str, root: MemoryRoot | Path) -> Setup:
+    """The set-up ``key`` exactly as ``integrations show CLIENT --root R`` prints it."""
     path = root.path if isinstance(root, MemoryRoot) else root
-    (found,) = [s for s in setups_for(client, str(path)) if s.key == key]
+    shown = run_cli("integrations", "show", client, "--root", str(path), "--json")
+    assert shown.exit_code == 0, shown.output
+    (found,) = [Setup(**s) for s in json.loads(shown.stdout) if s["key"] == key]
     return found
 
 
@@ -161,8 +164,10 @@ def test_claude_user_setup_as_printed_reaches_the_model_and_lands_friction(world
     first, *rest = world.model.requests("claude-user", api="messages")
     # The SessionStart hook's boot context reached the model's first request.
     assert BIAS in first.text()
-    # Claude Code lists MCP tools by name and loads them on demand; all five are there.
-    assert {n.removeprefix("mcp__evolving-agent__") for n in deferred_tools(first.body)} >= TOOLS
+    # Claude Code lists MCP tools by name and loads them on demand, once the server has
+    # connected: on a busy machine that may be after the first request.  All six are there.
+    listed = {n for r in (first, *rest) for n in deferred_tools(r.body)}
+    assert {n.removeprefix("mcp__evolving-agent__") for n in listed} >= TOOLS
     assert any("mcp__evolving-agent__friction" in r.tool_names() for r in rest)
     (rec,) = frictions(world.root, text)
     assert rec.actor == "session"
@@ -468,8 +473,10 @@ def test_codex_search_edits_scores_resumes_and_forgets(world: World) -> None:
 
 
 def test_codex_sandbox_that_runs_nothing_is_refused_before_the_run(world: World) -> None:
-    # Regression: with CODEX_HOME under $TMPDIR, codex makes no sandbox helper and every
+    # Regression: where the system bwrap (Debian's bubblewrap) meets a CODEX_HOME under
+    # $TMPDIR, codex makes no codex-linux-sandbox helper for bwrap to start, and every
     # command exits 1 without a command_execution event: the turns looked merely empty.
+    assert shutil.which("bwrap"), "bwrap is not installed (.ci/tools.d/bwrap.sh installs it)"
     _chome, env = codex_world(world, "codex-nohelper")
     env["TMPDIR"] = str(world.tmp)  # CODEX_HOME is below it
     marker = world.model.script("codex-nohelper", [Shell(INCREMENT), Say("done")])
@@ -481,27 +488,41 @@ def test_codex_sandbox_that_runs_nothing_is_refused_before_the_run(world: World)
     assert "codex's workspace-write sandbox cannot run a command on this machine" in (
         run_.proc.stderr
     )
+    # The reason is codex's own words: bwrap found no helper to start.
+    assert "bwrap: execvp codex-linux-sandbox: No such file or directory" in run_.proc.stderr
+    assert "CODEX_HOME outside $TMPDIR" in run_.proc.stderr
     assert run_.rows == [] and world.model.requests("codex-nohelper") == []
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="flaky since the merge of 2026-12-01: with the whole module it passes; run alone, "
-    "codex 0.169 refused the write (the model was told 'Read-only file system') yet printed no "
-    "command_execution item in `exec --json`, so the adapter had nothing to count (open in 21)",
-)
 def test_codex_read_only_sandbox_refusals_fail_the_turn(world: World) -> None:
-    # Regression: a sandbox that blocked every write showed as "5 (empty)", no error.
+    # Regression: a sandbox that blocked every write showed as "5 (empty)", no error; and
+    # commands codex refuses before they start print no item in `exec --json` at all.
     env = codex_search_env(world, "codex-ro")
-    marker = world.model.script("codex-ro", [Shell(INCREMENT), Say("could not")])
+    # The write is refused by the sandbox (shown as a command_execution item only when it
+    # outlives codex's first 150 ms); the model then asks to run it unsandboxed, which
+    # approval policy "never" refuses without any item.  Both must count.
+    marker = world.model.script(
+        "codex-ro", [Shell(INCREMENT), Shell(INCREMENT, escalate=True), Say("could not")]
+    )
 
     run_ = search(world, "codex-ro", "codex", env, marker, "--policy", "single", "--turns",
                   "1", "--agent-args", '-c sandbox_mode="read-only"')  # fmt: skip
+
     assert run_.proc.returncode == 4
     (row,) = run_.rows
-    assert (row["denied"], row["failed_commands"], row["empty"]) == (1, 1, True)
-    assert row["error"].startswith("codex's sandbox (read-only) refused all 1 command(s)")
-    assert "Read-only file system" in row["error"]
+    assert (row["denied"], row["failed_commands"], row["empty"]) == (2, 2, True)
+    assert row["error"].startswith("codex's sandbox (read-only) refused all 2 command(s)")
+    assert (
+        "Read-only file system" in row["error"] and 'sandbox_mode="workspace-write"' in row["error"]
+    )
+    told = [
+        i["output"]
+        for r in world.model.requests("codex-ro", api="responses")
+        for i in r.body["input"]
+        if i.get("type") == "function_call_output"
+    ]
+    # What the model was told: the sandbox's refusal, then the approval policy's.
+    assert "Read-only file system" in told[0] and "approval policy is Never" in told[-1]
     assert run_.summary["failed_turns"] == 1
 
 

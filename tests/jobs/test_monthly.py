@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
 
-from evolving_agent.jobs.monthly import run_monthly
+from evolving_agent.jobs.monthly import held_line, run_monthly
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.hypotheses import add_hypothesis
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
+from tests.helpers import run_cli
 from tests.helpers.weeks import START, at, live_through, pending, proposals, state
 
 
@@ -100,3 +101,50 @@ def test_a_retired_hypothesis_in_canon_proposes_its_removal(root: MemoryRoot) ->
     assert prop.evidence_ids == state(root, hyp.id).contradicts
     result = run_monthly(root, date(2026, 11, 1), now=at(date(2026, 11, 1), 4))
     assert [r.diff.op for r in result.plan.reviews] == ["remove"]
+
+
+@pytest.mark.slow
+def test_a_hypothesis_the_drift_watch_holds_waits_out_of_the_queue(root: MemoryRoot) -> None:
+    from evolving_agent.review.hold import acknowledge, holds
+
+    hyps = [
+        add_hypothesis(root, f"habit number {name}", ts=at(START, 8))
+        for name in ("one", "two", "three", "four")
+    ]
+    live_through(root, 14, supports={h.id: [3, 4, 5, 6, 10] for h in hyps})
+    assert len(proposals(root)) == 4
+    held = hyps[1]
+    # The essay's pendulum on one of them, late in October (still in December's window).
+    session = Writer(root, "session")
+    swings = [
+        session.append(
+            "friction",
+            "The answer was too long." if i % 2 == 0 else "Not enough information.",
+            supports=held.id,
+            ts=at(date(2026, 10, 20) + timedelta(days=i), 15),
+        ).id
+        for i in range(10)
+    ]
+    result = run_monthly(root, date(2026, 11, 1), now=at(date(2026, 11, 1), 4))
+    # Held out, and it takes none of the month's room: the other three are queued.
+    assert sorted(r.hypothesis for r in result.plan.reviews) == sorted(
+        h.id for h in hyps if h is not held
+    )
+    assert result.plan.deferred == []
+    (kept,) = result.plan.held
+    assert kept.hypothesis == held.id
+    assert kept.proposals == [p.id for p in proposals(root) if p.hypothesis == held.id]
+    assert [(f.kind, f.evidence_ids) for f in kept.flags] == [("pendulum", swings)]
+    record = next(
+        r for r in EvidenceLog(root).iter_all() if r.kind == "job" and r.data["job"] == "monthly"
+    )
+    assert record.data["held"][0]["flags"][0]["evidence_ids"] == swings
+    assert f"{held.id} held by the drift watch (pendulum: friction swung 9 times" in record.text
+    assert f"until 'evolving-agent drift ack {held.id}'" in record.text
+    shown = run_cli("--root", str(root.path), "run", "monthly", "--date", "2026-11-01")
+    assert f"held: {held_line(kept)}" in shown.output.splitlines()  # the run's report says so
+    # Still held a month later until the human looks; then the next run queues it.
+    assert held.id in holds(root, until=date(2026, 12, 1))
+    acknowledge(root, held.id, by="owner")
+    later = run_monthly(root, date(2026, 12, 1), now=at(date(2026, 12, 1), 4))
+    assert [r.hypothesis for r in later.plan.reviews] == [held.id] and later.plan.held == []

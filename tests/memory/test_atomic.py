@@ -63,3 +63,33 @@ def test_sigkill_mid_write_leaves_old_or_new_file_never_a_mix(tmp_path: Path) ->
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
     return init_root(tmp_path / "memory")
+
+
+def test_a_day_file_made_in_a_shared_evidence_directory_is_group_writable(tmp_path: Path) -> None:
+    # The OS-user deployment: a day file the assistant's user creates must take the human's
+    # jobs' appends, and a shared directory the human set up is never tightened back.
+    from evolving_agent.memory.atomic import make_private_dir
+    from evolving_agent.memory.evidence import EvidenceLog
+
+    root = init_root(tmp_path / "m")
+    for rel in ("evidence", ".ea/evidence", ".ea/locks"):
+        (root.real / rel).mkdir(exist_ok=True)
+        (root.real / rel).chmod(0o3770)
+    old = os.umask(0o022)
+    try:
+        EvidenceLog(root).append(_draft())
+        make_private_dir(root.real / ".ea" / "locks")
+    finally:
+        os.umask(old)
+    (day,) = (root.real / "evidence").glob("*.jsonl")
+    assert day.stat().st_mode & 0o777 == 0o660
+    (head,) = (root.real / ".ea" / "evidence").glob("*.head")
+    assert head.stat().st_mode & 0o777 == 0o660
+    assert (root.real / ".ea" / "locks").stat().st_mode & 0o7777 == 0o3770
+    assert (root.real / "canon" / "identity.yaml").stat().st_mode & 0o777 == 0o600
+
+
+def _draft():  # type: ignore[no-untyped-def]
+    from evolving_agent.memory.evidence import EvidenceDraft, now
+
+    return EvidenceDraft(ts=now(), kind="friction", actor="session", text="shared")

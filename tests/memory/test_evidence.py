@@ -331,3 +331,65 @@ def test_evidence_append_refuses_empty_text_like_friction_does(tmp_path: Path) -
     assert result.exit_code == 4
     assert result.output == "error: evidence text is empty: say what happened\n"
     assert not list((root / "evidence").glob("*.jsonl"))
+
+
+APPEND_ONE = textwrap.dedent(
+    """
+    import sys
+    from datetime import datetime
+    from pathlib import Path
+    from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog
+    from evolving_agent.paths import MemoryRoot
+
+    ts = datetime.fromisoformat(sys.argv[2])
+    EvidenceLog(MemoryRoot(Path(sys.argv[1]))).append(
+        EvidenceDraft(ts=ts, kind="friction", actor="session", text="waited for the lock")
+    )
+    """
+)
+
+
+def test_an_append_that_waited_while_its_day_was_sealed_lands_in_the_sealed_file(
+    tmp_path: Path,
+) -> None:
+    # Guards a lost event: a seal (the OS-user deployment) replaces the day file under its
+    # lock, so an appender that was waiting on the old file must append to the new one.
+    import fcntl
+
+    from evolving_agent.memory.evidence import EvidenceDraft, _replace_sealed
+
+    root = init_root(tmp_path / "m")
+    ts = "2026-11-28T12:00:00+00:00"
+    log = EvidenceLog(root)
+    from datetime import datetime
+
+    log.append(
+        EvidenceDraft(ts=datetime.fromisoformat(ts), kind="friction", actor="session", text="a")
+    )
+    day = log.day_file(date(2026, 11, 28))
+    ino = os.stat(day).st_ino
+    fd = os.open(day, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    child = subprocess.Popen([sys.executable, "-c", APPEND_ONE, str(root.path), ts])
+    try:
+        # Wait until the child blocks on our lock (/proc/locks lists waiters with '->').
+        deadline = time.monotonic() + 60
+        def waiting() -> bool:
+            locks = Path("/proc/locks").read_text().splitlines()
+            return any("->" in line and f":{ino} " in line for line in locks)
+
+        while not waiting():
+            assert child.poll() is None, "the child appended without waiting for the lock"
+            assert time.monotonic() < deadline, "the child never waited on the lock"
+            time.sleep(0.01)
+        dir_fd = os.open(day.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            _replace_sealed(dir_fd, day.name, os.pread(fd, os.fstat(fd).st_size, 0))
+        finally:
+            os.close(dir_fd)
+    finally:
+        os.close(fd)  # releases the lock: the child goes on
+    assert child.wait(timeout=60) == 0
+    texts = [r.text for r in log.read_chain_day(date(2026, 11, 28))]
+    assert texts == ["a", "waited for the lock"]
+    assert log.verify_chain() == []

@@ -13,7 +13,8 @@ from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.hypotheses import add_hypothesis, hypothesis_id
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.review.drift import _state_flips, acknowledge, pole, watch
+from evolving_agent.review.drift import _state_flips, pole, watch
+from evolving_agent.review.hold import acknowledge
 from tests.helpers import run_cli
 from tests.helpers.fixtures import KeptDemo, copy_tree
 
@@ -78,10 +79,10 @@ def test_drift_json_cites_the_ids_and_acknowledging_releases_the_hold(tmp_path: 
     assert f"evidence: {', '.join(ids)}" in text.output
     assert "held until you look" in text.output
 
-    rec = acknowledge(root, hypothesis_id(SHORT), ids, by="owner")
+    ack = acknowledge(root, hypothesis_id(SHORT), by="owner")
+    assert ack.hold.evidence_ids == ids and ack.record_id.startswith("ev-")
     report = watch(root, start=START, end=START + timedelta(days=18))
     assert set(report.held) == {hypothesis_id(LONG)}  # only what was looked at is released
-    assert rec.startswith("ev-")
 
 
 def test_a_calm_month_flags_nothing(tmp_path: Path) -> None:
@@ -188,9 +189,12 @@ def test_a_review_waiting_over_a_month_is_flagged(kept_demo: KeptDemo, tmp_path:
 
     review = next(r for r in list_reviews(root) if r.status == "pending")
     later = review.pending.created.date() + timedelta(days=40)
-    stale = [f for f in watch(root, today=later).flags if f.kind == "stale-proposal"]
+    report = watch(root, today=later)
+    stale = [f for f in report.flags if f.kind == "stale-proposal"]
     assert [f.reviews for f in stale] == [[review.id]]
     assert stale[0].evidence_ids == review.pending.evidence_ids
+    # It asks for a decision, so it must not hold the review it asks a decision on.
+    assert review.pending.hypothesis not in report.held
     assert not [f for f in watch(root).flags if f.kind == "stale-proposal"]
 
 

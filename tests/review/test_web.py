@@ -1,7 +1,8 @@
 """The review page on the demo's lived month, served for real and driven by Chromium.
 
 One server (``evolving-agent review serve``) and one browser for the module; the tests
-run in file order on one copy of the kept demo: look, try the doors, edit, approve.
+run in file order on one copy of the kept demo, with two probe cards queued on top: look,
+try the doors, edit, approve, reject.
 """
 
 from __future__ import annotations
@@ -18,11 +19,15 @@ import pytest
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.probes import resolve_answerer
+from evolving_agent.probes.diff import diff_probes
+from evolving_agent.probes.run import run_probes
 from evolving_agent.review.drift import watch
 from evolving_agent.review.glance import month_bounds
 from evolving_agent.review.store import list_reviews, load_review
 from tests.helpers import run_proc
 from tests.helpers.fixtures import KeptDemo, copy_tree, isolated_env
+from tests.helpers.probe_fakes import ANSWERS, fake
 from tests.helpers.web import Server, browser, serve
 
 pytestmark = pytest.mark.slow
@@ -42,6 +47,8 @@ class Site:
     browser: Any
     env: dict[str, str]
     review_id: str
+    probe_id: str  # a card ``probe diff`` queued
+    other_probe: str  # the other one, rejected on the page
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +60,12 @@ def site(kept_demo: KeptDemo, tmp_path_factory: pytest.TempPathFactory) -> Itera
         for k, v in env.items():
             mp.setenv(k, v)
         rid = next(r.id for r in list_reviews(root) if r.status == "pending")
+        # A model upgrade on top of the lived month: its probe card waits beside the rest.
+        for model, mode in (("honest-1", "honest"), ("drift-2", "drifting")):
+            run_probes(root, model=model, backend=resolve_answerer(root, None, fake(mode)))
+        probe_id, other_probe = diff_probes(root).queued
     with serve(root.path, env) as server, browser() as b:
-        yield Site(root, server, b, env, rid)
+        yield Site(root, server, b, env, rid, probe_id, other_probe)
 
 
 def _page(site: Site, **context: Any) -> Any:
@@ -100,6 +111,40 @@ def test_the_page_shows_the_lived_month(site: Site, tmp_path: Path) -> None:
         == card.locator("pre.diff").inner_text()
     )
     assert plain.locator("#month svg.chart").count() == 2
+
+
+def test_a_probe_card_shows_what_was_asked_both_answers_and_its_runs(site: Site) -> None:
+    review = load_review(site.root, site.probe_id)
+    assert review.pending.probe is not None
+    (pair,) = review.pending.probe.pairs
+    card = _page(site).locator(f"#probe-{site.probe_id}")
+    probes = (site.root.canon / "probes.yaml").read_text(encoding="utf-8")
+    asked = card.locator("blockquote.prompt").inner_text()
+    assert asked and asked in probes  # the probe's own question
+    before = card.locator(".answer.before")
+    after = card.locator(".answer.after")
+    assert "honest-1" in before.locator("h4").inner_text()
+    assert "drift-2" in after.locator("h4").inner_text()
+    assert after.locator(".verdict").text_content() == pair.verdict
+    said = {before.locator("pre").inner_text(), after.locator("pre").inner_text()}
+    assert said <= set(ANSWERS["honest"].values()) | set(ANSWERS["drifting"].values())
+    assert before.locator("code.evid").inner_text() == pair.before
+    assert after.locator("code.evid").inner_text() == pair.after
+    assert f"What changed: {pair.why}" in after.inner_text()
+    # Provenance: the probe diff's record and both probe runs behind the answers.
+    runs = {
+        r.data["run"]
+        for r in EvidenceLog(site.root).iter_kind("probe")
+        if r.id in (pair.before, pair.after)
+    }
+    provenance = card.locator(".provenance").inner_text()
+    assert len(runs) == 2 and all(run in provenance for run in runs)
+    (queued,) = [
+        r
+        for r in EvidenceLog(site.root).iter_kind("review-queued")
+        if r.data["review_id"] == site.probe_id
+    ]
+    assert queued.data["by"] == "probe" and queued.data["run"] in provenance
 
 
 def test_requests_without_the_token_from_elsewhere_or_as_get_change_nothing(site: Site) -> None:
@@ -224,3 +269,21 @@ def test_approve_in_the_page_commits_to_canon_with_provenance(site: Site) -> Non
     assert again.locator(".status").text_content() == "approved"
     assert again.locator("form.approve").count() == 0
     assert commit[:10] in again.inner_text()
+
+
+def test_reject_in_the_page_records_the_reason(site: Site) -> None:
+    rid = site.other_probe
+    card = _page(site).locator(f"#card-{rid}")
+    canon = gitrepo.open_repo(site.root).head.commit.hexsha
+    card.locator("input[name=reason]").fill("the new model is right to ask less")
+    card.locator("form.reject button").click()
+    assert card.page.locator("#done h1").inner_text() == f"Rejected {rid}"
+    review = load_review(site.root, rid)
+    assert review.status == "rejected" and review.decision is not None
+    assert (review.decision.reason, review.decision.approver) == (
+        "the new model is right to ask less",
+        "owner",
+    )
+    last = [r for r in EvidenceLog(site.root).iter_all() if r.kind == "review"][-1]
+    assert last.data["action"] == "reject" and last.data["review_id"] == rid
+    assert gitrepo.open_repo(site.root).head.commit.hexsha == canon  # Canon unchanged

@@ -47,6 +47,7 @@ from evolving_agent.review.actions import edit_text, record_edit, reject_review
 from evolving_agent.review.approve import approve_review, plan_approval
 from evolving_agent.review.glance import default_month, month_bounds, month_glance
 from evolving_agent.review.history import canon_show
+from evolving_agent.review.hold import acknowledge, holds
 from evolving_agent.review.web import svg
 from evolving_agent.review.web.cards import all_cards, build_card, fingerprint_of
 from evolving_agent.review.web.text import visible
@@ -190,7 +191,8 @@ def create_app(settings: Settings) -> Starlette:
             month = request.query_params.get("month") or default_month(root)
             glance = month_glance(root, month)
             report = drift_report(month)
-            cards = all_cards(root, report.held)
+            held = holds(root)  # what holds a review now, whichever month is shown
+            cards = all_cards(root, held)
         except EvolvingAgentError as exc:
             return render("error.html", 400, message=str(exc))
         return render(
@@ -198,6 +200,7 @@ def create_app(settings: Settings) -> Starlette:
             month=month,
             glance=glance,
             report=report,
+            held=held,
             cards=cards,
             friction_svg=svg.friction_chart(glance),
             lanes_svg=svg.state_lanes(glance),
@@ -219,15 +222,7 @@ def create_app(settings: Settings) -> Starlette:
         if form is None or not settings.csrf_ok("approve", rid, form.get("csrf", "")):
             return bad_form()
         try:
-            plan = plan_approval(root, rid)
-            held = drift_report(plan.review.pending.month).held.get(plan.review.pending.hypothesis)
-            if held and plan.review.status == "pending":
-                return render(
-                    "error.html",
-                    409,
-                    message=f"{rid} is held by the drift watch: {held[0].title}. Look at the "
-                    "flag and acknowledge it first; nothing was written.",
-                )
+            plan = plan_approval(root, rid)  # refuses a review the drift watch holds
             if form.get("fingerprint", "") != fingerprint_of(plan):
                 return render(
                     "error.html",
@@ -298,16 +293,13 @@ def create_app(settings: Settings) -> Starlette:
         hid = (form or {}).get("hypothesis", "")
         if form is None or not settings.csrf_ok("ack", hid, form.get("csrf", "")):
             return bad_form()
-        month = form.get("month") or default_month(root)
         try:
-            flags = drift_report(month).held.get(hid, [])
-            ids = list(dict.fromkeys(i for f in flags for i in f.evidence_ids))
-            if not ids:
-                return render("error.html", 409, message=f"nothing holds {hid} now")
-            rec = drift.acknowledge(root, hid, ids, by=settings.approver)
+            result = acknowledge(root, hid, by=settings.approver)  # as 'drift ack' does
         except EvolvingAgentError as exc:
             return render("error.html", 409, message=str(exc))
-        return render("done.html", verb="acknowledged", rid=hid, ack=rec, flags=flags)
+        return render(
+            "done.html", verb="acknowledged", rid=hid, ack=result.record_id, flags=result.hold.flags
+        )
 
     static = Path(str(resources.files("evolving_agent.review.web"))) / "static"
     routes = [

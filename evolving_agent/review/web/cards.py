@@ -4,7 +4,8 @@ A card is computed fresh each time it is shown: the diff re-applied to Canon as 
 now (a diff that no longer applies says so here, instead of failing at approval), the
 approval planned exactly as ``review approve`` would plan it (limit, removal share), the
 evidence for and against the hypothesis behind it, dated and quoted, how long it has
-waited, what would reverse it, and any drift flag holding it.
+waited, what would reverse it, and any drift flag holding it.  A probe card shows
+instead what each probe asked and both models' answers, with the probe runs behind them.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from evolving_agent.memory.hypotheses import Hypothesis, HypothesisDetail, show_
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.approve import ApprovalPlan, plan_approval
 from evolving_agent.review.drift import DriftFlag
+from evolving_agent.review.hold import Hold, ReviewHeld
+from evolving_agent.review.probe_card import ProbeCardView, probe_card_view
 from evolving_agent.review.store import Review, cited_evidence, list_reviews
 from evolving_agent.review.view import ReviewView, view_review
 
@@ -42,7 +45,12 @@ class Card:
     reverse: str
     plan: ApprovalPlan | None
     plan_problem: str  # why approving would be refused now ("" when it would go through)
-    held_by: list[DriftFlag]
+    hold: Hold | None  # the drift watch holds it until the human has looked
+    probe: ProbeCardView | None  # a card ``probe diff`` queued: questions and answers
+
+    @property
+    def held_by(self) -> list[DriftFlag]:
+        return self.hold.flags if self.hold else []
 
     @property
     def review(self) -> Review:
@@ -104,7 +112,7 @@ def _reverse(review: Review, h: Hypothesis | None) -> str:
     )
 
 
-def build_card(root: MemoryRoot, review_id: str, held: dict[str, list[DriftFlag]]) -> Card:
+def build_card(root: MemoryRoot, review_id: str, held: dict[str, Hold]) -> Card:
     view = view_review(root, review_id)
     review = view.review
     try:
@@ -120,6 +128,8 @@ def build_card(root: MemoryRoot, review_id: str, held: dict[str, list[DriftFlag]
     if review.status in ("pending", "applying"):
         try:
             plan = plan_approval(root, review_id)
+        except ReviewHeld:
+            pass  # the card's hold notice says so, with the way out
         except EvolvingAgentError as exc:
             problem = str(exc)
     waited_to = review.decision.ts if review.decision else now()
@@ -132,11 +142,12 @@ def build_card(root: MemoryRoot, review_id: str, held: dict[str, list[DriftFlag]
         reverse=_reverse(review, h),
         plan=plan,
         plan_problem=problem,
-        held_by=held.get(review.pending.hypothesis, []) if review.status == "pending" else [],
+        hold=held.get(review.pending.hypothesis) if review.status == "pending" else None,
+        probe=probe_card_view(root, review),
     )
 
 
-def all_cards(root: MemoryRoot, held: dict[str, list[DriftFlag]]) -> list[Card]:
+def all_cards(root: MemoryRoot, held: dict[str, Hold]) -> list[Card]:
     """Pending cards first (oldest first), then decided ones, newest decision first."""
     reviews = list_reviews(root)
     pending = [r for r in reviews if r.status in ("pending", "applying")]

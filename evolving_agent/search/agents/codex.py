@@ -27,13 +27,26 @@ The prompt comes after ``--``, so a task starting with ``---`` is not an option.
 The thread id comes from the ``thread.started`` event, tokens from ``turn.completed``
 ``usage`` (``input_tokens``, ``cached_input_tokens``, ``output_tokens``, and
 ``reasoning_output_tokens`` where reported), errors from ``turn.failed`` and
-``error`` events.  Current codex reports the *thread's running total* in
-``turn.completed`` (openai/codex#17539), older versions each turn's own usage; the
-adapter keeps the last total it saw per thread (under the run's ``agent-state/codex``)
-and records per-turn deltas: usage is taken as a running total while it never
-decreases and its input grows; a thread whose usage ever shrinks or stands still is
-known to report per turn and is summed from then on.  (An old codex whose per-turn
-usage happens to grow on a thread's second turn is undercounted on that turn.)
+``error`` events.
+
+Current codex reports the *thread's running total* in ``turn.completed``
+(openai/codex#17539), older versions each turn's own usage; the adapter keeps the last
+total it saw per thread (under the run's ``agent-state/codex``) and records per-turn
+deltas: usage is taken as a running total while it never decreases and its input
+grows; a thread whose usage ever shrinks or stands still is known to report per turn
+and is summed from then on.  (An old codex whose per-turn usage happens to grow on a
+thread's second turn is undercounted on that turn.)
+
+The commands the agent ran, and which failed or were refused, come from the thread's
+session file (``$CODEX_HOME/sessions/Y/M/D/rollout-…-THREAD.jsonl``: each shell tool
+call and the text the model got back), because ``exec --json`` leaves some out: a
+command codex refuses before it starts prints no ``command_execution`` item at all.
+That is always so for an escalation the approval policy forbids, and, in codex's
+unified exec, for a command that fails with a sandbox message within its first 150 ms
+(a slower one shows as an item with its exit code), so the same refused write was
+counted or not by timing.  Without a session file (``--ephemeral``) the items are all
+there is.
+
 Codex reports no dollars, so the cost is priced from a token table (USD per million
 tokens; override with ``token_prices`` / ``--token-prices``).
 """
@@ -41,8 +54,11 @@ tokens; override with ``token_prices`` / ``--token-prices``).
 from __future__ import annotations
 
 import json
+import os
 import re
 import tempfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -94,12 +110,19 @@ _RESUME_OK = {
     "-o": True,
     "--output-last-message": True,
 }
-# What a sandbox says when it blocks a command (Linux bubblewrap/Landlock, macOS Seatbelt).
+# What a sandbox says when it blocks a command (Linux bubblewrap/Landlock, macOS Seatbelt),
+# and what codex tells the model when its approval policy refuses to run one unsandboxed.
 _REFUSED = re.compile(
     r"read-only file system|operation not permitted|permission denied|bwrap:|"
-    r"sandbox(-exec)?: |landlock",
+    r"sandbox(-exec)?: |landlock|approval policy is never",
     re.IGNORECASE,
 )
+# Codex's shell tools (unified exec's `exec_command`, the classic ones) as the model
+# calls them; `write_stdin` only polls a command already counted.
+_SHELL_TOOLS = ("exec_command", "shell", "shell_command", "local_shell", "container.exec")
+# How a shell tool's answer to the model states the exit code (unified exec; classic).
+_EXIT = re.compile(r"^(?:Process exited with code|Exit code:) (-?\d+)$", re.MULTILINE)
+_STILL_RUNNING = "Process running with session ID"
 # Codex's warning when its CODEX_HOME sits under the temporary directory: it then makes
 # no codex-linux-sandbox helper, and every sandboxed command fails (exit 1).
 _NO_HELPER = "could not create PATH aliases"
@@ -221,6 +244,7 @@ class CodexAgent(Agent):
 
     def run_turn(self, *, request: TurnRequest) -> TurnResult:
         args = self.new_args if request.new_session else self.resume_args
+        started = time.time()
         done = run_process(
             self.argv(request), cwd=request.workspace, timeout=request.timeout, env=request.env
         )
@@ -250,8 +274,11 @@ class CodexAgent(Agent):
                     message = str(item.get("text", ""))
                 elif item.get("type") == "command_execution":
                     commands.append(item)
-        bad = [c for c in commands if _failed(c)]
-        refused = [c for c in bad if _REFUSED.search(str(c.get("aggregated_output") or ""))]
+        ran = session_commands(request, thread_id, since=started)
+        if ran is None:  # no session file: what exec --json printed
+            ran = [Command(str(c.get("aggregated_output") or ""), _failed(c)) for c in commands]
+        bad = [c for c in ran if c.failed]
+        refused = [c for c in bad if _REFUSED.search(c.output)]
         error = failure(done, "codex", request.timeout)
         if error is not None and done.timed_out and retrying:
             error = f"{error}; codex{RETRYING}after: {retrying}"
@@ -262,11 +289,12 @@ class CodexAgent(Agent):
                 "codex ran without its sandbox helper (its CODEX_HOME is under the "
                 "temporary directory), so every command it ran failed: " + _SANDBOX_FIX
             )
-        elif error is None and commands and len(refused) == len(commands):
-            sample = str(refused[0].get("aggregated_output") or "").strip().splitlines()
+        elif error is None and ran and len(refused) == len(ran):
+            sample = refused[0].output.strip().splitlines()
+            fix = _READ_ONLY_FIX if mode == "read-only" else _SANDBOX_FIX
             error = (
-                f"codex's sandbox ({mode or 'default'}) refused all {len(commands)} "
-                f"command(s) ({sample[-1][:120] if sample else 'no output'}): " + _SANDBOX_FIX
+                f"codex's sandbox ({mode or 'default'}) refused all {len(ran)} "
+                f"command(s) ({sample[-1][:120] if sample else 'no output'}): " + fix
             )
         session = thread_id or (
             None if request.new_session else continued_session(request.session_id, error)
@@ -324,6 +352,85 @@ _SANDBOX_FIX = (
     "(--sandbox bwrap) and run codex unsandboxed inside it: --agent-args "
     '"-c sandbox_mode=\\"danger-full-access\\""'
 )
+
+
+_READ_ONLY_FIX = (
+    "a read-only sandbox lets the agent change nothing; leave sandbox_mode out of "
+    '--agent-args (the adapter then passes -c sandbox_mode="workspace-write")'
+)
+
+
+@dataclass(frozen=True)
+class Command:
+    """One shell command of the turn: what the model was told, and whether it failed."""
+
+    output: str
+    failed: bool
+
+
+def session_commands(
+    request: TurnRequest, thread: str | None, since: float = 0.0
+) -> list[Command] | None:
+    """This turn's shell commands from the thread's session file; None if there is none
+    (or it was last written before ``since``, the turn's start: not this turn's)."""
+    path = _session_file(request, thread)
+    try:
+        if path is None or path.stat().st_mtime < since:
+            return None
+        text = path.read_text(errors="replace")
+    except OSError:
+        return None
+    calls: dict[str, None] = {}  # call ids of shell tool calls, in order
+    told: dict[str, str] = {}
+    for record in _events(text):
+        payload = record.get("payload")
+        if not isinstance(payload, dict):
+            continue
+        kind = payload.get("type")
+        if record.get("type") == "event_msg" and kind == "task_started":
+            calls, told = {}, {}  # a new turn: only the last one is this turn's
+        elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
+            name = str(payload.get("name") or "local_shell")
+            if name in _SHELL_TOOLS and payload.get("call_id"):
+                calls[str(payload["call_id"])] = None
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            told[str(payload.get("call_id"))] = _output_text(payload.get("output"))
+    return [_command(told.get(call, "")) for call in calls]
+
+
+def _command(output: str) -> Command:
+    """A shell tool's answer: an exit code, still running, or refused before it ran."""
+    if _STILL_RUNNING in output:
+        return Command(output, failed=False)
+    code = _EXIT.search(output)
+    return Command(output, failed=code is None or int(code.group(1)) != 0)
+
+
+def _output_text(value: object) -> str:
+    if isinstance(value, str):
+        try:  # the classic shell tool answers {"output": ..., "metadata": {"exit_code": N}}
+            data = json.loads(value)
+        except json.JSONDecodeError:
+            return value
+        if isinstance(data, dict) and isinstance(data.get("metadata"), dict):
+            code = data["metadata"].get("exit_code")
+            return f"Exit code: {code}\n{data.get('output', '')}"
+        return value
+    if isinstance(value, dict):
+        return _output_text(value.get("content") or value.get("output") or "")
+    if isinstance(value, list):
+        return "\n".join(str(v.get("text", "")) for v in value if isinstance(v, dict))
+    return ""
+
+
+def _session_file(request: TurnRequest, thread: str | None) -> Path | None:
+    """Where codex kept the thread (``$CODEX_HOME/sessions/Y/M/D/rollout-…-ID.jsonl``)."""
+    if not thread or not re.fullmatch(r"[0-9A-Za-z-]+", thread):
+        return None
+    env = {**os.environ, **request.env}
+    home = env.get("CODEX_HOME") or str(Path(env.get("HOME") or Path.home()) / ".codex")
+    found = sorted(Path(home).glob(f"sessions/*/*/*/rollout-*-{thread}.jsonl"))
+    return found[-1] if found else None
 
 
 def sandbox_mode(args: list[str]) -> str | None:
