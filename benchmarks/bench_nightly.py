@@ -3,8 +3,10 @@
     .venv/bin/python benchmarks/bench_nightly.py [--days 365] [--per-day 200] [--repeat 5]
 
 Both roots hold the same hypotheses and the same last day (200 events, some tagged);
-the year root has 364 more days of evidence before it.  Each timing is one nightly run
-for the last day (median of --repeat, restoring Today and the run marker in between).
+the year root has 364 more days of evidence before it, and its nightly ran every night
+up to the day before (the setup runs it once; its first run catches up the last
+MAX_CATCH_UP days).  Each timing is one nightly run for the last day (median of
+--repeat, restoring Today and the run marker in between).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from datetime import date, datetime, timedelta
 from datetime import time as dtime
 from pathlib import Path
 
-from evolving_agent.jobs.nightly import run_nightly
+from evolving_agent.jobs.nightly import MAX_CATCH_UP, run_nightly
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog
 from evolving_agent.memory.hypotheses import add_hypothesis
 from evolving_agent.memory.root import init_root
@@ -49,7 +51,8 @@ def fill(root: MemoryRoot, days: int, per_day: int, hyps: list[str]) -> None:
         log.append_many(drafts)
 
 
-def build(path: Path, days: int, per_day: int) -> MemoryRoot:
+def build(path: Path, days: int, per_day: int) -> tuple[MemoryRoot, float]:
+    """The root, and how long its first nightly (the catch-up) took (0 for one day)."""
     root = init_root(path)
     first = datetime.combine(LAST - timedelta(days=days), dtime(8)).astimezone()
     hyps = [
@@ -57,7 +60,15 @@ def build(path: Path, days: int, per_day: int) -> MemoryRoot:
         for n in ("one", "two", "three", "four", "five")
     ]
     fill(root, days, per_day, hyps)
-    return root
+    if days > 1:
+        # A lived root: the nightly ran every night up to the day before.  (A root whose
+        # nightly never ran catches up at most MAX_CATCH_UP days on its first run: that
+        # is a one-off, not the cost of each night, so it is done here, in the setup.)
+        before = LAST - timedelta(days=1)
+        start = time.perf_counter()
+        run_nightly(root, before, now=datetime.combine(LAST, dtime(3)).astimezone())
+        return root, time.perf_counter() - start
+    return root, 0.0
 
 
 def time_nightly(root: MemoryRoot, repeat: int) -> float:
@@ -88,13 +99,17 @@ def main() -> None:
         os.environ.setdefault(var.replace("AUTHOR", "COMMITTER"), val)
     with tempfile.TemporaryDirectory(prefix="ea-bench-") as tmp:
         t0 = time.perf_counter()
-        one = build(Path(tmp) / "one-day", 1, args.per_day)
-        year = build(Path(tmp) / "year", args.days, args.per_day)
+        one, _ = build(Path(tmp) / "one-day", 1, args.per_day)
+        year, catch_up = build(Path(tmp) / "year", args.days, args.per_day)
         built = time.perf_counter() - t0
         t_one = time_nightly(one, args.repeat)
         t_year = time_nightly(year, args.repeat)
     ratio = t_year / t_one
     print(f"setup: {args.days} x {args.per_day} events written in {built:.1f}s")
+    print(
+        f"first nightly of the year root (catches up the last {MAX_CATCH_UP} days, once): "
+        f"{catch_up:.1f}s"
+    )
     print(
         f"nightly: 1 day {t_one * 1000:.1f} ms | {args.days} days {t_year * 1000:.1f} ms | "
         f"ratio {ratio:.2f} (target <= 1.5) {'OK' if ratio <= 1.5 else 'OVER'}"

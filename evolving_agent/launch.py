@@ -4,6 +4,8 @@
 by :mod:`evolving_agent.memory.bootfast` with the standard library only; click, pydantic
 and ruamel are imported only when that path declines (any other command or option, or
 anything unusual about the root), and then the full CLI runs as if nothing had happened.
+``evolving-agent friction TEXT`` is appended by :mod:`evolving_agent.memory.frictionfast`
+the same way (the standard library only, else the full CLI), and
 ``evolving-agent [--root R] mcp`` likewise starts the MCP server without the CLI
 (:func:`evolving_agent.integrations.mcp_server.try_serve`).
 """
@@ -20,6 +22,13 @@ def main() -> None:
         from evolving_agent.memory.bootfast import try_boot
 
         code = try_boot(argv, write_file=_write_boot_file)
+        if code is not None:
+            sys.exit(code)
+    if "friction" in argv:
+        # The command hooks and assistants run most: appended without click or pydantic.
+        from evolving_agent.memory.frictionfast import try_friction
+
+        code = try_friction(argv)
         if code is not None:
             sys.exit(code)
     if "mcp" in argv:

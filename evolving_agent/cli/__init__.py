@@ -29,6 +29,7 @@ from evolving_agent.errors import (
     EXIT_USAGE,
     EvolvingAgentError,
 )
+from evolving_agent.memory.fastargv import utf8
 
 RAISE_ENV = "EVOLVING_AGENT_RAISE"
 
@@ -259,19 +260,11 @@ def cli(ctx: click.Context, root: str | None, no_pager: bool) -> None:
     ctx.obj["no_pager"] = no_pager
 
 
-def _not_utf8(arg: str) -> bool:
-    try:
-        arg.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
 def main() -> None:
     """Console-script entry point."""
     # Bytes from a non-UTF-8 terminal arrive as lone surrogates that no file can store;
     # refuse them here, before any command half-writes them.
-    bad = next((a for a in sys.argv[1:] if _not_utf8(a)), None)
+    bad = next((a for a in sys.argv[1:] if not utf8(a)), None)
     if bad is not None:
         shown = bad.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
         echo(

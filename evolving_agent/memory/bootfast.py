@@ -52,6 +52,7 @@ from evolving_agent.memory.bootview import (
     stale_date,
     updated_order,
 )
+from evolving_agent.memory.fastargv import option_value, utf8
 from evolving_agent.paths import MemoryRoot
 
 CACHE_NAME = "boot-cache.json"
@@ -142,21 +143,16 @@ def parse_argv(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> R
     boot_seen = False
     while args:
         arg = args.pop(0)
-        try:
-            arg.encode("utf-8")
-        except UnicodeEncodeError:
+        if not utf8(arg):
             return None
         if arg == "boot" and not boot_seen:
             boot_seen = True
             continue
-        name, eq, value = arg.partition("=")
+        name = arg.partition("=")[0]
         if name not in _VALUE_OPTIONS or name in req.seen or (name != "--root" and not boot_seen):
             return None
-        if not eq:
-            if not args:
-                return None
-            value = args.pop(0)
-        if not value or value.startswith("-") or not _utf8(value):
+        name, value = option_value(arg, args)
+        if value is None:
             return None
         req.seen.add(name)
         if name == "--root":
@@ -174,14 +170,6 @@ def parse_argv(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> R
     if "--max-chars" not in req.seen and MAX_CHARS_ENV in environ:
         req.max_chars = _max_chars(environ[MAX_CHARS_ENV])
     return req if req.max_chars >= MIN_MAX_CHARS else None
-
-
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _max_chars(value: str) -> int:
@@ -331,7 +319,7 @@ def derive(root: MemoryRoot, max_chars: int) -> _View:
 
 
 def _str(value: Any, *, empty: bool = True) -> str:
-    if type(value) is not str or (not empty and not value) or not _utf8(value):
+    if type(value) is not str or (not empty and not value) or not utf8(value):
         raise _Fallback("not a plain string")
     return value
 

@@ -20,6 +20,14 @@ from pydantic_core import PydanticCustomError
 
 from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.memory.authority import Writer
+from evolving_agent.memory.bounds import (
+    MAX_FIELD_CHARS,
+    MAX_IMPORT_LINE_BYTES,
+    MAX_TEXT_BYTES,
+    check_fields,
+    check_text,
+    refuse_reflected_day,
+)
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
@@ -27,51 +35,6 @@ from evolving_agent.results import Result
 
 if TYPE_CHECKING:
     from evolving_agent.memory.policy import Actor
-MAX_TEXT_BYTES = 16 * 1024
-MAX_FIELD_CHARS = 200
-MAX_IMPORT_LINE_BYTES = 32 * 1024
-# Copy of reflectors.base.NIGHTLY_STATE_FILE (memory may not import reflectors).
-NIGHTLY_STATE_FILE = "nightly.json"
-
-
-def check_text(text: str, what: str = "friction text") -> str:
-    size = len(text.encode("utf-8", "surrogatepass"))
-    if size > MAX_TEXT_BYTES:
-        raise InvalidInput(
-            f"the {what} is {size:,} bytes; the limit is {MAX_TEXT_BYTES:,} "
-            "(say what felt off in a few lines; keep documents elsewhere)"
-        )
-    return text
-
-
-def check_fields(**fields: str | None) -> None:
-    for name, value in fields.items():
-        if value is not None and (len(value) > MAX_FIELD_CHARS or "\n" in value):
-            raise InvalidInput(
-                f"--{name} must be one line of at most {MAX_FIELD_CHARS} characters "
-                f"(got {len(value):,})"
-            )
-
-
-def last_reflected_day(root: MemoryRoot) -> date | None:
-    """The last day the nightly job reflected (today/nightly.json), if any."""
-    try:
-        data = json.loads((root.today / NIGHTLY_STATE_FILE).read_text(encoding="utf-8"))
-        return date.fromisoformat(str(data["last_date"]))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def refuse_reflected_day(root: MemoryRoot, ts: datetime) -> None:
-    """An event dated on a day already reflected would never be reflected: refuse it."""
-    last = last_reflected_day(root)
-    day = ts.date()
-    if last is not None and day < last:
-        raise InvalidInput(
-            f"the clock says {ts:%Y-%m-%d %H:%M}, but the nightly job already reflected "
-            f"{last}: an event dated {day} would never be reflected; nothing was written "
-            "(check the system clock)"
-        )
 
 
 def record_friction(

@@ -39,7 +39,6 @@ one device's files.
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import hashlib
 import json
@@ -55,18 +54,23 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evolving_agent.errors import InvalidInput, first_error
-from evolving_agent.memory.atomic import (
-    UnsafePath,
-    atomic_write,
-    open_creating,
-    open_dir,
-    read_plain,
+from evolving_agent.memory import chain
+from evolving_agent.memory.atomic import UnsafePath, open_dir, read_plain
+from evolving_agent.memory.chain import (  # re-exported: the chain's names, where they were
+    CHUNK_BYTES,
+    CHUNK_LINES,
+    SCHEMA_VERSION,
+    Chain,
+    Head,
+    canonical,
+    genesis,
+    now,
 )
 from evolving_agent.memory.policy import Actor
 from evolving_agent.memory.redact import redact, redact_data
 from evolving_agent.paths import MemoryRoot
 
-SCHEMA_VERSION = 1
+__all__ = ["CHUNK_BYTES", "CHUNK_LINES", "SCHEMA_VERSION", "Head", "canonical", "genesis", "now"]
 
 # Record kinds.  Add new ones here (one place), never reuse a name for another meaning.
 Kind = Literal[
@@ -89,14 +93,6 @@ Kind = Literal[
     "probe",  # a model's answer to a probe of canon/probes.yaml (see evolving_agent.probes)
     "sync",  # a sync with another device: a Live Bus value replaced, Today's writer moved
 ]
-
-
-def canonical(data: dict[str, Any]) -> bytes:
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def genesis(day: date) -> str:
-    return hashlib.sha256(f"evolving-agent evidence {day.isoformat()}".encode()).hexdigest()
 
 
 class EvidenceDraft(BaseModel):
@@ -163,114 +159,26 @@ class EvidenceRecord(EvidenceDraft):
 
 def _seal(draft: EvidenceDraft, prev: str) -> tuple[EvidenceRecord, bytes]:
     """Chain a validated draft after ``prev``; returns the record and its JSON line."""
-    body = draft.model_dump(mode="json")
-    body.update(schema_version=SCHEMA_VERSION, prev=prev, id="")
-    # The id is derived from the content and its place in the chain, so it is unique;
-    # the hash then seals the id too.
-    body["id"] = "ev-" + hashlib.sha256(canonical(body)).hexdigest()[:12]
-    sealed = canonical(body)
-    digest = hashlib.sha256(sealed).hexdigest()
-    # The line is the hashed bytes with the hash appended as a last key (readers parse
-    # JSON, so key order does not matter; this saves a third serialisation per event).
-    line = sealed[:-1] + b',"hash":"' + digest.encode() + b'"}\n'
+    body, line = chain.seal(draft.model_dump(mode="json"), prev)
+    return _sealed_record(draft, body), line
+
+
+def _sealed_record(draft: EvidenceDraft, body: dict[str, Any]) -> EvidenceRecord:
     # The draft was validated and the added fields are ours: no second validation pass
-    # (this is the hot path of every friction event).
-    record = EvidenceRecord.model_construct(
-        **draft.__dict__, schema_version=SCHEMA_VERSION, prev=prev, id=body["id"], hash=digest
+    # (this is the hot path of every Evidence append).
+    return EvidenceRecord.model_construct(
+        **draft.__dict__,
+        schema_version=SCHEMA_VERSION,
+        prev=body["prev"],
+        id=body["id"],
+        hash=body["hash"],
     )
-    return record, line
 
 
-_HASH_KEY = b'"hash":"'
-
-
-def _hash_of_line(line: bytes) -> str:
-    """The ``hash`` field of a canonical line, without parsing the whole record."""
-    at = line.find(_HASH_KEY)
-    if at < 0:
-        raise ValueError("no hash field")
-    value = line[at + len(_HASH_KEY) : at + len(_HASH_KEY) + 64].decode("ascii")
-    if len(value) != 64:
-        raise ValueError("short hash")
-    return value
-
-
-def _last_line(fd: int, size: int) -> bytes:
-    """Return the last complete line of a file (without newline), reading from the end."""
-    chunk = 4096
-    while True:
-        start = max(0, size - chunk)
-        data = os.pread(fd, size - start, start)
-        stripped = data.rstrip(b"\n")
-        nl = stripped.rfind(b"\n")
-        if nl >= 0 or start == 0:
-            return stripped[nl + 1 :]
-        chunk *= 4
-
-
-def _whole_end(fd: int, size: int) -> int:
-    """Offset just past the last newline of the file (0 when there is none)."""
-    chunk = 4096
-    end = size
-    while end > 0:
-        start = max(0, end - chunk)
-        data = os.pread(fd, end - start, start)
-        nl = data.rfind(b"\n")
-        if nl >= 0:
-            return start + nl + 1
-        end = start
-    return 0
-
-
-def _scan(fd: int, size: int, nth: int) -> tuple[int, str]:
-    """(line count, hash of line ``nth``) of a day file; "" when it has no such line."""
-    count, offset, found, rest = 0, 0, "", b""
-    while offset < size:
-        data = os.pread(fd, min(1 << 20, size - offset), offset)
-        if not data:
-            break
-        offset += len(data)
-        lines = (rest + data).split(b"\n")
-        rest = lines.pop()
-        for line in lines:
-            count += 1
-            if count == nth:
-                try:
-                    found = _hash_of_line(line)
-                except ValueError:
-                    found = ""
-    return count, found
-
-
-def _count_lines(fd: int, size: int) -> int:
-    count, offset = 0, 0
-    while offset < size:
-        data = os.pread(fd, min(1 << 20, size - offset), offset)
-        if not data:
-            break
-        count += data.count(b"\n")
-        offset += len(data)
-    return count
-
-
-# Bound on one write+fsync+anchor step: a kill loses at most this much of an import.
-CHUNK_LINES = 500
-CHUNK_BYTES = 1 << 20
-
-_HEAD_FMT = "{count:012d} {hash}\n"
-_HEAD_SIZE = len(_HEAD_FMT.format(count=0, hash="0" * 64))
-_HEADS = (".ea", "evidence")
 # Chains received from other devices: evidence/devices/<id>/ (anchors likewise).
 DEVICES_DIR = "devices"
 DEVICE_RE = re.compile(r"d-[0-9a-f]{12}")
-
-
-@dataclass(frozen=True)
-class Head:
-    """A day's anchored head: how many lines the writer had written, and the last hash."""
-
-    count: int
-    hash: str
+_HEADS = chain.HEADS
 
 
 @dataclass(frozen=True)
@@ -282,11 +190,6 @@ class Repair:
     sha256: str
     moved_to: Path
     record: EvidenceRecord
-
-
-# (size, last hash, line count) per day file after this process's last append: skips
-# re-reading the tail when no other process appended in between (checked under lock).
-_TAIL: dict[Path, tuple[int, str, int]] = {}
 
 
 def _masked(draft: EvidenceDraft) -> EvidenceDraft:
@@ -309,6 +212,7 @@ class EvidenceLog:
         self.device = device
         self.dir = root.evidence if device is None else root.evidence / DEVICES_DIR / device
         self._heads = _HEADS if device is None else (*_HEADS, DEVICES_DIR, device)
+        self.chain = Chain(root, self.dir, self._heads)
         self._others: list[EvidenceLog] | None = None
 
     def day_file(self, day: date) -> Path:
@@ -370,36 +274,6 @@ class EvidenceLog:
         self._append_day(day, [], repair_actor=actor, repairs=repairs)
         return repairs[0] if repairs else None
 
-    def _open_day(self, day: date) -> tuple[int, Path]:
-        """Open (creating) a day file without following links; returns (fd, path)."""
-        path = self.day_file(day)
-        dir_fd = open_dir(self.root.real, ("evidence",))
-        try:
-            try:
-                fd = open_creating(
-                    dir_fd, path.name, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
-                )
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    raise UnsafePath(
-                        path, "is a symlink; Evidence day files must be plain files"
-                    ) from None
-                raise
-        finally:
-            os.close(dir_fd)
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            os.close(fd)
-            raise UnsafePath(path, "is not a regular file")
-        if st.st_nlink > 1:
-            # A hard link would make an append (or a torn-tail cut) land in another file,
-            # Canon's included: refused like a symlink, nothing written.
-            os.close(fd)
-            raise UnsafePath(
-                path, f"has {st.st_nlink} hard links; Evidence day files must be plain files"
-            )
-        return fd, path
-
     def _append_day(
         self,
         day: date,
@@ -408,129 +282,24 @@ class EvidenceLog:
         repair_actor: str | None = None,
         repairs: list[Repair] | None = None,
     ) -> list[EvidenceRecord]:
-        fd, path = self._open_day(day)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            while not _still_named(fd, path):
-                # Sealed (replaced by the human's copy) while this waited for the lock:
-                # append to the file the name holds now, never to the unlinked one.
-                os.close(fd)
-                fd = -1
-                fd, path = self._open_day(day)
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            size = os.fstat(fd).st_size
-            prev, count = genesis(day), 0
-            records: list[EvidenceRecord] = []
-            if size:
-                cached = _TAIL.get(path)
-                if cached is not None and cached[0] == size:
-                    _, prev, count = cached  # nobody appended since our last write
-                else:
-                    tail = self._quarantine_torn(day, fd, size)
-                    if tail is not None:
-                        size = tail[0]
-                    prev, count, anomaly = self._head_of(day, fd, size)
-                    if tail is not None or anomaly:
-                        info = {**(tail[1] if tail else {}), **anomaly}
-                        what = (
-                            f"moved a torn tail of {path.name} aside"
-                            if tail
-                            else f"{path.name} no longer holds what the writer anchored"
-                        )
-                        actor = repair_actor or (drafts[0].actor if drafts else "human")
-                        ts = drafts[0].ts if drafts else now()
-                        draft = EvidenceDraft(
-                            ts=ts
-                            if ts.astimezone().date() == day
-                            else datetime.combine(day, datetime.min.time()).astimezone(),
-                            kind="repair",
-                            actor=actor,
-                            text=what,
-                            data=info,
-                        )
-                        drafts = [draft, *drafts]
-            pending: list[bytes] = []
-            pending_size = 0
-            for d in drafts:
-                rec, line = _seal(d, prev)
-                prev = rec.hash
-                records.append(rec)
-                pending.append(line)
-                pending_size += len(line)
-                if len(pending) >= CHUNK_LINES or pending_size >= CHUNK_BYTES:
-                    size, count = self._write_chunk(day, fd, path, pending, size, count, prev)
-                    pending, pending_size = [], 0
-            if pending:
-                size, count = self._write_chunk(day, fd, path, pending, size, count, prev)
-            if repairs is not None and records and "sha256" in records[0].data:
-                info = records[0].data
+        sealed, repaired = self.chain.append(
+            day,
+            [d.model_dump(mode="json") for d in drafts],
+            repair_actor=repair_actor or (drafts[0].actor if drafts else "human"),
+            repair_ts=drafts[0].ts if drafts else now(),
+        )
+        ours = sealed[repaired:]
+        records = [_sealed_record(d, body) for d, body in zip(drafts, ours, strict=True)]
+        if repaired:
+            # Built by the chain from our own fields; validated once, here, like any draft.
+            first = EvidenceRecord.model_validate(sealed[0])
+            records.insert(0, first)
+            if repairs is not None and "sha256" in first.data:
+                info = first.data
                 repairs.append(
-                    Repair(day, info["bytes"], info["sha256"], Path(info["moved_to"]), records[0])
+                    Repair(day, info["bytes"], info["sha256"], Path(info["moved_to"]), first)
                 )
-            return records
-        finally:
-            if fd >= 0:
-                os.close(fd)  # also releases the flock
-
-    def _write_chunk(
-        self, day: date, fd: int, path: Path, lines: list[bytes], size: int, count: int, last: str
-    ) -> tuple[int, int]:
-        view = memoryview(b"".join(lines))
-        written = len(view)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-        size += written
-        count += len(lines)
-        _TAIL[path] = (size, last, count)
-        self._store_head(day, Head(count, last))
-        return size, count
-
-    def _head_of(self, day: date, fd: int, size: int) -> tuple[str, int, dict[str, Any]]:
-        """(last hash, line count, anomaly) of a whole-lined day file of ``size`` bytes.
-
-        The anomaly is non-empty when the file no longer holds what the anchor says
-        the writer wrote (lines cut or rewritten): the append goes on, and the repair
-        record it adds keeps the finding in the chain for ``verify``.
-        """
-        prev = _hash_of_line(_last_line(fd, size)) if size else genesis(day)
-        head = self.head(day)
-        if head is None:
-            return prev, _count_lines(fd, size), {}
-        if head.hash == prev:
-            return prev, head.count, {}  # the anchor is current: no need to count
-        count, at_anchor = _scan(fd, size, head.count)
-        if count < head.count:
-            return prev, count, {"cut": head.count - count, "anchor": head.count}
-        if at_anchor != head.hash:
-            return prev, count, {"rewritten": head.count, "anchor": head.count}
-        return prev, count, {}  # the anchor lagged (a crash before it was stored)
-
-    def _quarantine_torn(self, day: date, fd: int, size: int) -> tuple[int, dict[str, Any]] | None:
-        """Cut a partial (or unreadable) last line; returns (new size, repair data)."""
-        end = _whole_end(fd, size)
-        if end == size:
-            try:
-                _hash_of_line(_last_line(fd, size))
-                return None
-            except ValueError:
-                # A whole but unreadable last line cannot be chained after; set it aside
-                # too (verify still reports it when the anchor had counted it).
-                end = _whole_end(fd, size - 1)
-        torn = os.pread(fd, size - end, end)
-        digest = hashlib.sha256(torn).hexdigest()
-        side = self.dir / "torn" / f"{day.isoformat()}.{digest[:12]}.part"
-        atomic_write(side, torn, base=self.root.real)
-        os.ftruncate(fd, end)
-        os.fsync(fd)
-        data = {
-            "file": f"evidence/{day.isoformat()}.jsonl",
-            "offset": end,
-            "bytes": len(torn),
-            "sha256": digest,
-            "moved_to": side.relative_to(self.root.real).as_posix(),
-        }
-        return end, data
+        return records
 
     # -- sealing (the OS-user deployment) --------------------------------------------
 
@@ -586,77 +355,24 @@ class EvidenceLog:
                 _replace_sealed(heads, head_name, raw)
         finally:
             os.close(heads)
-        _TAIL.pop(self.day_file(day), None)
+        chain._TAIL.pop(self.day_file(day), None)
         return True
 
     # -- the end anchor ----------------------------------------------------------
 
     def head(self, day: date) -> Head | None:
         """The anchored head of ``day``, or None when none was recorded."""
-        path = self.root.real.joinpath(*self._heads, f"{day.isoformat()}.head")
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-        except OSError:
-            return None
-        try:
-            raw = os.pread(fd, _HEAD_SIZE, 0).decode("ascii", "replace")
-        finally:
-            os.close(fd)
-        count, _, digest = raw.strip().partition(" ")
-        if not count.isdigit() or len(digest) != 64:
-            return None
-        return Head(int(count), digest)
+        return self.chain.head(day)
 
     def anchored_days(self) -> set[date]:
         """Every day the writer ever anchored (head files and the days register)."""
-        base = self.root.real.joinpath(*self._heads)
-        out: set[date] = set()
-        names: list[str] = []
-        try:
-            names = [p.stem for p in base.glob("*.head")]
-            names += (base / "days").read_text(encoding="ascii", errors="replace").split()
-        except OSError:
-            pass
-        for name in names:
-            try:
-                out.add(date.fromisoformat(name))
-            except ValueError:
-                continue
-        return out
+        return self.chain.anchored_days()
 
     def anchor_received(self, day: date, data: bytes) -> Head:
         """Anchor a day file that ``sync`` received whole (``data``, whole lines) from
         another device, so a later cut or rewrite of it is found like one of ours."""
-        count = data.count(b"\n")
-        last = _hash_of_line(data.rstrip(b"\n").rsplit(b"\n", 1)[-1]) if count else genesis(day)
-        head = Head(count, last)
-        self._store_head(day, head)
-        return head
+        return self.chain.anchor_received(day, data)
 
-    def _store_head(self, day: date, head: Head) -> None:
-        dir_fd = open_dir(self.root.real, self._heads)
-        try:
-            name = f"{day.isoformat()}.head"
-            flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC
-            try:
-                fd = os.open(name, flags, dir_fd=dir_fd)
-                if os.fstat(fd).st_nlink > 1:  # never write through a hard link
-                    os.close(fd)
-                    os.unlink(name, dir_fd=dir_fd)
-                    raise FileNotFoundError(name)
-            except FileNotFoundError:
-                fd = open_creating(dir_fd, name, flags)
-                reg = open_creating(dir_fd, "days", flags | os.O_APPEND)
-                try:
-                    os.write(reg, f"{day.isoformat()}\n".encode())
-                finally:
-                    os.close(reg)
-            try:
-                os.pwrite(fd, _HEAD_FMT.format(count=head.count, hash=head.hash).encode(), 0)
-            finally:
-                os.close(fd)
-        finally:
-            os.close(dir_fd)
 
     # -- reading ---------------------------------------------------------------
 
@@ -810,16 +526,6 @@ class EvidenceLog:
         return []
 
 
-def _still_named(fd: int, path: Path) -> bool:
-    """Whether ``path`` still names the file open as ``fd`` (a seal replaces it)."""
-    try:
-        named = os.lstat(path)
-    except FileNotFoundError:
-        return False
-    st = os.fstat(fd)
-    return (named.st_ino, named.st_dev) == (st.st_ino, st.st_dev)
-
-
 SEALED_MODE = 0o640
 
 
@@ -883,8 +589,3 @@ def parse_line(raw: bytes | str, *, file: Path | str, line: int) -> EvidenceReco
         return EvidenceRecord.model_validate_json(raw)
     except ValidationError as exc:
         raise InvalidInput(first_error(exc, whole="(record)"), file=file, line=line) from None
-
-
-def now() -> datetime:
-    """Current local time, aware.  (freezegun-friendly: reads datetime.now.)"""
-    return datetime.now().astimezone()

@@ -17,53 +17,41 @@ the queue.  Boot (the session) sees Canon, Today and the Live Bus.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evolving_agent.errors import InvalidInput
+from evolving_agent.memory.authority_table import (  # re-exported: the table, where it was
+    ACTORS,
+    CANON_WRITERS_ALLOWED,
+    DEFAULT_WRITE,
+    FRACTION_MAX,
+    HUMAN_ONLY_WRITERS,
+    JOB_ACTORS,
+    MONTHLY_LIMIT_MAX,
+    READ_SCOPES,
+    Actor,
+    check_actor,
+)
 from evolving_agent.memory.yamlio import parse_yaml, validate
 from evolving_agent.paths import AREAS, MemoryRoot
 
-Actor = Literal["human", "session", "nightly", "weekly", "monthly"]
-ACTORS: tuple[str, ...] = get_args(Actor)
-JOB_ACTORS = ("nightly", "weekly", "monthly")
+__all__ = ["ACTORS", "HUMAN_ONLY_WRITERS", "JOB_ACTORS", "Actor", "check_actor"]
 
 POLICY_FILE = "policy.yaml"
-
-DEFAULT_WRITE: dict[str, frozenset[str]] = {
-    "canon": frozenset({"human", "monthly"}),  # monthly only with an approved review
-    "live": frozenset(ACTORS),
-    "today": frozenset({"human", "nightly"}),
-    "evidence": frozenset(ACTORS),  # append only, never replace
-    "proposals": frozenset({"weekly"}),
-    "pending": frozenset({"monthly"}),
-    "decisions": frozenset({"human"}),
-}
-
-READ_SCOPES: dict[str, frozenset[str]] = {
-    "human": frozenset(AREAS),
-    "session": frozenset({"canon", "live", "today"}),
-    "nightly": frozenset({"today", "evidence"}),
-    "weekly": frozenset({"evidence", "proposals"}),
-    "monthly": frozenset({"proposals", "pending", "decisions"}),
-}
-
-# Grants that no override may add: they are the product's reason to exist.
-_CANON_WRITERS_ALLOWED = frozenset({"human", "monthly"})
-
-# schedule.yaml names the command a reflector runs and crons/ holds the prompts the
-# jobs send to a model: whoever changes them steers every job.  They are tracked and
-# verified like Canon, and only the human changes them (no override, no review).
-HUMAN_ONLY_WRITERS = frozenset({"human"})
 
 
 class ReviewSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    monthly_limit: int = Field(3, ge=0, le=50, description="Approved identity diffs per month")
+    monthly_limit: int = Field(
+        3, ge=0, le=MONTHLY_LIMIT_MAX, description="Approved identity diffs per month"
+    )
     removal_confirm_fraction: float = Field(
-        0.25, gt=0, le=1, description="Diffs removing more than this share of entries ask twice"
+        0.25,
+        gt=0,
+        le=FRACTION_MAX,
+        description="Diffs removing more than this share of entries ask twice",
     )
 
 
@@ -89,7 +77,7 @@ class PolicyFile(BaseModel):
         for area, actors in v.items():
             if area not in AREAS:
                 raise ValueError(f"unknown layer {area!r} (valid: {', '.join(AREAS)})")
-            if area == "canon" and not set(actors) <= _CANON_WRITERS_ALLOWED:
+            if area == "canon" and not set(actors) <= CANON_WRITERS_ALLOWED:
                 raise ValueError(
                     "only 'human' and 'monthly' (with an approved review) may write canon"
                 )
@@ -156,9 +144,3 @@ class Policy:
 
 # Round-trip YAML parsing costs ~20 ms; every Evidence append consults the policy.
 _CACHE: dict[Path, tuple[tuple[int, int, int] | None, Policy]] = {}
-
-
-def check_actor(actor: str) -> str:
-    if actor not in ACTORS:
-        raise InvalidInput(f"unknown actor {actor!r} (valid: {', '.join(ACTORS)})")
-    return actor

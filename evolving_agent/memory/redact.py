@@ -29,6 +29,24 @@ from typing import Any
 
 MARK = "[REDACTED:{}]"
 
+
+class _Lazy:
+    """A pattern compiled on its first use.  Most texts hold no literal of any pass (see
+    ``_AS_IS`` below), so a friction write compiles none of the ~40 patterns; compiling
+    them all at import cost more than the rest of that write's Python start."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._compiled: re.Pattern[str] | None = None
+
+    def pattern(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.source)
+        return self._compiled
+
+    def sub(self, repl: Callable[[re.Match[str]], str] | str, text: str) -> str:
+        return self.pattern().sub(repl, text)
+
 # Words that, as the name of an assignment, mark its value as a secret: the whole name or
 # its last part (``db_password=``, ``GITHUB_TOKEN=``), never a plural (``max_tokens=4096``
 # is not a secret).
@@ -102,34 +120,34 @@ _TOKENS: tuple[tuple[str, tuple[str, ...], str], ...] = (
 )
 
 # ``Authorization: Bearer xyz`` / ``Bearer xyz`` / ``Basic dXNlcjpwYXNz``.
-_BEARER_RE = re.compile(
+_BEARER_RE = _Lazy(
     r"(?i)\b(?P<scheme>bearer|basic|token)\s+(?P<value>[A-Za-z0-9._~+/-]{8,}=*)"
 )
 
 # ``scheme://user:password@host`` keeps the user, masks the password.
 # The user may be empty (``redis://:pw@host``) and the password may hold ``@``: the
 # host starts after the *last* ``@`` before the path.
-_URL_RE = re.compile(
+_URL_RE = _Lazy(
     r"(?i)\b(?P<head>[a-z][a-z0-9+.-]*://[^\s:/@\"'<>\\]*:)(?P<value>[^\s/\"'<>\\]+)"
     r"@(?=[^\s@/\"'<>\\]+(?:[/?#\s\"'<>]|$))"
 )
 
 # Command-line credentials: ``--password X`` / ``--token=X``, ``mysql -pX``, and
 # ``curl -u user:pass`` / ``--user user:pass`` (the user is kept).
-_FLAG_RE = re.compile(
+_FLAG_RE = _Lazy(
     r"(?i)(?<![\w-])(?P<flag>--(?:password|passwd|pass|pwd|token|api-key|apikey|secret"
     r"|client-secret|access-key|secret-key|auth-token))(?P<sep>=|\s+)(?P<value>[^\s\"']+|\"[^\"]*\"|'[^']*')"
 )
-_MYSQL_RE = re.compile(
+_MYSQL_RE = _Lazy(
     r"\b(?P<head>mysql(?:dump|admin|import|sh)?\b[^\n]*?\s-p)(?P<value>[^\s\"']+)"
 )
-_USER_RE = re.compile(
+_USER_RE = _Lazy(
     r"(?<![\w-])(?P<head>(?:-u|--user)(?:\s+|=)[\"']?[^\s:\"']+:)(?P<value>[^\s\"']+)"
 )
 
 # ``password=...``, ``DB_PASSWORD: "..."``, ``"api_key": "..."``.  The name is the
 # secret word itself, after a non-alphanumeric (``DB_``, a quote, a space) or nothing.
-_ASSIGN_RE = re.compile(
+_ASSIGN_RE = _Lazy(
     r"(?i)(?<![A-Za-z0-9])(?P<name>" + _SECRET_NAMES + r")(?![\w-])(?P<q>[\"']?)"
     r"(?P<sep>\s*[:=]\s*)"
     r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'\\,;&]+)"
@@ -203,9 +221,9 @@ def _assign(m: re.Match[str]) -> str:
 
 
 # (literals that must occur, lower-cased first?, pattern, replacement)
-_PASSES: tuple[tuple[tuple[str, ...], bool, re.Pattern[str], Callable[[re.Match[str]], str]], ...]
+_PASSES: tuple[tuple[tuple[str, ...], bool, _Lazy, Callable[[re.Match[str]], str]], ...]
 _PASSES = (
-    *((lits, False, re.compile(pat), _token(kind)) for kind, lits, pat in _TOKENS),
+    *((lits, False, _Lazy(pat), _token(kind)) for kind, lits, pat in _TOKENS),
     (("://",), False, _URL_RE, _url),
     (("--",), False, _FLAG_RE, _flag),
     (("mysql",), False, _MYSQL_RE, _keep_head("password")),
@@ -216,7 +234,7 @@ _PASSES = (
 
 
 # Unicode's format characters (category Cf, as of Unicode 14): what boot's rendering drops.
-_FORMAT_CHARS = re.compile(
+_FORMAT_CHARS = _Lazy(
     "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f"
     "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
     "\U00013430-\U00013438\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
@@ -231,7 +249,8 @@ def redact(text: str) -> str:
     it from the patterns, and boot drops them when it renders: so when the text without
     them holds a credential, that text is the one masked and kept.
     """
-    if _FORMAT_CHARS.search(text):
+    # Every format character is outside ASCII: most texts need no scan for them.
+    if not text.isascii() and _FORMAT_CHARS.pattern().search(text):
         visible = _FORMAT_CHARS.sub("", text)
         masked = _redact(visible)
         if masked != visible:
@@ -239,7 +258,17 @@ def redact(text: str) -> str:
     return _redact(text)
 
 
+# The literals of every pass in two patterns (as-is, and those matched on the lower-cased
+# text): most strings (ids, dates, ordinary prose) hold none, and one scan in C tells so
+# instead of a Python loop over ~60 substring checks (a nightly's records carry hundreds
+# of such strings).  When neither finds anything, no pass below would run: same text.
+_AS_IS = re.compile("|".join(re.escape(x) for lits, f, _, _ in _PASSES if not f for x in lits))
+_FOLDED = re.compile("|".join(re.escape(x) for lits, f, _, _ in _PASSES if f for x in lits))
+
+
 def _redact(text: str) -> str:
+    if not _AS_IS.search(text) and not _FOLDED.search(text.lower()):
+        return text
     lower = text.lower()
     for literals, folded, pattern, repl in _PASSES:
         haystack = lower if folded else text

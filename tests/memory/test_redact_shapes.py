@@ -157,3 +157,27 @@ def test_a_token_in_a_canon_edit_message_never_reaches_git(
     assert SECRET not in log and "ghp_abcdefghij" not in log
     assert "[REDACTED:github-token]" in run_cli("canon", "log").output
     assert all(SECRET not in r.text for r in EvidenceLog(root).iter_all())
+
+
+def _unfiltered(text: str) -> str:
+    # Every pass in turn, as _redact ran before its one-scan prefilter.
+    from evolving_agent.memory.redact import _PASSES
+
+    lower = text.lower()
+    for literals, folded, pattern, repl in _PASSES:
+        if any(lit in (lower if folded else text) for lit in literals):
+            text = pattern.sub(repl, text)
+            lower = text.lower()
+    return text
+
+
+def test_the_prefilter_changes_no_result() -> None:
+    # Guards the speed-up: the one-scan prefilter may only skip texts no pass would touch
+    # (upper case, Turkish dotted I and Kelvin sign included, which lower-case unevenly).
+    from evolving_agent.memory.redact import _redact
+
+    texts = [text for _, text, _ in SHAPES] + PROSE + [LINE]
+    texts += [t.upper() for t in texts] + ["PASSWORD=hunter22", "İPASS=x1y2z3", "\u212aEY=a1b2c3"]
+    texts += ["ev-0123456789ab", "2026-11-29", "a plain sentence with no secret"]
+    for text in texts:
+        assert _redact(text) == _unfiltered(text), text

@@ -1,0 +1,29 @@
+"""The command-line pieces the fast paths share (:mod:`bootfast`, :mod:`frictionfast`).
+
+Each fast path serves only the plain shapes of its command and leaves everything else to
+click; these helpers say what "plain" is for one option value, the same way for both.
+"""
+
+from __future__ import annotations
+
+
+def utf8(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8 (a non-UTF-8 terminal's bytes cannot)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def option_value(arg: str, rest: list[str]) -> tuple[str, str | None]:
+    """``--name=value`` or ``--name value`` (taking the value from ``rest``): the name,
+    and the value when it is a plain one (not empty, not option-like, UTF-8), else None."""
+    name, eq, value = arg.partition("=")
+    if not eq:
+        if not rest:
+            return name, None
+        value = rest.pop(0)
+    if not value or value.startswith("-") or not utf8(value):
+        return name, None
+    return name, value
