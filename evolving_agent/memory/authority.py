@@ -25,6 +25,7 @@ from typing import Any
 from filelock import FileLock
 
 from evolving_agent.errors import InvalidInput, InvalidPath, ReadOutOfScope, WriteDenied
+from evolving_agent.fsio import in_flight
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.atomic import atomic_write, open_dir, read_plain
 from evolving_agent.memory.canon import check_canon_text
@@ -445,6 +446,8 @@ def _clear_temps(root: MemoryRoot, area: str) -> None:
     base = root.real.joinpath(*area_parts(area))
     for pattern in (".*.tmp", "*/.*.tmp"):
         for tmp in base.glob(pattern):
+            if not in_flight(tmp.name):
+                continue  # a hand-made file that only looks like a temp is not ours to remove
             try:
                 if tmp.is_file() and not tmp.is_symlink():
                     tmp.unlink()

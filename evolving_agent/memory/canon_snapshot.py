@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from evolving_agent.errors import InvalidInput
+from evolving_agent.fsio import TreeFiles, read_files
 from evolving_agent.memory.atomic import atomic_write
 from evolving_agent.memory.gitrepo import blob_sha, parse_trailers
 from evolving_agent.paths import MemoryRoot
@@ -141,15 +142,16 @@ def _load(root: MemoryRoot, store: _Objects) -> CanonFiles:
             f"{state_file(root)}: does not match the Canon tree of commit {commit[:10]} "
             "(the snapshot file was edited)"
         )
-    disk, flagged, disk_problems = _scan_disk(root)
-    problems += disk_problems
+    scan = _scan_disk(root)
+    disk = scan.files
+    problems += scan.problems
     for path in sorted(set(tree) | set(disk)):
         want = tree.get(path)
         got = disk.get(path)
         if want is None:
             problems.append(f"{root.path / path}: not in the last writer commit (added by hand)")
         elif got is None:
-            if path not in flagged and CANON_DIR not in flagged:
+            if not scan.reported(path):
                 problems.append(f"{root.path / path}: missing (deleted by hand)")
         elif blob_sha(got) != want[1]:
             problems.append(f"{root.path / path}: changed behind the writer's back")
@@ -214,45 +216,18 @@ def _trusted_commit(store: _Objects, commit: str, problems: list[str]) -> str:
     )
 
 
-def _scan_disk(root: MemoryRoot) -> tuple[dict[str, bytes], set[str], list[str]]:
-    """Every regular file under canon/ (bytes by root-relative path), never following links.
-
-    Also returns the paths already reported (symlinks, unreadable files) so they are not
-    reported a second time as missing.
-    """
-    files: dict[str, bytes] = {}
-    flagged: set[str] = set()
-    problems: list[str] = []
+def _scan_disk(root: MemoryRoot) -> TreeFiles:
+    """Every regular file under canon/ (bytes by root-relative path), never following
+    links; what was reported (symlinks, unreadable files) is flagged so it is not
+    reported a second time as missing."""
     base = root.path / CANON_DIR
     try:
         st = os.lstat(base)
     except FileNotFoundError:
-        return files, {CANON_DIR}, [f"{base}: missing"]
+        return TreeFiles(flagged={CANON_DIR}, problems=[f"{base}: missing"])
     if not stat.S_ISDIR(st.st_mode):
-        return files, {CANON_DIR}, [f"{base}: not a directory (a symlink?)"]
-    stack = [(base, CANON_DIR)]
-    while stack:
-        directory, rel = stack.pop()
-        with os.scandir(directory) as it:
-            for entry in it:
-                path = f"{rel}/{entry.name}"
-                if entry.is_symlink():
-                    flagged.add(path)
-                    problems.append(f"{root.path / path}: a symlink, not a Canon file")
-                elif entry.is_dir(follow_symlinks=False):
-                    stack.append((Path(entry.path), path))
-                elif entry.is_file(follow_symlinks=False):
-                    try:
-                        fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW)
-                        with os.fdopen(fd, "rb") as fh:
-                            files[path] = fh.read()
-                    except OSError as exc:
-                        flagged.add(path)
-                        problems.append(f"{root.path / path}: unreadable ({exc.strerror})")
-                else:
-                    flagged.add(path)
-                    problems.append(f"{root.path / path}: not a regular file")
-    return files, flagged, problems
+        return TreeFiles(flagged={CANON_DIR}, problems=[f"{base}: not a directory (a symlink?)"])
+    return read_files(root.path, (CANON_DIR,))
 
 
 # -- git objects without git -----------------------------------------------------------------

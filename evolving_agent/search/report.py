@@ -40,9 +40,10 @@ from pathlib import Path
 from typing import Any
 
 from evolving_agent.errors import InvalidInput, NotFound
+from evolving_agent.fsio import walk
 from evolving_agent.search.presets import PRESETS
 from evolving_agent.search.rounds import seed_repo, stored_repo
-from evolving_agent.search.state import RunDir, TurnRecord, check_version, read_records
+from evolving_agent.search.rundir import RunDir, TurnRecord, check_version, read_records
 from evolving_agent.search.workspace import export_commit, lines_changed
 
 # The paper compares the first 10 proposals of a fresh session with its next 10.
@@ -488,13 +489,9 @@ def round_stats(
 
 
 def _tree_files(root: Path) -> dict[str, Path]:
-    files: dict[str, Path] = {}
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root)
-        if any(part in _SKIP_DIRS for part in rel.parts) or not path.is_file():
-            continue
-        files[rel.as_posix()] = path
-    return files
+    """The regular files of a candidate tree; a symlink is not followed out of it."""
+    entries = walk(root, "", skip=_SKIP_DIRS.__contains__)
+    return {e.rel: e.path for e in entries if e.kind == "file" and e.rel}
 
 
 def _text_lines(path: Path) -> list[str] | None:
