@@ -53,8 +53,8 @@ from evolving_agent.search.private import private_root, remove_root, workspace_p
 from evolving_agent.search.prompt import build_prompt
 from evolving_agent.search.reducer import Decision, RoundPlan, SearchState, better, decide
 from evolving_agent.search.rounds import round_repo
+from evolving_agent.search.rundir import RunDir, TurnRecord, now_iso, write_json_atomic
 from evolving_agent.search.runner import make_judge, new_dir
-from evolving_agent.search.state import RunDir, TurnRecord, now_iso, write_json_atomic
 from evolving_agent.search.stats import Interval, bootstrap_ci
 from evolving_agent.search.text import fmt_number
 from evolving_agent.search.turn import TurnJob, play_turn, turn_request

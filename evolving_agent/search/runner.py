@@ -63,19 +63,19 @@ from evolving_agent.search.rounds import (
     round_repo,
     seed_repo,
 )
-from evolving_agent.search.sandbox import (
-    SANDBOX_VAR,
-    check_sandbox,
-    default_sandbox,
-    missing_protections,
-)
-from evolving_agent.search.state import (
+from evolving_agent.search.rundir import (
     RunDir,
     SearchSummary,
     SeedInfo,
     TurnRecord,
     forget_reason,
     now_iso,
+)
+from evolving_agent.search.sandbox import (
+    SANDBOX_VAR,
+    check_sandbox,
+    default_sandbox,
+    missing_protections,
 )
 from evolving_agent.search.stats import noise_floor
 
