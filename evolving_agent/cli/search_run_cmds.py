@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from evolving_agent.search.rundir import SearchSummary
     from evolving_agent.search.runner import ProgressEvent
 
-# The search core (GitPython, pydantic models) is imported inside the commands:
+# The search core (pydantic models and all) is imported inside the commands:
 # every CLI start pays for module imports, and most commands never search.
 
 

@@ -73,10 +73,7 @@ def record_canon_snapshot(root: MemoryRoot) -> dict[str, Any]:
     head = store.head()
     if head is None:
         raise InvalidInput(f"{root.path}: no commit to record a Canon snapshot of")
-    try:
-        tree, _ = store.canon_tree(head)
-    finally:
-        store.close()
+    tree, _ = store.canon_tree(head)
     state = {
         "schema_version": SCHEMA_VERSION,
         "commit": head,
@@ -104,11 +101,7 @@ def check_canon_snapshot(root: MemoryRoot) -> list[str]:
 
 def load_canon(root: MemoryRoot) -> CanonFiles:
     """Canon as boot should serve it: disk when it matches the last writer commit, else git."""
-    store = _Objects(root)
-    try:
-        return _load(root, store)
-    finally:
-        store.close()
+    return _load(root, _Objects(root))
 
 
 def _load(root: MemoryRoot, store: _Objects) -> CanonFiles:
@@ -235,12 +228,11 @@ def _scan_disk(root: MemoryRoot) -> TreeFiles:
 
 class _Objects:
     """Read refs, commits, trees and blobs from ``.git``: loose objects with zlib, the rest
-    (packed after a ``git gc``) through GitPython."""
+    (packed after a ``git gc``) with one ``git cat-file`` each."""
 
     def __init__(self, root: MemoryRoot) -> None:
         self.root = root
         self.git_dir = root.path / ".git"
-        self._repo: Any = None
 
     # refs
     def head(self) -> str | None:
@@ -286,29 +278,20 @@ class _Objects:
         return body
 
     def _read_packed(self, sha: str, kind: bytes) -> bytes:
-        # Objects are packed only after a 'git gc'; then one 'git cat-file' reads them
-        # (GitPython's pure-Python GitDB backend is deprecated).
-        import git
-        from gitdb.exc import BadObject
+        # Objects are packed only after a 'git gc'; then 'git cat-file' reads them, through
+        # the hardened runner like every other git call.
+        from evolving_agent.gitcmd import git
 
-        if self._repo is None:
-            try:
-                self._repo = git.Repo(self.root.path)
-            except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-                raise InvalidInput(f"git object {sha[:10]} is unreadable") from None
-        try:
-            info = self._repo.odb.stream(bytes.fromhex(sha))
-            data: bytes = info.read()
-        except (BadObject, ValueError, git.GitCommandError):
-            raise InvalidInput(f"git object {sha[:10]} is not in the object store") from None
-        if info.type != kind:
+        # --batch names the object's real type ('cat-file TYPE' would peel a commit to its
+        # tree), so a tree entry pointing at the wrong kind of object is still refused.
+        res = git(self.root.path, "cat-file", "--batch", input=sha.encode() + b"\n", check=False)
+        header, _, body = res.stdout.partition(b"\n")
+        fields = header.split()
+        if not res.ok or len(fields) != 3 or fields[1] == b"missing":
+            raise InvalidInput(f"git object {sha[:10]} is not in the object store")
+        if fields[1] != kind:
             raise InvalidInput(f"git object {sha[:10]} is not a {kind.decode()}")
-        return data
-
-    def close(self) -> None:
-        if self._repo is not None:
-            self._repo.close()
-            self._repo = None
+        return body[: int(fields[2])]
 
     def commit(self, sha: str) -> tuple[str, list[str]]:
         body = self._read(sha, b"commit")

@@ -428,7 +428,7 @@ def forge_snapshot(root: MemoryRoot, commit: str | None = None) -> None:
 @pytest.mark.parametrize("packed", [False, True])
 def test_a_forged_snapshot_file_is_caught(root: MemoryRoot, packed: bool) -> None:
     if packed:
-        git(root, "gc", "-q")  # objects now live in a pack: the pure-Python path reads them
+        git(root, "gc", "-q")  # objects now live in a pack: `git cat-file` reads them
         assert not any((root.path / ".git" / "objects").glob("??/*"))
     (root.canon / "identity.yaml").write_text(WREN.replace("name: Wren", "name: Mallory"))
     forge_snapshot(root)
