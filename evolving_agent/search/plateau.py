@@ -48,7 +48,7 @@ from evolving_agent.search.agents import agent_for
 from evolving_agent.search.agents.base import Agent
 from evolving_agent.search.config import SearchConfig, split_evenly
 from evolving_agent.search.executors.local import LocalExecutor
-from evolving_agent.search.judge import TAMPERED, Judge, JudgeTampered, Seal, seal_command
+from evolving_agent.search.judge import Judge, JudgeTampered, Seal, SealChanged, seal_command
 from evolving_agent.search.private import private_root, remove_root, workspace_path
 from evolving_agent.search.prompt import build_prompt
 from evolving_agent.search.reducer import Decision, RoundPlan, SearchState, better, decide
@@ -650,8 +650,5 @@ def _sealed(run: RunDir, config: SearchConfig) -> dict[str, Any]:
         return {"score_cmd": score_cmd, "files": files}
     changed = Seal(seal["files"]).changed()
     if changed:
-        raise JudgeTampered(
-            f"{TAMPERED}: {', '.join(changed)} changed since the run was sealed; "
-            f"refusing to measure from {run.path}"
-        )
+        raise SealChanged(changed, f"refusing to measure from {run.path}")
     return seal

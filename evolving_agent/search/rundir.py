@@ -33,7 +33,7 @@ import shutil
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Final, Literal, get_args
 
 import pydantic
 
@@ -51,6 +51,8 @@ def now_iso() -> str:
 # Why a run stopped: every planned turn ran, the money ran out first, every turn so far
 # failed (the run stopped early), or the judge refused to score (a sealed file changed).
 StopReason = Literal["turns", "budget", "failed", "judge-tampered"]
+# The stop reason, and the prefix of a turn's error, when the judge refused to score.
+TAMPERED: Final = "judge-tampered"
 # Why a round ended: its fixed boundary, a plateau, shrinking edits, or its budget share.
 ForgetReason = Literal["rounds", "plateau", "shrinking", "budget"]
 
@@ -108,6 +110,14 @@ class TurnRecord(pydantic.BaseModel, extra="forbid"):
     # sandbox blocked) and shell commands that failed; None: the agent does not say.
     denied: int | None = None
     failed_commands: int | None = None
+
+    @pydantic.model_validator(mode="after")
+    def _tampered_from_old_logs(self) -> TurnRecord:
+        # Logs written before the flag said so only by the error's prefix; read them as
+        # flagged, so nothing past loading needs to look at the message.
+        if not self.tampered and (self.error or "").startswith(TAMPERED):
+            self.tampered = True
+        return self
 
     @property
     def tokens(self) -> int:
