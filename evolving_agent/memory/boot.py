@@ -159,9 +159,9 @@ def _unnamed(root: MemoryRoot, warnings: list[str]) -> list[str]:
     except OSError:
         pass
     # Every name counts here, in-flight temp files too: a warning may name any of them.
-    for entry in walk(root.canon, "", skip=lambda name: False):  # never follows links
-        if entry.rel and not _PLAIN_NAME.fullmatch(entry.path.name):
-            odd.append(str(entry.path))
+    for item in walk(root.canon, "", skip=lambda name: False):  # never follows links
+        if item.rel and not _PLAIN_NAME.fullmatch(item.path.name):
+            odd.append(str(item.path))
     if not odd:
         return warnings
     odd.sort(key=len, reverse=True)  # a directory's path is a prefix of its files'

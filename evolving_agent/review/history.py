@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Final
 
 from evolving_agent.errors import InvalidInput, NotFound
 from evolving_agent.gitcmd import NO_DIFF_PROGRAMS, git
@@ -27,7 +28,7 @@ from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 
-CANON_DIR = "canon"
+CANON_DIR: Final = "canon"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
 
 
