@@ -20,7 +20,7 @@ repository), so "copy the leader, change one line" counts one line.
 ``report.md``, ``report.html``) through ``report_render``; nothing here prints.
 
 The log is read through the runner's own reader and record model
-(``state.read_records`` / ``TurnRecord``: a torn last line skipped, fields added since
+(``rundir.read_records`` / ``TurnRecord``: a torn last line skipped, fields added since
 the first runner defaulted), and a missing ``summary.json`` is made up from ``run.json``
 and ``seed.json``, because a crashed or older run is exactly the one a person wants to
 look at; what cannot be read is an ``InvalidInput`` naming the file and line, on one
@@ -176,7 +176,7 @@ def _read_json_object(path: Path) -> dict[str, Any]:
 
 
 def read_log(path: Path) -> list[TurnRecord]:
-    """The run's turns, in the order they finished (``state.read_records``, the one
+    """The run's turns, in the order they finished (``rundir.read_records``, the one
     reader of ``log.jsonl``); a log with no turn is an ``InvalidInput``."""
     try:
         records = read_records(path, reader="report")

@@ -190,15 +190,31 @@ def check_version(
         )
 
 
-def read_records(path: Path, *, repair: bool = False, reader: str = "tool") -> list[TurnRecord]:
+def read_records(path: Path, *, reader: str = "tool") -> list[TurnRecord]:
     """The one reader of ``log.jsonl`` (the runner, resume, plateau and the reports).
 
-    A torn final line (no newline: the runner died while appending) is dropped, and
-    cut from the file if ``repair``; any other bad line is an ``InvalidInput`` naming
-    the file and line.  Older logs load: every field added since the first runner has
-    a default.
+    A torn final line (no newline: the runner died while appending) is dropped; any
+    other bad line is an ``InvalidInput`` naming the file and line.  Older logs load:
+    every field added since the first runner has a default.
     """
+    return _parse_records(path, path.read_bytes(), reader)[0]
+
+
+def recover_records(path: Path) -> list[TurnRecord]:
+    """:func:`read_records`, then cut a torn final line from the file, so the runner's
+    next append starts on a line of its own (resume, under the run's lock)."""
     raw = path.read_bytes()
+    records, good_end = _parse_records(path, raw, "tool")
+    if good_end < len(raw):
+        with path.open("r+b") as fh:
+            fh.truncate(good_end)
+            fh.flush()
+            os.fsync(fh.fileno())
+    return records
+
+
+def _parse_records(path: Path, raw: bytes, reader: str) -> tuple[list[TurnRecord], int]:
+    """The records of ``raw`` (read from ``path``), and where the last good line ends."""
     records: list[TurnRecord] = []
     good_end = 0
     lines = raw.split(b"\n")
@@ -234,12 +250,7 @@ def read_records(path: Path, *, repair: bool = False, reader: str = "tool") -> l
             break
         records.append(record)
         good_end += len(line) + 1
-    if repair and good_end < len(raw):
-        with path.open("r+b") as fh:
-            fh.truncate(good_end)
-            fh.flush()
-            os.fsync(fh.fileno())
-    return records
+    return records, good_end
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -362,11 +373,13 @@ class RunDir:
             fh.flush()
             os.fsync(fh.fileno())
 
-    def read_log(self, *, repair: bool = False) -> list[TurnRecord]:
-        """All records.  A torn final line is dropped (and cut from the file if ``repair``)."""
-        if not self.log.is_file():
-            return []
-        return read_records(self.log, repair=repair)
+    def read_log(self) -> list[TurnRecord]:
+        """All records.  A torn final line is dropped."""
+        return read_records(self.log) if self.log.is_file() else []
+
+    def recover_log(self) -> list[TurnRecord]:
+        """All records, a torn final line cut from the file (the runner, before appending)."""
+        return recover_records(self.log) if self.log.is_file() else []
 
     # -- best/ and summary -------------------------------------------------------
 

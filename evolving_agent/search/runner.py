@@ -415,7 +415,7 @@ class _Runner:
         # wakes agents waiting for room in the budget.
         self.ledger = TurnLedger()
         self.turn_done = threading.Condition(self.lock)
-        self.records = run.read_log(repair=True)
+        self.records = run.recover_log()
         self.resumed_at = len(self.records)
         self.run_id = run_id(run)
         self.best_score, self.best_commit, self.best_repo = seed.score, seed.commit, seed_repo(run)

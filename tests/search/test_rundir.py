@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evolving_agent.search.rundir import TAMPERED, TurnRecord, read_records
+from evolving_agent.search.rundir import TAMPERED, TurnRecord, read_records, recover_records
 
 ROW = {
     "seq": 1,
@@ -37,3 +37,16 @@ def test_a_tampered_turn_is_a_flag_even_in_a_log_from_before_the_flag(tmp_path: 
 
     assert first.tampered and not second.tampered
     assert TurnRecord(**{**ROW, "tampered": True}).tampered
+
+
+def test_reading_leaves_a_torn_line_and_only_recovering_cuts_it(tmp_path: Path) -> None:
+    # A report reading a live run must never change its log; resume must cut the torn
+    # line (SIGKILL mid-append) so its next record starts a line of its own.
+    log = tmp_path / "log.jsonl"
+    whole = json.dumps(ROW) + "\n"
+    log.write_text(whole + '{"seq": 2, "rou')
+
+    assert [r.seq for r in read_records(log)] == [1]
+    assert log.read_text() == whole + '{"seq": 2, "rou'  # untouched
+    assert [r.seq for r in recover_records(log)] == [1]
+    assert log.read_text() == whole
