@@ -56,7 +56,7 @@ from evolving_agent.search.rounds import round_repo
 from evolving_agent.search.rundir import RunDir, TurnRecord, now_iso, write_json_atomic
 from evolving_agent.search.runner import make_judge, new_dir
 from evolving_agent.search.stats import Interval, bootstrap_ci
-from evolving_agent.search.text import fmt_number
+from evolving_agent.search.text import fmt_number, markdown_table
 from evolving_agent.search.turn import TurnJob, play_turn, turn_request
 from evolving_agent.search.workspace import export_commit, init_round_repo
 
@@ -605,9 +605,8 @@ def format_table(result: PlateauTest) -> str:
         if paid
         else ("tokens per repeat", fmt_number(cont.mean_tokens), fmt_number(fresh.mean_tokens)),
     ]  # fmt: skip
-    lines = ["| | continue | fresh |", "|---|---|---|"]
-    lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
-    return "\n".join(lines) + "\n"
+    table = markdown_table(("", "continue", "fresh"), [[str(cell) for cell in r] for r in rows])
+    return "\n".join(table) + "\n"
 
 
 def verdict_line(result: PlateauTest) -> str:
