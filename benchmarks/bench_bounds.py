@@ -1,4 +1,4 @@
-"""Bounded inputs (issue 19): boot against the Live Bus's size, nightly on a huge day.
+"""Bounded inputs: boot against the Live Bus's size, nightly on a huge day.
 
 1. Boot as a whole process (``evolving-agent boot``, the hook's entry point) with 0,
    1,000 (the key limit, through the writer) and 100,000 Live Bus keys (planted behind

@@ -1,4 +1,4 @@
-"""The MCP server's start against a bare Python start, side by side in one run (issue 21).
+"""The MCP server's start against a bare Python start, side by side in one run.
 
 Clients give a stdio server a short window: Codex waits about a second for an optional
 server before the first model request goes out without its tools.  So what counts is

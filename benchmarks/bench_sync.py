@@ -1,4 +1,4 @@
-"""sync time against the number of new events and against the whole history (issue 24).
+"""sync time against the number of new events and against the whole history.
 
 Two devices of one self share a bare remote on a local path.  For each case the laptop
 appends N new friction events, then ``sync`` runs on the laptop (snapshot + push) and on

@@ -1,4 +1,4 @@
-"""One atomic file writer, shared by the memory side and search.
+"""One atomic file writer and one tree walker, shared by the memory side and search.
 
 A reader (or a process that crashed mid-write) sees the old file or the new one,
 never a mixture: the data goes to a temp file in the same directory (created
@@ -16,14 +16,26 @@ in a shared-group deployment (``evolving-agent deploy os-users``, memory/deploy.
 the directories are setgid and their group bits say what the group may do with new
 entries; everywhere else (a private 0700 directory) the mode asked for is the mode
 given, whatever the umask.
+
+``walk`` is the one way the product lists a tree it did not just write (``verify`` and
+boot's Canon check, boot's odd-name filter, the search report's tree diff).  It lives
+beside the writer because the writer's temp names are the in-flight rule: a
+``.NAME.HEX.tmp`` is a write in progress (or one a kill cut short), never a file of the
+tree, so :func:`in_flight` is how a caller that reads the writer's trees leaves them out.
+It never follows a symlink: a link is reported as a link, and :func:`read_nofollow`
+refuses one that appears between the walk and the read.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
@@ -87,3 +99,104 @@ def write_atomic(path: Path, data: bytes, *, mode: int = 0o600) -> None:
         write_atomic_at(dir_fd, path.name, data, mode=mode)
     finally:
         os.close(dir_fd)
+
+
+# What write_atomic_at names its temp file: a dot, the target's name, 12 hex digits.
+_IN_FLIGHT = re.compile(r"\..+\.[0-9a-f]{12}\.tmp")
+
+
+def in_flight(name: str) -> bool:
+    """True for a temp file of :func:`write_atomic_at` (a write in progress, or killed)."""
+    return _IN_FLIGHT.fullmatch(name) is not None
+
+
+EntryKind = Literal["file", "dir", "symlink", "other"]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry of a walked tree, as it is on disk (never through a link)."""
+
+    rel: str  # slash-separated, relative to the walk's base
+    path: Path
+    kind: EntryKind
+
+    @property
+    def problem(self) -> str | None:
+        """Why a reader of plain files refuses this entry (None for a file or directory)."""
+        if self.kind == "symlink":
+            return f"{self.path}: is a symlink; the writer never makes one"
+        if self.kind == "other":
+            return f"{self.path}: is not a regular file"
+        return None
+
+
+def _kind(mode: int) -> EntryKind:
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    return "file" if stat.S_ISREG(mode) else "other"
+
+
+def walk(base: Path, rel: str, *, skip: Callable[[str], bool] = in_flight) -> Iterator[Entry]:
+    """``base/rel`` itself, then (if it is a directory) everything below it, sorted.
+
+    Nothing for a missing ``rel``.  Symlinks are yielded, never followed (a symlinked
+    directory is not entered).  A name for which ``skip`` is true is left out with all
+    below it: by default the writer's in-flight temp files.
+    """
+    path = base / rel
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    entry = Entry(rel, path, _kind(mode))
+    yield entry
+    if entry.kind != "dir":
+        return
+    try:
+        names = sorted(os.listdir(path))
+    except FileNotFoundError:
+        return  # removed between the lstat and the listing
+    for name in names:
+        if not skip(name):
+            yield from walk(base, f"{rel}/{name}" if rel else name, skip=skip)
+
+
+def read_nofollow(path: Path) -> bytes:
+    """The bytes of the regular file ``path``; OSError if it is a symlink (ELOOP) or gone."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | _CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read()
+
+
+@dataclass
+class TreeFiles:
+    """The regular files under some tops of a tree, and what was refused on the way."""
+
+    files: dict[str, bytes] = field(default_factory=dict)  # rel -> bytes
+    flagged: set[str] = field(default_factory=set)  # rels already reported in problems
+    problems: list[str] = field(default_factory=list)
+
+    def reported(self, rel: str) -> bool:
+        """True if ``rel`` or a directory above it was reported (so not "missing" too)."""
+        return any(rel == f or rel.startswith(f + "/") for f in self.flagged)
+
+
+def read_files(base: Path, tops: tuple[str, ...]) -> TreeFiles:
+    """Every regular file under ``base/top`` for each top (a file or a directory),
+    read without following links; symlinks, odd and unreadable entries become problems."""
+    out = TreeFiles()
+    for top in tops:
+        for entry in walk(base, top):
+            if entry.problem is not None:
+                out.flagged.add(entry.rel)
+                out.problems.append(entry.problem)
+            elif entry.kind == "file":
+                try:
+                    out.files[entry.rel] = read_nofollow(entry.path)
+                except OSError as exc:
+                    out.flagged.add(entry.rel)
+                    out.problems.append(f"{entry.path}: unreadable ({exc.strerror})")
+    return out

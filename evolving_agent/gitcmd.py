@@ -53,6 +53,10 @@ SAFE_OPTIONS: tuple[str, ...] = (
     "-c", "tag.gpgSign=false",
 )  # fmt: skip
 
+# What every diff command line adds: a textconv or external driver that the repository's
+# config and .gitattributes name would run a program (no -c option can turn textconv off).
+NO_DIFF_PROGRAMS: tuple[str, ...] = ("--no-ext-diff", "--no-textconv")
+
 
 class GitError(EvolvingAgentError):
     """A git command the product relies on failed."""

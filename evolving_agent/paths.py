@@ -20,14 +20,18 @@ import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Literal, get_args
 
 ROOT_ENV = "EVOLVING_AGENT_ROOT"
 DEFAULT_ROOT = "memory"
 
-LAYERS = ("canon", "live", "today", "evidence")
+Layer = Literal["canon", "live", "today", "evidence"]
 # Review areas live beside the layers and are guarded by the same writer.
-REVIEW_AREAS = ("proposals", "pending", "decisions")
-AREAS = LAYERS + REVIEW_AREAS
+ReviewArea = Literal["proposals", "pending", "decisions"]
+Area = Layer | ReviewArea  # what the writer writes to (authority's policy names these)
+LAYERS: tuple[Layer, ...] = get_args(Layer)
+REVIEW_AREAS: tuple[ReviewArea, ...] = get_args(ReviewArea)
+AREAS: tuple[Area, ...] = LAYERS + REVIEW_AREAS
 
 
 def area_parts(area: str) -> tuple[str, ...]:

@@ -1,4 +1,5 @@
-"""The one atomic file writer (``evolving_agent/fsio.py``), used by memory and search."""
+"""The one atomic file writer and tree walker (``evolving_agent/fsio.py``), used by memory
+and search."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from evolving_agent import fsio
-from evolving_agent.fsio import write_atomic
-from evolving_agent.search.state import write_json_atomic
+from evolving_agent.fsio import in_flight, read_files, walk, write_atomic, write_atomic_at
+from evolving_agent.search.rundir import write_json_atomic
 
 
 def test_it_replaces_a_file_whole_creating_missing_parents(tmp_path: Path) -> None:
@@ -77,3 +78,69 @@ def test_a_setgid_directory_passes_its_group_bits_on_whatever_the_umask(tmp_path
     assert fsio.shared_mode(0o2750, 0o600) == 0o640  # a read-only group reads only
     assert fsio.shared_mode(0o0770, 0o600) == 0o600  # no setgid bit: not a shared directory
     assert fsio.shared_dir_mode(0o3770, 0o700) == 0o3770
+
+
+def test_in_flight_names_exactly_the_writers_temp_files(tmp_path: Path) -> None:
+    seen: list[str] = []
+    real_replace = os.replace
+
+    def spy(src: str, dst: str, **kw: object) -> None:
+        seen.append(src)
+        real_replace(src, dst, **kw)  # type: ignore[arg-type]
+
+    dir_fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(os, "replace", spy)
+            write_atomic_at(dir_fd, "identity.yaml", b"x", mode=0o600)
+    finally:
+        os.close(dir_fd)
+    assert len(seen) == 1 and in_flight(seen[0])
+    # A file that only looks like a temp is the tree's own.
+    assert not in_flight(".notes.tmp") and not in_flight("identity.yaml")
+
+
+def test_walk_lists_a_tree_sorted_without_following_links(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret").write_text("no")
+    tree = tmp_path / "tree"
+    (tree / "b").mkdir(parents=True)
+    (tree / "b" / "two").write_text("2")
+    (tree / "a").write_text("1")
+    (tree / "link").symlink_to(outside)
+    (tree / ".a.0123456789ab.tmp").write_text("half")  # a write in flight
+    os.mkfifo(tree / "fifo")
+
+    got = [(e.rel, e.kind) for e in walk(tmp_path, "tree")]
+
+    assert got == [
+        ("tree", "dir"),
+        ("tree/a", "file"),
+        ("tree/b", "dir"),
+        ("tree/b/two", "file"),
+        ("tree/fifo", "other"),
+        ("tree/link", "symlink"),
+    ]
+    assert list(walk(tmp_path, "missing")) == []
+    everything = [e.rel for e in walk(tree, "", skip=lambda name: False)]
+    assert ".a.0123456789ab.tmp" in everything and "link/secret" not in everything
+
+
+def test_read_files_reads_plain_files_and_reports_the_rest_once(tmp_path: Path) -> None:
+    # verify and boot's Canon check read through this: one wording, one in-flight rule.
+    (tmp_path / "canon" / "sub").mkdir(parents=True)
+    (tmp_path / "canon" / "identity.yaml").write_text("name: Wren\n")
+    (tmp_path / "canon" / ".identity.yaml.0123456789ab.tmp").write_text("half")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "x").write_text("x")
+    (tmp_path / "canon" / "linked").symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "schedule.yaml").write_text("jobs: {}\n")
+
+    out = read_files(tmp_path, ("canon", "schedule.yaml", "crons"))
+
+    assert out.files == {"canon/identity.yaml": b"name: Wren\n", "schedule.yaml": b"jobs: {}\n"}
+    assert out.problems == [
+        f"{tmp_path / 'canon' / 'linked'}: is a symlink; the writer never makes one"
+    ]
+    assert out.reported("canon/linked/x") and not out.reported("canon/identity.yaml")

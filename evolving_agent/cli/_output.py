@@ -9,12 +9,15 @@ instead of ``click.echo``; a test checks that none calls ``click.echo`` itself.
 is a terminal, ``$PAGER`` (default ``less``) with ``LESS=FRX`` unless the user set
 ``LESS`` (quit if it fits one screen, raw colour codes only — there are none left
 after neutralising, keep the screen), and never with ``--no-pager`` or
-``PAGER=cat``.
+``PAGER=cat``, nor when input is already waiting in the terminal (lines pasted after
+the command): a pager would read them as its keystrokes and the shell would never run
+them.  :func:`typed_ahead` is that check, shared with the prompts.
 """
 
 from __future__ import annotations
 
 import functools
+import io
 import os
 import shlex
 import shutil
@@ -40,6 +43,23 @@ def echo(message: object = None, *, nl: bool = True, err: bool = False) -> None:
 
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def typed_ahead() -> int:
+    """Bytes already typed (or pasted) into the terminal and not yet read; 0 when stdin is
+    no terminal.  Counted without reading them: a read would take them from the shell."""
+    import fcntl
+    import struct
+    import termios
+
+    try:
+        if not os.isatty(sys.stdin.fileno()):
+            return 0
+        raw = fcntl.ioctl(sys.stdin.fileno(), termios.FIONREAD, b"\0\0\0\0")
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return 0  # not a real file (tests, embedding programs): nothing is waiting
+    waiting: int = struct.unpack("i", raw)[0]
+    return waiting
 
 
 def _no_pager() -> bool:
@@ -81,7 +101,7 @@ def paged(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         global _buffer
-        if _buffer is not None or _no_pager() or not sys.stdout.isatty():
+        if _buffer is not None or _no_pager() or not sys.stdout.isatty() or typed_ahead():
             return fn(*args, **kwargs)
         _buffer = []
         try:

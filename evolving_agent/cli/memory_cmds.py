@@ -18,7 +18,7 @@ from evolving_agent.memory.bootview import DEFAULT_MAX_CHARS, MAX_CHARS_ENV, MIN
 from evolving_agent.memory.evidence import EvidenceRecord
 from evolving_agent.memory.policy import ACTORS, Actor
 from evolving_agent.memory.root import init_root, require_root
-from evolving_agent.paths import LAYERS, MemoryRoot
+from evolving_agent.paths import LAYERS, Layer, MemoryRoot
 from evolving_agent.textsafe import one_line
 
 # boot, verify and the boot file are imported inside their commands: a friction write,
@@ -363,7 +363,7 @@ def evidence_repair(ctx: click.Context, day: object, actor: Actor) -> None:
 @click.argument("layer", type=click.Choice(LAYERS))
 @click.argument("relpath")
 @click.pass_context
-def write_cmd(ctx: click.Context, actor: Actor, layer: str, relpath: str) -> None:
+def write_cmd(ctx: click.Context, actor: Actor, layer: Layer, relpath: str) -> None:
     """Write stdin to LAYER/RELPATH through the permission-checked writer.
 
     A denied write changes nothing, is recorded in Evidence, and exits 3.

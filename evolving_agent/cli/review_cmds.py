@@ -1,7 +1,8 @@
 """review: the human's monthly queue (list / show / approve / edit / reject).
 
 Prompts live here, never in the core: ``approve`` asks for confirmation on a terminal
-and refuses (exit 2) without one unless ``--yes`` is given, so a script never hangs.
+and refuses (exit 2) without one unless ``--yes`` is given, so a script never hangs,
+and refuses too when lines pasted after it are waiting, so none is taken as its answer.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sys
 import click
 
 from evolving_agent.cli._common import echo_json, json_option, root_from
-from evolving_agent.cli._output import echo, paged
+from evolving_agent.cli._output import echo, paged, typed_ahead
 from evolving_agent.errors import UsageError
 from evolving_agent.memory.canon_diff import describe, unified
 from evolving_agent.memory.root import require_root
@@ -35,6 +36,33 @@ approver_option = click.option(
 def _on_terminal() -> bool:
     """True when a person can answer prompts (tests replace this)."""
     return sys.stdin.isatty()
+
+
+# The longest answer that can be waiting before the question: "yes" and its newline.
+_ANSWER_BYTES = len(b"yes\n")
+
+
+def _refuse_pasted(review_id: str) -> None:
+    """Lines pasted after the command wait in the terminal, and the shell means to run
+    them next: read as answers to the question (re-asked after each), every one of them
+    would be swallowed.  So they are left unread, with a one-line refusal; a short
+    answer typed ahead ("y") is still an answer."""
+    if typed_ahead() > _ANSWER_BYTES:
+        raise UsageError(
+            f"approving {review_id} asks a question, but lines pasted after the command "
+            "are waiting (left for the shell to run); run "
+            f"'evolving-agent review approve {review_id}' on its own to answer it, "
+            "or pass --yes"
+        )
+
+
+def _ask(question: str) -> bool:
+    """``question`` answered y/N at the terminal; an answer typed ahead counts."""
+    if not typed_ahead():
+        return click.confirm(question, default=False)
+    answer = sys.stdin.readline().strip()
+    echo(f"{question} [y/N]: {answer} (typed ahead)")
+    return answer.lower() in ("y", "yes")
 
 
 def _approver(flag: str | None) -> str:
@@ -200,10 +228,11 @@ def _confirm(plan: ApprovalPlan, yes: bool, allow_large_removal: bool) -> bool:
                 f"approving {review.id} needs confirmation and there is no terminal; "
                 "pass --yes to approve from a script"
             )
+        _refuse_pasted(review.id)
         if plan.applied is not None:
             echo(f"review {review.id}: {describe(review.diff)}")
             echo(unified(plan.applied.before, plan.applied.after), nl=False)
-        if not click.confirm(f"Apply review {review.id} to Canon?", default=False):
+        if not _ask(f"Apply review {review.id} to Canon?"):
             return False
     if plan.needs_removal_confirm and not allow_large_removal:
         assert plan.applied is not None

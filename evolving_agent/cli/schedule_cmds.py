@@ -64,7 +64,7 @@ def schedule_run(ctx: click.Context, roots: str | None) -> None:
             nxt = f"{r.next_run:%a %Y-%m-%d %H:%M %Z}" if r.next_run else "never"
             echo(f"{r.root}: {r.job} next at {nxt}")
         echo("scheduler running (Ctrl-C to stop)")
-        sched.start(blocking=True)  # releases the roots' locks when it ends
+        sched.run()  # releases the roots' locks when it ends
     except KeyboardInterrupt:
         echo("scheduler stopped")
     finally:

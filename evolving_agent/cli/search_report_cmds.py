@@ -14,9 +14,9 @@ from evolving_agent.cli._search_options import task_options
 if TYPE_CHECKING:
     from evolving_agent.search.compare import Progress
     from evolving_agent.search.report import RunReport
-    from evolving_agent.search.state import TurnRecord
+    from evolving_agent.search.rundir import TurnRecord
 
-# Like search_run_cmds: the core (matplotlib, GitPython) is imported inside the commands,
+# Like search_run_cmds: the core (matplotlib and all) is imported inside the commands,
 # because every CLI start pays for module imports and most commands never report.
 
 

@@ -16,10 +16,10 @@ from evolving_agent.cli._output import echo
 from evolving_agent.cli._search_options import task_options
 
 if TYPE_CHECKING:
+    from evolving_agent.search.rundir import SearchSummary
     from evolving_agent.search.runner import ProgressEvent
-    from evolving_agent.search.state import SearchSummary
 
-# The search core (GitPython, pydantic models) is imported inside the commands:
+# The search core (pydantic models and all) is imported inside the commands:
 # every CLI start pays for module imports, and most commands never search.
 
 

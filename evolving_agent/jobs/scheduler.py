@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -32,6 +32,10 @@ from evolving_agent.memory.atomic import atomic_write
 from evolving_agent.memory.evidence import now as local_now
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
+
+if TYPE_CHECKING:  # apscheduler is imported only when the scheduler starts
+    from apscheduler.schedulers.background import BackgroundScheduler
+    from apscheduler.schedulers.base import BaseScheduler
 
 STATE_FILE = "scheduler.json"
 MISFIRE_GRACE = int(timedelta(days=31).total_seconds())
@@ -63,9 +67,7 @@ def load_state(root: MemoryRoot) -> SchedulerState | None:
     try:
         return SchedulerState.model_validate_json(path.read_bytes())
     except ValidationError as exc:
-        raise InvalidInput(
-            f"damaged scheduler state ({first_error(exc)})", file=path
-        ) from None
+        raise InvalidInput(f"damaged scheduler state ({first_error(exc)})", file=path) from None
 
 
 def save_state(root: MemoryRoot, state: SchedulerState) -> None:
@@ -196,7 +198,7 @@ class JobScheduler:
 
     # -- APScheduler ---------------------------------------------------------------------------
 
-    def add_jobs(self, scheduler: Any) -> None:
+    def add_jobs(self, scheduler: BaseScheduler) -> None:
         for root in self.roots:
             schedule = load_schedule(root)
             for job in schedule.scheduled_jobs():
@@ -227,26 +229,37 @@ class JobScheduler:
         while self._locks:
             self._locks.pop().release()
 
-    def start(self, *, blocking: bool = True) -> Any:
-        """Catch up, then run the cron triggers.  Non-blocking returns the scheduler."""
-        from apscheduler.schedulers.background import BackgroundScheduler
+    def run(self) -> None:
+        """Catch up, then run the cron triggers in this thread until stopped (Ctrl-C);
+        the roots' locks are released when it ends."""
         from apscheduler.schedulers.blocking import BlockingScheduler
 
-        if not self._locks:  # the caller may have taken them already (to fail early)
-            self.acquire()
         try:
-            self.catch_up()
-            if self._stop.is_set():
-                raise KeyboardInterrupt  # stopped during the catch-up
-            scheduler = BlockingScheduler() if blocking else BackgroundScheduler()
-            self.add_jobs(scheduler)
-            scheduler.start()
+            self._start(BlockingScheduler())
+        finally:
+            self.release()
+
+    def start_background(self) -> BackgroundScheduler:
+        """Catch up, then run the cron triggers in a background thread; the locks stay
+        held until :meth:`release` (call it after shutting the returned scheduler down)."""
+        from apscheduler.schedulers.background import BackgroundScheduler
+
+        scheduler = BackgroundScheduler()
+        try:
+            self._start(scheduler)
         except BaseException:
             self.release()
             raise
-        if blocking:
-            self.release()
         return scheduler
+
+    def _start(self, scheduler: BaseScheduler) -> None:
+        if not self._locks:  # the caller may have taken them already (to fail early)
+            self.acquire()
+        self.catch_up()
+        if self._stop.is_set():
+            raise KeyboardInterrupt  # stopped during the catch-up
+        self.add_jobs(scheduler)
+        scheduler.start()
 
     # -- inspection -------------------------------------------------------------------------------
 

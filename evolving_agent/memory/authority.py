@@ -21,12 +21,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Literal
 
 from filelock import FileLock
 
 from evolving_agent.errors import InvalidInput, InvalidPath, ReadOutOfScope, WriteDenied
-from evolving_agent.fsio import shared_mode
+from evolving_agent.fsio import in_flight, shared_mode
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.atomic import atomic_write, open_dir, read_plain
 from evolving_agent.memory.canon import check_canon_text
@@ -42,9 +42,12 @@ from evolving_agent.memory.signing import (
     sign_file,
     signing_state,
 )
-from evolving_agent.paths import AREAS, MemoryRoot, area_parts
+from evolving_agent.paths import AREAS, Area, MemoryRoot, area_parts
 
 NAME_MAX = 255  # bytes in one file name (Linux, macOS)
+
+# What a denial or a path check names: an area, or "config" (schedule.yaml, crons/).
+Target = Area | Literal["config"]
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,7 @@ class SymlinkRefused(InvalidPath):
         self.reason = reason
 
 
-def confine(root: MemoryRoot, area: str, relpath: str) -> Path:
+def confine(root: MemoryRoot, area: Area, relpath: str) -> Path:
     """Resolve ``relpath`` inside ``area``; refuse anything that would leave it.
 
     The check works on real paths: the root is resolved once (it may itself sit behind
@@ -95,7 +98,7 @@ def confine(root: MemoryRoot, area: str, relpath: str) -> Path:
 
 
 def check_plain_path(
-    root: MemoryRoot, parts: tuple[str, ...], *, area: str, relpath: str, is_dir: bool = False
+    root: MemoryRoot, parts: tuple[str, ...], *, area: Target, relpath: str, is_dir: bool = False
 ) -> None:
     """Refuse when any existing component of ``root/parts`` is a symlink, or a
     directory component is not a directory, or the last one not a regular file."""
@@ -154,7 +157,7 @@ class Writer:
 
     # -- public API --------------------------------------------------------------
 
-    def write(self, area: str, relpath: str, content: str | bytes, *, message: str = "") -> Path:
+    def write(self, area: Area, relpath: str, content: str | bytes, *, message: str = "") -> Path:
         """Replace ``area/relpath`` with ``content`` atomically.  Returns the path."""
         data = content.encode("utf-8") if isinstance(content, str) else content
         target = self._confine(area, relpath)
@@ -168,7 +171,7 @@ class Writer:
                     self._sign_decision(target)
         return target
 
-    def write_many(self, area: str, files: dict[str, str | bytes], *, message: str = "") -> None:
+    def write_many(self, area: Area, files: dict[str, str | bytes], *, message: str = "") -> None:
         """Replace several files of one layer; Canon gets them in a single commit."""
         targets: dict[Path, bytes] = {}
         for rel, content in files.items():
@@ -183,7 +186,7 @@ class Writer:
                 for target, data in targets.items():
                     self._put(target, data)
 
-    def update(self, area: str, relpath: str, fn: Callable[[bytes | None], bytes | None]) -> Path:
+    def update(self, area: Area, relpath: str, fn: Callable[[bytes | None], bytes | None]) -> Path:
         """Read-modify-write under the layer lock; ``fn`` returns None to delete."""
         target = self._confine(area, relpath)
         self._authorise(area, relpath)
@@ -200,7 +203,7 @@ class Writer:
                 self._put(target, new)
         return target
 
-    def delete(self, area: str, relpath: str) -> bool:
+    def delete(self, area: Area, relpath: str) -> bool:
         """Remove ``area/relpath``; True if it existed."""
         existed = self._confine(area, relpath).exists()
         self.update(area, relpath, lambda _old: None)
@@ -294,7 +297,7 @@ class Writer:
         )
         return self.evidence.append(draft)
 
-    def require_os_write(self, area: str, relpath: str = "") -> None:
+    def require_os_write(self, area: Area, relpath: str = "") -> None:
         """Refuse now (exit 3, recorded) when the OS will not let this user write ``area``:
         for a change that appends Evidence before it writes the layer, so a refused
         one leaves no record claiming a write that never happened."""
@@ -313,7 +316,7 @@ class Writer:
 
     # -- internals -----------------------------------------------------------------
 
-    def _confine(self, area: str, relpath: str) -> Path:
+    def _confine(self, area: Area, relpath: str) -> Path:
         """:func:`confine`, recording a symlink escape attempt as a denied write."""
         try:
             return confine(self.root, area, relpath)
@@ -326,7 +329,7 @@ class Writer:
         """Atomic, private write that follows no symlink below the root."""
         atomic_write(target, data, base=self.root.real)
 
-    def _authorise(self, area: str, relpath: str, *, replace: bool = True) -> None:
+    def _authorise(self, area: Area, relpath: str, *, replace: bool = True) -> None:
         if not self.policy.may_write(self.actor, area):
             self._deny(area, relpath, "")
         if area == "evidence" and replace:
@@ -371,11 +374,11 @@ class Writer:
         if self.actor == "human" and state.enabled:
             sign_file(state, target)
 
-    def _deny(self, area: str, relpath: str, reason: str) -> None:
+    def _deny(self, area: Target, relpath: str, reason: str) -> None:
         self._record_denial(area, relpath, reason)
         raise WriteDenied(self.actor, area, relpath, reason)
 
-    def _record_denial(self, area: str, relpath: str, reason: str) -> None:
+    def _record_denial(self, area: Target, relpath: str, reason: str) -> None:
         self.evidence.append(
             EvidenceDraft(
                 ts=now(),
@@ -387,7 +390,7 @@ class Writer:
         )
 
     @contextmanager
-    def _os_refusal(self, area: str, relpath: str) -> Iterator[None]:
+    def _os_refusal(self, area: Area, relpath: str) -> Iterator[None]:
         """The operating system's refusal is a denied write too: in the OS-user
         deployment (memory/deploy.py) the assistant's user may not write canon/,
         reviews/, .git or .ea/, whatever actor it claims.  Recorded when Evidence
@@ -404,7 +407,7 @@ class Writer:
             raise WriteDenied(self.actor, area, relpath, reason) from None
 
     @contextmanager
-    def _lock(self, area: str) -> Iterator[None]:
+    def _lock(self, area: Area) -> Iterator[None]:
         # Refuses a symlinked .ea/ or .ea/locks/ as every other write does (0700 if new).
         parts = self.root.lock_dir.relative_to(self.root.path).parts
         fd = open_dir(self.root.real, list(parts))
@@ -479,12 +482,14 @@ class Writer:
         record_canon_snapshot(self.root)  # boot serves only Canon matching this commit
 
 
-def _clear_temps(root: MemoryRoot, area: str) -> None:
+def _clear_temps(root: MemoryRoot, area: Area) -> None:
     """Remove ``.NAME.XXXX.tmp`` files a killed writer left in ``area`` (and one level
     below).  Called under the area's lock, so no live writer of the area owns one."""
     base = root.real.joinpath(*area_parts(area))
     for pattern in (".*.tmp", "*/.*.tmp"):
         for tmp in base.glob(pattern):
+            if not in_flight(tmp.name):
+                continue  # a hand-made file that only looks like a temp is not ours to remove
             try:
                 if tmp.is_file() and not tmp.is_symlink():
                     tmp.unlink()
@@ -529,15 +534,15 @@ class ScopedReader:
     def __post_init__(self) -> None:
         check_actor(self.actor)
 
-    def _check(self, area: str, detail: str = "") -> None:
+    def _check(self, area: Area, detail: str = "") -> None:
         if not Policy.may_read(self.actor, area):
             raise ReadOutOfScope(self.actor, area, detail)
 
-    def path(self, area: str, relpath: str) -> Path:
+    def path(self, area: Area, relpath: str) -> Path:
         self._check(area, relpath)
         return confine(self.root, area, relpath)
 
-    def read_text(self, area: str, relpath: str) -> str | None:
+    def read_text(self, area: Area, relpath: str) -> str | None:
         """Text of ``area/relpath``, or None when it does not exist."""
         p = self.path(area, relpath)
         if not p.exists():
@@ -547,7 +552,7 @@ class ScopedReader:
         except UnicodeDecodeError:
             raise InvalidInput("not UTF-8 text", file=p) from None
 
-    def read_json(self, area: str, relpath: str) -> Any:
+    def read_json(self, area: Area, relpath: str) -> Any:
         text = self.read_text(area, relpath)
         if text is None:
             return None
@@ -556,7 +561,7 @@ class ScopedReader:
         except ValueError as exc:
             raise InvalidInput(f"malformed JSON: {exc}", file=self.path(area, relpath)) from None
 
-    def list(self, area: str, pattern: str = "*") -> list[Path]:
+    def list(self, area: Area, pattern: str = "*") -> list[Path]:
         self._check(area)
         check_plain_path(self.root, area_parts(area), area=area, relpath=".", is_dir=True)
         base = self.root.area_dir(area)

@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from evolving_agent.errors import EvolvingAgentError, InvalidInput, ReadOutOfScope, TamperingFound
+from evolving_agent.fsio import walk
 from evolving_agent.memory import bootfast
 from evolving_agent.memory import live as live_bus
 from evolving_agent.memory.atomic import atomic_write
@@ -157,9 +158,10 @@ def _unnamed(root: MemoryRoot, warnings: list[str]) -> list[str]:
                     odd.append(os.path.join(root.live, entry.name))
     except OSError:
         pass
-    for dirpath, dirnames, filenames in os.walk(root.canon):  # never follows links
-        names = dirnames + filenames
-        odd += [os.path.join(dirpath, n) for n in names if not _PLAIN_NAME.fullmatch(n)]
+    # Every name counts here, in-flight temp files too: a warning may name any of them.
+    for item in walk(root.canon, "", skip=lambda name: False):  # never follows links
+        if item.rel and not _PLAIN_NAME.fullmatch(item.path.name):
+            odd.append(str(item.path))
     if not odd:
         return warnings
     odd.sort(key=len, reverse=True)  # a directory's path is a prefix of its files'

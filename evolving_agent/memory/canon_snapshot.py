@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from evolving_agent.errors import InvalidInput
+from evolving_agent.fsio import TreeFiles, read_files
 from evolving_agent.memory.atomic import atomic_write
 from evolving_agent.memory.gitrepo import blob_sha, parse_trailers
 from evolving_agent.paths import MemoryRoot
@@ -72,10 +73,7 @@ def record_canon_snapshot(root: MemoryRoot) -> dict[str, Any]:
     head = store.head()
     if head is None:
         raise InvalidInput(f"{root.path}: no commit to record a Canon snapshot of")
-    try:
-        tree, _ = store.canon_tree(head)
-    finally:
-        store.close()
+    tree, _ = store.canon_tree(head)
     state = {
         "schema_version": SCHEMA_VERSION,
         "commit": head,
@@ -103,11 +101,7 @@ def check_canon_snapshot(root: MemoryRoot) -> list[str]:
 
 def load_canon(root: MemoryRoot) -> CanonFiles:
     """Canon as boot should serve it: disk when it matches the last writer commit, else git."""
-    store = _Objects(root)
-    try:
-        return _load(root, store)
-    finally:
-        store.close()
+    return _load(root, _Objects(root))
 
 
 def _load(root: MemoryRoot, store: _Objects) -> CanonFiles:
@@ -141,15 +135,16 @@ def _load(root: MemoryRoot, store: _Objects) -> CanonFiles:
             f"{state_file(root)}: does not match the Canon tree of commit {commit[:10]} "
             "(the snapshot file was edited)"
         )
-    disk, flagged, disk_problems = _scan_disk(root)
-    problems += disk_problems
+    scan = _scan_disk(root)
+    disk = scan.files
+    problems += scan.problems
     for path in sorted(set(tree) | set(disk)):
         want = tree.get(path)
         got = disk.get(path)
         if want is None:
             problems.append(f"{root.path / path}: not in the last writer commit (added by hand)")
         elif got is None:
-            if path not in flagged and CANON_DIR not in flagged:
+            if not scan.reported(path):
                 problems.append(f"{root.path / path}: missing (deleted by hand)")
         elif blob_sha(got) != want[1]:
             problems.append(f"{root.path / path}: changed behind the writer's back")
@@ -214,45 +209,18 @@ def _trusted_commit(store: _Objects, commit: str, problems: list[str]) -> str:
     )
 
 
-def _scan_disk(root: MemoryRoot) -> tuple[dict[str, bytes], set[str], list[str]]:
-    """Every regular file under canon/ (bytes by root-relative path), never following links.
-
-    Also returns the paths already reported (symlinks, unreadable files) so they are not
-    reported a second time as missing.
-    """
-    files: dict[str, bytes] = {}
-    flagged: set[str] = set()
-    problems: list[str] = []
+def _scan_disk(root: MemoryRoot) -> TreeFiles:
+    """Every regular file under canon/ (bytes by root-relative path), never following
+    links; what was reported (symlinks, unreadable files) is flagged so it is not
+    reported a second time as missing."""
     base = root.path / CANON_DIR
     try:
         st = os.lstat(base)
     except FileNotFoundError:
-        return files, {CANON_DIR}, [f"{base}: missing"]
+        return TreeFiles(flagged={CANON_DIR}, problems=[f"{base}: missing"])
     if not stat.S_ISDIR(st.st_mode):
-        return files, {CANON_DIR}, [f"{base}: not a directory (a symlink?)"]
-    stack = [(base, CANON_DIR)]
-    while stack:
-        directory, rel = stack.pop()
-        with os.scandir(directory) as it:
-            for entry in it:
-                path = f"{rel}/{entry.name}"
-                if entry.is_symlink():
-                    flagged.add(path)
-                    problems.append(f"{root.path / path}: a symlink, not a Canon file")
-                elif entry.is_dir(follow_symlinks=False):
-                    stack.append((Path(entry.path), path))
-                elif entry.is_file(follow_symlinks=False):
-                    try:
-                        fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW)
-                        with os.fdopen(fd, "rb") as fh:
-                            files[path] = fh.read()
-                    except OSError as exc:
-                        flagged.add(path)
-                        problems.append(f"{root.path / path}: unreadable ({exc.strerror})")
-                else:
-                    flagged.add(path)
-                    problems.append(f"{root.path / path}: not a regular file")
-    return files, flagged, problems
+        return TreeFiles(flagged={CANON_DIR}, problems=[f"{base}: not a directory (a symlink?)"])
+    return read_files(root.path, (CANON_DIR,))
 
 
 # -- git objects without git -----------------------------------------------------------------
@@ -260,12 +228,11 @@ def _scan_disk(root: MemoryRoot) -> tuple[dict[str, bytes], set[str], list[str]]
 
 class _Objects:
     """Read refs, commits, trees and blobs from ``.git``: loose objects with zlib, the rest
-    (packed after a ``git gc``) through GitPython."""
+    (packed after a ``git gc``) with one ``git cat-file`` each."""
 
     def __init__(self, root: MemoryRoot) -> None:
         self.root = root
         self.git_dir = root.path / ".git"
-        self._repo: Any = None
 
     # refs
     def head(self) -> str | None:
@@ -311,29 +278,20 @@ class _Objects:
         return body
 
     def _read_packed(self, sha: str, kind: bytes) -> bytes:
-        # Objects are packed only after a 'git gc'; then one 'git cat-file' reads them
-        # (GitPython's pure-Python GitDB backend is deprecated).
-        import git
-        from gitdb.exc import BadObject
+        # Objects are packed only after a 'git gc'; then 'git cat-file' reads them, through
+        # the hardened runner like every other git call.
+        from evolving_agent.gitcmd import git
 
-        if self._repo is None:
-            try:
-                self._repo = git.Repo(self.root.path)
-            except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-                raise InvalidInput(f"git object {sha[:10]} is unreadable") from None
-        try:
-            info = self._repo.odb.stream(bytes.fromhex(sha))
-            data: bytes = info.read()
-        except (BadObject, ValueError, git.GitCommandError):
-            raise InvalidInput(f"git object {sha[:10]} is not in the object store") from None
-        if info.type != kind:
+        # --batch names the object's real type ('cat-file TYPE' would peel a commit to its
+        # tree), so a tree entry pointing at the wrong kind of object is still refused.
+        res = git(self.root.path, "cat-file", "--batch", input=sha.encode() + b"\n", check=False)
+        header, _, body = res.stdout.partition(b"\n")
+        fields = header.split()
+        if not res.ok or len(fields) != 3 or fields[1] == b"missing":
+            raise InvalidInput(f"git object {sha[:10]} is not in the object store")
+        if fields[1] != kind:
             raise InvalidInput(f"git object {sha[:10]} is not a {kind.decode()}")
-        return data
-
-    def close(self) -> None:
-        if self._repo is not None:
-            self._repo.close()
-            self._repo = None
+        return body[: int(fields[2])]
 
     def commit(self, sha: str) -> tuple[str, list[str]]:
         body = self._read(sha, b"commit")

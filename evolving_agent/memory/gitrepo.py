@@ -11,6 +11,18 @@ blobs are hashed from the bytes the writer wrote, a private temporary index is b
 from HEAD, and HEAD moves by compare-and-swap - the shared index, hooks and the
 user's config play no part.  The repository is created ``--shared=0600`` so git keeps
 its own files private whatever the umask.
+
+One way to reach the repository per need:
+
+- **writing** (commits, HEAD): plumbing through gitcmd, here (``commit_contents``);
+- **reading** (trees, blobs, history with its trailers, for ``verify``, review and
+  ``canon log/show/diff/revert``): gitcmd too, through ``tracked_tree``, ``blob_at``,
+  ``log`` and ``resolve_commit`` here.  Not GitPython: it starts git with the
+  repository's own config as found, and a session with a shell can write
+  ``.git/config`` (an fsmonitor hook ran from GitPython's ``diff-tree``);
+- **boot's Canon check** (``canon_snapshot``): loose objects read in-process with zlib,
+  no child process at all, to stay inside boot's time budget; only the packed objects a
+  ``git gc`` leaves take one ``git cat-file`` (gitcmd) each.
 """
 
 from __future__ import annotations
@@ -18,10 +30,8 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # GitPython costs ~100 ms to import; friction appends never need it.
-    import git
+from dataclasses import dataclass
+from datetime import datetime
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.gitcmd import git as run_git
@@ -53,16 +63,6 @@ _NO_REPO = (
     "no git repository at {path}: a memory root keeps Canon's history in git "
     "(restore its .git directory from a backup)"
 )
-
-
-def open_repo(root: MemoryRoot) -> git.Repo:
-    """A read-only GitPython view (history listings); every write goes through plumbing."""
-    import git
-
-    try:
-        return git.Repo(root.path)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise InvalidInput(_NO_REPO.format(path=root.path)) from None
 
 
 def require_repo(root: MemoryRoot) -> str:
@@ -230,6 +230,54 @@ def committed_text(root: MemoryRoot, relpath: str) -> bytes | None:
 
 def read_blob(root: MemoryRoot, sha: str) -> bytes | None:
     res = run_git(root.path, "cat-file", "blob", sha, check=False)
+    return res.stdout if res.ok else None
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """One commit as the history views need it (read with ``git log``, not GitPython)."""
+
+    sha: str
+    parents: tuple[str, ...]
+    date: datetime  # the committer date, in the committer's offset
+    message: str
+
+    @property
+    def summary(self) -> str:
+        return self.message.split("\n", 1)[0]
+
+
+# sha, parents, committer date (strict ISO 8601), raw message; records end with NUL (-z).
+_LOG_FORMAT = "--format=%H%x1f%P%x1f%cI%x1f%B"
+
+
+def log(
+    root: MemoryRoot, *revs: str, paths: Sequence[str] = (), limit: int | None = None
+) -> list[CommitInfo]:
+    """Commits reachable from ``revs`` (``git log`` order, newest first), only those that
+    touched ``paths`` if given."""
+    count = () if limit is None else (f"--max-count={limit}",)
+    res = run_git(
+        root.path, "log", "-z", "--no-show-signature", _LOG_FORMAT, *count, *revs, "--", *paths
+    )
+    out = []
+    for item in res.z_items():
+        sha, parents, date, message = item.split("\x1f", 3)
+        out.append(CommitInfo(sha, tuple(parents.split()), datetime.fromisoformat(date), message))
+    return out
+
+
+def resolve_commit(root: MemoryRoot, rev: str) -> str | None:
+    """The commit id ``rev`` names, or None (an option-like or spaced ``rev`` names none)."""
+    if not rev or rev.startswith("-") or any(c.isspace() for c in rev):
+        return None
+    res = run_git(root.path, "rev-parse", "-q", "--verify", f"{rev}^{{commit}}", check=False)
+    return res.text if res.ok and res.text else None
+
+
+def blob_at(root: MemoryRoot, rev: str, relpath: str) -> bytes | None:
+    """The bytes of ``relpath`` in commit ``rev``, or None if it is not there."""
+    res = run_git(root.path, "cat-file", "blob", f"{rev}:{relpath}", check=False)
     return res.stdout if res.ok else None
 
 

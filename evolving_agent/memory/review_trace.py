@@ -56,7 +56,8 @@ KIND = "review-queued"
 # The job kind named in ``by`` -> the actors allowed to write its record.
 QUEUERS: dict[str, frozenset[str]] = {
     "monthly": frozenset({"monthly"}),
-    "probe": frozenset({"human", "monthly"}),  # probe runs queue cards (issue 25)
+    # Cards from `probe diff`, queued as the queue's own writer (monthly) or by the human.
+    "probe": frozenset({"human", "monthly"}),
 }
 
 PROPOSAL_KIND = "proposal-written"

@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from evolving_agent.errors import EvolvingAgentError, InvalidInput
+from evolving_agent.fsio import read_files
 from evolving_agent.gitcmd import GitError, git
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.approvals import read_decision
@@ -539,46 +539,14 @@ def _check_no_symlinked_dirs(root: MemoryRoot) -> list[str]:
     ]
 
 
-def _disk_files(root: MemoryRoot) -> tuple[dict[str, bytes], list[str]]:
-    """Tracked-area files on disk (rel -> bytes), and problems (symlinks, odd files)."""
-    base = root.real
-    files: dict[str, bytes] = {}
-    problems: list[str] = []
-
-    def visit(rel: str) -> None:
-        full = base / rel
-        try:
-            st = os.lstat(full)
-        except FileNotFoundError:
-            return
-        if stat.S_ISLNK(st.st_mode):
-            problems.append(
-                f"{full}: is a symlink (to {os.readlink(full)}); the writer never makes one"
-            )
-        elif stat.S_ISDIR(st.st_mode):
-            for name in sorted(os.listdir(full)):
-                if name.startswith(".") and name.endswith(".tmp"):
-                    continue  # an atomic write in flight (or killed); never served
-                visit(f"{rel}/{name}")
-        elif stat.S_ISREG(st.st_mode):
-            fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW)
-            with os.fdopen(fd, "rb") as fh:
-                files[rel] = fh.read()
-        else:
-            problems.append(f"{full}: is not a regular file")
-
-    for top in ("canon", "crons", *gitrepo.TRACKED_FILES):
-        visit(top)
-    return files, problems
-
-
 def _check_worktree(root: MemoryRoot, head_tree: dict[str, str]) -> list[str]:
-    files, problems = _disk_files(root)
+    disk = read_files(root.real, ("canon", "crons", *gitrepo.TRACKED_FILES))
+    files, problems = disk.files, disk.problems
     for rel in sorted(set(head_tree) | set(files)):
         where = root.path / rel
         if rel not in files:
-            if (root.real / rel).is_symlink():
-                continue  # reported by _disk_files
+            if disk.reported(rel):
+                continue  # a symlink or unreadable file (or one under it), reported above
             problems.append(f"{where}:1: changed behind the writer's back (deleted, not committed)")
             continue
         data = files[rel]

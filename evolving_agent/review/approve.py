@@ -114,22 +114,18 @@ class ApprovalResult:
 
 def committed_identity(root: MemoryRoot) -> str:
     """identity.yaml as last committed (the base every approval applies to)."""
-    repo = gitrepo.open_repo(root)
-    try:
-        blob = repo.head.commit.tree[CANON_FILE]
-    except KeyError:
-        raise InvalidInput("not in the last commit; restore it first", file=CANON_FILE) from None
-    data: bytes = blob.data_stream.read()
+    data = gitrepo.blob_at(root, gitrepo.require_repo(root), CANON_FILE)
+    if data is None:
+        raise InvalidInput("not in the last commit; restore it first", file=CANON_FILE)
     return data.decode("utf-8")
 
 
 def commit_for_review(root: MemoryRoot, review_id: str) -> str | None:
     """The Canon commit that applied ``review_id`` (found by its trailers), if any."""
-    repo = gitrepo.open_repo(root)
-    for commit in repo.iter_commits("HEAD", paths="canon"):
-        trailers = gitrepo.parse_trailers(str(commit.message))
+    for commit in gitrepo.log(root, gitrepo.require_repo(root), paths=["canon"]):
+        trailers = gitrepo.parse_trailers(commit.message)
         if trailers.get("Review-Id") == review_id and trailers.get("Actor") == "monthly":
-            return str(commit.hexsha)
+            return commit.sha
     return None
 
 

@@ -7,24 +7,28 @@ files on disk, so ``diff`` alone shows edits not yet committed), ``show REV`` wh
 commit changed, and
 ``revert`` writes the files as they were before a commit back *through the writer as
 the human*, so the revert is itself a commit with provenance that ``verify`` accepts.
+
+Everything is read through the hardened runner (:mod:`evolving_agent.gitcmd`, via
+``gitrepo.log`` / ``blob_at``), not GitPython: the root's ``.git/config`` is writable by
+a session with a shell, and GitPython starts git with that config as it is, so a
+``core.fsmonitor``, ``diff.external`` or textconv set there would run as the human
+reading the history (GitPython's own ``diff-tree`` ran an fsmonitor hook).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import Final
 
 from evolving_agent.errors import InvalidInput, NotFound
+from evolving_agent.gitcmd import NO_DIFF_PROGRAMS, git
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 
-if TYPE_CHECKING:
-    import git
-
-CANON_DIR = "canon"
+CANON_DIR: Final = "canon"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
 
 
@@ -56,35 +60,23 @@ class CanonChange:
         }
 
 
-def _repo(root: MemoryRoot) -> git.Repo:
-    return gitrepo.open_repo(require_root(root))
-
-
-def _resolve(repo: git.Repo, rev: str) -> git.Commit:
-    import git
-
-    if not rev or rev.startswith("-") or any(c.isspace() for c in rev):
+def _resolve(root: MemoryRoot, rev: str) -> gitrepo.CommitInfo:
+    sha = gitrepo.resolve_commit(require_root(root), rev)
+    if sha is None:
         raise NotFound(f"no commit {rev!r} in the memory root's history")
-    try:
-        commit = repo.commit(rev)
-        commit.tree  # noqa: B018 - the lookup is lazy; force it so a missing object fails here
-        return commit
-    except (git.BadName, git.BadObject, ValueError, IndexError, git.GitCommandError):
-        raise NotFound(f"no commit {rev!r} in the memory root's history") from None
+    (commit,) = gitrepo.log(root, sha, limit=1)
+    return commit
 
 
-def _canon_paths(commit: git.Commit) -> list[str]:
+def _canon_paths(root: MemoryRoot, commit: gitrepo.CommitInfo) -> list[str]:
     """canon/ files this commit changed relative to its first parent."""
-    if commit.parents:
-        diffs = commit.parents[0].diff(commit, paths=CANON_DIR)
-    else:
-        diffs = commit.diff(EMPTY_TREE, paths=CANON_DIR, R=True)
-    out = {p for d in diffs for p in (d.a_path, d.b_path) if p}
-    return sorted(out)
+    base = commit.parents[0] if commit.parents else EMPTY_TREE
+    res = git(root.path, "diff-tree", "-r", "-z", "--name-only", base, commit.sha, "--", CANON_DIR)
+    return sorted(set(res.z_items()))
 
 
-def _change(commit: git.Commit) -> CanonChange:
-    message = str(commit.message)
+def _change(root: MemoryRoot, commit: gitrepo.CommitInfo) -> CanonChange:
+    message = commit.message
     trailers = gitrepo.parse_trailers(message)
     reverts = None
     for line in message.splitlines():
@@ -92,11 +84,11 @@ def _change(commit: git.Commit) -> CanonChange:
             reverts = line.removeprefix("This reverts commit ").rstrip(".").strip()
     ids = trailers.get("Evidence-Ids", "")
     return CanonChange(
-        commit=str(commit.hexsha),
-        date=commit.committed_datetime,
+        commit=commit.sha,
+        date=commit.date,
         actor=trailers.get("Actor", "(none)"),
-        summary=str(commit.summary),
-        files=_canon_paths(commit),
+        summary=commit.summary,
+        files=_canon_paths(root, commit),
         review_id=trailers.get("Review-Id"),
         approved_by=trailers.get("Approved-By"),
         evidence_ids=[i.strip() for i in ids.split(",") if i.strip() and i.strip() != "-"],
@@ -106,9 +98,8 @@ def _change(commit: git.Commit) -> CanonChange:
 
 def canon_log(root: MemoryRoot, limit: int | None = None) -> list[CanonChange]:
     """Commits that changed canon/, newest first."""
-    repo = _repo(root)
-    commits = repo.iter_commits("HEAD", paths=CANON_DIR, max_count=limit)
-    return [_change(c) for c in commits]
+    gitrepo.require_repo(require_root(root))
+    return [_change(root, c) for c in gitrepo.log(root, "HEAD", paths=[CANON_DIR], limit=limit)]
 
 
 def canon_diff(root: MemoryRoot, rev: str | None = None) -> str:
@@ -117,21 +108,18 @@ def canon_diff(root: MemoryRoot, rev: str | None = None) -> str:
     As in git, the comparison is with the files on disk, so edits not yet committed
     through the writer show too, and new files git does not track are listed.
     """
-    repo = _repo(root)
-    base = _resolve(repo, rev).hexsha if rev is not None else "HEAD"
-    out: str = repo.git.diff(base, "--", CANON_DIR)
-    untracked = repo.git.ls_files("--others", "--exclude-standard", "--", CANON_DIR)
-    if untracked:
-        out += "".join(f"\nuntracked: {p}" for p in untracked.splitlines())
+    base = _resolve(root, rev).sha if rev is not None else gitrepo.require_repo(require_root(root))
+    out = git(root.path, "diff", *NO_DIFF_PROGRAMS, base, "--", CANON_DIR).text
+    untracked = git(root.path, "ls-files", "-z", "--others", "--exclude-standard", "--", CANON_DIR)
+    out += "".join(f"\nuntracked: {p}" for p in untracked.z_items())
     return out.lstrip("\n") + "\n" if out else ""
 
 
 def commit_diff(root: MemoryRoot, rev: str) -> str:
     """What commit REV changed in canon/, against its first parent ('' if nothing)."""
-    repo = _repo(root)
-    commit = _resolve(repo, rev)
-    parent = commit.parents[0].hexsha if commit.parents else EMPTY_TREE
-    text: str = repo.git.diff(parent, commit.hexsha, "--", CANON_DIR)
+    commit = _resolve(root, rev)
+    parent = commit.parents[0] if commit.parents else EMPTY_TREE
+    text = git(root.path, "diff", *NO_DIFF_PROGRAMS, parent, commit.sha, "--", CANON_DIR).text
     return text + "\n" if text else ""
 
 
@@ -145,15 +133,15 @@ class CanonShow:
 
 def canon_show(root: MemoryRoot, rev: str | None = None) -> CanonShow:
     """One commit's Canon change; by default the newest commit that changed canon/."""
-    repo = _repo(root)
     if rev is None:
-        latest = next(iter(repo.iter_commits("HEAD", paths=CANON_DIR, max_count=1)), None)
-        if latest is None:
+        gitrepo.require_repo(require_root(root))
+        latest = gitrepo.log(root, "HEAD", paths=[CANON_DIR], limit=1)
+        if not latest:
             raise NotFound("no commit has changed canon/ yet")
-        commit = latest
+        commit = latest[0]
     else:
-        commit = _resolve(repo, rev)
-    return CanonShow(_change(commit), commit_diff(root, commit.hexsha))
+        commit = _resolve(root, rev)
+    return CanonShow(_change(root, commit), commit_diff(root, commit.sha))
 
 
 @dataclass(frozen=True)
@@ -163,14 +151,6 @@ class RevertResult:
     commit: str
 
 
-def _blob_text(commit: git.Commit, path: str) -> bytes | None:
-    try:
-        data: bytes = commit.tree[path].data_stream.read()
-    except KeyError:
-        return None
-    return data
-
-
 def canon_revert(root: MemoryRoot, rev: str, *, force: bool = False) -> RevertResult:
     """Put the canon/ files REV changed back as they were before it, as a new human commit.
 
@@ -178,28 +158,27 @@ def canon_revert(root: MemoryRoot, rev: str, *, force: bool = False) -> RevertRe
     that one too; revert it first, or pass ``force``), when those files have
     uncommitted edits, or when REV changed nothing in canon/.
     """
-    repo = _repo(root)
-    commit = _resolve(repo, rev)
+    commit = _resolve(root, rev)
+    short = commit.sha[:10]
     if not commit.parents:
-        raise InvalidInput(
-            f"commit {commit.hexsha[:10]} created the memory root; nothing before it"
-        )
-    paths = _canon_paths(commit)
+        raise InvalidInput(f"commit {short} created the memory root; nothing before it")
+    paths = _canon_paths(root, commit)
     if not paths:
-        raise InvalidInput(f"commit {commit.hexsha[:10]} did not change canon/")
-    head = repo.head.commit
-    if not repo.is_ancestor(commit, head):
-        raise NotFound(f"commit {commit.hexsha[:10]} is not in the current history")
+        raise InvalidInput(f"commit {short} did not change canon/")
+    head = gitrepo.require_repo(root)
+    ancestor = git(root.path, "merge-base", "--is-ancestor", commit.sha, head, check=False)
+    if not ancestor.ok:
+        raise NotFound(f"commit {short} is not in the current history")
     if not force:
-        later = [c.hexsha[:10] for c in repo.iter_commits(f"{commit.hexsha}..HEAD", paths=paths)]
+        later = [c.sha[:10] for c in gitrepo.log(root, f"{commit.sha}..{head}", paths=paths)]
         if later:
             raise InvalidInput(
-                f"{', '.join(paths)} changed again after {commit.hexsha[:10]} (in "
+                f"{', '.join(paths)} changed again after {short} (in "
                 f"{', '.join(later)}); revert those first, newest first, or pass --force "
                 "to restore the files exactly as they were before it"
             )
-    dirty = repo.git.status("--porcelain", "--untracked-files=all", "--", *paths)
-    if dirty.strip():
+    dirty = git(root.path, "status", "--porcelain", "--untracked-files=all", "--", *paths)
+    if dirty.text.strip():
         raise InvalidInput(
             f"{', '.join(paths)} has changes not committed through the writer; "
             "run 'evolving-agent verify' first"
@@ -208,21 +187,18 @@ def canon_revert(root: MemoryRoot, rev: str, *, force: bool = False) -> RevertRe
     restore: dict[str, bytes] = {}
     remove: list[str] = []
     for path in paths:
-        old = _blob_text(parent, path)
+        old = gitrepo.blob_at(root, parent, path)
         if old is None:
             remove.append(path)
-        elif old != _blob_text(head, path):
+        elif old != gitrepo.blob_at(root, head, path):
             restore[path] = old
     if not restore and not remove:
-        raise InvalidInput(f"canon/ already matches the state before {commit.hexsha[:10]}")
-    message = (
-        f"canon: revert {commit.hexsha[:10]} ({commit.summary!s})\n\n"
-        f"This reverts commit {commit.hexsha}."
-    )
+        raise InvalidInput(f"canon/ already matches the state before {short}")
+    message = f"canon: revert {short} ({commit.summary})\n\nThis reverts commit {commit.sha}."
     writer = Writer(root, "human")
     rel = {p: p.removeprefix(CANON_DIR + "/") for p in paths}
     if restore:
         writer.write_many(CANON_DIR, {rel[p]: d for p, d in restore.items()}, message=message)
     for path in remove:  # the writer commits a deletion on its own
         writer.delete(CANON_DIR, rel[path])
-    return RevertResult(commit.hexsha, paths, str(gitrepo.open_repo(root).head.commit.hexsha))
+    return RevertResult(commit.sha, paths, gitrepo.require_repo(root))

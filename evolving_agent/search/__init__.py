@@ -3,7 +3,7 @@
 ``config`` (a run's settings) and ``presets`` (policies) feed ``runner``, which plays
 turns (``turn``) on worktrees (``workspace``) of a round's repository (``rounds``),
 scores them with the sealed ``judge`` and lets ``reducer`` decide (pure: who sees what,
-when a round ends, ``budget`` reservations).  ``state`` is the run directory (records,
+when a round ends, ``budget`` reservations).  ``rundir`` is the run directory (records,
 seal, summary).  ``agents/`` and ``executors/`` are the backends, by name through
 ``names``.  After a run: ``report`` / ``report_render`` (plots, Markdown, HTML),
 ``compare`` / ``compare_plot`` / ``stats`` (policies side by side) and ``plateau``

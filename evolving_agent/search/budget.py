@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from evolving_agent.search.reducer import RoundPlan
-from evolving_agent.search.state import TurnRecord
+from evolving_agent.search.rundir import TurnRecord
 
 
 class Admission(Enum):

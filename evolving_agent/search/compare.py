@@ -322,6 +322,54 @@ def write_outputs(comparison: Comparison) -> tuple[Path, Path]:
     return js, md
 
 
+def _plan_runs(
+    base: SearchConfig, specs: Sequence[PolicySpec], seeds: Sequence[int], out: Path
+) -> list[tuple[int, PolicySpec, SearchConfig]]:
+    """(repeat, policy, config) of every run, each config validated before any run starts.
+
+    Policies interleave within a repeat so an interrupted comparison stays balanced.
+    """
+    plan: list[tuple[int, PolicySpec, SearchConfig]] = []
+    for k, seed in enumerate(seeds):
+        for spec in specs:
+            agents, rounds = shape(spec.policy, base.agents, base.rounds)
+            config = base.model_copy(
+                update={
+                    "policy": spec.policy,
+                    "agents": agents,
+                    "rounds": rounds,
+                    "seed": seed,
+                    "forget_on_plateau": spec.forget_on_plateau,
+                    "out": out / spec.label / f"seed-{seed}",
+                }
+            )
+            validate_config(config)
+            plan.append((k, spec, config))
+    return plan
+
+
+def _outcome(
+    spec: PolicySpec, repeat: int, config: SearchConfig, summary: SummaryLike, *, wall_s: float
+) -> RunOutcome:
+    """One finished run as the comparison keeps it (``summary``: what ``run`` returned)."""
+    return RunOutcome(
+        policy=spec.label,
+        repeat=repeat,
+        seed=config.seed,
+        agents=config.agents,
+        # The rounds it actually ran (plateau forgetting may run more or fewer).
+        rounds=int(getattr(summary, "rounds", config.rounds)),
+        best_score=_finite(summary.best_score),
+        seed_score=_finite(summary.seed_score),
+        cost_usd=float(summary.cost_usd or 0.0),
+        tokens=int(summary.input_tokens or 0) + int(summary.output_tokens or 0),
+        turns=int(summary.turns),
+        wall_s=round(wall_s, 3),
+        run_dir=str(summary.run_dir),
+        best_rescored=_finite(getattr(summary, "best_rescored", None)),
+    )
+
+
 def compare_policies(
     base: SearchConfig,
     *,
@@ -351,23 +399,7 @@ def compare_policies(
     if (out / "compare.json").exists():
         raise InvalidInput("a comparison already lives here; choose another --out", file=out)
     seeds = [base.seed + k for k in range(repeats)]
-    # Interleave policies within a repeat so an interrupted comparison stays balanced.
-    plan: list[tuple[int, PolicySpec, SearchConfig]] = []
-    for k, seed in enumerate(seeds):
-        for spec in specs:
-            agents, rounds = shape(spec.policy, base.agents, base.rounds)
-            config = base.model_copy(
-                update={
-                    "policy": spec.policy,
-                    "agents": agents,
-                    "rounds": rounds,
-                    "seed": seed,
-                    "forget_on_plateau": spec.forget_on_plateau,
-                    "out": out / spec.label / f"seed-{seed}",
-                }
-            )
-            validate_config(config)
-            plan.append((k, spec, config))
+    plan = _plan_runs(base, specs, seeds, out)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -386,22 +418,7 @@ def compare_policies(
             progress(Progress(index, len(plan), spec.label, config.seed))
         started = time.monotonic()
         summary = run(config)
-        outcome = RunOutcome(
-            policy=spec.label,
-            repeat=k,
-            seed=config.seed,
-            agents=config.agents,
-            # The rounds it actually ran (plateau forgetting may run more or fewer).
-            rounds=int(getattr(summary, "rounds", config.rounds)),
-            best_score=_finite(summary.best_score),
-            seed_score=_finite(summary.seed_score),
-            cost_usd=float(summary.cost_usd or 0.0),
-            tokens=int(summary.input_tokens or 0) + int(summary.output_tokens or 0),
-            turns=int(summary.turns),
-            wall_s=round(time.monotonic() - started, 3),
-            run_dir=str(summary.run_dir),
-            best_rescored=_finite(getattr(summary, "best_rescored", None)),
-        )
+        outcome = _outcome(spec, k, config, summary, wall_s=time.monotonic() - started)
         comparison.outcomes.append(outcome)
         comparison.rows = aggregate(
             comparison.outcomes,

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from evolving_agent.errors import InvalidInput
 from evolving_agent.extras import require
 from evolving_agent.search.report import read_log, run_best_steps
-from evolving_agent.search.state import TurnRecord
+from evolving_agent.search.rundir import TurnRecord
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -37,15 +37,14 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
 
 from evolving_agent.errors import EXIT_TAMPERED, EvolvingAgentError, InvalidInput
 from evolving_agent.process import run_process
+from evolving_agent.search.rundir import TAMPERED
 from evolving_agent.search.sandbox import Sandbox
 from evolving_agent.search.workspace import export_commit
 
 FEEDBACK_CHARS = 2000
-TAMPERED: Final = "judge-tampered"
 _SIMPLE_WORD = re.compile(r"[A-Za-z0-9_./~+,:@%=-]+")
 # One shell word made of quoted and plain path characters, e.g. 'my judge'/score.py
 _QUOTED_WORD = re.compile(r"(?:'[^']*'|\"[^\"$`\\]*\"|[A-Za-z0-9_./~+,:@%=-])+")
@@ -55,6 +54,15 @@ class JudgeTampered(EvolvingAgentError):
     """A file the judge trusts changed during the run (exit 5, like ``verify``)."""
 
     exit_code = EXIT_TAMPERED
+
+
+class SealChanged(JudgeTampered):
+    """Sealed files changed before the run was picked up again (resumed, measured)."""
+
+    def __init__(self, changed: list[str], then: str) -> None:
+        names = ", ".join(changed)
+        super().__init__(f"{TAMPERED}: {names} changed since the run was sealed; " + then)
+        self.changed = changed
 
 
 @dataclass(frozen=True)

@@ -48,15 +48,15 @@ from evolving_agent.search.agents import agent_for
 from evolving_agent.search.agents.base import Agent
 from evolving_agent.search.config import SearchConfig, split_evenly
 from evolving_agent.search.executors.local import LocalExecutor
-from evolving_agent.search.judge import TAMPERED, Judge, JudgeTampered, Seal, seal_command
+from evolving_agent.search.judge import Judge, JudgeTampered, Seal, SealChanged, seal_command
 from evolving_agent.search.private import private_root, remove_root, workspace_path
 from evolving_agent.search.prompt import build_prompt
 from evolving_agent.search.reducer import Decision, RoundPlan, SearchState, better, decide
 from evolving_agent.search.rounds import round_repo
+from evolving_agent.search.rundir import RunDir, TurnRecord, now_iso, write_json_atomic
 from evolving_agent.search.runner import make_judge, new_dir
-from evolving_agent.search.state import RunDir, TurnRecord, now_iso, write_json_atomic
 from evolving_agent.search.stats import Interval, bootstrap_ci
-from evolving_agent.search.text import fmt_number
+from evolving_agent.search.text import fmt_number, markdown_table
 from evolving_agent.search.turn import TurnJob, play_turn, turn_request
 from evolving_agent.search.workspace import export_commit, init_round_repo
 
@@ -605,9 +605,8 @@ def format_table(result: PlateauTest) -> str:
         if paid
         else ("tokens per repeat", fmt_number(cont.mean_tokens), fmt_number(fresh.mean_tokens)),
     ]  # fmt: skip
-    lines = ["| | continue | fresh |", "|---|---|---|"]
-    lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
-    return "\n".join(lines) + "\n"
+    table = markdown_table(("", "continue", "fresh"), [[str(cell) for cell in r] for r in rows])
+    return "\n".join(table) + "\n"
 
 
 def verdict_line(result: PlateauTest) -> str:
@@ -650,8 +649,5 @@ def _sealed(run: RunDir, config: SearchConfig) -> dict[str, Any]:
         return {"score_cmd": score_cmd, "files": files}
     changed = Seal(seal["files"]).changed()
     if changed:
-        raise JudgeTampered(
-            f"{TAMPERED}: {', '.join(changed)} changed since the run was sealed; "
-            f"refusing to measure from {run.path}"
-        )
+        raise SealChanged(changed, f"refusing to measure from {run.path}")
     return seal

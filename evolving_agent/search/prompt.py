@@ -10,7 +10,7 @@ its own number, so prompts stay identical across agents.
 from __future__ import annotations
 
 from evolving_agent.search.reducer import Decision, Visible
-from evolving_agent.search.state import TurnRecord
+from evolving_agent.search.rundir import TurnRecord
 
 
 def build_prompt(*, task: str, decision: Decision, minimize: bool, last: TurnRecord | None) -> str:

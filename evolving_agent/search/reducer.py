@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evolving_agent.search.presets import Preset
-from evolving_agent.search.state import ForgetReason, TurnRecord
+from evolving_agent.search.rundir import ForgetReason, TurnRecord
 
 
 @dataclass(frozen=True)

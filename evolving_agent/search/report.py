@@ -20,7 +20,7 @@ repository), so "copy the leader, change one line" counts one line.
 ``report.md``, ``report.html``) through ``report_render``; nothing here prints.
 
 The log is read through the runner's own reader and record model
-(``state.read_records`` / ``TurnRecord``: a torn last line skipped, fields added since
+(``rundir.read_records`` / ``TurnRecord``: a torn last line skipped, fields added since
 the first runner defaulted), and a missing ``summary.json`` is made up from ``run.json``
 and ``seed.json``, because a crashed or older run is exactly the one a person wants to
 look at; what cannot be read is an ``InvalidInput`` naming the file and line, on one
@@ -40,9 +40,10 @@ from pathlib import Path
 from typing import Any
 
 from evolving_agent.errors import InvalidInput, NotFound
-from evolving_agent.search.presets import PRESETS
+from evolving_agent.fsio import walk
+from evolving_agent.search.presets import PRESETS, Preset
 from evolving_agent.search.rounds import seed_repo, stored_repo
-from evolving_agent.search.state import RunDir, TurnRecord, check_version, read_records
+from evolving_agent.search.rundir import RunDir, TurnRecord, check_version, read_records
 from evolving_agent.search.workspace import export_commit, lines_changed
 
 # The paper compares the first 10 proposals of a fresh session with its next 10.
@@ -175,7 +176,7 @@ def _read_json_object(path: Path) -> dict[str, Any]:
 
 
 def read_log(path: Path) -> list[TurnRecord]:
-    """The run's turns, in the order they finished (``state.read_records``, the one
+    """The run's turns, in the order they finished (``rundir.read_records``, the one
     reader of ``log.jsonl``); a log with no turn is an ``InvalidInput``."""
     try:
         records = read_records(path, reader="report")
@@ -488,13 +489,9 @@ def round_stats(
 
 
 def _tree_files(root: Path) -> dict[str, Path]:
-    files: dict[str, Path] = {}
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root)
-        if any(part in _SKIP_DIRS for part in rel.parts) or not path.is_file():
-            continue
-        files[rel.as_posix()] = path
-    return files
+    """The regular files of a candidate tree; a symlink is not followed out of it."""
+    entries = walk(root, "", skip=_SKIP_DIRS.__contains__)
+    return {e.rel: e.path for e in entries if e.kind == "file" and e.rel}
 
 
 def _text_lines(path: Path) -> list[str] | None:
@@ -578,49 +575,63 @@ def seed_diff(run_dir: Path, run_config: dict[str, Any], seed_commit: str | None
     return SeedDiff(text, note, changed)
 
 
-def load_run(run_dir: Path) -> RunReport:
-    """Read and analyse a run directory.  Raises ``NotFound``/``InvalidInput`` (exit 4)."""
-    if not run_dir.is_dir():
-        raise NotFound(f"run directory not found: {run_dir}")
-    paths = RunDir(run_dir)  # the runner's layout, named in one place
-    log: Path = paths.log
-    if not log.is_file():
-        raise InvalidInput("not a search run directory (no log.jsonl)", file=run_dir)
-    records = read_log(log)
-    summary_path: Path = paths.summary_json
-    config_path: Path = paths.run_json
-    seed_path: Path = paths.seed_json
-    summary = _read_json_object(summary_path) if summary_path.is_file() else {}
-    config = _read_json_object(config_path) if config_path.is_file() else {}
-    seed_info = _read_json_object(seed_path) if seed_path.is_file() else {}
-    warnings: list[str] = []
-    if not summary:
-        warnings.append("no summary.json (run unfinished?); figures come from log.jsonl")
+@dataclass(frozen=True)
+class _RunFiles:
+    """The run's JSON files as read (``{}`` for one that is missing), with where each
+    came from, so every figure's fallback (summary, then run.json or seed.json) lives
+    in one place."""
 
-    direction = summary.get("direction")
-    if direction in ("minimize", "maximize"):
-        minimize = direction == "minimize"
-    elif isinstance(config.get("minimize"), bool):
-        minimize = bool(config["minimize"])
-    else:
+    summary: dict[str, Any]
+    config: dict[str, Any]
+    seed: dict[str, Any]
+    summary_path: Path
+    config_path: Path
+    seed_path: Path
+
+    @classmethod
+    def read(cls, paths: RunDir) -> _RunFiles:
+        def load(path: Path) -> dict[str, Any]:
+            return _read_json_object(path) if path.is_file() else {}
+
+        return cls(
+            load(paths.summary_json),
+            load(paths.run_json),
+            load(paths.seed_json),
+            paths.summary_json,
+            paths.run_json,
+            paths.seed_json,
+        )
+
+    def minimize(self) -> bool:
+        direction = self.summary.get("direction")
+        if direction in ("minimize", "maximize"):
+            return bool(direction == "minimize")
+        if isinstance(self.config.get("minimize"), bool):
+            return bool(self.config["minimize"])
         raise InvalidInput(
             "cannot tell whether lower or higher scores are better "
             "(no direction in summary.json, no minimize in run.json)",
-            file=summary_path if summary else config_path,
+            file=self.summary_path if self.summary else self.config_path,
         )
-    seed_score = _opt_float(summary, "seed_score", summary_path)
-    if seed_score is None:
-        seed_score = _opt_float(seed_info, "score", seed_path)
-    noise_floor = _opt_float(summary, "noise_floor", summary_path)
-    if noise_floor is None:
-        noise_floor = _opt_float(seed_info, "noise_floor", seed_path)
-    seed_commit = seed_info.get("commit")
-    spend = spend_axis(records)
-    team = best_so_far(
-        records, spend.cumulative, minimize=minimize, seed_score=seed_score, label="team"
-    )
+
+    def seed_figure(self, summary_key: str, seed_key: str) -> float | None:
+        """A figure of the seed: summary.json's, else seed.json's."""
+        value = _opt_float(self.summary, summary_key, self.summary_path)
+        return _opt_float(self.seed, seed_key, self.seed_path) if value is None else value
+
+    def planned_rounds(self, preset: Preset | None) -> int | None:
+        # Planned rounds come from run.json (summary.json's "rounds" is how many ran); a
+        # policy that never forgets runs one whatever --rounds said.
+        rounds = _opt_int(self.config, "rounds")  # checked even when it is not used
+        return 1 if preset is not None and not preset.forgets else rounds
+
+
+def _agent_curves(
+    records: list[TurnRecord], spend: SpendAxis, *, minimize: bool, seed_score: float | None
+) -> tuple[list[Any], list[Curve]]:
+    """The agents' ids, and each one's best-so-far curve against the team's spend."""
     agent_ids = sorted({r.agent for r in records}, key=lambda a: (isinstance(a, str), str(a)))
-    agent_curves = [
+    curves = [
         best_so_far(
             records,
             spend.cumulative,
@@ -631,16 +642,14 @@ def load_run(run_dir: Path) -> RunReport:
         )
         for a in agent_ids
     ]
-    best_score = _opt_float(summary, "best_score", summary_path)
-    if best_score is None and team.values:
-        best_score = team.values[-1]
-    policy = str(summary.get("policy") or config.get("policy") or "unknown")
-    preset = PRESETS.get(policy)
-    # Planned rounds come from run.json (summary.json's "rounds" is how many ran); a
-    # policy that never forgets runs one whatever --rounds said.
-    planned = _opt_int(config, "rounds")
-    if preset is not None and not preset.forgets:
-        planned = 1
+    return agent_ids, curves
+
+
+def _edit_report(
+    run_dir: Path, records: list[TurnRecord], *, minimize: bool, preset: Preset | None
+) -> EditSizes:
+    """Edit sizes measured with git where the round's repository still has the commits,
+    from the log where it does not."""
     git_diff = git_numstat(run_dir)
     unknown = 0
 
@@ -658,16 +667,48 @@ def load_run(run_dir: Path) -> RunReport:
         or bool(preset and not preset.forgets),
         numstat=numstat,
     )
+    return edit_sizes(records, sizes, measured="log" if unknown else "git", adopted=adopted)
+
+
+def load_run(run_dir: Path) -> RunReport:
+    """Read and analyse a run directory.  Raises ``NotFound``/``InvalidInput`` (exit 4)."""
+    if not run_dir.is_dir():
+        raise NotFound(f"run directory not found: {run_dir}")
+    paths = RunDir(run_dir)  # the runner's layout, named in one place
+    if not paths.log.is_file():
+        raise InvalidInput("not a search run directory (no log.jsonl)", file=run_dir)
+    records = read_log(paths.log)
+    files = _RunFiles.read(paths)
+    summary, config = files.summary, files.config
+    warnings: list[str] = []
+    if not summary:
+        warnings.append("no summary.json (run unfinished?); figures come from log.jsonl")
+
+    minimize = files.minimize()
+    seed_score = files.seed_figure("seed_score", "score")
+    spend = spend_axis(records)
+    team = best_so_far(
+        records, spend.cumulative, minimize=minimize, seed_score=seed_score, label="team"
+    )
+    agent_ids, agent_curves = _agent_curves(
+        records, spend, minimize=minimize, seed_score=seed_score
+    )
+    best_score = _opt_float(summary, "best_score", files.summary_path)
+    if best_score is None and team.values:
+        best_score = team.values[-1]
+    policy = str(summary.get("policy") or config.get("policy") or "unknown")
+    preset = PRESETS.get(policy)
+    seed_commit = files.seed.get("commit")
     rescores = summary.get("best_rescores")
     return RunReport(
         run_dir=run_dir,
         policy=str(policy),
         minimize=minimize,
         agents=_opt_int(summary, "agents") or _opt_int(config, "agents") or len(agent_ids),
-        rounds_planned=planned,
+        rounds_planned=files.planned_rounds(preset),
         seed_score=seed_score,
         best_score=best_score,
-        noise_floor=noise_floor,
+        noise_floor=files.seed_figure("noise_floor", "noise_floor"),
         records=records,
         spend=spend,
         team=team,
@@ -676,12 +717,12 @@ def load_run(run_dir: Path) -> RunReport:
             records, minimize=minimize, seed_score=seed_score, ended=_round_endings(run_dir)
         ),
         forgets=forget_stats(records),
-        edits=edit_sizes(records, sizes, measured="log" if unknown else "git", adopted=adopted),
+        edits=_edit_report(run_dir, records, minimize=minimize, preset=preset),
         diff=seed_diff(run_dir, config, seed_commit if isinstance(seed_commit, str) else None),
         total_cost_usd=sum(r.cost_usd or 0.0 for r in records),
         total_tokens=sum((r.input_tokens or 0) + (r.output_tokens or 0) for r in records),
         warnings=warnings,
-        best_rescored=_opt_float(summary, "best_rescored", summary_path),
+        best_rescored=_opt_float(summary, "best_rescored", files.summary_path),
         rescore_n=len(rescores) if isinstance(rescores, list) else 0,
         forget_on_plateau=_opt_int(config, "forget_on_plateau"),
     )

@@ -19,7 +19,7 @@ from pathlib import Path
 from evolving_agent.search.presets import Preset
 from evolving_agent.search.private import enter_round, private_root, workspace_path
 from evolving_agent.search.reducer import RoundPlan
-from evolving_agent.search.state import ForgetReason, RunDir, TurnRecord, write_json_atomic
+from evolving_agent.search.rundir import ForgetReason, RunDir, TurnRecord, write_json_atomic
 from evolving_agent.search.workspace import (
     export_commit,
     init_round_repo,

@@ -39,10 +39,10 @@ from evolving_agent.search.executors import make_executor
 from evolving_agent.search.executors.base import Executor
 from evolving_agent.search.judge import (
     SCORE_FD_VAR,
-    TAMPERED,
     Judge,
     JudgeTampered,
     Seal,
+    SealChanged,
     seal_command,
 )
 from evolving_agent.search.private import private_root, remove_root, run_key
@@ -63,19 +63,20 @@ from evolving_agent.search.rounds import (
     round_repo,
     seed_repo,
 )
-from evolving_agent.search.sandbox import (
-    SANDBOX_VAR,
-    check_sandbox,
-    default_sandbox,
-    missing_protections,
-)
-from evolving_agent.search.state import (
+from evolving_agent.search.rundir import (
+    TAMPERED,
     RunDir,
     SearchSummary,
     SeedInfo,
     TurnRecord,
     forget_reason,
     now_iso,
+)
+from evolving_agent.search.sandbox import (
+    SANDBOX_VAR,
+    check_sandbox,
+    default_sandbox,
+    missing_protections,
 )
 from evolving_agent.search.stats import noise_floor
 
@@ -262,10 +263,7 @@ def _resume(run: RunDir, config: SearchConfig, progress: ProgressFn | None) -> S
             changed = run.changed_since_seal(seal)
             changed += Seal(seal["files"]).changed()
             if changed:
-                raise JudgeTampered(
-                    f"{TAMPERED}: {', '.join(changed)} changed since the run was sealed; "
-                    f"refusing to resume {run.path}"
-                )
+                raise SealChanged(changed, f"refusing to resume {run.path}")
         return _Runner(config, run, progress, seal, executor).run()
     except KeyboardInterrupt:
         raise SearchInterrupted(run.path) from None
@@ -417,7 +415,7 @@ class _Runner:
         # wakes agents waiting for room in the budget.
         self.ledger = TurnLedger()
         self.turn_done = threading.Condition(self.lock)
-        self.records = run.read_log(repair=True)
+        self.records = run.recover_log()
         self.resumed_at = len(self.records)
         self.run_id = run_id(run)
         self.best_score, self.best_commit, self.best_repo = seed.score, seed.commit, seed_repo(run)
@@ -427,8 +425,7 @@ class _Runner:
                 self.best_repo = round_repo(run, record.round)
         self.known: dict[str, float | None] = {seed.commit: seed.score}
         for record in self.records:
-            # Never judged: no score.  (Logs from before the flag said so in the error.)
-            if not (record.tampered or (record.error or "").startswith(TAMPERED)):
+            if not record.tampered:  # a tampered turn was never judged: it has no score
                 self.known[record.commit] = record.score
         self.closing: str | None = None
         self.stop: Literal["failed", "judge-tampered"] | None = None  # the run stops here
@@ -492,7 +489,7 @@ class _Runner:
         self._emit("done", summary.rounds, message="done")
         failed = [r for r in self.records if r.error]
         if self.stop == TAMPERED:
-            why = next(r.error for r in failed if (r.error or "").startswith(TAMPERED))
+            why = next(r.error for r in failed if r.tampered)
             raise JudgeTampered(f"{why}; the run stopped: {self.run_dir.path}")
         if self.records and len(failed) == len(self.records):
             raise TurnsFailed(

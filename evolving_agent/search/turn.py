@@ -25,8 +25,8 @@ from evolving_agent.search.judge import Judge, Verdict
 from evolving_agent.search.private import is_intact, secure
 from evolving_agent.search.prompt import build_prompt
 from evolving_agent.search.reducer import Decision
+from evolving_agent.search.rundir import TurnRecord
 from evolving_agent.search.sandbox import Sandbox
-from evolving_agent.search.state import TurnRecord
 from evolving_agent.search.workspace import (
     TurnCommit,
     commit_turn,

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evolving_agent.errors import InvalidInput
-from evolving_agent.gitcmd import GitError, git
+from evolving_agent.gitcmd import NO_DIFF_PROGRAMS, GitError, git
 
 _SKIP = {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
 
@@ -42,8 +42,6 @@ HARNESS_CONFIG = (
     "\tbare = false\n"
     "\tlogallrefupdates = true\n"
 )
-# Diff options that keep repository-configured programs out of a diff.
-_NO_PROGRAMS = ("--no-ext-diff", "--no-textconv")
 
 
 @dataclass(frozen=True)
@@ -393,13 +391,13 @@ _STAT = re.compile(r"(\d+) (file|insertion|deletion)")
 
 
 def _numstat(path: Path, base: str, commit: str) -> str:
-    return git(path, "diff", "--numstat", *_NO_PROGRAMS, base, commit).text
+    return git(path, "diff", "--numstat", *NO_DIFF_PROGRAMS, base, commit).text
 
 
 def lines_changed(path: Path, base: str, commit: str) -> int | None:
     """Lines changed from ``base`` to ``commit`` as a turn counts them; None if git cannot say
     (a commit gone from the repository, a repository gone)."""
-    proc = git(path, "diff", "--numstat", *_NO_PROGRAMS, base, commit, check=False)
+    proc = git(path, "diff", "--numstat", *NO_DIFF_PROGRAMS, base, commit, check=False)
     return _measured(commit, proc.text).lines_changed if proc.ok else None
 
 

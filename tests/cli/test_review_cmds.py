@@ -671,6 +671,67 @@ def test_a_real_terminal_gets_the_prompt(root: MemoryRoot) -> None:
     assert (root.canon / "identity.yaml").read_text() == APPROVED
 
 
+def _approve_on_a_pty_holding(root: MemoryRoot, waiting: bytes) -> tuple[int, bytes, bytes]:
+    """``review approve rev-2026-11-1`` on a real terminal where ``waiting`` was typed
+    before it started: (exit code, what it showed, what it left unread)."""
+    primary, secondary = pty.openpty()
+    os.write(primary, waiting)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evolving_agent", "review", "approve", "rev-2026-11-1"],
+        stdin=secondary,
+        stdout=secondary,
+        stderr=secondary,
+        close_fds=True,
+    )
+    shown = b""
+    try:
+        while proc.poll() is None or select.select([primary], [], [], 0)[0]:
+            if select.select([primary], [], [], 1)[0]:
+                shown += os.read(primary, 65536)
+        os.set_blocking(secondary, False)
+        left = b""
+        while True:  # the terminal hands back one line per read
+            try:
+                left += os.read(secondary, 1024)
+            except BlockingIOError:
+                break
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(secondary)
+        os.close(primary)
+    return proc.returncode, shown, left
+
+
+@pytest.mark.slow
+def test_lines_pasted_after_approve_are_left_for_the_shell(root: MemoryRoot) -> None:
+    # Newcomer snag: pasting the README tour, the [y/N] prompt read each later pasted
+    # command as an answer (re-asking after each), so none of them ever ran.
+    queue(root, "rev-2026-11-1", add(NEW_HABIT))
+    pasted = b"evolving-agent canon log\nevolving-agent canon show\n"
+    code, shown, left = _approve_on_a_pty_holding(root, pasted)
+    assert code == 2
+    assert left == pasted  # still there, for the shell to run next
+    assert b"[y/N]" not in shown  # the terminal echoes the paste; then one line, no prompt
+    assert shown.endswith(
+        b"\r\nerror: approving rev-2026-11-1 asks a question, but lines pasted after the command "
+        b"are waiting (left for the shell to run); run 'evolving-agent review approve "
+        b"rev-2026-11-1' on its own to answer it, or pass --yes\r\n"
+    )
+    assert (root.canon / "identity.yaml").read_text() != APPROVED
+
+
+@pytest.mark.slow
+def test_a_y_typed_before_the_prompt_is_its_answer(root: MemoryRoot) -> None:
+    # What the README tour's own test does: the "y" is in the terminal before the prompt.
+    queue(root, "rev-2026-11-1", add(NEW_HABIT))
+    code, shown, left = _approve_on_a_pty_holding(root, b"y\n")
+    assert code == 0 and left == b""
+    assert b"Apply review rev-2026-11-1 to Canon? [y/N]: y (typed ahead)\r\n" in shown
+    assert b"approved rev-2026-11-1: commit " in shown
+    assert (root.canon / "identity.yaml").read_text() == APPROVED
+
+
 def test_a_damaged_queue_file_is_named(root: MemoryRoot) -> None:
     queue(root, "rev-2026-11-1", add(NEW_HABIT))
     queue_pending(

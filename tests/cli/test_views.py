@@ -218,6 +218,45 @@ def test_a_long_view_goes_through_the_pager_with_safe_defaults(
     assert not seen.exists()
 
 
+@pytest.mark.slow
+def test_lines_pasted_after_a_long_view_are_not_fed_to_the_pager(
+    hostile: tuple[MemoryRoot, dict[str, str]], tmp_path: Path
+) -> None:
+    # Newcomer snag: pasting several commands, a pager opened by a long view read the
+    # lines pasted after it as its keystrokes, and the shell never ran them.
+    root, env = hostile
+    seen = tmp_path / "paged"
+    pager = f"{sys.executable} -c \"open({str(seen)!r},'w')\""
+    env = {**env, "PAGER": pager, "LINES": "3"}
+    primary, secondary = pty.openpty()
+    pasted = b"evolving-agent canon log\n"
+    os.write(primary, pasted)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evolving_agent", "--root", str(root.path), "evidence", "show"],
+        stdin=secondary,
+        stdout=secondary,
+        stderr=secondary,
+        env=env,
+        close_fds=True,
+    )
+    shown = b""
+    try:
+        while proc.poll() is None or select.select([primary], [], [], 0)[0]:
+            if select.select([primary], [], [], 1)[0]:
+                shown += os.read(primary, 65536)
+        os.set_blocking(secondary, False)
+        left = os.read(secondary, 1024)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(secondary)
+        os.close(primary)
+    assert proc.returncode == 0
+    assert not seen.exists()  # printed as it is, no pager
+    assert b"friction" in shown
+    assert left == pasted  # still waiting, for the shell
+
+
 def test_no_command_module_prints_around_the_neutraliser() -> None:
     # Every view prints through cli/_output.echo; a raw click.echo would bypass it.
     cli_dir = Path(__file__).parents[2] / "evolving_agent" / "cli"

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import date, timedelta
 from pathlib import Path
 
+import git
 import pytest
 
 from evolving_agent.jobs.monthly import held_line, run_monthly
-from evolving_agent.memory import gitrepo
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.hypotheses import add_hypothesis
@@ -47,14 +47,14 @@ def test_rules_floor_reaches_the_monthly_queue(root: MemoryRoot) -> None:
     assert prop.diff.text == "Give one answer, not a menu."
     cited = EvidenceLog(root).find(set(prop.evidence_ids))
     assert len(cited) == 5 and all(r.supports == floor.id for r in cited.values())
-    head = gitrepo.open_repo(root).head.commit.hexsha
+    head = git.Repo(root.path).head.commit.hexsha
     result = run_monthly(root, date(2026, 11, 1), now=at(date(2026, 11, 1), 4))
     queue = [r for r in pending(root) if r.hypothesis == floor.id]
     assert len(result.plan.reviews) == len(pending(root)) == 2
     assert queue[0].hypothesis == floor.id
     assert queue[0].proposals == [prop.id]
     assert queue[0].evidence_ids == prop.evidence_ids
-    assert gitrepo.open_repo(root).head.commit.hexsha == head  # Canon untouched
+    assert git.Repo(root.path).head.commit.hexsha == head  # Canon untouched
 
 
 def test_monthly_limit_comes_from_canon_policy(root: MemoryRoot) -> None:

@@ -53,7 +53,7 @@ def test_after_five_missed_nights_nightly_runs_once(root: MemoryRoot) -> None:
     # Down from the 20th at noon until the 25th at noon: nights of 21..25 missed.
     with freeze_time("2026-11-25 12:00:00"):
         starting = JobScheduler([root])
-        background = starting.start(blocking=False)  # starting the scheduler catches up
+        background = starting.start_background()  # starting the scheduler catches up
         background.shutdown(wait=False)
         starting.release()
         # One run, for the last day — and since this root's nightly job never ran, that
@@ -132,7 +132,7 @@ def test_a_stop_during_the_catch_up_is_kept_even_if_a_job_swallows_it(tmp_path: 
     with freeze_time("2026-11-25 12:00:00"):
         sched = JobScheduler(roots, runner=swallowing)
         with pytest.raises(KeyboardInterrupt):
-            sched.start(blocking=False)
+            sched.start_background()
     assert ran == ["a:nightly"]  # nothing after the stop
     assert JobScheduler(roots).acquire() is None  # the locks were released
 
@@ -140,7 +140,7 @@ def test_a_stop_during_the_catch_up_is_kept_even_if_a_job_swallows_it(tmp_path: 
 def test_apscheduler_jobs_are_coalesced_cron_triggers(root: MemoryRoot) -> None:
     utc_schedule(root)
     sched = JobScheduler([root])
-    background = sched.start(blocking=False)
+    background = sched.start_background()
     try:
         jobs = {j.id: j for j in background.get_jobs()}
         assert sorted(jobs) == sorted(f"{root.path}:{n}" for n in ("nightly", "weekly", "monthly"))
@@ -273,10 +273,10 @@ def test_schedule_run_stops_quietly_on_ctrl_c_but_passes_an_exit_on(
     """Ctrl-C is the way to stop it; any other exit keeps its code (it used to be 0)."""
     raised: list[BaseException] = [KeyboardInterrupt(), SystemExit(3)]
 
-    def start(self: JobScheduler, *, blocking: bool = True) -> None:
+    def run(self: JobScheduler) -> None:
         raise raised.pop(0)
 
-    monkeypatch.setattr(JobScheduler, "start", start)
+    monkeypatch.setattr(JobScheduler, "run", run)
     args = ["--root", str(root.path), "schedule", "run"]
     stopped = CliRunner().invoke(cli, args)
     assert (stopped.exit_code, stopped.output.splitlines()[-1]) == (0, "scheduler stopped")

@@ -6,6 +6,7 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
+import git
 import pytest
 from click.testing import CliRunner
 
@@ -13,7 +14,6 @@ from evolving_agent.cli import cli
 from evolving_agent.errors import WriteDenied
 from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.jobs.weekly import run_weekly
-from evolving_agent.memory import gitrepo
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.hypotheses import add_hypothesis
@@ -81,7 +81,7 @@ def test_jobs_cannot_write_canon(root: MemoryRoot) -> None:
             Writer(root, actor).write("canon", "identity.yaml", "name: Someone else\n")
     denied = [r for r in EvidenceLog(root).iter_all() if r.kind == "write-denied"]
     assert [r.actor for r in denied] == ["nightly", "weekly", "monthly"]
-    assert len(list(gitrepo.open_repo(root).iter_commits())) == 1  # only the init commit
+    assert len(list(git.Repo(root.path).iter_commits())) == 1  # only the init commit
     assert "Someone else" not in (root.canon / "identity.yaml").read_text()
 
 
@@ -94,5 +94,3 @@ def test_weekly_reads_only_its_week(root: MemoryRoot) -> None:
     assert result.status == "done"
     data = json.loads((root.state / "runs" / f"weekly-{sunday}.json").read_text())
     assert data["phase"] == "done"
-
-

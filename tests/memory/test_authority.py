@@ -225,7 +225,7 @@ def test_crons_symlinked_to_canon_is_refused(root: MemoryRoot) -> None:
     assert run_cli("accept", "crons/nightly.md").exit_code == 4
     code, out = run_verify()
     assert code == 5
-    assert f"{root.real / 'crons'}: is a symlink (to canon)" in out
+    assert f"{root.real / 'crons'}: is a symlink; the writer never makes one" in out
 
 
 # Bad input a new user typed during QA.

@@ -199,3 +199,30 @@ def test_verify_flags_a_monthly_commit_whose_decision_was_removed(root: MemoryRo
         f"commit {approved[:10]} (canon: review rev-2026-11-1 adds to habits): monthly Canon "
         "change without an approved review" in result.output
     )
+
+
+def test_history_runs_no_program_the_roots_git_config_names(
+    root: MemoryRoot, tmp_path: Path
+) -> None:
+    # Attack: a session with a shell edits memory/.git/config (a diff driver, a textconv,
+    # an fsmonitor); `canon diff/show/revert`, run by the human, must not run them.
+    approved = _approve(root, "rev-2026-11-1", "Ask first.")
+    ran = tmp_path / "ran"
+    evil = tmp_path / "evil.sh"
+    evil.write_text(f'#!/bin/sh\necho "$0 $*" >> {ran}\n')  # what ran, if anything
+    evil.chmod(0o755)
+    repo = git.Repo(root.path)
+    with repo.config_writer() as config:
+        config.set_value("diff", "external", str(evil))
+        config.set_value('diff "evil"', "textconv", str(evil))
+        config.set_value("core", "fsmonitor", str(evil))
+    (root.path / ".git" / "info").mkdir(exist_ok=True)
+    (root.path / ".git" / "info" / "attributes").write_text("* diff=evil\n")
+
+    shown = run_cli("canon", "show", approved)
+    diff = run_cli("canon", "diff", "HEAD~1")
+    reverted = run_proc("canon", "revert", approved)
+
+    assert "+  - Ask first.\n" in shown.output and "+  - Ask first.\n" in diff.output
+    assert reverted.returncode == 0, reverted.stderr
+    assert not ran.exists()

@@ -14,6 +14,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import git
 import pytest
 
 from evolving_agent.memory import gitrepo
@@ -76,7 +77,7 @@ def _page(site: Site, **context: Any) -> Any:
 
 def _state(root: MemoryRoot) -> tuple[str, list[str], int]:
     """What a decision would change: Canon's HEAD, the review files, the Evidence count."""
-    head = str(gitrepo.open_repo(root).head.commit.hexsha)
+    head = str(git.Repo(root.path).head.commit.hexsha)
     files = sorted(str(p.relative_to(root.reviews)) for p in root.reviews.rglob("*") if p.is_file())
     return head, files, sum(1 for _ in EvidenceLog(root).iter_all())
 
@@ -244,7 +245,7 @@ def test_approve_in_the_page_commits_to_canon_with_provenance(site: Site) -> Non
         card = page.locator(f"#card-{rid}")
     card.locator("form.approve button").click()
     commit = page.locator("#commit").inner_text()
-    repo = gitrepo.open_repo(site.root)
+    repo = git.Repo(site.root.path)
     assert commit == repo.head.commit.hexsha
     trailers = gitrepo.parse_trailers(str(repo.head.commit.message))
     assert trailers["Review-Id"] == rid

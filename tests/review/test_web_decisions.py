@@ -14,6 +14,7 @@ from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
+import git
 import pytest
 
 from evolving_agent.memory import gitrepo
@@ -69,7 +70,7 @@ def _page(site: Site) -> Any:
 
 
 def _state(root: MemoryRoot) -> tuple[str, list[str], int]:
-    head = str(gitrepo.open_repo(root).head.commit.hexsha)
+    head = str(git.Repo(root.path).head.commit.hexsha)
     files = sorted(str(p.relative_to(root.reviews)) for p in root.reviews.rglob("*") if p.is_file())
     return head, files, sum(1 for _ in EvidenceLog(root).iter_all())
 
@@ -219,7 +220,7 @@ def test_a_card_shown_before_canon_changed_is_not_applied(site: Site) -> None:
     assert load_review(site.root, site.ids[1]).diff.text in shown  # today's Canon as context
     page.locator(f"#card-{rid} form.approve button").click()
     commit = page.locator("#commit").inner_text()
-    head = gitrepo.open_repo(site.root).head.commit
+    head = git.Repo(site.root.path).head.commit
     assert head.hexsha == commit
     assert gitrepo.parse_trailers(str(head.message))["Review-Id"] == rid
     assert "2 of 3 approvals used" in page.locator("#done").inner_text()

@@ -9,8 +9,8 @@ from click.testing import CliRunner
 from evolving_agent.cli import cli
 from evolving_agent.search.budget import Admission, TurnLedger
 from evolving_agent.search.reducer import RoundPlan
+from evolving_agent.search.rundir import TurnRecord
 from evolving_agent.search.runner import run_search
-from evolving_agent.search.state import TurnRecord
 from tests.helpers.search import (
     config,
     hostile_task,
@@ -138,7 +138,7 @@ def test_turns_that_report_no_cost_do_not_shrink_the_reservation() -> None:
     more than one turn's cost over.  The mean is over the turns that reported one."""
     from evolving_agent.search.budget import Admission, TurnLedger
     from evolving_agent.search.reducer import RoundPlan
-    from evolving_agent.search.state import TurnRecord
+    from evolving_agent.search.rundir import TurnRecord
 
     first = TurnRecord(
         seq=1, round=1, agent=1, turn=1, round_turn=1, session="s", new_session=True,

@@ -15,7 +15,7 @@ from evolving_agent.search.reducer import (
     plan_round,
     plateau_signal,
 )
-from evolving_agent.search.state import TurnRecord
+from evolving_agent.search.rundir import TurnRecord
 
 
 def rec(

@@ -25,7 +25,7 @@ from evolving_agent.search.report import (
     tree_diff,
 )
 from evolving_agent.search.report_render import _zoomed_ylim, write_report
-from evolving_agent.search.state import TurnRecord
+from evolving_agent.search.rundir import TurnRecord
 
 SEED_SRC = "def solve(points):\n    return list(range(len(points)))\n"
 BEST_SRC = (

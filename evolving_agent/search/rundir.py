@@ -33,7 +33,7 @@ import shutil
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Final, Literal, get_args
 
 import pydantic
 
@@ -51,6 +51,8 @@ def now_iso() -> str:
 # Why a run stopped: every planned turn ran, the money ran out first, every turn so far
 # failed (the run stopped early), or the judge refused to score (a sealed file changed).
 StopReason = Literal["turns", "budget", "failed", "judge-tampered"]
+# The stop reason, and the prefix of a turn's error, when the judge refused to score.
+TAMPERED: Final = "judge-tampered"
 # Why a round ended: its fixed boundary, a plateau, shrinking edits, or its budget share.
 ForgetReason = Literal["rounds", "plateau", "shrinking", "budget"]
 
@@ -108,6 +110,14 @@ class TurnRecord(pydantic.BaseModel, extra="forbid"):
     # sandbox blocked) and shell commands that failed; None: the agent does not say.
     denied: int | None = None
     failed_commands: int | None = None
+
+    @pydantic.model_validator(mode="after")
+    def _tampered_from_old_logs(self) -> TurnRecord:
+        # Logs written before the flag said so only by the error's prefix; read them as
+        # flagged, so nothing past loading needs to look at the message.
+        if not self.tampered and (self.error or "").startswith(TAMPERED):
+            self.tampered = True
+        return self
 
     @property
     def tokens(self) -> int:
@@ -180,15 +190,31 @@ def check_version(
         )
 
 
-def read_records(path: Path, *, repair: bool = False, reader: str = "tool") -> list[TurnRecord]:
+def read_records(path: Path, *, reader: str = "tool") -> list[TurnRecord]:
     """The one reader of ``log.jsonl`` (the runner, resume, plateau and the reports).
 
-    A torn final line (no newline: the runner died while appending) is dropped, and
-    cut from the file if ``repair``; any other bad line is an ``InvalidInput`` naming
-    the file and line.  Older logs load: every field added since the first runner has
-    a default.
+    A torn final line (no newline: the runner died while appending) is dropped; any
+    other bad line is an ``InvalidInput`` naming the file and line.  Older logs load:
+    every field added since the first runner has a default.
     """
+    return _parse_records(path, path.read_bytes(), reader)[0]
+
+
+def recover_records(path: Path) -> list[TurnRecord]:
+    """:func:`read_records`, then cut a torn final line from the file, so the runner's
+    next append starts on a line of its own (resume, under the run's lock)."""
     raw = path.read_bytes()
+    records, good_end = _parse_records(path, raw, "tool")
+    if good_end < len(raw):
+        with path.open("r+b") as fh:
+            fh.truncate(good_end)
+            fh.flush()
+            os.fsync(fh.fileno())
+    return records
+
+
+def _parse_records(path: Path, raw: bytes, reader: str) -> tuple[list[TurnRecord], int]:
+    """The records of ``raw`` (read from ``path``), and where the last good line ends."""
     records: list[TurnRecord] = []
     good_end = 0
     lines = raw.split(b"\n")
@@ -224,12 +250,7 @@ def read_records(path: Path, *, repair: bool = False, reader: str = "tool") -> l
             break
         records.append(record)
         good_end += len(line) + 1
-    if repair and good_end < len(raw):
-        with path.open("r+b") as fh:
-            fh.truncate(good_end)
-            fh.flush()
-            os.fsync(fh.fileno())
-    return records
+    return records, good_end
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -352,11 +373,13 @@ class RunDir:
             fh.flush()
             os.fsync(fh.fileno())
 
-    def read_log(self, *, repair: bool = False) -> list[TurnRecord]:
-        """All records.  A torn final line is dropped (and cut from the file if ``repair``)."""
-        if not self.log.is_file():
-            return []
-        return read_records(self.log, repair=repair)
+    def read_log(self) -> list[TurnRecord]:
+        """All records.  A torn final line is dropped."""
+        return read_records(self.log) if self.log.is_file() else []
+
+    def recover_log(self) -> list[TurnRecord]:
+        """All records, a torn final line cut from the file (the runner, before appending)."""
+        return recover_records(self.log) if self.log.is_file() else []
 
     # -- best/ and summary -------------------------------------------------------
 
