@@ -275,7 +275,7 @@ def test_approve_in_the_page_commits_to_canon_with_provenance(site: Site) -> Non
 def test_reject_in_the_page_records_the_reason(site: Site) -> None:
     rid = site.other_probe
     card = _page(site).locator(f"#card-{rid}")
-    canon = gitrepo.open_repo(site.root).head.commit.hexsha
+    canon = git.Repo(site.root.path).head.commit.hexsha
     card.locator("input[name=reason]").fill("the new model is right to ask less")
     card.locator("form.reject button").click()
     assert card.page.locator("#done h1").inner_text() == f"Rejected {rid}"
@@ -287,4 +287,4 @@ def test_reject_in_the_page_records_the_reason(site: Site) -> None:
     )
     last = [r for r in EvidenceLog(site.root).iter_all() if r.kind == "review"][-1]
     assert last.data["action"] == "reject" and last.data["review_id"] == rid
-    assert gitrepo.open_repo(site.root).head.commit.hexsha == canon  # Canon unchanged
+    assert git.Repo(site.root.path).head.commit.hexsha == canon  # Canon unchanged
