@@ -218,8 +218,12 @@ def test_top_level_help_imports_no_command_module() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "Commands:" in proc.stdout
-    # _output is the neutraliser every error line goes through (cheap: click and textsafe).
-    assert proc.stderr.strip() == "['evolving_agent.cli._common', 'evolving_agent.cli._output']"
+    # _output is the neutraliser every error line goes through (cheap: click and textsafe);
+    # memory.fastargv is the option reader the fast paths share (standard library only).
+    assert proc.stderr.strip() == (
+        "['evolving_agent.cli._common', 'evolving_agent.cli._output', "
+        "'evolving_agent.memory', 'evolving_agent.memory.fastargv']"
+    )
 
 
 @pytest.mark.parametrize(

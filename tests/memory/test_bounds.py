@@ -146,8 +146,8 @@ def test_stale_git_locks_and_temp_files_do_not_trip_the_next_write(root: MemoryR
     ).stdout.strip()
     (git_dir / "refs" / "heads" / f"{branch}.lock").write_text("")
     (git_dir / "HEAD.lock").write_text("")
-    (root.canon / ".identity.yaml.0123abcd.tmp").write_text("half")
-    (root.today / ".bias.md.0123abcd.tmp").write_text("half")
+    (root.canon / ".identity.yaml.0123456789ab.tmp").write_text("half")
+    (root.today / ".bias.md.0123456789ab.tmp").write_text("half")
     text = (root.canon / "identity.yaml").read_text() + "# more\n"
     Writer(root, "human").write("canon", "identity.yaml", text, message="after a crash")
     Writer(root, "human").write("today", "bias.md", "Lead with the answer.\n")
