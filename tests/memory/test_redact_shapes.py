@@ -54,7 +54,11 @@ SHAPES = [
         "https://discord.com/api/webhooks/123456789012345678/abcdefghijklmnopqrstuvwxyzAB-_01",
         "abcdefghijklmnopqrstuvwxyzAB",
     ),
-    ("sendgrid", "SG.ngeVfQFYQlKU0ufo8x5d1A.TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc", "TwL2iGABf9"),
+    (
+        "sendgrid",
+        "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",
+        "TwL2iGABf9",
+    ),
     ("stripe-webhook", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "MfKQ9r8GKYqrTwjUPD8I"),
     ("twilio", "SK2a0f8e3c4b5d6e7f8a9b0c1d2e3f4a5b", "2a0f8e3c4b5d6e7f8a9b"),
     ("google-oauth", "ya29.a0AfH6SMBx3kZ9exampleexampleexample", "a0AfH6SMBx3kZ9"),
@@ -67,11 +71,11 @@ SHAPES = [
         "AAAAIBQ8xPRIVATEexample",
     ),
     ("split-by-line-separator", "key sk-ant-api03-abcdefgh\u2028ijklmnopqrstuvwx", "ijklmnopq"),
-    ("split-by-zero-width", "ghp_abcdefghij\u200bklmnopqrstuvwxyz0123", "klmnopqrstuvwxyz"),
+    ("split-by-zero-width", "ghp_abcdefghij\u200bklmnopqrstuvwxyz0123456789", "klmnopqrstuvwxyz"),
     ("colon-password", "password: hunter2", "hunter2"),
     ("db-pass", "DB_PASS=correct-horse-battery", "correct-horse-battery"),
     ("aws-secret", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtn"),
-    ("github", "ghp_abcdefghijklmnopqrstuvwxyz0123", "ghp_abcdefghijklmno"),
+    ("github", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "ghp_abcdefghijklmno"),
     ("openai", "sk-proj-abcdefghijklmnopqrstuvwx", "abcdefghijklmnop"),
     ("anthropic", "sk-ant-api03-abcdefghijklmnopqrstu", "abcdefghijklmnopq"),
     ("aws-key", "AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),
@@ -148,7 +152,7 @@ def test_a_token_in_a_canon_edit_message_never_reaches_git(
     editor.write_text('#!/bin/sh\necho "# touched" >> "$1"\n')
     editor.chmod(0o755)
     monkeypatch.setenv("EDITOR", str(editor))
-    msg = "rotate: ghp_abcdefghijklmnopqrstuvwxyz0123 and --password " + SECRET
+    msg = "rotate: ghp_abcdefghijklmnopqrstuvwxyz0123456789 and --password " + SECRET
     result = run_cli("canon", "edit", "-m", msg)
     assert result.exit_code == 0, result.output
     log = subprocess.run(
