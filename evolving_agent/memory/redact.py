@@ -46,11 +46,19 @@ _SECRET_NAMES = (
 # substring checks.  Order matters: whole blocks and prefixed keys before the generic
 # assignments.
 #
-# _GAPS: shapes the maintained detector (below) does not find — PuTTY v3 key files (it
-# knows v2 headers only), and providers its plugins lack.  Always applied.
+# _GAPS: shapes the maintained detector (below) does not find — PGP key blocks and PuTTY
+# key files (it masks only their first line), and providers its plugins lack.  Always
+# applied.
 # tests/memory/test_redact_detector.py checks that the detector still misses each one, so
 # an entry whose provider the detector gains fails that test and is deleted here.
 _GAPS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    (
+        "private-key",
+        ("-----BEGIN PGP PRIVATE KEY BLOCK-----",),
+        # Its PEM plugin stops at " BLOCK": the armoured body would stay.
+        r"-----BEGIN PGP PRIVATE KEY BLOCK-----"
+        r"(?:[^\"]*?-----END PGP PRIVATE KEY BLOCK-----|[A-Za-z0-9+/=\s\\]*)",
+    ),
     (
         "putty-key",
         ("PuTTY-User-Key-File-",),
@@ -307,6 +315,9 @@ class _Detector:
         return text
 
 
+_SEPARATORS = " \t\n=:\"'"
+
+
 def _mask_match(m: re.Match[str], marker: str) -> str:
     """The match with its secret part masked.
 
@@ -324,7 +335,10 @@ def _mask_match(m: re.Match[str], marker: str) -> str:
         i for i in range(1, m.re.groups + 1) if m.group(i) is not None and len(m.group(i)) >= 8
     ]
     if not groups:
-        return marker
+        # Some patterns take the separators around the key with it (``(?:\s|=|:)AKC…\s``).
+        key = whole.strip(_SEPARATORS)
+        lead = whole.index(key) if key else 0
+        return whole[:lead] + marker + whole[lead + len(key) :]
     best = max(groups, key=lambda i: len(m.group(i)))
     start, end = m.start(best) - m.start(), m.end(best) - m.start()
     return whole[:start] + marker + whole[end:]

@@ -38,6 +38,12 @@ def al(n: int) -> str:
 # (kind, realistic sample, the part that must not survive): one per _GAPS row.
 GAP_SAMPLES = [
     (
+        "private-key",
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF" + al(60) + "\n=abcd\n"
+        "-----END PGP PRIVATE KEY BLOCK-----",
+        "lQOYBF",
+    ),
+    (
         "putty-key",
         "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPrivate-Lines: 1\n"
         "AAAAIBQ8xPRIVATEexample\nPrivate-MAC: 0a1b2c3d4e5f",
