@@ -4,18 +4,26 @@ Whatever a user pastes can reach friction text, and from there the bias, the boo
 context and a model prompt.  ``redact`` replaces what looks like a credential with a
 ``[REDACTED:kind]`` marker and leaves everything else alone.
 
-A pattern table of our own rather than a library, chosen after trying both candidates
-(docs/authority.md, "Secrets"): ``detect-secrets`` (Yelp) found 4 of the 18 shapes the
-issue lists, costs 130-400 ms to import (its plugin base pulls in ``requests``) on a
-path every friction hook takes, and its entropy plugins flag the sha256 hashes every
-Evidence line carries; the gitleaks rule set is the better-kept list, but it is Go
-code and generated TOML we would have to copy and re-sync.  The table below covers
-the shapes of both lists that matter for pasted text (provider keys by their fixed
-prefixes, webhook URLs, PEM and PuTTY key blocks), plus what neither scanner catches
-in prose and shell lines: keyword assignments (``password=``, ``DB_PASS:``,
-``PGPASSWORD=``), command-line flags (``--password X``, ``mysql -pX``, ``curl -u
-user:pass``), URL credentials (a password may hold ``@``) and HTTP Basic auth.
-tests/memory/test_redact_shapes.py holds the shapes, one per provider.
+Three layers (docs/authority.md, "Secrets", has the evaluation behind the choice):
+
+1. Provider keys come from a maintained detector, bc-detect-secrets (the maintained
+   fork of Yelp's detect-secrets; import name ``detect_secrets``): its regex plugins'
+   patterns, read at run time, so plugins it adds are used without a change here.
+   Its entropy plugins (they flag the sha256 hashes Evidence carries) and its keyword
+   and Basic-auth plugins (layer 3 does those better for prose) are left out.
+2. ``_GAPS``: the shapes its plugins miss (Anthropic, OpenAI, GitLab, PyPI, webhooks,
+   PGP and PuTTY key blocks, ...).  tests/memory/test_redact_detector.py checks each
+   row against the installed detector, so a row it learns fails there and goes.
+3. What no scanner catches in prose and shell lines: keyword assignments
+   (``password=``, ``DB_PASS:``, ``PGPASSWORD=``), command-line flags (``--password
+   X``, ``mysql -pX``, ``curl -u user:pass``, ``sshpass -p X``), ``.netrc`` lines, URL
+   credentials (a password may hold ``@``) and HTTP Basic auth.
+
+The detector is a core dependency, but a heavy import (it pulls in ``requests``): it
+is imported only for text holding a key-shaped run (``_may_hold_key``) and then kept
+for the process, so an ordinary friction never pays for it; boot's fast path never
+imports it (``redact_fast``: ``_FALLBACK``, our copy of its common shapes, stands in).
+An install without it gets ``_FALLBACK`` too.
 
 The function is idempotent (a marker never matches again) and never changes text
 that holds no credential, so it is safe to apply at every boundary.
@@ -23,6 +31,7 @@ that holds no credential, so it is safe to apply at every boundary.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -34,7 +43,7 @@ MARK = "[REDACTED:{}]"
 # is not a secret).
 _SECRET_NAMES = (
     r"pgpassword|password|passwd|passphrase|pass|pwd|secret|token|api[_-]?key|apikey|access[_-]?key"
-    r"|private[_-]?key|client[_-]?secret|credentials?|account[_-]?key"
+    r"|private[_-]?key|secret[_-]?key|client[_-]?secret|credentials?|account[_-]?key"
     r"|shared[_-]?access[_-]?(?:key|signature)|auth[_-]?token|session[_-]?key"
 )
 
@@ -98,8 +107,9 @@ _GAPS: tuple[tuple[str, tuple[str, ...], str], ...] = (
 )
 
 # _FALLBACK: the shapes the detector's plugins cover (PEM blocks, AWS, GitHub classic,
-# Slack, Stripe live, Twilio, SendGrid, JWT, npm, Square OAuth).  Used only where the detector is not:
-# boot's fast path (which must not pay its import) and an install without it.
+# Slack, Stripe live, Twilio, SendGrid, JWT, npm, Square OAuth).  Used only where the
+# detector is not: boot's fast path (which must not pay its import) and an install
+# without it.
 _FALLBACK: tuple[tuple[str, tuple[str, ...], str], ...] = (
     (
         "private-key",
@@ -109,11 +119,19 @@ _FALLBACK: tuple[tuple[str, tuple[str, ...], str], ...] = (
         r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
         r"(?:[^\"]*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\]*)",
     ),
-    ("json-web-token", ("eyJ",), r"\beyJ[A-Za-z0-9_-]{6,}\.eyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}"),
+    (
+        "json-web-token",
+        ("eyJ",),
+        r"\beyJ[A-Za-z0-9_-]{6,}\.eyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}",
+    ),
     ("stripe-access-key", ("k_live_",), r"\b[rs]k_live_[A-Za-z0-9]{12,}"),
     ("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\bgh[pousr]_[A-Za-z0-9]{20,}"),
     ("slack-token", ("xox",), r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-    ("aws-access-key", ("AKIA", "ASIA", "ABIA", "ACCA"), r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
+    (
+        "aws-access-key",
+        ("AKIA", "ASIA", "ABIA", "ACCA"),
+        r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
+    ),
     (
         "slack-webhook",
         ("hooks.slack.com",),
@@ -147,6 +165,13 @@ _FLAG_RE = re.compile(
 _MYSQL_RE = re.compile(
     r"\b(?P<head>mysql(?:dump|admin|import|sh)?\b[^\n]*?\s-p)(?P<value>[^\s\"']+)"
 )
+# ``sshpass -p X``, ``docker login -u me -p X`` (podman, buildah, helm registry alike).
+_LOGIN_P_RE = re.compile(
+    r"\b(?P<head>(?:sshpass|(?:docker|podman|buildah|helm(?:\s+registry)?)\s+login)\b"
+    r"[^\n]*?\s-p\s*)(?P<value>'[^']*'|\"[^\"]*\"|[^\s\"']+)"
+)
+# A ~/.netrc line: ``machine HOST login USER password X``.
+_NETRC_RE = re.compile(r"\b(?P<head>machine\s+\S+\s+login\s+\S+\s+password\s+)(?P<value>\S+)")
 _USER_RE = re.compile(
     r"(?<![\w-])(?P<head>(?:-u|--user)(?:\s+|=)[\"']?[^\s:\"']+:)(?P<value>[^\s\"']+)"
 )
@@ -250,6 +275,8 @@ _PROSE_PASSES: tuple[_Pass, ...] = (
     (("--",), False, _FLAG_RE, _flag),
     (("mysql",), False, _MYSQL_RE, _keep_head("password")),
     (("-u", "--user"), False, _USER_RE, _user),
+    (("sshpass", "login"), False, _LOGIN_P_RE, _keep_head("password")),
+    (("machine",), False, _NETRC_RE, _keep_head("password")),
     (("bearer", "basic", "token"), True, _BEARER_RE, _bearer),
     (_ASSIGN_HINTS, True, _ASSIGN_RE, _assign),
 )
@@ -309,9 +336,9 @@ class _Detector:
 
     def mask(self, text: str) -> str:
         for kind, patterns in self.plugins():
-            marker = MARK.format(kind)
+            repl = functools.partial(_mask_match, marker=MARK.format(kind))
             for pattern in patterns:
-                text = pattern.sub(lambda m, mk=marker: _mask_match(m, mk), text)
+                text = pattern.sub(repl, text)
         return text
 
 
@@ -354,7 +381,8 @@ def _load_plugins() -> list[tuple[str, list[re.Pattern[str]]]]:
         if cls.__name__ in _SKIPPED_PLUGINS or not hasattr(cls, "denylist"):
             continue
         kind = re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")
-        patterns = [p for p in cls().denylist if isinstance(p, re.Pattern)]
+        plugin: Any = cls()  # a RegexBasedDetector: ``denylist`` is its compiled patterns
+        patterns = [p for p in plugin.denylist if isinstance(p, re.Pattern)]
         if patterns:
             plugins.append((kind, patterns))
     return plugins

@@ -79,7 +79,11 @@ GAP_SAMPLES = [
         "AGE-SECRET-KEY-1" + ("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" * 2)[:58],
         "QPZRY9X8GF2T",
     ),
-    ("azure-sas", "https://a.blob.core.windows.net/c?sv=2022&sig=AbCdEfGhIjKlMnOpQrSt0123", "AbCdEf"),
+    (
+        "azure-sas",
+        "https://a.blob.core.windows.net/c?sv=2022&sig=AbCdEfGhIjKlMnOpQrSt0123",
+        "AbCdEf",
+    ),
 ]
 
 # (kind, realistic sample, the part that must not survive): one per _FALLBACK row, in
@@ -174,7 +178,9 @@ def test_hashes_ids_and_prose_skip_the_detector_and_stay(text: str) -> None:
     assert redact(text) == text
 
 
-def test_a_plugin_never_reaches_the_network(detector: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_plugin_never_reaches_the_network(
+    detector: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Guards the detector's verify(): it would send a found key to its provider.
     import socket
 

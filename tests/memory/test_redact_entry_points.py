@@ -88,7 +88,9 @@ def lived(tmp_path_factory: pytest.TempPathFactory) -> tuple[MemoryRoot, Path]:
     review_editor.write_text(
         EDITOR_SCRIPT.format(old="Ask before offering options.", new=f"Ask first {LINE}")
     )
-    _cli(root, "review", "edit", "rev-2026-11-1", env={"EDITOR": f"{sys.executable} {review_editor}"})
+    _cli(
+        root, "review", "edit", "rev-2026-11-1", env={"EDITOR": f"{sys.executable} {review_editor}"}
+    )
     _cli(root, "review", "reject", "rev-2026-11-2", "--reason", LINE)
     return root, tmp
 

@@ -73,6 +73,29 @@ SHAPES = [
     ("split-by-line-separator", "key sk-ant-api03-abcdefgh\u2028ijklmnopqrstuvwx", "ijklmnopq"),
     ("split-by-zero-width", "ghp_abcdefghij\u200bklmnopqrstuvwxyz0123456789", "klmnopqrstuvwxyz"),
     ("colon-password", "password: hunter2", "hunter2"),
+    ("sshpass", "sshpass -p 'Tr0ub4dor' ssh admin@host", "Tr0ub4dor"),
+    ("docker-login", "docker login -u deploy -p Tr0ub4dor registry.example.com", "Tr0ub4dor"),
+    ("netrc", "machine api.example.com login bob password Tr0ub4dor9", "Tr0ub4dor9"),
+    ("django-secret-key", "DJANGO_SECRET_KEY='django-insecure-a8f3k2'", "django-insecure-a8f3k2"),
+    ("openssl-passin", "openssl rsa -in k.pem -passin pass:Tr0ub4dor", "Tr0ub4dor"),
+    ("mongodb-srv", "mongodb+srv://admin:S3cr3tPw@cluster0.mongodb.net/db", "S3cr3tPw"),
+    (
+        "git-clone-token",
+        "git clone https://x-access-token:Tr0ub4dor9x@github.com/o/r.git",
+        "Tr0ub4dor9x",
+    ),
+    (
+        "query-token",
+        "https://api.example.com/items?access_token=4f9d2c7a1b8e3f60aa",
+        "4f9d2c7a1b8e",
+    ),
+    ("api-key-header", "X-API-Key: 4f9d2c7a1b8e3f60", "4f9d2c7a1b8e3f60"),
+    ("npmrc", "//registry.npmjs.org/:_authToken=npm_" + "aB3xK9mQ2zR7" * 3, "aB3xK9mQ2zR7"),
+    (
+        "aws-secret-export",
+        "export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "wJalrX",
+    ),
     ("db-pass", "DB_PASS=correct-horse-battery", "correct-horse-battery"),
     ("aws-secret", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtn"),
     ("github", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "ghp_abcdefghijklmno"),
@@ -106,6 +129,11 @@ PROSE = [
     "ev-0123456789ab supports h-options",
     "curl -u $USER https://example.com",
     "Basic idea: answer first",
+    "docker run -p 8080:80 -u 1000:1000 nginx:1.25",
+    "the machine learning login page has a password field",
+    "ssh -p 2222 deploy@host 'systemctl restart app'",
+    "use --token-file ~/.config/gh/token instead of pasting it",
+    "set TOKEN_TTL=3600 in the config",
 ]
 
 
