@@ -422,8 +422,9 @@ def redact(text: str, *, detector: bool = True) -> str:
 def _redact(text: str, detector: bool) -> str:
     text = _apply(_GAP_PASSES, text)
     if not detector or not _may_hold_key(text):
-        # The prefilter first: ordinary text never imports the detector.  Without a key
-        # run the fallback table finds nothing either; it runs only for cheap symmetry.
+        # The prefilter first: ordinary text never imports the detector.  The fallback
+        # table costs a few substring checks, and still catches what is too short to
+        # count as a key run (a PEM block with a stub body).
         text = _apply(_FALLBACK_PASSES, text)
     elif DETECTOR.available():
         text = DETECTOR.mask(text)

@@ -20,6 +20,7 @@ from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, _seal, ge
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_proc
+from tests.helpers.fixtures import McpServer
 from tests.helpers.review import add, queue, set_identity
 
 MAILCHIMP = "0123456789abcdef0123456789abcdef-us20"
@@ -139,3 +140,23 @@ def test_a_key_recorded_raw_never_reaches_the_model_prompt(tmp_path: Path) -> No
     sent = prompt.read_text()
     assert "[REDACTED:mailchimp-access-key]" in sent
     assert [s for s in SECRETS if s in sent] == []
+
+
+@pytest.mark.slow
+def test_the_mcp_tools_mask_like_the_cli(mcp_server: McpServer) -> None:
+    # The session's own door: friction, live_set and hypothesis_add over MCP.
+    async def body(s):  # type: ignore[no-untyped-def]
+        return [
+            await s.call_tool("friction", {"text": f"mcp {LINE}"}),
+            await s.call_tool("live_set", {"key": "mcp-thread", "text": LINE}),
+            await s.call_tool(
+                "hypothesis_add",
+                {"text": f"mcp claim {ANTHROPIC}", "when": f"key {MAILCHIMP}", "do": "stop"},
+            ),
+        ]
+
+    results = mcp_server.call(body)
+    assert [r.is_error for r in results] == [False, False, False], results
+    assert _leaks(mcp_server.root) == []
+    day = "".join(p.read_text() for p in mcp_server.root.evidence.glob("*.jsonl"))
+    assert "mcp deploy [REDACTED:mailchimp-access-key]" in day
