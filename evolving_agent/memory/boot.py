@@ -51,7 +51,8 @@ from evolving_agent.memory.bootview import (
 from evolving_agent.memory.canon import IDENTITY_FILE, Identity
 from evolving_agent.memory.canon_snapshot import load_canon
 from evolving_agent.memory.policy import Policy
-from evolving_agent.memory.redact import redact, redact_data
+from evolving_agent.memory.redact import redact_fast as redact
+from evolving_agent.memory.redact import redact_fast_data as redact_data
 from evolving_agent.memory.root import require_root
 from evolving_agent.memory.signing import MARKER as SIGNING_MARKER
 from evolving_agent.memory.signing import check_head, signing_state

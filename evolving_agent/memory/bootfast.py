@@ -273,7 +273,8 @@ def _signing_on(root: MemoryRoot) -> bool:
 def derive(root: MemoryRoot, max_chars: int) -> _View:
     """The boot context the full boot would build, when it would build it without warnings."""
     from evolving_agent.memory.canon_snapshot import load_canon
-    from evolving_agent.memory.redact import redact, redact_data
+    from evolving_agent.memory.redact import redact_fast as redact
+    from evolving_agent.memory.redact import redact_fast_data as redact_data
 
     # require_root, without its errors (the full path words them).  The session's read
     # scope (canon, today, live) is fixed in code (policy.READ_SCOPES), not configurable.

@@ -31,11 +31,11 @@ MASKED = [
     (f"push with {GITHUB}", "push with [REDACTED:github-token]"),
     ("github_pat_11ABCDEFG0123456789_abcdefghijkl", "[REDACTED:github-token]"),
     ("slack xoxb-1234567890-abcdefghij ok", "slack [REDACTED:slack-token] ok"),
-    ("id AKIAIOSFODNN7EXAMPLE.", "id [REDACTED:aws-key]."),
+    ("id AKIAIOSFODNN7EXAMPLE.", "id [REDACTED:aws-access-key]."),
     ("Authorization: Bearer abc.def-ghi_jkl123456", "Authorization: Bearer [REDACTED:token]"),
     (
         "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_X",
-        "jwt [REDACTED:jwt]",
+        "jwt [REDACTED:json-web-token]",
     ),
     ("postgres://bob:hunter2@db:5432/x", "postgres://bob:[REDACTED:password]@db:5432/x"),
     ("password=hunter2 and more", "password=[REDACTED:secret] and more"),
@@ -181,7 +181,7 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MemoryRoot:
 KEY = "sk-proj-abcdefghijklmnopqrstuvwx1234"
 
 
-GH = "ghp_abcdefghijklmnopqrstuvwxyz0123"
+GH = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
 
 
 def _files_holding(root: MemoryRoot, secret: str) -> list[str]:

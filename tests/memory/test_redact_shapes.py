@@ -54,7 +54,11 @@ SHAPES = [
         "https://discord.com/api/webhooks/123456789012345678/abcdefghijklmnopqrstuvwxyzAB-_01",
         "abcdefghijklmnopqrstuvwxyzAB",
     ),
-    ("sendgrid", "SG.ngeVfQFYQlKU0ufo8x5d1A.TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc", "TwL2iGABf9"),
+    (
+        "sendgrid",
+        "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",
+        "TwL2iGABf9",
+    ),
     ("stripe-webhook", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "MfKQ9r8GKYqrTwjUPD8I"),
     ("twilio", "SK2a0f8e3c4b5d6e7f8a9b0c1d2e3f4a5b", "2a0f8e3c4b5d6e7f8a9b"),
     ("google-oauth", "ya29.a0AfH6SMBx3kZ9exampleexampleexample", "a0AfH6SMBx3kZ9"),
@@ -67,11 +71,34 @@ SHAPES = [
         "AAAAIBQ8xPRIVATEexample",
     ),
     ("split-by-line-separator", "key sk-ant-api03-abcdefgh\u2028ijklmnopqrstuvwx", "ijklmnopq"),
-    ("split-by-zero-width", "ghp_abcdefghij\u200bklmnopqrstuvwxyz0123", "klmnopqrstuvwxyz"),
+    ("split-by-zero-width", "ghp_abcdefghij\u200bklmnopqrstuvwxyz0123456789", "klmnopqrstuvwxyz"),
     ("colon-password", "password: hunter2", "hunter2"),
+    ("sshpass", "sshpass -p 'Tr0ub4dor' ssh admin@host", "Tr0ub4dor"),
+    ("docker-login", "docker login -u deploy -p Tr0ub4dor registry.example.com", "Tr0ub4dor"),
+    ("netrc", "machine api.example.com login bob password Tr0ub4dor9", "Tr0ub4dor9"),
+    ("django-secret-key", "DJANGO_SECRET_KEY='django-insecure-a8f3k2'", "django-insecure-a8f3k2"),
+    ("openssl-passin", "openssl rsa -in k.pem -passin pass:Tr0ub4dor", "Tr0ub4dor"),
+    ("mongodb-srv", "mongodb+srv://admin:S3cr3tPw@cluster0.mongodb.net/db", "S3cr3tPw"),
+    (
+        "git-clone-token",
+        "git clone https://x-access-token:Tr0ub4dor9x@github.com/o/r.git",
+        "Tr0ub4dor9x",
+    ),
+    (
+        "query-token",
+        "https://api.example.com/items?access_token=4f9d2c7a1b8e3f60aa",
+        "4f9d2c7a1b8e",
+    ),
+    ("api-key-header", "X-API-Key: 4f9d2c7a1b8e3f60", "4f9d2c7a1b8e3f60"),
+    ("npmrc", "//registry.npmjs.org/:_authToken=npm_" + "aB3xK9mQ2zR7" * 3, "aB3xK9mQ2zR7"),
+    (
+        "aws-secret-export",
+        "export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "wJalrX",
+    ),
     ("db-pass", "DB_PASS=correct-horse-battery", "correct-horse-battery"),
     ("aws-secret", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtn"),
-    ("github", "ghp_abcdefghijklmnopqrstuvwxyz0123", "ghp_abcdefghijklmno"),
+    ("github", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "ghp_abcdefghijklmno"),
     ("openai", "sk-proj-abcdefghijklmnopqrstuvwx", "abcdefghijklmnop"),
     ("anthropic", "sk-ant-api03-abcdefghijklmnopqrstu", "abcdefghijklmnopq"),
     ("aws-key", "AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),
@@ -102,6 +129,11 @@ PROSE = [
     "ev-0123456789ab supports h-options",
     "curl -u $USER https://example.com",
     "Basic idea: answer first",
+    "docker run -p 8080:80 -u 1000:1000 nginx:1.25",
+    "the machine learning login page has a password field",
+    "ssh -p 2222 deploy@host 'systemctl restart app'",
+    "use --token-file ~/.config/gh/token instead of pasting it",
+    "set TOKEN_TTL=3600 in the config",
 ]
 
 
@@ -148,7 +180,7 @@ def test_a_token_in_a_canon_edit_message_never_reaches_git(
     editor.write_text('#!/bin/sh\necho "# touched" >> "$1"\n')
     editor.chmod(0o755)
     monkeypatch.setenv("EDITOR", str(editor))
-    msg = "rotate: ghp_abcdefghijklmnopqrstuvwxyz0123 and --password " + SECRET
+    msg = "rotate: ghp_abcdefghijklmnopqrstuvwxyz0123456789 and --password " + SECRET
     result = run_cli("canon", "edit", "-m", msg)
     assert result.exit_code == 0, result.output
     log = subprocess.run(
@@ -159,25 +191,14 @@ def test_a_token_in_a_canon_edit_message_never_reaches_git(
     assert all(SECRET not in r.text for r in EvidenceLog(root).iter_all())
 
 
-def _unfiltered(text: str) -> str:
-    # Every pass in turn, as _redact ran before its one-scan prefilter.
-    from evolving_agent.memory.redact import _PASSES
-
-    lower = text.lower()
-    for literals, folded, pattern, repl in _PASSES:
-        if any(lit in (lower if folded else text) for lit in literals):
-            text = pattern.sub(repl, text)
-            lower = text.lower()
-    return text
-
-
 def test_the_prefilter_changes_no_result() -> None:
     # Guards the speed-up: the one-scan prefilter may only skip texts no pass would touch
     # (upper case, Turkish dotted I and Kelvin sign included, which lower-case unevenly).
-    from evolving_agent.memory.redact import _redact
+    from evolving_agent.memory.redact import _redact, _redact_all
 
     texts = [text for _, text, _ in SHAPES] + PROSE + [LINE]
     texts += [t.upper() for t in texts] + ["PASSWORD=hunter22", "İPASS=x1y2z3", "\u212aEY=a1b2c3"]
     texts += ["ev-0123456789ab", "2026-11-29", "a plain sentence with no secret"]
     for text in texts:
-        assert _redact(text) == _unfiltered(text), text
+        for detector in (True, False):
+            assert _redact(text, detector) == _redact_all(text, detector), text
