@@ -57,14 +57,18 @@ def shared_dir_mode(parent_mode: int, mode: int) -> int:
     return mode | (parent_mode & (0o070 | stat.S_ISGID | stat.S_ISVTX))
 
 
-def write_atomic_at(dir_fd: int, name: str, data: bytes, *, mode: int) -> None:
+def write_atomic_at(
+    dir_fd: int, name: str, data: bytes, *, mode: int, final_mode: int | None = None
+) -> None:
     """Replace the entry ``name`` of the directory ``dir_fd`` with ``data``, durably.
 
     ``mode`` is the new file's permission bits for its owner (see :func:`shared_mode`
-    for the group's, in a shared-group directory).
+    for the group's, in a shared-group directory); ``final_mode``, when given, is the
+    file's whole mode instead, set before the rename (a sealed Evidence day: no other
+    user ever opens the new file for writing).
     """
     tmp_name = f".{name}.{secrets.token_hex(6)}.tmp"
-    final = shared_mode(os.fstat(dir_fd).st_mode, mode)
+    final = shared_mode(os.fstat(dir_fd).st_mode, mode) if final_mode is None else final_mode
     fd = os.open(
         tmp_name,
         os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC,

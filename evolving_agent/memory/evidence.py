@@ -54,6 +54,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evolving_agent.errors import InvalidInput, first_error
+from evolving_agent.fsio import write_atomic_at
 from evolving_agent.memory import chain
 from evolving_agent.memory.atomic import UnsafePath, open_dir, read_plain
 from evolving_agent.memory.chain import (  # re-exported: the chain's names, where they were
@@ -532,25 +533,7 @@ SEALED_MODE = 0o640
 def _replace_sealed(dir_fd: int, name: str, data: bytes) -> None:
     """Replace ``name`` with ``data`` in a file of :data:`SEALED_MODE` - set before the
     rename, so no other user ever opens the new file for writing."""
-    tmp = f".{name}.{os.urandom(6).hex()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fchmod(fd, SEALED_MODE)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    except BaseException:
-        try:
-            os.unlink(tmp, dir_fd=dir_fd)
-        except FileNotFoundError:
-            pass
-        raise
-    os.fsync(dir_fd)
+    write_atomic_at(dir_fd, name, data, mode=0o600, final_mode=SEALED_MODE)
 
 
 def seal_days_before(root: MemoryRoot, day: date) -> list[date]:
