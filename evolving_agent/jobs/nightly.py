@@ -301,7 +301,11 @@ def _proposed_marks(ctx: NightlyContext) -> list[tuple[Hypothesis, str]]:
     return out
 
 
-def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str]) -> NightlyPlan:
+def _context(
+    day: date, reader: ScopedReader
+) -> tuple[NightlyContext, list[Hypothesis], dict[str, tuple[Hypothesis, str]]]:
+    """The reflector's context for ``day``: the register with the human's adoptions and
+    the session's proposals marked, read once (the day's digest is reused)."""
     base = NightlyContext(day=day, reader=reader, previous_carry=read_previous_carry(reader))
     known = set(read_register(reader))
     adopted = _adopted(list(base.events), known)
@@ -320,74 +324,85 @@ def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str
         adopted=adopted + [h for h, _ in marks.values()],
         day_digest=base.digest,
     )
-    notes = notes + _digest_notes(ctx)
+    return ctx, adopted, marks
+
+
+def _check(ref: NightlyReflection, ctx: NightlyContext, day: date) -> None:
+    """The meaning checks of a nightly answer: raise ReflectorError naming the first
+    that fails (the reflector is asked again, then the rules reflector answers)."""
     register = ctx.register
     untagged = {r.id for r in ctx.untagged}
     recent_ids = {n.id: n for n in ctx.recent_untagged}
     note_keys = {n.id: n.counts_on for n in ctx.recent_untagged}
     prev = ctx.previous_carry
-
-    def check(ref: NightlyReflection) -> None:
-        given = (ref.bias is not None, ref.carry_type is not None, ref.carry_text is not None)
-        if any(given) and not all(given):
-            raise ReflectorError("bias, carry_type and carry_text come together (or none)")
-        readings = [(x.event, x.hypothesis, x.relation) for x in ref.readings]
-        after = apply_day(
-            register, day, day_links(ctx.friction, readings), ctx.friction, note_keys
+    given = (ref.bias is not None, ref.carry_type is not None, ref.carry_text is not None)
+    if any(given) and not all(given):
+        raise ReflectorError("bias, carry_type and carry_text come together (or none)")
+    readings = [(x.event, x.hypothesis, x.relation) for x in ref.readings]
+    after = apply_day(register, day, day_links(ctx.friction, readings), ctx.friction, note_keys)
+    carriable = [
+        after[hid][0] if hid in after else h
+        for hid, h in register.items()
+        if (after[hid][0] if hid in after else h).carriable
+    ]
+    if ref.empty() and ctx.friction and (ctx.untagged or carriable):
+        raise ReflectorError("an empty answer on a day with friction")
+    if prev is not None and ref.carry_type == prev.type:
+        raise ReflectorError(f"carry type '{ref.carry_type}' repeats yesterday's")
+    raised = _check_raise(ref, ctx, register, untagged, recent_ids)
+    _check_obeys_no_friction(ref, ctx, register)
+    for r in ref.readings:
+        if r.event not in untagged and r.event not in recent_ids:
+            raise ReflectorError(f"reading cites {r.event!r}, not an untagged friction event")
+        if r.hypothesis not in register:
+            raise ReflectorError(f"reading names unknown hypothesis {r.hypothesis!r}")
+    # Only a hypothesis the carry may cite obliges it to cite one: a session's own
+    # hypothesis not yet backed on two days is listed, never carried.
+    if ref.complete() and ref.hypothesis is None and any(h.ready for h in carriable):
+        raise ReflectorError("the carry cites no hypothesis while active ones exist")
+    if ref.hypothesis is None:
+        if ref.carry_text and "tomorrow" in ref.carry_text.lower():
+            raise ReflectorError("the carry is read at boot on the day it applies: no 'tomorrow'")
+        return
+    if ref.carry_type is None:
+        raise ReflectorError("a chosen hypothesis needs a carry")
+    h = after[ref.hypothesis][0] if ref.hypothesis in after else register.get(ref.hypothesis)
+    if h is None and raised is not None and raised.id == ref.hypothesis:
+        h = raised
+    if h is None or not h.carriable:
+        raise ReflectorError(f"'{ref.hypothesis}' is not an active hypothesis")
+    if not h.ready:
+        raise ReflectorError(
+            f"'{ref.hypothesis}' was written by the session and is not backed by friction "
+            "on 2 distinct days (nor adopted by the human): it is listed, never carried"
         )
-        carriable = [
-            after[hid][0] if hid in after else h
-            for hid, h in register.items()
-            if (after[hid][0] if hid in after else h).carriable
-        ]
-        if ref.empty() and ctx.friction and (ctx.untagged or carriable):
-            raise ReflectorError("an empty answer on a day with friction")
-        if prev is not None and ref.carry_type == prev.type:
-            raise ReflectorError(f"carry type '{ref.carry_type}' repeats yesterday's")
-        raised = _check_raise(ref, ctx, register, untagged, recent_ids)
-        _check_obeys_no_friction(ref, ctx, register)
-        for r in ref.readings:
-            if r.event not in untagged and r.event not in recent_ids:
-                raise ReflectorError(f"reading cites {r.event!r}, not an untagged friction event")
-            if r.hypothesis not in register:
-                raise ReflectorError(f"reading names unknown hypothesis {r.hypothesis!r}")
-        # Only a hypothesis the carry may cite obliges it to cite one: a session's own
-        # hypothesis not yet backed on two days is listed, never carried.
-        if ref.complete() and ref.hypothesis is None and any(h.ready for h in carriable):
-            raise ReflectorError("the carry cites no hypothesis while active ones exist")
-        if ref.hypothesis is None:
-            if ref.carry_text and "tomorrow" in ref.carry_text.lower():
-                raise ReflectorError(
-                    "the carry is read at boot on the day it applies: no 'tomorrow'"
-                )
-            return
-        if ref.carry_type is None:
-            raise ReflectorError("a chosen hypothesis needs a carry")
-        h = after[ref.hypothesis][0] if ref.hypothesis in after else register.get(ref.hypothesis)
-        if h is None and raised is not None and raised.id == ref.hypothesis:
-            h = raised
-        if h is None or not h.carriable:
-            raise ReflectorError(f"'{ref.hypothesis}' is not an active hypothesis")
-        if not h.ready:
-            raise ReflectorError(
-                f"'{ref.hypothesis}' was written by the session and is not backed by friction "
-                "on 2 distinct days (nor adopted by the human): it is listed, never carried"
-            )
-        old = register.get(h.id)
-        story = Story(
-            h,
-            supported_today=old is None or len(h.supports) > len(old.supports),
-            contradicted_today=old is not None and len(h.contradicts) > len(old.contradicts),
+    old = register.get(h.id)
+    story = Story(
+        h,
+        supported_today=old is None or len(h.supports) > len(old.supports),
+        contradicted_today=old is not None and len(h.contradicts) > len(old.contradicts),
+    )
+    fits = fitting_types(story)
+    if ref.carry_type not in fits:
+        raise ReflectorError(
+            f"a '{ref.carry_type}' carry does not fit {h.id} ({h.state}, stakes {h.stakes});"
+            f" types that fit it today: {', '.join(fits) or 'none'}"
         )
-        fits = fitting_types(story)
-        if ref.carry_type not in fits:
-            raise ReflectorError(
-                f"a '{ref.carry_type}' carry does not fit {h.id} ({h.state}, stakes {h.stakes});"
-                f" types that fit it today: {', '.join(fits) or 'none'}"
-            )
-        _check_words(ref, h, ctx, register)
+    _check_words(ref, h, ctx, register)
 
-    got = reflect_with_fallback(reflector, lambda r, fb: r.nightly(context=ctx, feedback=fb), check)
+
+def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str]) -> NightlyPlan:
+    ctx, adopted, marks = _context(day, reader)
+    notes = notes + _digest_notes(ctx)
+    register = ctx.register
+    note_keys = {n.id: n.counts_on for n in ctx.recent_untagged}
+    prev = ctx.previous_carry
+
+    got = reflect_with_fallback(
+        reflector,
+        lambda r, fb: r.nightly(context=ctx, feedback=fb),
+        lambda ref: _check(ref, ctx, day),
+    )
     ref: NightlyReflection = got.value
     readings = [(x.event, x.hypothesis, x.relation) for x in ref.readings]
     links = day_links(ctx.friction, readings)
@@ -447,8 +462,9 @@ def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str
     keep = keep[-RECENT_NOTES:]  # bounded like the day itself: the freshest win
     carries = list(ctx.carries)
     if carry is not None:
-        carries.append(CarryRecord(day=carry.date or day, hypothesis=carry.hypothesis,
-                                   type=carry.type))
+        carries.append(
+            CarryRecord(day=carry.date or day, hypothesis=carry.hypothesis, type=carry.type)
+        )
     state = NightlyState.model_validate(
         {
             "last_date": day,
@@ -527,8 +543,11 @@ def _after_steps(
         h = current(ref.hypothesis)
         if h is not None:
             put(h.model_copy(update={"released": day}), "carried as release")
-    pool = [x for x in (current(hid) for hid in {*register, *([raised.id] if raised else [])})
-            if x is not None and x.carriable]
+    pool = [
+        x
+        for x in (current(hid) for hid in {*register, *([raised.id] if raised else [])})
+        if x is not None and x.carriable
+    ]
     pool.sort(key=lambda x: x.id)
     for hid, partners in tensions(pool, day).items():
         h = current(hid)
@@ -570,9 +589,7 @@ def _check_raise(
 
 
 # Words that, leading into the counter-move in the same clause, turn it around.
-_NEGATION = re.compile(
-    r"\b(?:not|never|no|don['’]t|stop|quit|refuse|resist|avoid|against)\b"
-)
+_NEGATION = re.compile(r"\b(?:not|never|no|don['’]t|stop|quit|refuse|resist|avoid|against)\b")
 
 
 def _norm(text: str) -> str:
@@ -684,9 +701,7 @@ def _write_today(writer: Writer, plan: NightlyPlan) -> None:
     state = plan.state or NightlyState.model_validate(
         {"last_date": plan.day, "recent_types": plan.recent_types}
     )
-    files: dict[str, str | bytes] = {
-        NIGHTLY_STATE_FILE: state.model_dump_json(indent=2) + "\n"
-    }
+    files: dict[str, str | bytes] = {NIGHTLY_STATE_FILE: state.model_dump_json(indent=2) + "\n"}
     if plan.carry is not None and plan.bias is not None:
         files[BIAS_FILE] = redact(plan.bias) + "\n"
         files[CARRY_FILE] = plan.carry.model_dump_json(indent=2) + "\n"
