@@ -421,19 +421,7 @@ def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str
                 update={"proposed": h.proposed, "proposal": h.proposal, "narrowing": h.narrowing}
             )
     _after_steps(steps, register, raised, day, ref)
-    outcome = None
-    if prev is not None:
-        sups, cons = links.get(prev.hypothesis or "", ([], []))
-        kind: Outcome = (
-            "mixed" if sups and cons else "held" if sups else "slipped" if cons else "untested"
-        )
-        outcome = CarryOutcome(
-            carry_type=prev.type,
-            hypothesis=prev.hypothesis,
-            outcome=kind,
-            supports=sups,
-            contradicts=cons,
-        )
+    outcome = _carry_outcome(prev, links)
     carry = None
     recent = list(ctx.recent_types)
     if ref.complete():
@@ -445,35 +433,7 @@ def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str
             date=day + timedelta(days=1),
         )
         recent = (recent + [ref.carry_type])[-3:]
-    outcomes = list(ctx.outcomes)
-    if outcome is not None:
-        outcomes.append(
-            OutcomeNote(
-                day=day,
-                hypothesis=prev.hypothesis if prev else None,
-                type=outcome.carry_type,
-                outcome=outcome.outcome,
-            )
-        )
-    cited = set(raised.cites) if raised else set()
-    cited |= {r.event for r in ref.readings}  # explained: support of a known hypothesis
-    keep = [n for n in ctx.recent_untagged if n.id not in cited and (day - n.day).days < 6]
-    keep += [ctx.note(r, 400) for r in ctx.untagged if r.id not in cited]
-    keep = keep[-RECENT_NOTES:]  # bounded like the day itself: the freshest win
-    carries = list(ctx.carries)
-    if carry is not None:
-        carries.append(
-            CarryRecord(day=carry.date or day, hypothesis=carry.hypothesis, type=carry.type)
-        )
-    state = NightlyState.model_validate(
-        {
-            "last_date": day,
-            "recent_types": recent,
-            "outcomes": [o.model_dump() for o in outcomes[-20:]],
-            "untagged": [n.model_dump() for n in keep],
-            "carries": [c.model_dump() for c in carries[-14:]],
-        }
-    )
+    state = _next_state(ctx, ref, raised, outcome, carry, recent)
     return NightlyPlan(
         day=day,
         requested=reflector.name,
@@ -488,6 +448,68 @@ def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str
         recent_types=recent,
         state=state,
         notes=notes,
+    )
+
+
+def _carry_outcome(
+    prev: Carry | None, links: dict[str, tuple[list[str], list[str]]]
+) -> CarryOutcome | None:
+    """How yesterday's carry fared today: the day's support and contradiction of its
+    hypothesis."""
+    if prev is None:
+        return None
+    sups, cons = links.get(prev.hypothesis or "", ([], []))
+    kind: Outcome = (
+        "mixed" if sups and cons else "held" if sups else "slipped" if cons else "untested"
+    )
+    return CarryOutcome(
+        carry_type=prev.type,
+        hypothesis=prev.hypothesis,
+        outcome=kind,
+        supports=sups,
+        contradicts=cons,
+    )
+
+
+def _next_state(
+    ctx: NightlyContext,
+    ref: NightlyReflection,
+    raised: Hypothesis | None,
+    outcome: CarryOutcome | None,
+    carry: Carry | None,
+    recent: list[str],
+) -> NightlyState:
+    """What tomorrow's nightly reads back: recent types, outcomes, the untagged notes no
+    hypothesis explained yet (bounded, freshest first to stay) and the carries."""
+    day = ctx.day
+    outcomes = list(ctx.outcomes)
+    if outcome is not None:
+        outcomes.append(
+            OutcomeNote(
+                day=day,
+                hypothesis=outcome.hypothesis,
+                type=outcome.carry_type,
+                outcome=outcome.outcome,
+            )
+        )
+    cited = set(raised.cites) if raised else set()
+    cited |= {r.event for r in ref.readings}  # explained: support of a known hypothesis
+    keep = [n for n in ctx.recent_untagged if n.id not in cited and (day - n.day).days < 6]
+    keep += [ctx.note(r, 400) for r in ctx.untagged if r.id not in cited]
+    keep = keep[-RECENT_NOTES:]  # bounded like the day itself: the freshest win
+    carries = list(ctx.carries)
+    if carry is not None:
+        carries.append(
+            CarryRecord(day=carry.date or day, hypothesis=carry.hypothesis, type=carry.type)
+        )
+    return NightlyState.model_validate(
+        {
+            "last_date": day,
+            "recent_types": recent,
+            "outcomes": [o.model_dump() for o in outcomes[-20:]],
+            "untagged": [n.model_dump() for n in keep],
+            "carries": [c.model_dump() for c in carries[-14:]],
+        }
     )
 
 
