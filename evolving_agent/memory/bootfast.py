@@ -52,7 +52,7 @@ from evolving_agent.memory.bootview import (
     stale_date,
     updated_order,
 )
-from evolving_agent.memory.fastargv import option_value, utf8
+from evolving_agent.memory.fastargv import plain_call, utf8
 from evolving_agent.paths import MemoryRoot
 
 CACHE_NAME = "boot-cache.json"
@@ -138,35 +138,20 @@ def parse_argv(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> R
     """
     if environ.get(RAISE_ENV):
         return None
-    req = Request()
-    args = list(argv)
-    boot_seen = False
-    while args:
-        arg = args.pop(0)
-        if not utf8(arg):
-            return None
-        if arg == "boot" and not boot_seen:
-            boot_seen = True
-            continue
-        name = arg.partition("=")[0]
-        if name not in _VALUE_OPTIONS or name in req.seen or (name != "--root" and not boot_seen):
-            return None
-        name, value = option_value(arg, args)
-        if value is None:
-            return None
-        req.seen.add(name)
-        if name == "--root":
-            req.root = value
-        elif name == "--write-file":
-            req.write_file = value
-        elif name == "--format":
-            if value not in FORMATS:
-                return None
-            req.fmt = value
-        else:
-            req.max_chars = _max_chars(value)
-    if not boot_seen:
+    call = plain_call(argv, "boot", _VALUE_OPTIONS, arguments=0)
+    if call is None:
         return None
+    values, _ = call
+    if values.get("--format", FORMATS[0]) not in FORMATS:
+        return None
+    req = Request()
+    req.seen = set(values)
+    req.root = values.get("--root")
+    req.write_file = values.get("--write-file")
+    if "--format" in values:
+        req.fmt = values["--format"]
+    if "--max-chars" in values:
+        req.max_chars = _max_chars(values["--max-chars"])
     if "--max-chars" not in req.seen and MAX_CHARS_ENV in environ:
         req.max_chars = _max_chars(environ[MAX_CHARS_ENV])
     return req if req.max_chars >= MIN_MAX_CHARS else None

@@ -27,3 +27,33 @@ def option_value(arg: str, rest: list[str]) -> tuple[str, str | None]:
     if not value or value.startswith("-") or not utf8(value):
         return name, None
     return name, value
+
+
+def plain_call(
+    argv: list[str], command: str, options: tuple[str, ...], *, arguments: int
+) -> tuple[dict[str, str], list[str]] | None:
+    """``[--root R] COMMAND [ARG ...] [--option VALUE ...]``: the option values and the
+    arguments of a plain call of ``command`` (each option at most once, only ``--root``
+    before the command, at most ``arguments`` arguments), else None."""
+    values: dict[str, str] = {}
+    positional: list[str] = []
+    command_seen = False
+    rest = list(argv)
+    while rest:
+        arg = rest.pop(0)
+        if not utf8(arg):
+            return None
+        if arg == command and not command_seen:
+            command_seen = True
+            continue
+        if not arg.startswith("-"):
+            if not command_seen or len(positional) >= arguments:
+                return None  # another command, or an argument too many (click refuses it)
+            positional.append(arg)
+            continue
+        name, value = option_value(arg, rest)
+        allowed = options if command_seen else ("--root",)
+        if name not in allowed or name in values or value is None:
+            return None
+        values[name] = value
+    return (values, positional) if command_seen else None

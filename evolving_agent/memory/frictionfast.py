@@ -29,7 +29,7 @@ from evolving_agent.errors import EvolvingAgentError
 from evolving_agent.memory.authority_table import ACTORS, DEFAULT_WRITE, grants_nothing
 from evolving_agent.memory.bounds import check_fields, check_text, refuse_reflected_day
 from evolving_agent.memory.chain import HEADS, Body, Chain, now, ts_json
-from evolving_agent.memory.fastargv import option_value, utf8
+from evolving_agent.memory.fastargv import plain_call
 from evolving_agent.memory.redact import redact
 from evolving_agent.paths import MemoryRoot, root_problem
 from evolving_agent.textsafe import neutralise
@@ -58,36 +58,16 @@ def parse_argv(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> R
     ``$EVOLVING_AGENT_RAISE``."""
     if environ.get(RAISE_ENV):
         return None
-    req = Request()
-    args = list(argv)
-    command_seen = False
-    while args:
-        arg = args.pop(0)
-        if not utf8(arg):
-            return None
-        if arg == "friction" and not command_seen:
-            command_seen = True
-            continue
-        if not arg.startswith("-"):
-            if not command_seen or req.text is not None:
-                return None  # another command, or a second argument (click refuses it)
-            req.text = arg
-            continue
-        name, value = option_value(arg, args)
-        allowed = _AFTER if command_seen else ("--root",)
-        if name not in allowed or name in req.seen or value is None:
-            return None
-        req.seen.add(name)
-        if name == "--root":
-            req.root = value
-        elif name == "--session":
-            req.session = value
-        elif value in ACTORS:
-            req.actor = value
-        else:
-            return None  # click's choice error words it
-    if not command_seen or req.text is None:
+    call = plain_call(argv, "friction", _AFTER, arguments=1)
+    if call is None or not call[1]:
         return None
+    values, (text,) = call
+    actor = values.get("--as", "session")
+    if actor not in ACTORS:
+        return None  # click's choice error words it
+    req = Request(text=text, root=values.get("--root"), session=values.get("--session"))
+    req.actor = actor
+    req.seen = set(values)
     return req
 
 
