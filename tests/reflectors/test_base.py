@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from datetime import date, datetime, time, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +29,7 @@ from evolving_agent.reflectors import Reflector, get_reflector
 from evolving_agent.reflectors.base import NightlyContext, NightlyReflection, WeeklyContext
 from tests.helpers import HELPERS, run_cli
 from tests.helpers import reflector_fakes as fakes
+from tests.helpers.chat_server import ChatServer, Reply, completion
 from tests.helpers.roots import fresh_root
 
 D0 = date(2026, 11, 2)
@@ -50,70 +49,18 @@ def root(tmp_path: Path) -> MemoryRoot:
 # -- a loopback server that speaks the chat-completions protocol -----------------------------
 
 
-class FakeOpenAI:
+class FakeOpenAI(ChatServer):
     """Answers POST /v1/chat/completions from a script of modes (last one repeats)."""
 
     def __init__(self, modes: list[str]) -> None:
+        def answer(body: dict[str, Any], n: int) -> Reply:
+            mode = modes[min(n, len(modes) - 1)]
+            if mode == "not-json-body":
+                return 200, {"Content-Type": "application/json"}, b"<html>gateway error</html>"
+            return completion(body["model"], fakes.answer(body["messages"][-1]["content"], mode))
+
         self.modes = modes
-        self.requests: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append(body)
-                # Header names are case-insensitive (the openai client sends them lower-case).
-                outer.headers.append({k.lower(): v for k, v in self.headers.items()})
-                n = len(outer.requests) - 1
-                mode = outer.modes[min(n, len(outer.modes) - 1)]
-                if self.path != "/v1/chat/completions":
-                    self.send_response(404)
-                    self.end_headers()
-                    return
-                if mode == "not-json-body":
-                    payload = b"<html>gateway error</html>"
-                else:
-                    content = fakes.answer(body["messages"][-1]["content"], mode)
-                    payload = json.dumps(
-                        {
-                            "id": "chatcmpl-1",
-                            "object": "chat.completion",
-                            "model": body["model"],
-                            "choices": [
-                                {
-                                    "index": 0,
-                                    "message": {"role": "assistant", "content": content},
-                                    "finish_reason": "stop",
-                                }
-                            ],
-                        }
-                    ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *_args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def __enter__(self) -> FakeOpenAI:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(answer)
 
 
 def use_openai(root: MemoryRoot, base_url: str) -> None:

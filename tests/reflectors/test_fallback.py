@@ -12,10 +12,7 @@
 from __future__ import annotations
 
 import json
-import threading
-import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +29,8 @@ from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors.openai import key_for, origin
 from tests.helpers import reflector_fakes as fakes
 from tests.helpers import run_cli, run_proc
+from tests.helpers.chat_server import ChatServer, Reply, error
+from tests.helpers.chat_server import completion as chat_completion
 
 DAY = "2026-11-02"
 
@@ -110,76 +109,15 @@ def test_scheduler_records_the_fallback_and_show_prints_it(root: MemoryRoot) -> 
 
 # -- the openai reflector against a real local server ---------------------------------------
 
-Reply = tuple[int, dict[str, str], bytes]
-
-
 def completion(body: dict[str, Any]) -> Reply:
-    content = fakes.answer(body["messages"][-1]["content"], "ok")
-    payload = {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 0,
-        "model": body["model"],
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop",
-            }
-        ],
-    }
-    return 200, {"Content-Type": "application/json"}, json.dumps(payload).encode()
+    return chat_completion(body["model"], fakes.answer(body["messages"][-1]["content"], "ok"))
 
 
-def error(status: int, message: str, **headers: str) -> Reply:
-    body = json.dumps({"error": {"message": message, "type": "test"}}).encode()
-    return status, {"Content-Type": "application/json", **headers}, body
-
-
-class Server:
-    """A chat-completions server on 127.0.0.1 answering from a script of replies."""
+class Server(ChatServer):
+    """Answers from a script of replies (the last one repeats)."""
 
     def __init__(self, script: list[Callable[[dict[str, Any]], Reply]]) -> None:
-        self.script = script
-        self.bodies: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-        self.times: list[float] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.times.append(time.monotonic())
-                outer.bodies.append(body)
-                outer.headers.append({k.lower(): v for k, v in self.headers.items()})
-                step = outer.script[min(len(outer.bodies), len(outer.script)) - 1]
-                status, headers, payload = step(body)
-                self.send_response(status)
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *_args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def __enter__(self) -> Server:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(lambda body, n: script[min(n, len(script) - 1)](body))
 
 
 def use_server(root: MemoryRoot, server: Server, extra: str = "") -> None:
@@ -207,10 +145,10 @@ def test_429_is_retried_after_the_servers_retry_after(root: MemoryRoot) -> None:
         code, lines, err = nightly("--strict", real=True)
     assert code == 0, err
     assert lines[0] == f"nightly {DAY}: done (reflector: openai)"
-    assert len(srv.bodies) == 2
+    assert len(srv.requests) == 2
     # The client waited as the server asked (the old urllib code retried after 20 ms).
     assert srv.times[1] - srv.times[0] >= 0.9
-    assert srv.bodies[0]["response_format"] == {"type": "json_object"}
+    assert srv.requests[0]["response_format"] == {"type": "json_object"}
 
 
 def test_401_falls_back_at_once_and_the_model_is_not_told_its_answer_was_refused(
@@ -224,8 +162,8 @@ def test_401_falls_back_at_once_and_the_model_is_not_told_its_answer_was_refused
         f"nightly {DAY}: done (reflector: rules; openai reflector failed (HTTP 401 from "
         f"{srv.base_url}: Incorrect API key provided); fell back to rules)"
     )
-    assert len(srv.bodies) == 1  # 401 is not retried, and no "answer again" round
-    assert all("refused" not in m["content"] for m in srv.bodies[0]["messages"])
+    assert len(srv.requests) == 1  # 401 is not retried, and no "answer again" round
+    assert all("refused" not in m["content"] for m in srv.requests[0]["messages"])
 
 
 def test_a_malformed_body_is_a_transport_failure_not_a_bad_answer(root: MemoryRoot) -> None:
@@ -238,7 +176,7 @@ def test_a_malformed_body_is_a_transport_failure_not_a_bad_answer(root: MemoryRo
     assert code == 0, err
     assert lines[0].startswith(f"nightly {DAY}: done (reflector: rules; openai reflector failed (")
     assert "not a chat completion" in lines[0]
-    assert len(srv.bodies) == 1
+    assert len(srv.requests) == 1
 
 
 def test_json_mode_is_dropped_when_the_server_refuses_it(root: MemoryRoot) -> None:
@@ -252,7 +190,7 @@ def test_json_mode_is_dropped_when_the_server_refuses_it(root: MemoryRoot) -> No
         code, lines, err = nightly("--strict")
     assert code == 0, err
     assert lines[0] == f"nightly {DAY}: done (reflector: openai)"
-    assert ["response_format" in b for b in srv.bodies] == [True, False]
+    assert ["response_format" in b for b in srv.requests] == [True, False]
 
 
 def test_openai_api_key_is_never_sent_to_a_local_base_url(root: MemoryRoot) -> None:

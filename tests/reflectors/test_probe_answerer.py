@@ -7,8 +7,6 @@ JSON mode), to a loopback chat-completions server that answers like the fake mod
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,65 +22,25 @@ from evolving_agent.reflectors import get_reflector
 from evolving_agent.reflectors.base import ProbeAnswerer, render_probe
 from evolving_agent.reflectors.openai import OpenAIReflector
 from evolving_agent.reflectors.settings import REFLECTOR_NAMES, ReflectorSettings
+from tests.helpers.chat_server import ChatServer, Reply, completion
 from tests.helpers.probe_fakes import ANSWERS, fake
 
 
-class ChatServer:
-    """POST /v1/chat/completions: answers in the style named by the request's model."""
+def _probe_chat() -> ChatServer:
+    """Answers in the style named by the request's model."""
 
-    def __init__(self) -> None:
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    def answer(body: dict[str, Any], _n: int) -> Reply:
+        said = body["messages"][-1]["content"].lower()
+        key = "grep" if "grep" in said else "branches"
+        return completion(body["model"], ANSWERS[body["model"]][key])
 
-        self.requests: list[dict[str, Any]] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append(body)
-                said = body["messages"][-1]["content"].lower()
-                key = "grep" if "grep" in said else "branches"
-                content = ANSWERS[body["model"]][key]
-                payload = json.dumps(
-                    {
-                        "id": "chatcmpl-1",
-                        "object": "chat.completion",
-                        "model": body["model"],
-                        "choices": [
-                            {
-                                "index": 0,
-                                "message": {"role": "assistant", "content": content},
-                                "finish_reason": "stop",
-                            }
-                        ],
-                    }
-                ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *_args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+    return ChatServer(answer)
 
 
 @pytest.fixture
 def chat() -> Iterator[ChatServer]:
-    server = ChatServer()
-    server.thread.start()
-    yield server
-    server.server.shutdown()
-    server.server.server_close()
+    with _probe_chat() as server:
+        yield server
 
 
 @pytest.fixture
