@@ -26,6 +26,7 @@ from evolving_agent.memory.hypotheses import Hypothesis, check_register, fold_ro
 from evolving_agent.memory.root import init_root
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import MemoryRoot
+from tests.helpers import cli_ok
 
 START = date(2026, 11, 2)  # a Monday
 DAYS = 29  # through Sunday 11-30
@@ -114,12 +115,6 @@ class Month:
 
     def register(self) -> dict[str, Hypothesis]:
         return fold_root(self.root)
-
-
-def cli_ok(root: MemoryRoot, *args: str) -> str:
-    res = CliRunner().invoke(cli, ["--root", str(root.path), *args], catch_exceptions=False)
-    assert res.exit_code == 0, (args, res.output)
-    return res.output
 
 
 @pytest.fixture(scope="module")

@@ -30,6 +30,15 @@ def run_cli(*args: str, input: str | bytes | None = None) -> Result:
     return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
 
 
+def cli_ok(root: MemoryRoot, *args: str, input: str | None = None) -> str:
+    """``evolving-agent --root ROOT ARGS`` in-process, asserting exit 0; its output."""
+    res = CliRunner().invoke(
+        cli, ["--root", str(root.path), *args], input=input, catch_exceptions=False
+    )
+    assert res.exit_code == 0, (args, res.output)
+    return res.output
+
+
 def run_proc(
     *args: str,
     input: bytes | None = None,

@@ -14,13 +14,12 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from freezegun import freeze_time
 
-from evolving_agent.cli import cli
 from evolving_agent.memory.hypotheses import fold_root, hypothesis_id
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
+from tests.helpers import cli_ok
 
 START = date(2027, 5, 3)  # a Monday
 DAYS = 28  # two weeks of swinging, then two more weeks so the floor could have been met
@@ -61,12 +60,6 @@ class Swing:
     root: MemoryRoot
     biases: dict[date, str] = field(default_factory=dict)
     monthly: list[str] = field(default_factory=list)
-
-
-def cli_ok(root: MemoryRoot, *args: str) -> str:
-    res = CliRunner().invoke(cli, ["--root", str(root.path), *args], catch_exceptions=False)
-    assert res.exit_code == 0, (args, res.output)
-    return res.output
 
 
 def live(root: MemoryRoot, tagged: bool) -> Swing:

@@ -15,10 +15,8 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from freezegun import freeze_time
 
-from evolving_agent.cli import cli
 from evolving_agent.jobs.markers import load_marker
 from evolving_agent.jobs.nightly import NightlyPlan
 from evolving_agent.memory.carry import FIRM
@@ -27,6 +25,7 @@ from evolving_agent.memory.hypotheses import Hypothesis, check_register, fold_ro
 from evolving_agent.memory.root import init_root
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import MemoryRoot
+from tests.helpers import cli_ok
 
 START = date(2027, 3, 1)  # a Monday
 DAYS = 42  # through Sunday 2027-04-11
@@ -138,14 +137,6 @@ class Life:
                      p.bias.splitlines()[0])
                 )
         return out
-
-
-def cli_ok(root: MemoryRoot, *args: str, input: str | None = None) -> str:
-    res = CliRunner().invoke(
-        cli, ["--root", str(root.path), *args], input=input, catch_exceptions=False
-    )
-    assert res.exit_code == 0, (args, res.output)
-    return res.output
 
 
 @pytest.fixture(scope="module")
