@@ -39,6 +39,28 @@ def cli_ok(root: MemoryRoot, *args: str, input: str | None = None) -> str:
     return res.output
 
 
+def root_with_friction(path: Path, day: str) -> MemoryRoot:
+    """A new root with one hypothesis and one friction supporting it on ``day``: a day the
+    nightly job has something to reflect."""
+    from freezegun import freeze_time
+
+    from evolving_agent.memory.root import init_root
+
+    root = init_root(path)
+    with freeze_time(f"{day} 09:00:00"):
+        hid = run_cli("hypothesis", "add", "give one answer, not a menu").output.split()[0]
+    with freeze_time(f"{day} 10:00:00"):
+        assert run_cli("friction", "listed options again", "--supports", hid).exit_code == 0
+    return root
+
+
+def set_reflector(root: MemoryRoot, section: str) -> None:
+    """Replace the schedule's ``reflector:`` section (the file's last) with ``section``,
+    the text that follows ``reflector:``."""
+    text = root.schedule_file.read_text()
+    root.schedule_file.write_text(text[: text.index("\nreflector:")] + "\nreflector:" + section)
+
+
 def run_proc(
     *args: str,
     input: bytes | None = None,

@@ -12,14 +12,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from freezegun import freeze_time
 
 from evolving_agent.jobs.dispatch import resolve_reflector
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors import claude, codex
 from evolving_agent.reflectors.base import ReflectorUnavailable
-from tests.helpers import run_cli, run_proc
+from tests.helpers import root_with_friction, run_proc, set_reflector
 
 HOSTILE = str(Path(__file__).resolve().parents[1] / "helpers" / "hostile_reflector.py")
 DAY = "2026-11-02"
@@ -27,17 +25,7 @@ DAY = "2026-11-02"
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    r = init_root(tmp_path / "memory")
-    with freeze_time(f"{DAY} 09:00:00"):
-        hid = run_cli("hypothesis", "add", "give one answer, not a menu").output.split()[0]
-    with freeze_time(f"{DAY} 10:00:00"):
-        assert run_cli("friction", "listed options again", "--supports", hid).exit_code == 0
-    return r
-
-
-def set_reflector(root: MemoryRoot, block: str) -> None:
-    text = root.schedule_file.read_text()
-    root.schedule_file.write_text(text[: text.index("\nreflector:")] + "\nreflector:" + block)
+    return root_with_friction(tmp_path / "memory", DAY)
 
 
 def test_schedule_yaml_names_a_preset_and_it_is_guarded(root: MemoryRoot) -> None:

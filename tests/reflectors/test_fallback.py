@@ -24,11 +24,10 @@ from evolving_agent.cli import cli
 from evolving_agent.jobs.scheduler import JobScheduler, load_state
 from evolving_agent.jobs.settings import ReflectorSettings
 from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors.openai import key_for, origin
 from tests.helpers import reflector_fakes as fakes
-from tests.helpers import run_cli, run_proc
+from tests.helpers import root_with_friction, run_proc, set_reflector
 from tests.helpers.chat_server import ChatServer, Reply, error
 from tests.helpers.chat_server import completion as chat_completion
 
@@ -37,19 +36,7 @@ DAY = "2026-11-02"
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    r = init_root(tmp_path / "memory")
-    with freeze_time(f"{DAY} 09:00:00"):
-        hid = run_cli("hypothesis", "add", "give one answer, not a menu").output.split()[0]
-    with freeze_time(f"{DAY} 10:00:00"):
-        assert run_cli("friction", "listed options again", "--supports", hid).exit_code == 0
-    return r
-
-
-def set_reflector(root: MemoryRoot, block: str) -> None:
-    """Replace the schedule's ``reflector:`` section (the file's last) with ``block``."""
-    text = root.schedule_file.read_text()
-    head = text[: text.index("\nreflector:")]
-    root.schedule_file.write_text(head + "\nreflector:\n" + block)
+    return root_with_friction(tmp_path / "memory", DAY)
 
 
 # -- the command reflector's failures ------------------------------------------------------
@@ -87,7 +74,7 @@ def test_strict_exits_4_when_the_requested_reflector_was_not_used(root: MemoryRo
 
 
 def test_scheduler_records_the_fallback_and_show_prints_it(root: MemoryRoot) -> None:
-    set_reflector(root, "  name: command\n  command: no-such-model-cli -p\n")
+    set_reflector(root, "\n  name: command\n  command: no-such-model-cli -p\n")
     text = root.schedule_file.read_text().replace("timezone: local", "timezone: UTC")
     root.schedule_file.write_text(text)
     with freeze_time("2026-11-03 03:00:05"):
@@ -123,7 +110,7 @@ class Server(ChatServer):
 def use_server(root: MemoryRoot, server: Server, extra: str = "") -> None:
     set_reflector(
         root,
-        f"  name: openai\n  base_url: {server.base_url}\n  model: test-model\n"
+        f"\n  name: openai\n  base_url: {server.base_url}\n  model: test-model\n"
         f"  timeout: 10\n  retries: 2\n{extra}",
     )
 
