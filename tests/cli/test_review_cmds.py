@@ -33,6 +33,7 @@ from tests.helpers.review import (
     snapshot,
 )
 from tests.helpers.roots import fresh_root
+from tests.helpers.terminal import run_with_typeahead
 
 NEW_HABIT = "Ask before offering options."
 APPROVED = IDENTITY.replace(
@@ -674,33 +675,7 @@ def test_a_real_terminal_gets_the_prompt(root: MemoryRoot) -> None:
 def _approve_on_a_pty_holding(root: MemoryRoot, waiting: bytes) -> tuple[int, bytes, bytes]:
     """``review approve rev-2026-11-1`` on a real terminal where ``waiting`` was typed
     before it started: (exit code, what it showed, what it left unread)."""
-    primary, secondary = pty.openpty()
-    os.write(primary, waiting)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "evolving_agent", "review", "approve", "rev-2026-11-1"],
-        stdin=secondary,
-        stdout=secondary,
-        stderr=secondary,
-        close_fds=True,
-    )
-    shown = b""
-    try:
-        while proc.poll() is None or select.select([primary], [], [], 0)[0]:
-            if select.select([primary], [], [], 1)[0]:
-                shown += os.read(primary, 65536)
-        os.set_blocking(secondary, False)
-        left = b""
-        while True:  # the terminal hands back one line per read
-            try:
-                left += os.read(secondary, 1024)
-            except BlockingIOError:
-                break
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(secondary)
-        os.close(primary)
-    return proc.returncode, shown, left
+    return run_with_typeahead(["review", "approve", "rev-2026-11-1"], waiting)
 
 
 @pytest.mark.slow

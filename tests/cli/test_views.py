@@ -30,6 +30,7 @@ from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import PendingReview
 from evolving_agent.textsafe import neutralise, one_line
 from tests.helpers.fixtures import isolated_env
+from tests.helpers.terminal import run_with_typeahead
 
 ERASE = "ok" + "\x1b[1A\x1b[2K" * 6
 FORGE = "x\r\x1b[2K0123456789  2026-01-01  init     -               init memory root"
@@ -228,30 +229,11 @@ def test_lines_pasted_after_a_long_view_are_not_fed_to_the_pager(
     seen = tmp_path / "paged"
     pager = f"{sys.executable} -c \"open({str(seen)!r},'w')\""
     env = {**env, "PAGER": pager, "LINES": "3"}
-    primary, secondary = pty.openpty()
     pasted = b"evolving-agent canon log\n"
-    os.write(primary, pasted)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "evolving_agent", "--root", str(root.path), "evidence", "show"],
-        stdin=secondary,
-        stdout=secondary,
-        stderr=secondary,
-        env=env,
-        close_fds=True,
+    code, shown, left = run_with_typeahead(
+        ["--root", str(root.path), "evidence", "show"], pasted, env
     )
-    shown = b""
-    try:
-        while proc.poll() is None or select.select([primary], [], [], 0)[0]:
-            if select.select([primary], [], [], 1)[0]:
-                shown += os.read(primary, 65536)
-        os.set_blocking(secondary, False)
-        left = os.read(secondary, 1024)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(secondary)
-        os.close(primary)
-    assert proc.returncode == 0
+    assert code == 0
     assert not seen.exists()  # printed as it is, no pager
     assert b"friction" in shown
     assert left == pasted  # still waiting, for the shell

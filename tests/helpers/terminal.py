@@ -1,0 +1,49 @@
+"""The CLI on a real pseudo-terminal where lines were typed (or pasted) before it started.
+
+What a user pasting a block of commands does: the later lines wait in the terminal while
+the first command runs.  The tests check what the command showed and what it left unread
+for the shell.
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import sys
+
+
+def run_with_typeahead(
+    args: list[str], waiting: bytes, env: dict[str, str] | None = None
+) -> tuple[int, bytes, bytes]:
+    """``python -m evolving_agent ARGS`` on a new pty holding ``waiting``: (exit code,
+    what it showed, what it left unread)."""
+    primary, secondary = pty.openpty()
+    os.write(primary, waiting)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evolving_agent", *args],
+        stdin=secondary,
+        stdout=secondary,
+        stderr=secondary,
+        env=env,
+        close_fds=True,
+    )
+    shown = b""
+    try:
+        while proc.poll() is None or select.select([primary], [], [], 0)[0]:
+            if select.select([primary], [], [], 1)[0]:
+                shown += os.read(primary, 65536)
+        os.set_blocking(secondary, False)
+        left = b""
+        while True:  # the terminal hands back one line per read
+            try:
+                left += os.read(secondary, 1024)
+            except BlockingIOError:
+                break
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(secondary)
+        os.close(primary)
+    return proc.returncode, shown, left
