@@ -123,7 +123,6 @@ class Request:
     fmt: str = "markdown"
     max_chars: int = DEFAULT_MAX_CHARS
     write_file: str | None = None
-    seen: set[str] = field(default_factory=set)
 
 
 _VALUE_OPTIONS = ("--root", "--format", "--max-chars", "--write-file")
@@ -142,18 +141,16 @@ def parse_argv(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> R
     if call is None:
         return None
     values, _ = call
-    if values.get("--format", FORMATS[0]) not in FORMATS:
+    fmt = values.get("--format", "markdown")
+    chars = values.get("--max-chars", environ.get(MAX_CHARS_ENV))  # the option wins
+    if fmt not in FORMATS:
         return None
-    req = Request()
-    req.seen = set(values)
-    req.root = values.get("--root")
-    req.write_file = values.get("--write-file")
-    if "--format" in values:
-        req.fmt = values["--format"]
-    if "--max-chars" in values:
-        req.max_chars = _max_chars(values["--max-chars"])
-    if "--max-chars" not in req.seen and MAX_CHARS_ENV in environ:
-        req.max_chars = _max_chars(environ[MAX_CHARS_ENV])
+    req = Request(
+        root=values.get("--root"),
+        fmt=fmt,
+        max_chars=DEFAULT_MAX_CHARS if chars is None else _max_chars(chars),
+        write_file=values.get("--write-file"),
+    )
     return req if req.max_chars >= MIN_MAX_CHARS else None
 
 

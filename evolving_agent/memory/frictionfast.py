@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from evolving_agent.errors import EvolvingAgentError
 from evolving_agent.memory.authority_table import ACTORS, DEFAULT_WRITE, grants_nothing
@@ -45,7 +45,6 @@ class Request:
     root: str | None = None
     session: str | None = None
     actor: str = "session"
-    seen: set[str] = field(default_factory=set)
 
 
 # Options the fast path serves (anything else, --supports included, goes the full path).
@@ -65,10 +64,9 @@ def parse_argv(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> R
     actor = values.get("--as", "session")
     if actor not in ACTORS:
         return None  # click's choice error words it
-    req = Request(text=text, root=values.get("--root"), session=values.get("--session"))
-    req.actor = actor
-    req.seen = set(values)
-    return req
+    return Request(
+        text=text, root=values.get("--root"), session=values.get("--session"), actor=actor
+    )
 
 
 def _policy_grants_nothing(root: MemoryRoot) -> bool:
