@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from evolving_agent.process import _marked_pids, run_process
 
 
@@ -120,3 +122,17 @@ def test_escapees_that_fork_again_are_swept_and_reaped(tmp_path: Path) -> None:
     left = [int(p) for p in pids.read_text().split()]
     assert len(left) == 3 and not [p for p in left if _alive(p)]
     assert not [p for p in left if Path(f"/proc/{p}").exists()]  # reaped, not zombies
+
+
+def test_exit_codes_and_timeouts_are_the_same_without_a_pidfd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where os.pidfd_open is missing (not Linux) or refused, Popen's own wait decides."""
+
+    def refused(pid: int) -> int:
+        raise OSError(38, "Function not implemented")
+
+    monkeypatch.setattr(os, "pidfd_open", refused)
+    assert run_process("exit 7", cwd=tmp_path, timeout=60, shell=True).returncode == 7
+    slow = run_process(["sleep", "30"], cwd=tmp_path, timeout=0.2)
+    assert slow.timed_out and slow.returncode is None
