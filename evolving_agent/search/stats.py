@@ -70,7 +70,7 @@ def bootstrap_ci(
         return Interval(values[0], values[0], level)
     rng = random.Random(seed)
     n = len(values)
-    stats = sorted(stat([values[rng.randrange(n)] for _ in range(n)]) for _ in range(rounds))
+    stats = sorted(stat(rng.choices(values, k=n)) for _ in range(rounds))
     tail = (1 - level) / 2
     return Interval(_percentile(stats, tail), _percentile(stats, 1 - tail), level)
 
@@ -106,8 +106,9 @@ def bootstrap_diff_ci(
     rng = random.Random(seed)
     gains: list[float] = []
     for _ in range(rounds):
-        ma = statistics.fmean([a[rng.randrange(len(a))] for _ in a])
-        mb = statistics.fmean([b[rng.randrange(len(b))] for _ in b])
+        # choices() draws in C; a randrange per draw was most of a comparison's time
+        ma = statistics.fmean(rng.choices(a, k=len(a)))
+        mb = statistics.fmean(rng.choices(b, k=len(b)))
         gain = relative_gain(ma, mb, minimize=minimize)
         if gain is not None:
             gains.append(gain)
