@@ -31,6 +31,7 @@ import math
 import os
 import shutil
 import tempfile
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal, get_args
@@ -352,17 +353,28 @@ class RunDir:
             name for name, digest in seal["sealed"].items() if sha256_of(self.path / name) != digest
         ]
 
-    def lock(self) -> int:
-        """Hold the run's lock for this process's lifetime (one harness per run)."""
+    def lock(self, *, grace: float = 2.0) -> int:
+        """Hold the run's lock for this process's lifetime (one harness per run).
+
+        A harness killed a moment ago can hold it a little longer: a child it was
+        starting keeps a copy of the descriptor until that child execs or dies, after
+        the harness itself is gone.  So a busy lock is tried again for ``grace``
+        seconds before it is called another process's (a working harness holds it
+        for as long as the run lasts).
+        """
         fd = os.open(self.path / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise InvalidInput(
-                "another evolving-agent process is working on this run", file=self.path
-            ) from None
-        return fd
+        deadline = time.monotonic() + grace
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return fd
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise InvalidInput(
+                        "another evolving-agent process is working on this run", file=self.path
+                    ) from None
+                time.sleep(0.05)
 
     # -- the log -----------------------------------------------------------------
 

@@ -3,9 +3,22 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
-from evolving_agent.search.rundir import TAMPERED, TurnRecord, read_records, recover_records
+import pytest
+
+from evolving_agent.errors import InvalidInput
+from evolving_agent.search.rundir import (
+    TAMPERED,
+    RunDir,
+    TurnRecord,
+    read_records,
+    recover_records,
+)
 
 ROW = {
     "seq": 1,
@@ -50,3 +63,47 @@ def test_reading_leaves_a_torn_line_and_only_recovering_cuts_it(tmp_path: Path) 
     assert log.read_text() == whole + '{"seq": 2, "rou'  # untouched
     assert [r.seq for r in recover_records(log)] == [1]
     assert log.read_text() == whole
+
+
+HOLDER = (
+    "import fcntl, os, sys\n"
+    "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)\n"
+    "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+    "print('held', flush=True)\n"
+    "sys.stdin.readline()\n"
+)
+
+
+def _holder(run: RunDir) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(run.path / ".lock")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == "held\n"
+    return proc
+
+
+def test_a_lock_another_process_keeps_is_refused_and_named(tmp_path: Path) -> None:
+    run = RunDir(tmp_path)
+    holder = _holder(run)
+    try:
+        with pytest.raises(InvalidInput, match="another evolving-agent process is working"):
+            run.lock(grace=0)
+    finally:
+        holder.communicate("\n", timeout=60)
+
+
+def test_a_lock_released_within_the_grace_is_taken(tmp_path: Path) -> None:
+    # Regression: a resume right after a SIGKILL was refused while a child the killed
+    # harness was starting still held a copy of the lock's descriptor.
+    run = RunDir(tmp_path)
+    holder = _holder(run)
+    taken: list[int] = []
+    waiting = threading.Thread(target=lambda: taken.append(run.lock(grace=120)))
+    waiting.start()
+    holder.communicate("\n", timeout=60)  # the holder exits: its lock goes with it
+    waiting.join(timeout=120)
+    assert taken, "the lock was not taken after its holder exited"
+    os.close(taken[0])
