@@ -29,6 +29,10 @@ import pytest
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
+from tests.helpers.ramdisk import use_ram_for_temp_files  # noqa: E402
+
+use_ram_for_temp_files()  # before pytest picks its base temp directory
+
 from tests.helpers.fixtures import KeptDemo, LivedMonth, McpServer, isolated_env  # noqa: E402
 
 if TYPE_CHECKING:
@@ -56,7 +60,7 @@ def mcp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpServer]:
     from anyio.from_thread import start_blocking_portal
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
-    from evolving_agent.memory.root import init_root
+    from tests.helpers.roots import fresh_root
 
     tmp = tmp_path_factory.mktemp("mcp-server")
     env = {**os.environ, **isolated_env(tmp)}
@@ -64,7 +68,7 @@ def mcp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpServer]:
     with pytest.MonkeyPatch.context() as mp:
         for name, value in isolated_env(tmp).items():
             mp.setenv(name, value)
-        root = init_root(tmp / "memory")
+        root = fresh_root(tmp / "memory")
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "evolving_agent", "--root", str(root.path), "mcp"],
@@ -94,13 +98,13 @@ MONTH_START = date(2026, 10, 1)
 @pytest.fixture(scope="session")
 def lived_month(tmp_path_factory: pytest.TempPathFactory) -> LivedMonth:
     from evolving_agent.jobs.simulate import simulate_month
-    from evolving_agent.memory.root import init_root
+    from tests.helpers.roots import fresh_root
 
     tmp = tmp_path_factory.mktemp("lived-month")
     with pytest.MonkeyPatch.context() as mp:
         for name, value in isolated_env(tmp).items():
             mp.setenv(name, value)
-        root = init_root(tmp / "memory")
+        root = fresh_root(tmp / "memory")
         seen: list[str] = []
         result = simulate_month(
             root, MONTH_START, 31, progress=lambda _i, d, m: seen.append(f"{d} {m}")
@@ -135,8 +139,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
     The CLI imports its modules lazily; a module first imported inside ``freeze_time``
     would bind freezegun's fake ``datetime`` into its pydantic models.  Users never
-    import under a frozen clock, so the tests should not either.
+    import under a frozen clock, so the tests should not either.  Under xdist only the
+    workers run tests; the controller skips this (about a second before any worker
+    starts).
     """
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        return
     import importlib
     import pkgutil
 

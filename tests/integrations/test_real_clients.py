@@ -17,6 +17,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,13 +30,14 @@ from freezegun import freeze_time
 from evolving_agent.integrations.setups import Setup
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.search.agents import claude as claude_agent
 from evolving_agent.search.agents import codex as codex_agent
 from tests.helpers import reflector_fakes as fakes
 from tests.helpers import run_cli
 from tests.helpers.fixtures import isolated_env
+from tests.helpers.ramdisk import DISK_TEMP
+from tests.helpers.roots import fresh_root
 from tests.integrations.scripted_model import (
     Answer,
     CallTool,
@@ -71,17 +73,20 @@ class World:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+def world(request: pytest.FixtureRequest) -> Iterator[World]:
     for program in ("claude", "codex"):
         assert shutil.which(program), f"{program} is not installed (.ci/tools.sh installs it)"
-    tmp = tmp_path_factory.mktemp("real-clients")
+    # On the disk: codex's bwrap sandbox mounts its own /dev, where a CODEX_HOME on the
+    # suite's /dev/shm would vanish (tests/helpers/ramdisk.py)
+    tmp = Path(tempfile.mkdtemp(prefix="ea-real-clients-", dir=DISK_TEMP))
+    request.addfinalizer(lambda: shutil.rmtree(tmp, ignore_errors=True))
     env = {**os.environ, **isolated_env(tmp)}
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     env.pop("EVOLVING_AGENT_ROOT")  # the set-ups must carry the root themselves
     with pytest.MonkeyPatch.context() as mp:
         for name, value in isolated_env(tmp).items():
             mp.setenv(name, value)
-        root = init_root(tmp / "memory")
+        root = fresh_root(tmp / "memory")
         Writer(root, "human").write("today", "bias.md", BIAS + "\n")
     with ScriptedModel() as model:
         yield World(model, root, tmp, env)
@@ -573,7 +578,7 @@ DAY = "2026-11-02"
 
 def reflector_root(tmp_path: Path, marker: str) -> MemoryRoot:
     """A root with one hypothesis and one day of friction naming the model's script."""
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     with freeze_time(f"{DAY} 09:00:00"):
         hid = run_cli("hypothesis", "add", "give one answer, not a menu").output.split()[0]
     with freeze_time(f"{DAY} 10:00:00"):
