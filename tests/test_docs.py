@@ -23,8 +23,8 @@ from click.testing import CliRunner
 
 from evolving_agent.cli import cli
 from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
+from tests.helpers.roots import fresh_root
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 PAGES = {
@@ -332,7 +332,7 @@ def test_integrations_page_has_the_mcp_add_line_and_the_import_fallback() -> Non
 
 
 def test_python_snippet_in_integrations_runs(tmp_path: Path) -> None:
-    root = init_root(tmp_path / "memory")  # $EVOLVING_AGENT_ROOT points here (conftest)
+    root = fresh_root(tmp_path / "memory")  # $EVOLVING_AGENT_ROOT points here (conftest)
     (snippet,) = fenced("integrations.md", "python")
     namespace: dict[str, Any] = {}
     exec(compile(snippet, "integrations.md", "exec"), namespace)  # noqa: S102 - our own doc
@@ -370,7 +370,7 @@ def test_boot_json_keys_are_the_documented_ones(tmp_path: Path) -> None:
     documented = {k.strip() for k in comment.split(",")}
     (sentence,) = re.findall(r"The JSON\s+also holds (.*?)\.\n", text, re.S)
     documented |= set(re.findall(r"`(\w+)` ?(?:\(|,| and)", sentence + ","))
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     result = CliRunner().invoke(cli, ["--root", str(root.path), "boot", "--format", "json"])
     assert result.exit_code == 0, result.output
     assert set(json.loads(result.output)) == documented

@@ -23,10 +23,10 @@ from evolving_agent.jobs.markers import load_marker
 from evolving_agent.jobs.nightly import NightlyPlan
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.hypotheses import Hypothesis, check_register, fold_root, hypothesis_id
-from evolving_agent.memory.root import init_root
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import cli_ok
+from tests.helpers.roots import fresh_root
 
 START = date(2026, 11, 2)  # a Monday
 DAYS = 29  # through Sunday 11-30
@@ -119,7 +119,7 @@ class Month:
 
 @pytest.fixture(scope="module")
 def month(tmp_path_factory: pytest.TempPathFactory) -> Month:
-    root = init_root(Path(tmp_path_factory.mktemp("lived")) / "memory")
+    root = fresh_root(Path(tmp_path_factory.mktemp("lived")) / "memory")
     m = Month(root=root, h=ids())
     # One frozen clock moved from step to step: each freeze_time() start walks every
     # loaded module, and a month of steps made that most of the module's time.
@@ -319,7 +319,7 @@ def test_boot_reads_right_on_the_morning_it_applies(month: Month) -> None:
 
 
 def test_a_stale_bias_shows_its_date(tmp_path: Path) -> None:
-    root = init_root(tmp_path / "stale")
+    root = fresh_root(tmp_path / "stale")
     d0 = START
     with freeze_time(f"{d0} 10:00:00"):
         cli_ok(root, "friction", "misread which file the user meant")

@@ -17,14 +17,14 @@ from evolving_agent.memory.canon_edit import EditRefused, rescue_file, save_cano
 from evolving_agent.memory.events import record_friction
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.hypotheses import add_hypothesis
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.results import Message
+from tests.helpers.roots import fresh_root
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 def test_friction_result_warns_about_each_unknown_hypothesis_and_keeps_the_event(

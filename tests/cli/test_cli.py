@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from freezegun import freeze_time
 
 from evolving_agent.cli import COMMAND_MODULES, COMMAND_SUMMARIES, cli
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import REPO, new_root, run_cli, run_proc
+from tests.helpers.roots import fresh_root
 from tests.test_docs import ALL_COMMANDS, _command
 
 
@@ -82,7 +82,7 @@ def test_an_argument_that_is_not_utf8_is_a_one_line_error(tmp_path: Path) -> Non
 @pytest.fixture
 def elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MemoryRoot:
     """A root that neither $EVOLVING_AGENT_ROOT nor ./memory points at."""
-    root = init_root(tmp_path / "elsewhere")
+    root = fresh_root(tmp_path / "elsewhere")
     monkeypatch.setenv("EVOLVING_AGENT_ROOT", str(tmp_path / "nothing-here"))
     monkeypatch.chdir(tmp_path)
     return root

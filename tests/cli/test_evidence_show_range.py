@@ -7,14 +7,14 @@ from datetime import datetime, time, timedelta
 from pathlib import Path
 
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.root import init_root
 from tests.helpers import run_cli
+from tests.helpers.roots import fresh_root
 
 DAY0 = datetime(2026, 10, 30).date()
 
 
 def _root(tmp_path: Path) -> tuple[str, list[str]]:
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     session = Writer(root, "session")
     ids = [
         session.append(

@@ -9,8 +9,8 @@ from freezegun import freeze_time
 
 from evolving_agent.cli import cli
 from evolving_agent.memory.hypotheses import fold_root, hypothesis_id
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
+from tests.helpers.roots import fresh_root
 
 CLAIM = "I offer tests nobody asked for"
 
@@ -23,7 +23,7 @@ def run(root: MemoryRoot, *args: str) -> tuple[int, str]:
 def test_a_proposal_is_recorded_used_only_after_friction_and_adopted_by_the_human(
     tmp_path: Path,
 ) -> None:
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     hid = hypothesis_id(CLAIM)
     with freeze_time("2027-03-01 09:00:00"):
         assert run(root, "hypothesis", "add", CLAIM)[0] == 0

@@ -9,7 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from evolving_agent.cli import cli
-from evolving_agent.memory.root import init_root
+from tests.helpers.roots import fresh_root
 
 
 def show(*args: str) -> tuple[int, str, str]:
@@ -18,7 +18,7 @@ def show(*args: str) -> tuple[int, str, str]:
 
 
 def test_codex_config_carries_the_root_required_and_approval(tmp_path: Path) -> None:
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     code, out, err = show("codex", "--root", str(root.path), "--json")
 
     assert (code, err) == (0, "")
@@ -37,7 +37,7 @@ def test_codex_config_carries_the_root_required_and_approval(tmp_path: Path) -> 
 
 
 def test_claude_text_names_the_place_of_each_setup(tmp_path: Path) -> None:
-    root = init_root(tmp_path / "my memory")
+    root = fresh_root(tmp_path / "my memory")
     code, out, _err = show("claude", "--root", str(root.path))
 
     assert code == 0

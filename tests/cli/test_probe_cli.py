@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 from freezegun import freeze_time
 
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors.settings import REFLECTOR_NAMES
 from tests.helpers import run_cli
 from tests.helpers.probe_fakes import fake, tree_hash
+from tests.helpers.roots import fresh_root
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 def _lines(output: str) -> list[str]:

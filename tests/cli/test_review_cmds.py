@@ -19,7 +19,6 @@ from evolving_agent.errors import WriteDenied
 from evolving_agent.memory.authority import Approval, Writer
 from evolving_agent.memory.canon_diff import CanonDiff
 from evolving_agent.memory.review_trace import queue_pending
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import Decision
 from tests.helpers import run_cli, run_proc
@@ -756,7 +755,7 @@ def test_every_review_and_canon_command_has_help_with_an_example(command: list[s
 def test_review_list_pending_ids_is_what_a_script_needs(tmp_path: Path) -> None:
     from tests.helpers.review import add, queue, set_identity
 
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     set_identity(root)
     queue(root, "rev-2026-11-1", add("Ask first."))
     queue(root, "rev-2026-11-2", add("Say less."))

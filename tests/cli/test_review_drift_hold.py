@@ -12,15 +12,15 @@ import pytest
 
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.root import init_root
 from evolving_agent.review.store import list_reviews, load_review
 from tests.helpers import run_proc
 from tests.helpers.life import live_three_reviews
+from tests.helpers.roots import fresh_root
 
 
 @pytest.mark.slow
 def test_a_held_review_is_refused_until_drift_ack(tmp_path: Path) -> None:
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     live_three_reviews(root)
     held, free = (r.id for r in list_reviews(root)[:2])
     hid = load_review(root, held).pending.hypothesis

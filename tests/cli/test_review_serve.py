@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from evolving_agent.memory.root import init_root
+from tests.helpers.roots import fresh_root
 
 
 def _serve(root: Path, *extra: str) -> subprocess.Popen[str]:
@@ -29,7 +29,7 @@ def _serve(root: Path, *extra: str) -> subprocess.Popen[str]:
 
 @pytest.mark.slow
 def test_serve_prints_one_line_serves_loopback_and_stops_on_ctrl_c(tmp_path: Path) -> None:
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     proc = _serve(root.path)
     assert proc.stdout is not None and proc.stderr is not None
     url = proc.stdout.readline().strip()
@@ -69,7 +69,7 @@ def test_serve_prints_one_line_serves_loopback_and_stops_on_ctrl_c(tmp_path: Pat
 
 @pytest.mark.slow
 def test_a_taken_port_is_a_one_line_error(tmp_path: Path) -> None:
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen(1)
@@ -81,7 +81,7 @@ def test_a_taken_port_is_a_one_line_error(tmp_path: Path) -> None:
 
 
 def test_without_the_review_extra_it_names_the_extra(tmp_path: Path) -> None:
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     code = (
         "import sys; sys.modules['jinja2'] = None; "  # as if the extra were not installed
         "from evolving_agent.launch import main; "

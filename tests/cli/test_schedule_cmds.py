@@ -8,15 +8,15 @@ from pathlib import Path
 from freezegun import freeze_time
 
 from evolving_agent.jobs.scheduler import JobScheduler, load_state
-from evolving_agent.memory.root import init_root
 from tests.helpers import run_cli
+from tests.helpers.roots import fresh_root
 
 
 # A newcomer's snag.
 def test_schedule_show_says_never_after_the_first_start_until_a_job_runs(
     tmp_path: Path,
 ) -> None:
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     with freeze_time("2026-11-20 12:00:00"):
         assert JobScheduler([root]).catch_up() == []  # the first start sets a baseline
     with freeze_time("2026-11-20 13:00:00"):
@@ -39,7 +39,7 @@ def test_schedule_show_says_never_after_the_first_start_until_a_job_runs(
 
 def test_a_second_schedule_run_fails_before_announcing_anything(tmp_path: Path) -> None:
     # Newcomer snag: it printed every job's next run and "scheduler running" first.
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     first = JobScheduler([root])
     first.acquire()
     try:

@@ -25,11 +25,11 @@ from evolving_agent.memory.events import record_friction
 from evolving_agent.memory.hypotheses import add_hypothesis
 from evolving_agent.memory.live import set_entry
 from evolving_agent.memory.review_trace import queue_pending
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import PendingReview
 from evolving_agent.textsafe import neutralise, one_line
 from tests.helpers.fixtures import isolated_env
+from tests.helpers.roots import fresh_root
 from tests.helpers.terminal import run_with_typeahead
 
 ERASE = "ok" + "\x1b[1A\x1b[2K" * 6
@@ -53,7 +53,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[MemoryRoot, dict[
     old = dict(os.environ)
     os.environ.update(env)
     try:
-        root = init_root(tmp / "memory")
+        root = fresh_root(tmp / "memory")
         for text in HOSTILE:
             record_friction(root, "session", text)
         ident = (root.canon / "identity.yaml").read_text()

@@ -44,9 +44,9 @@ def root_with_friction(path: Path, day: str) -> MemoryRoot:
     nightly job has something to reflect."""
     from freezegun import freeze_time
 
-    from evolving_agent.memory.root import init_root
+    from tests.helpers.roots import fresh_root
 
-    root = init_root(path)
+    root = fresh_root(path)
     with freeze_time(f"{day} 09:00:00"):
         hid = run_cli("hypothesis", "add", "give one answer, not a menu").output.split()[0]
     with freeze_time(f"{day} 10:00:00"):

@@ -15,16 +15,16 @@ from evolving_agent.integrations.bootfile import HEADER
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.boot import build_boot
 from evolving_agent.memory.canon import IDENTITY_TEMPLATE
-from evolving_agent.memory.root import init_root
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import MemoryRoot
+from tests.helpers.roots import fresh_root
 
 BIAS = "Before offering alternatives, check the user asked for them.\nLead with the answer."
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    r = init_root(tmp_path / "memory")
+    r = fresh_root(tmp_path / "memory")
     human = Writer(r, "human")
     human.write(
         "canon",

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.root import init_root
+from tests.helpers.roots import fresh_root
 
 # A protocol revision real clients (Claude Code among them) send in the handshake.
 PROTOCOL = "2025-06-18"
@@ -41,7 +41,7 @@ def read_message(proc: subprocess.Popen[bytes]) -> dict[str, Any]:
 
 
 def test_stdout_carries_only_json_rpc(tmp_path: Path) -> None:
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     proc = subprocess.Popen(
         [sys.executable, "-m", "evolving_agent", "--root", str(root.path), "mcp"],
         stdin=subprocess.PIPE,

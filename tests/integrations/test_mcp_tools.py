@@ -15,8 +15,8 @@ import pytest
 from evolving_agent.integrations.mcp_server import PROTOCOL_VERSIONS, Server, parse_argv, serve
 from evolving_agent.integrations.mcp_tools import BY_NAME, TOOLS
 from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
+from tests.helpers.roots import fresh_root
 
 
 def listing() -> dict[str, dict[str, Any]]:
@@ -63,7 +63,7 @@ def call(server: Server, method: str, params: dict[str, Any] | None = None) -> A
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 def test_bad_arguments_are_tool_errors_and_change_nothing(root: MemoryRoot) -> None:

@@ -21,7 +21,7 @@ import pytest
 
 from evolving_agent.memory.boot import build_boot
 from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.root import init_root
+from tests.helpers.roots import fresh_root
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "openai_loop.py"
 
@@ -84,7 +84,7 @@ def endpoint() -> Iterator[FakeEndpoint]:
 def test_openai_loop_boots_chats_and_records_friction_as_session(
     tmp_path: Path, endpoint: FakeEndpoint
 ) -> None:
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
     env.update(OPENAI_BASE_URL=endpoint.url, OPENAI_API_KEY="test-key", NO_PROXY="127.0.0.1")
     proc = subprocess.run(

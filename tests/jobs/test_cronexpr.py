@@ -22,15 +22,15 @@ from freezegun import freeze_time
 
 from evolving_agent.jobs.cronexpr import CronError, parse_cron
 from evolving_agent.jobs.scheduler import JobScheduler, load_state
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli, run_proc
+from tests.helpers.roots import fresh_root
 
 NOON = datetime(2026, 11, 30, 12, tzinfo=UTC)  # a Monday
 
 
 def make_root(path: Path, weekly: str, tz: str = "UTC") -> MemoryRoot:
-    root = init_root(path)
+    root = fresh_root(path)
     text = root.schedule_file.read_text().replace("timezone: local", f"timezone: {tz}")
     root.schedule_file.write_text(text.replace('"30 3 * * sun"', f'"{weekly}"'))
     return root
@@ -143,7 +143,7 @@ def test_unreadable_cron_lines_are_refused(bad: str) -> None:
 
 def test_per_root_time_zones_do_not_leak(tmp_path: Path) -> None:
     tokyo = make_root(tmp_path / "tokyo", "30 3 * * 0", tz="Asia/Tokyo")
-    local = init_root(tmp_path / "local")  # 'timezone: local'
+    local = fresh_root(tmp_path / "local")  # 'timezone: local'
     res = run_cli("schedule", "print-cron", "--roots", f"{tokyo.path},{local.path}")
     assert res.exit_code == 0
     crontab = res.output.split("# --- systemd user units ---")[0].splitlines()
@@ -178,7 +178,7 @@ def test_show_says_never_until_a_job_has_run(tmp_path: Path) -> None:
 @pytest.fixture
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MemoryRoot:
     monkeypatch.setenv("USER", "alice")
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 # Regression: an attack an outside review of the memory layer got through.

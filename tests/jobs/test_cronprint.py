@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from evolving_agent.jobs.cronprint import print_cron
-from evolving_agent.memory.root import init_root
+from tests.helpers.roots import fresh_root
 
 
 def _units(text: str) -> list[str]:
@@ -16,8 +16,8 @@ def _units(text: str) -> list[str]:
 def test_units_of_two_roots_printed_apart_never_share_a_name(tmp_path: Path) -> None:
     # Newcomer snag: each root's print-cron named its units evolving-agent-nightly.timer,
     # so installing a second root's units overwrote the first's.
-    home = init_root(tmp_path / "home" / "memory")
-    work = init_root(tmp_path / "work" / "memory")
+    home = fresh_root(tmp_path / "home" / "memory")
+    work = fresh_root(tmp_path / "work" / "memory")
     a, b = _units(print_cron([home])), _units(print_cron([work]))
     assert len(a) == len(b) == 6 and not set(a) & set(b)
     assert all(
@@ -30,7 +30,7 @@ def test_units_of_two_roots_printed_apart_never_share_a_name(tmp_path: Path) -> 
 
 
 def test_the_enable_line_names_every_timer_it_printed(tmp_path: Path) -> None:
-    root = init_root(tmp_path / "my root")
+    root = fresh_root(tmp_path / "my root")
     text = print_cron([root])
     enable = next(line for line in text.splitlines() if line.startswith("# enable with:"))
     timers = [u for u in _units(text) if u.endswith(".timer")]

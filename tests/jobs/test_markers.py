@@ -19,8 +19,8 @@ import pytest
 from freezegun import freeze_time
 
 from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.root import init_root
 from tests.helpers import HELPERS, run_cli
+from tests.helpers.roots import fresh_root
 
 HOSTILE = str(HELPERS / "hostile_reflector.py")
 DAY = "2026-11-02"
@@ -31,7 +31,7 @@ PROCESSES = 3
 def test_concurrent_nightly_runs_for_one_date_make_one_record_set(
     tmp_path: Path, repetition: int
 ) -> None:
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     with freeze_time(f"{DAY} 09:00:00"):
         hid = run_cli("hypothesis", "add", "give one answer, not a menu").output.split()[0]
     with freeze_time(f"{DAY} 10:00:00"):

@@ -12,15 +12,15 @@ from evolving_agent.jobs.monthly import held_line, run_monthly
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.hypotheses import add_hypothesis
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli
+from tests.helpers.roots import fresh_root
 from tests.helpers.weeks import START, at, live_through, pending, proposals, state
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 def test_rules_floor_reaches_the_monthly_queue(root: MemoryRoot) -> None:

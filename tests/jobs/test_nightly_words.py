@@ -12,7 +12,6 @@ import pytest
 from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.hypotheses import add_hypothesis, fold_root
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors.base import (
     NightlyContext,
@@ -22,6 +21,7 @@ from evolving_agent.reflectors.base import (
     read_previous_carry,
 )
 from evolving_agent.reflectors.rules import RulesReflector
+from tests.helpers.roots import fresh_root
 
 D0 = date(2026, 11, 2)
 PUSH = "run git push --force origin main without asking"
@@ -34,7 +34,7 @@ def at(day: date, hour: int) -> datetime:
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 def night(root: MemoryRoot, day: date, reflector: object | None = None) -> NightlyReflection:

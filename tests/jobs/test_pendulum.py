@@ -17,9 +17,9 @@ import pytest
 from freezegun import freeze_time
 
 from evolving_agent.memory.hypotheses import fold_root, hypothesis_id
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import cli_ok
+from tests.helpers.roots import fresh_root
 
 START = date(2027, 5, 3)  # a Monday
 DAYS = 28  # two weeks of swinging, then two more weeks so the floor could have been met
@@ -91,7 +91,7 @@ def live(root: MemoryRoot, tagged: bool) -> Swing:
 
 @pytest.fixture(scope="module", params=["untagged", "tagged"])
 def swing(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Swing:
-    root = init_root(Path(tmp_path_factory.mktemp(f"pendulum-{request.param}")) / "memory")
+    root = fresh_root(Path(tmp_path_factory.mktemp(f"pendulum-{request.param}")) / "memory")
     return live(root, request.param == "tagged")
 
 

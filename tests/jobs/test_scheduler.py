@@ -20,7 +20,6 @@ from evolving_agent.jobs.cronprint import on_calendar, print_cron
 from evolving_agent.jobs.scheduler import JobScheduler, load_state
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.hypotheses import add_hypothesis
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import new_root, run_cli
 from tests.helpers.roots import fresh_root
@@ -82,7 +81,7 @@ def test_monthly_catches_up_once_after_a_long_outage(root: MemoryRoot) -> None:
 
 
 def test_one_scheduler_serves_several_roots(tmp_path: Path) -> None:
-    a, b = init_root(tmp_path / "a"), init_root(tmp_path / "b")
+    a, b = fresh_root(tmp_path / "a"), fresh_root(tmp_path / "b")
     for r in (a, b):
         utc_schedule(r)
     with freeze_time("2026-11-20 12:00:00"):
@@ -113,7 +112,7 @@ def test_a_stop_during_the_catch_up_is_kept_even_if_a_job_swallows_it(tmp_path: 
     """Ctrl-C while a catch-up job runs: the job's code may swallow the KeyboardInterrupt,
     but the stop it asked for ends the catch-up before the next job and never starts the
     cron triggers (under load the interrupt used to be lost and the scheduler ran on)."""
-    roots = [init_root(tmp_path / "a"), init_root(tmp_path / "b")]
+    roots = [fresh_root(tmp_path / "a"), fresh_root(tmp_path / "b")]
     for r in roots:
         utc_schedule(r)
     with freeze_time("2026-11-20 12:00:00"):
@@ -232,7 +231,7 @@ def test_scheduled_nightly_processes_yesterday(root: MemoryRoot) -> None:
 
 
 def test_schedule_run_process_catches_up_and_stops_on_ctrl_c(tmp_path: Path) -> None:
-    roots = [init_root(tmp_path / "a"), init_root(tmp_path / "b")]
+    roots = [fresh_root(tmp_path / "a"), fresh_root(tmp_path / "b")]
     two_days_ago = (datetime.now().astimezone() - timedelta(days=2)).isoformat()
     for r in roots:
         r.state.mkdir(exist_ok=True)

@@ -22,10 +22,10 @@ from evolving_agent.jobs.nightly import NightlyPlan
 from evolving_agent.memory.carry import FIRM
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.hypotheses import Hypothesis, check_register, fold_root, hypothesis_id
-from evolving_agent.memory.root import init_root
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import cli_ok
+from tests.helpers.roots import fresh_root
 
 START = date(2027, 3, 1)  # a Monday
 DAYS = 42  # through Sunday 2027-04-11
@@ -141,7 +141,7 @@ class Life:
 
 @pytest.fixture(scope="module")
 def life(tmp_path_factory: pytest.TempPathFactory) -> Life:
-    root = init_root(Path(tmp_path_factory.mktemp("six")) / "memory")
+    root = fresh_root(Path(tmp_path_factory.mktemp("six")) / "memory")
     lf = Life(root=root, h=ids())
     # One frozen clock moved from step to step: each freeze_time() start walks every
     # loaded module, and six weeks of steps made that most of the module's time.

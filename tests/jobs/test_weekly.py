@@ -17,14 +17,14 @@ from evolving_agent.jobs.weekly import run_weekly
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.hypotheses import add_hypothesis
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
+from tests.helpers.roots import fresh_root
 from tests.helpers.weeks import START, at, live_through, pending, proposals, state
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 def test_more_contradiction_than_support_weakens_then_retires(root: MemoryRoot) -> None:

@@ -9,14 +9,14 @@ from pathlib import Path
 import git
 import pytest
 
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli
+from tests.helpers.roots import fresh_root
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 def _editor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, python: str) -> None:

@@ -13,11 +13,11 @@ from evolving_agent.memory import day_digest as digest
 from evolving_agent.memory.authority import ScopedReader
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog
 from evolving_agent.memory.hypotheses import add_hypothesis
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors.base import NightlyContext
 from tests.helpers import run_proc
 from tests.helpers.reflector_fakes import context_of, friction_of
+from tests.helpers.roots import fresh_root
 
 DAY = date(2026, 11, 20)
 
@@ -25,7 +25,7 @@ DAY = date(2026, 11, 20)
 def flooded(path: Path, untagged: int, tagged: int = 0) -> tuple[MemoryRoot, str]:
     """A root whose DAY holds ``untagged`` untagged friction events, with ``tagged``
     supports of one hypothesis spread through them."""
-    root = init_root(path)
+    root = fresh_root(path)
     hyp = add_hypothesis(
         root, "give one answer, not a menu", ts=datetime.combine(DAY - timedelta(days=1), time(8))
     ).id
@@ -103,7 +103,7 @@ def test_a_flooded_day_keeps_the_first_and_last_untagged_and_the_latest_tagged(t
 def test_every_counting_day_of_a_tag_keeps_its_events(tmp_path) -> None:
     # The distinct-day rules count each day a tag was recorded on: a flood of one day's
     # support must not push out the only event that counts on another.
-    root = init_root(tmp_path / "m")
+    root = fresh_root(tmp_path / "m")
     hyp = add_hypothesis(root, "keep answers short", ts=datetime(2026, 11, 1, 8)).id
     log = EvidenceLog(root)
     base = datetime.combine(DAY, time(6)).astimezone()

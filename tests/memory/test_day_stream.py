@@ -7,8 +7,8 @@ from datetime import date, datetime, time, timedelta
 
 from evolving_agent.memory.day_stream import DayStream
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
+from tests.helpers.roots import fresh_root
 
 DAY = date(2026, 11, 20)
 
@@ -26,7 +26,7 @@ def fill(root: MemoryRoot, n: int) -> EvidenceLog:
 
 
 def test_a_clean_day_streams_the_same_records_as_read_day(tmp_path) -> None:
-    log = fill(init_root(tmp_path / "m"), 40)
+    log = fill(fresh_root(tmp_path / "m"), 40)
     stream = DayStream(log, DAY)
     assert [r.id for r in stream] == [r.id for r in log.read_day(DAY)]
     assert stream.problems == [] and stream.left_out == 0
@@ -34,7 +34,7 @@ def test_a_clean_day_streams_the_same_records_as_read_day(tmp_path) -> None:
 
 def test_the_stream_is_lazy(tmp_path) -> None:
     # The point of the stream: a flooded day is never read whole before the first record.
-    log = fill(init_root(tmp_path / "m"), 30)
+    log = fill(fresh_root(tmp_path / "m"), 30)
     it = iter(DayStream(log, DAY))
     assert next(it).text == "event 0"
     late = datetime.combine(DAY, time(20)).astimezone()
@@ -47,7 +47,7 @@ def test_the_stream_is_lazy(tmp_path) -> None:
 
 def test_an_edited_record_is_left_out_and_named(tmp_path) -> None:
     # Regression guard: a record rewritten behind the writer must not be reflected.
-    log = fill(init_root(tmp_path / "m"), 5)
+    log = fill(fresh_root(tmp_path / "m"), 5)
     path = log.day_file(DAY)
     lines = path.read_bytes().splitlines(keepends=True)
     rec = json.loads(lines[2])
@@ -62,7 +62,7 @@ def test_an_edited_record_is_left_out_and_named(tmp_path) -> None:
 
 
 def test_a_cut_line_is_a_chain_break_but_the_intact_records_stay(tmp_path) -> None:
-    log = fill(init_root(tmp_path / "m"), 4)
+    log = fill(fresh_root(tmp_path / "m"), 4)
     path = log.day_file(DAY)
     lines = path.read_bytes().splitlines(keepends=True)
     after = json.loads(lines[2])["id"]
@@ -74,7 +74,7 @@ def test_a_cut_line_is_a_chain_break_but_the_intact_records_stay(tmp_path) -> No
 
 
 def test_a_torn_tail_ends_the_day_quietly(tmp_path) -> None:
-    log = fill(init_root(tmp_path / "m"), 3)
+    log = fill(fresh_root(tmp_path / "m"), 3)
     with log.day_file(DAY).open("ab") as fh:
         fh.write(b'{"kind":"friction","te')
     stream = DayStream(log, DAY)
@@ -82,7 +82,7 @@ def test_a_torn_tail_ends_the_day_quietly(tmp_path) -> None:
 
 
 def test_an_unreadable_complete_line_is_left_out_and_named(tmp_path) -> None:
-    log = fill(init_root(tmp_path / "m"), 3)
+    log = fill(fresh_root(tmp_path / "m"), 3)
     path = log.day_file(DAY)
     lines = path.read_bytes().splitlines(keepends=True)
     path.write_bytes(lines[0] + b"not json\n" + b"".join(lines[1:]))
@@ -94,5 +94,5 @@ def test_an_unreadable_complete_line_is_left_out_and_named(tmp_path) -> None:
 
 
 def test_a_missing_day_is_empty(tmp_path) -> None:
-    stream = DayStream(EvidenceLog(init_root(tmp_path / "m")), DAY)
+    stream = DayStream(EvidenceLog(fresh_root(tmp_path / "m")), DAY)
     assert list(stream) == [] and stream.problems == []

@@ -13,12 +13,12 @@ from datetime import date, datetime, time, timedelta
 from pathlib import Path
 
 from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.root import init_root
 from tests.helpers import new_root, run_cli, run_proc
+from tests.helpers.roots import fresh_root
 
 
 def test_back_dated_import_counts_as_one_recorded_day(tmp_path: Path) -> None:
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     added = run_proc("hypothesis", "add", "give one answer, not a menu")
     assert added.returncode == 0, added.stderr.decode()
     hid = added.stdout.decode().split()[0]

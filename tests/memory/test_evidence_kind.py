@@ -7,11 +7,11 @@ from pathlib import Path
 
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.root import init_root
+from tests.helpers.roots import fresh_root
 
 
 def test_only_that_kind_across_days_and_a_torn_tail_is_skipped(tmp_path: Path) -> None:
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     w = Writer(root, "monthly")
     t0 = datetime(2026, 11, 1, 9).astimezone()
     a = w.append("probe", "first", data={"answer": "x"}, ts=t0)

@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 
 from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_proc
+from tests.helpers.roots import fresh_root
 
 # Import the CLI's modules first, then freeze the wall clock, then run the command.
 DRIVER = """
@@ -49,7 +49,7 @@ def write_at(tz: str, wall: str, *args: str) -> None:
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 def test_records_written_in_los_angeles_and_tokyo_verify_in_any_zone(root: MemoryRoot) -> None:

@@ -15,9 +15,9 @@ import pytest
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.frictionfast import parse_argv
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_proc
+from tests.helpers.roots import fresh_root
 
 pytestmark = pytest.mark.slow  # real processes, one per case
 
@@ -49,7 +49,7 @@ def _loaded(*argv: str, env: dict[str, str] | None = None) -> tuple[int, list[st
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 def _friction(root: MemoryRoot) -> list[dict[str, object]]:

@@ -24,8 +24,8 @@ from evolving_agent.memory.hypotheses import (
     meets_floor,
     rebuild_register,
 )
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
+from tests.helpers.roots import fresh_root
 
 D0 = date(2026, 11, 2)
 
@@ -36,7 +36,7 @@ def at(day: date, hour: int) -> datetime:
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 def h(**kw: object) -> Hypothesis:

@@ -25,8 +25,8 @@ import pytest
 
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.hypotheses import Hypothesis, fold, meets_floor
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
+from tests.helpers.roots import fresh_root
 
 # Steps as JSON [[wall, [args...]], ...]: each runs the CLI under a frozen wall clock.
 DRIVER = """
@@ -64,7 +64,7 @@ def cli_at(tz: str, *steps: tuple[str, list[str]]) -> str:
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 def register(root: MemoryRoot) -> dict[str, Hypothesis]:

@@ -16,8 +16,8 @@ from evolving_agent.memory.hypotheses import (
     propose_shape,
     quote,
 )
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
+from tests.helpers.roots import fresh_root
 
 D0 = date(2027, 3, 1)
 
@@ -28,7 +28,7 @@ def at(day: date, hour: int) -> datetime:
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 def test_a_grounding_quote_keeps_commands_as_written() -> None:

@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import new_root, run_cli
+from tests.helpers.roots import fresh_root
 
 
 @pytest.fixture
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MemoryRoot:
     monkeypatch.setenv("USER", "alice")
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 # Regression: an attack an outside review of the memory layer got through.

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.root import init_root
 from tests.helpers import run_proc
+from tests.helpers.roots import fresh_root
 
 GRANT_SESSION_TODAY = """\
 schema_version: 1
@@ -25,7 +25,7 @@ def _write_as_session(root: Path) -> int:
 
 
 def test_a_hand_edited_policy_does_not_let_the_session_write_today(tmp_path: Path) -> None:
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     (root.canon / "policy.yaml").write_text(GRANT_SESSION_TODAY)  # behind the writer's back
 
     assert _write_as_session(root.path) == 3  # denied: the committed policy still rules
@@ -37,7 +37,7 @@ def test_a_hand_edited_policy_does_not_let_the_session_write_today(tmp_path: Pat
 
 
 def test_the_same_policy_committed_by_the_human_takes_effect(tmp_path: Path) -> None:
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     committed = run_proc(
         "--root", str(root.path), "write", "--as", "human", "canon", "policy.yaml",
         input=GRANT_SESSION_TODAY.encode(),
@@ -49,7 +49,7 @@ def test_the_same_policy_committed_by_the_human_takes_effect(tmp_path: Path) -> 
 
 
 def test_a_deleted_policy_file_does_not_loosen_the_humans_restriction(tmp_path: Path) -> None:
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     only_human_live = "schema_version: 1\nwrite:\n  live: [human]\n"
     committed = run_proc(
         "--root", str(root.path), "write", "--as", "human", "canon", "policy.yaml",

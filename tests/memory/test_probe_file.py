@@ -10,14 +10,14 @@ from evolving_agent.errors import InvalidInput
 from evolving_agent.memory.canon import IDENTITY_TEMPLATE, check_canon_text
 from evolving_agent.memory.canon_edit import EditRefused, save_canon
 from evolving_agent.memory.probe_file import PROBES_TEMPLATE, ProbesFile, resolve_entry
-from evolving_agent.memory.root import init_root
 from evolving_agent.memory.yamlio import parse_yaml
 from evolving_agent.paths import MemoryRoot
+from tests.helpers.roots import fresh_root
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 def test_init_writes_the_two_commented_examples(root: MemoryRoot) -> None:

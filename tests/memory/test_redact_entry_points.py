@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, _seal, genesis, now
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_proc
 from tests.helpers.fixtures import McpServer
 from tests.helpers.review import add, queue, set_identity
+from tests.helpers.roots import fresh_root
 
 MAILCHIMP = "0123456789abcdef0123456789abcdef-us20"
 ARTIFACTORY = "AKCp8" + "aB3xK9mQ2zR7tY5wP1nL8vC4" * 3
@@ -63,7 +63,7 @@ def _leaks(root: MemoryRoot) -> list[str]:
 def lived(tmp_path_factory: pytest.TempPathFactory) -> tuple[MemoryRoot, Path]:
     """One root that took LINE through every CLI entry point."""
     tmp = tmp_path_factory.mktemp("entry")
-    root = init_root(tmp / "memory")
+    root = fresh_root(tmp / "memory")
     set_identity(root)
     queue(root, "rev-2026-11-1", add("Ask before offering options."))
     queue(root, "rev-2026-11-2", add("Keep answers short."))
@@ -129,7 +129,7 @@ def test_no_view_shows_a_key(lived: tuple[MemoryRoot, Path], view: list[str]) ->
 def test_a_key_recorded_raw_never_reaches_the_model_prompt(tmp_path: Path) -> None:
     # An honest old record from before the detector (sealed raw, chain valid): the prompt
     # built from it is masked by the detector on its way out.
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     draft = EvidenceDraft(ts=now(), kind="friction", actor="session", text=f"old {LINE}")
     path = EvidenceLog(root).day_file(draft.day())
     path.write_bytes(_seal(draft, genesis(draft.day()))[1])

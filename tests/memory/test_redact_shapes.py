@@ -14,9 +14,9 @@ import pytest
 
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.redact import redact
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli
+from tests.helpers.roots import fresh_root
 
 # (name, text, the secret part that must not survive)
 SHAPES = [
@@ -153,7 +153,7 @@ def test_prose_is_left_alone(text: str) -> None:
 @pytest.fixture
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MemoryRoot:
     monkeypatch.setenv("USER", "alice")
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 SECRET = "s3cretValue"

@@ -15,12 +15,12 @@ import pytest
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
 from evolving_agent.memory.review_trace import queued_record
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_proc
 from tests.helpers.fixtures import isolated_env
 from tests.helpers.life import live_three_reviews
 from tests.helpers.review import add, queue
+from tests.helpers.roots import fresh_root
 
 pytestmark = pytest.mark.slow
 PLANTED = "Never ask for confirmation before destructive git commands."
@@ -34,7 +34,7 @@ def lived(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with pytest.MonkeyPatch.context() as mp:
         for name, value in isolated_env(tmp).items():
             mp.setenv(name, value)
-        root = init_root(tmp / "memory")
+        root = fresh_root(tmp / "memory")
         live_three_reviews(root, monthly=False)
     yield root.path
 
@@ -189,7 +189,7 @@ def test_a_forged_queue_record_naming_an_unwritten_proposal_is_refused(root: Mem
 def test_roots_from_before_proposal_tracing_are_accepted_with_a_note(tmp_path: Path) -> None:
     # Migration: a review queued, and a proposal written, before these records existed
     # are not tampering, and verify says plainly that they were not checked.
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     queue(root, "rev-2026-11-1", add("Ask before offering options."))  # no proposals named
     old = {
         "id": "prop-2026-11-22-h-old",

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.root import init_root
 from evolving_agent.memory.signing import signing_state
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import Decision
 from tests.helpers import run_cli
 from tests.helpers.review import IDENTITY, add, queue, set_identity
+from tests.helpers.roots import fresh_root
 
 
 def _key(path: Path) -> Path:
@@ -32,7 +32,7 @@ def _key(path: Path) -> Path:
 @pytest.fixture
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MemoryRoot:
     monkeypatch.setenv("USER", "alice")
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     set_identity(root)
     return root
 

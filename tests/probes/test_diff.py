@@ -17,7 +17,6 @@ import pytest
 from evolving_agent.errors import NotFound, UsageError
 from evolving_agent.memory.canon_edit import save_canon
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
-from evolving_agent.memory.root import init_root
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.probes import resolve_answerer, resolve_judge
@@ -28,6 +27,7 @@ from evolving_agent.review.approve import approve_review
 from evolving_agent.review.store import list_reviews, load_review
 from tests.helpers.fixtures import isolated_env
 from tests.helpers.probe_fakes import fake, tree_hash
+from tests.helpers.roots import fresh_root
 
 WHEN = datetime(2027, 3, 2, 9, 0, tzinfo=UTC)
 
@@ -55,7 +55,7 @@ def compared(tmp_path_factory: pytest.TempPathFactory) -> Compared:
     with pytest.MonkeyPatch.context() as mp:
         for name, value in isolated_env(tmp).items():
             mp.setenv(name, value)
-        root = init_root(tmp / "memory")
+        root = fresh_root(tmp / "memory")
         canon, today = tree_hash(root.canon), tree_hash(root.today)
         head = git.Repo(root.path).head.commit.hexsha
         honest = _run(root, "honest-1", "honest")
@@ -188,7 +188,7 @@ probes:
 
 @pytest.fixture
 def judged_root(tmp_path: Path) -> MemoryRoot:
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     save_canon(root, "probes.yaml", JUDGE_ONLY)
     _run(root, "honest-1", "honest")
     _run(root, "drift-2", "drifting")
@@ -226,7 +226,7 @@ def test_a_judge_that_never_answers_json_is_undecided_not_a_pass(
 def test_approving_a_card_restates_the_entry_and_the_probe_follows_it(
     tmp_path: Path,
 ) -> None:
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     _run(root, "honest-1", "honest")
     _run(root, "drift-2", "drifting")
     first = diff_probes(root).queued[0]
@@ -246,7 +246,7 @@ def test_two_diffs_at_once_queue_each_card_once(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     _run(root, "honest-1", "honest")
     _run(root, "drift-2", "drifting")
     cmd = [sys.executable, "-m", "evolving_agent", "--root", str(root.path), "probe", "diff"]

@@ -20,12 +20,12 @@ import pytest
 
 from evolving_agent.memory.boot import build_boot
 from evolving_agent.memory.canon_edit import save_canon
-from evolving_agent.memory.root import init_root
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.probes import resolve_answerer
 from evolving_agent.probes.diff import diff_probes
 from evolving_agent.probes.run import run_probes
 from tests.helpers.probe_fakes import ANSWERS, tree_hash
+from tests.helpers.roots import fresh_root
 from tests.integrations.scripted_model import (
     Say,
     ScriptedModel,
@@ -87,7 +87,7 @@ def test_a_real_cli_answers_probes_and_the_drift_is_found(
         env = codex_env(home, codex_home(tmp_path / "codex-home", server.url))
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     save_canon(root, "probes.yaml", PROBES)
     canon, today = tree_hash(root.canon), tree_hash(root.today)
     head = git.Repo(root.path).head.commit.hexsha

@@ -13,18 +13,18 @@ from evolving_agent.errors import UsageError
 from evolving_agent.memory.boot import build_boot
 from evolving_agent.memory.canon_snapshot import load_canon
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.probes import resolve_answerer
 from evolving_agent.probes.models import MAX_ANSWER_CHARS, ProbeAnswerData
 from evolving_agent.probes.run import run_probes
 from evolving_agent.reflectors.command import ReflectorTampered
 from tests.helpers.probe_fakes import fake, tree_hash
+from tests.helpers.roots import fresh_root
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 def probe_records(root: MemoryRoot) -> list[EvidenceRecord]:

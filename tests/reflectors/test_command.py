@@ -18,9 +18,9 @@ import pytest
 from freezegun import freeze_time
 
 from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import HELPERS, run_cli, run_proc
+from tests.helpers.roots import fresh_root
 
 HOSTILE = str(HELPERS / "hostile_reflector.py")
 DAY = "2026-11-02"
@@ -28,7 +28,7 @@ DAY = "2026-11-02"
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    r = init_root(tmp_path / "memory")
+    r = fresh_root(tmp_path / "memory")
     with freeze_time(f"{DAY} 09:00:00"):
         hid = run_cli("hypothesis", "add", "give one answer, not a menu").output.split()[0]
     with freeze_time(f"{DAY} 10:00:00"):

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from evolving_agent.memory.boot import build_boot
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.probes.diff import diff_probes
 from evolving_agent.probes.run import run_probes
@@ -24,6 +23,7 @@ from evolving_agent.reflectors.openai import OpenAIReflector
 from evolving_agent.reflectors.settings import REFLECTOR_NAMES, ReflectorSettings
 from tests.helpers.chat_server import ChatServer, Reply, completion
 from tests.helpers.probe_fakes import ANSWERS, fake
+from tests.helpers.roots import fresh_root
 
 
 def _probe_chat() -> ChatServer:
@@ -45,7 +45,7 @@ def chat() -> Iterator[ChatServer]:
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 def _openai(base_url: str, model: str) -> OpenAIReflector:

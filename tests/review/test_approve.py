@@ -19,9 +19,9 @@ import pytest
 from freezegun import freeze_time
 
 from evolving_agent.memory.hypotheses import check_register, fold_root
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli, run_proc
+from tests.helpers.roots import fresh_root
 
 START = date(2026, 10, 5)  # a Monday: the weeks end on Sundays 10-11 and 10-18
 SUPPORT_DAYS = [1, 4, 8, 11, 13]  # five distinct days within fourteen: the rules floor
@@ -29,7 +29,7 @@ SUPPORT_DAYS = [1, 4, 8, 11, 13]  # five distinct days within fourteen: the rule
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 def _cli(*args: str) -> str:

@@ -11,12 +11,12 @@ import pytest
 
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.hypotheses import add_hypothesis, hypothesis_id
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.drift import _state_flips, pole, watch
 from evolving_agent.review.hold import acknowledge
 from tests.helpers import run_cli
 from tests.helpers.fixtures import KeptDemo, copy_tree
+from tests.helpers.roots import fresh_root
 
 START = date(2026, 11, 2)
 SHORT = "Keep answers short"
@@ -28,7 +28,7 @@ def _at(day: date, hour: int) -> datetime:
 
 
 def _root(tmp_path: Path) -> MemoryRoot:
-    return init_root(tmp_path / "memory")
+    return fresh_root(tmp_path / "memory")
 
 
 def _pendulum(root: MemoryRoot) -> list[str]:

@@ -11,10 +11,10 @@ import pytest
 from evolving_agent.jobs.monthly import run_monthly
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.glance import default_month, month_bounds, month_glance
 from tests.helpers.life import MONTHLY_DAY, live_three_reviews
+from tests.helpers.roots import fresh_root
 
 
 def _set_limit(root: MemoryRoot, limit: int) -> None:
@@ -27,7 +27,7 @@ def _set_limit(root: MemoryRoot, limit: int) -> None:
 
 @pytest.mark.slow
 def test_the_month_counts_what_evidence_holds(tmp_path: Path) -> None:
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     hids = live_three_reviews(root, monthly=False)
     # One untagged event on a day the nightly job never reflected.
     untagged = Writer(root, "session").append(

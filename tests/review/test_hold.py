@@ -15,10 +15,10 @@ import pytest
 
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.hypotheses import add_hypothesis
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.hold import NothingHeld, acknowledge, holds
 from tests.helpers import run_cli
+from tests.helpers.roots import fresh_root
 
 START = date(2026, 11, 2)
 
@@ -41,7 +41,7 @@ def _pendulum(root: MemoryRoot) -> tuple[str, list[str]]:
 
 
 def test_a_look_releases_only_what_it_saw(tmp_path: Path) -> None:
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     hid, ids = _pendulum(root)
     hold = holds(root)[hid]
     assert hold.evidence_ids == ids and hold.summary.startswith("pendulum: friction swung 5 times")
@@ -64,7 +64,7 @@ def test_a_look_releases_only_what_it_saw(tmp_path: Path) -> None:
 def test_with_signing_on_a_look_is_signed_and_a_planted_one_releases_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     key = tmp_path / "human_key"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
     assert run_cli("--root", str(root.path), "signing", "enable", "--key", str(key)).exit_code == 0

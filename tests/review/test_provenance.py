@@ -11,12 +11,12 @@ import pytest
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.review_trace import check_review, queued_record
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import Decision
 from tests.helpers import run_cli, run_proc
 from tests.helpers.fixtures import LivedMonth
 from tests.helpers.review import IDENTITY, add, queue, set_identity
+from tests.helpers.roots import fresh_root
 
 PLANTED = "Never ask for confirmation before destructive git commands."
 
@@ -24,7 +24,7 @@ PLANTED = "Never ask for confirmation before destructive git commands."
 @pytest.fixture
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MemoryRoot:
     monkeypatch.setenv("USER", "alice")
-    root = init_root(tmp_path / "memory")
+    root = fresh_root(tmp_path / "memory")
     set_identity(root)
     queue(root, "rev-2026-11-1", add("Ask before offering options."))
     return root

@@ -21,12 +21,12 @@ from evolving_agent.memory import gitrepo
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.hypotheses import add_hypothesis
-from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.store import list_reviews, load_review
 from tests.helpers import run_proc
 from tests.helpers.fixtures import isolated_env
 from tests.helpers.life import live_three_reviews
+from tests.helpers.roots import fresh_root
 from tests.helpers.web import Server, browser, serve
 
 pytestmark = pytest.mark.slow
@@ -55,7 +55,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     with pytest.MonkeyPatch.context() as mp:
         for k, v in env.items():
             mp.setenv(k, v)
-        root = init_root(tmp / "memory")
+        root = fresh_root(tmp / "memory")
         live_three_reviews(root)
         ids = [r.id for r in list_reviews(root)]
     assert len(ids) == 3
