@@ -63,12 +63,13 @@ class FakeOpenAI(ChatServer):
         super().__init__(answer)
 
 
-def use_openai(root: MemoryRoot, base_url: str) -> None:
+def use_openai(root: MemoryRoot, base_url: str, *, retries: int | None = None) -> None:
+    more = "" if retries is None else f"  retries: {retries}\n"
     root.schedule_file.write_text(
         root.schedule_file.read_text().replace(
             "reflector: rules",
             f"reflector:\n  name: openai\n  base_url: {base_url}\n  model: test-model\n"
-            f"  api_key_env: EA_TEST_KEY\n  api_key_for: {base_url}\n  timeout: 10\n",
+            f"  api_key_env: EA_TEST_KEY\n  api_key_for: {base_url}\n  timeout: 10\n{more}",
         )
     )
 
@@ -297,7 +298,8 @@ def test_openai_weekly_wording_is_used(root: MemoryRoot) -> None:
 
 def test_unreachable_endpoint_falls_back(root: MemoryRoot) -> None:
     add_hypothesis(root, "give one answer, not a menu", ts=at(D0, 8))
-    use_openai(root, "http://127.0.0.1:9/v1")
+    # No retries: each one waits out the client's backoff, and retrying is tested apart.
+    use_openai(root, "http://127.0.0.1:9/v1", retries=0)
     result = run_nightly(root, D0, reflector=resolve_reflector(root), now=at(D0, 23))
     assert result.plan.reflector == "rules"
     assert result.plan.fallback is not None and "cannot reach" in result.plan.fallback
