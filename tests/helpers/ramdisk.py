@@ -22,8 +22,10 @@ from pathlib import Path
 SHM = Path("/dev/shm")
 ROOM = 4 << 30
 
-# The temporary directory the machine gave this process, before any change below.
-DISK_TEMP = Path(tempfile.gettempdir())
+# The temporary directory the machine gave the suite, before any change below (xdist's
+# workers inherit the changed TMPDIR, so the first process passes the old one on).
+_DISK_VAR = "EA_TESTS_DISK_TEMP"
+DISK_TEMP = Path(os.environ.get(_DISK_VAR) or tempfile.gettempdir())
 
 
 def _is_tmpfs(path: Path) -> bool:
@@ -60,6 +62,7 @@ def use_ram_for_temp_files() -> Path | None:
         return None
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
         return None
+    os.environ[_DISK_VAR] = str(DISK_TEMP)
     os.environ["TMPDIR"] = str(base)
     tempfile.tempdir = None  # gettempdir() reads TMPDIR again
     return base
