@@ -86,6 +86,7 @@ def test_every_policy_gets_the_same_turn_budget_and_the_same_seeds(tmp_path: Pat
         repeats=2,
         out=tmp_path / "c",
         run=runner,
+        plot=False,
     )
     got = [(c.policy, c.agents, c.rounds, c.turns, c.seed, c.budget_usd) for c in runner.calls]
     assert got == [
@@ -116,6 +117,7 @@ def test_table_is_mean_sd_and_improvement_over_references_when_maximising(
         repeats=3,
         out=tmp_path / "c",
         run=runner,
+        plot=False,
     )
     # The bootstrap interval of three values' mean reaches their extremes (each is drawn
     # three times with probability 1/27 > 2.5%); 3 vs 3 splits 20 ways, so p >= 0.1.
@@ -142,6 +144,7 @@ def test_minimising_reports_a_lower_score_as_a_positive_improvement(tmp_path: Pa
         repeats=2,
         out=tmp_path / "c",
         run=runner,
+        plot=False,
     )
     assert [(r.policy, r.vs) for r in result.rows] == [
         ("forget-team", {"single": pytest.approx(22.0)}),
@@ -165,6 +168,7 @@ def test_failed_runs_are_counted_but_not_averaged(tmp_path: Path) -> None:
         repeats=2,
         out=tmp_path / "c",
         run=runner,
+        plot=False,
     )
     row = result.rows[0]
     assert (row.runs, row.scored, row.mean, row.sd) == (2, 1, 5.0, None)
@@ -205,6 +209,10 @@ def test_writes_compare_json_and_md_and_reports_progress(tmp_path: Path) -> None
     assert data["settings"]["agent"] == "tsp-example" and data["settings"]["turns"] == 12
     assert "policy" not in data["settings"] and "seed" not in data["settings"]
     assert md.endswith(format_table(result))
+    # The one fast test that draws: the other fake comparisons pass plot=False.
+    assert result.plot == out / "compare.png"
+    assert result.plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "![final results per policy, best-so-far](compare.png)" in md
 
 
 def test_an_interrupted_comparison_keeps_the_runs_it_finished(tmp_path: Path) -> None:
@@ -217,6 +225,7 @@ def test_an_interrupted_comparison_keeps_the_runs_it_finished(tmp_path: Path) ->
             repeats=2,
             out=out,
             run=runner,
+            plot=False,
         )
     data = json.loads((out / "compare.json").read_text())
     assert data["complete"] is False
@@ -224,7 +233,12 @@ def test_an_interrupted_comparison_keeps_the_runs_it_finished(tmp_path: Path) ->
     assert "(incomplete: interrupted or still running)" in (out / "compare.md").read_text()
     with pytest.raises(InvalidInput, match="a comparison already lives here"):
         compare_policies(
-            base_config(tmp_path, seed=7), policies=["single"], repeats=1, out=out, run=runner
+            base_config(tmp_path, seed=7),
+            policies=["single"],
+            repeats=1,
+            out=out,
+            run=runner,
+            plot=False,
         )
 
 
@@ -259,7 +273,12 @@ def test_relative_gain_signs_follow_the_direction() -> None:
 def test_repeats_must_be_positive(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="--repeats must be at least 1, got 0"):
         compare_policies(
-            base_config(tmp_path), policies=["single"], repeats=0, out=tmp_path, run=FakeRunner({})
+            base_config(tmp_path),
+            policies=["single"],
+            repeats=0,
+            out=tmp_path,
+            run=FakeRunner({}),
+            plot=False,
         )
 
 
@@ -272,6 +291,7 @@ def test_every_config_is_checked_before_the_first_run(tmp_path: Path) -> None:
             repeats=1,
             out=tmp_path / "c",
             run=runner,
+            plot=False,
         )
     assert runner.calls == []
     assert not (tmp_path / "c").exists()
@@ -293,6 +313,7 @@ def test_clearly_separated_policies_get_a_small_p_and_identical_ones_p_one(
         repeats=5,
         out=tmp_path / "c",
         run=runner,
+        plot=False,
     )
     rows = {row.policy: row for row in result.rows}
     # 5 vs 5: 252 splits; only the observed one and its mirror are as extreme.
@@ -322,7 +343,12 @@ def test_statistics_use_the_rescored_best_when_the_run_has_one(tmp_path: Path) -
         return RescoredSummary(10.0 + config.seed, 100.0, 0.0, 12, 0, 0, config.out, 5.0)
 
     result = compare_policies(
-        base_config(tmp_path, seed=0), policies=["single"], repeats=2, out=tmp_path / "c", run=run
+        base_config(tmp_path, seed=0),
+        policies=["single"],
+        repeats=2,
+        out=tmp_path / "c",
+        run=run,
+        plot=False,
     )
     assert [o.best_score for o in result.outcomes] == [10.0, 11.0]
     assert result.rows[0].mean == 5.0 and result.rows[0].rescored
@@ -340,6 +366,7 @@ def test_plateau_forgetting_runs_beside_the_baselines(tmp_path: Path) -> None:
         repeats=1,
         out=tmp_path / "c",
         run=runner,
+        plot=False,
     )
     got = [(c.policy, c.forget_on_plateau, c.out) for c in runner.calls]
     assert got == [
