@@ -143,12 +143,19 @@ def run_process(
     return Completed(code, out, err, timed_out=timed_out, wall_s=wall)
 
 
+_INTERRUPTIBLE = 0.05  # seconds a wait may spend in C before Python code runs again
+
+
 def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int | None:
     """The child's exit code, or None once ``timeout`` seconds have passed.
 
     ``Popen.wait(timeout=)`` polls with sleeps of up to 50 ms, so every short child
     cost up to 50 ms more than it ran; a pidfd (Linux 5.3) wakes the moment the child
     exits.  Elsewhere, or when the pid is already gone, Popen's own wait does it.
+
+    The poll still returns to Python every 50 ms: an interrupt that is not a signal to
+    this thread (Ray's cancel of a task, ``_thread.interrupt_main``) is raised only
+    when the thread runs Python code, and a cancelled turn must end within that.
     """
     try:
         pidfd = os.pidfd_open(proc.pid)
@@ -161,13 +168,15 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int | None:
         poller = select.poll()
         poller.register(pidfd, select.POLLIN)
         deadline = time.monotonic() + timeout
-        # in steps of at most a day: poll's timeout is an int of milliseconds
-        while not poller.poll(min(max(deadline - time.monotonic(), 0.0), 86400.0) * 1000):
+        while not poller.poll(min(max(deadline - time.monotonic(), 0.0), _INTERRUPTIBLE) * 1000):
             if time.monotonic() >= deadline:
                 return None
     finally:
         os.close(pidfd)
-    return proc.wait()
+    try:  # the pidfd said the child exited; Popen's wait still keeps to the deadline
+        return proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
+    except subprocess.TimeoutExpired:
+        return None
 
 
 def kill_group(proc: subprocess.Popen[bytes]) -> None:

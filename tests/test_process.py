@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import _thread
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -136,3 +138,25 @@ def test_exit_codes_and_timeouts_are_the_same_without_a_pidfd(
     assert run_process("exit 7", cwd=tmp_path, timeout=60, shell=True).returncode == 7
     slow = run_process(["sleep", "30"], cwd=tmp_path, timeout=0.2)
     assert slow.timed_out and slow.returncode is None
+
+
+def test_an_interrupt_that_is_no_signal_ends_the_wait_and_the_child(tmp_path: Path) -> None:
+    """Ray cancels a task with an interrupt raised when its thread next runs Python code
+    (as ``_thread.interrupt_main`` does); a wait parked in C for the child's whole life
+    let a cancelled turn finish and be recorded."""
+    pidfile, finished = tmp_path / "pid", tmp_path / "finished"
+    script = f"echo $$ > {pidfile}.new; mv {pidfile}.new {pidfile}; sleep 120; touch {finished}"
+
+    def interrupt_once_started() -> None:
+        deadline = time.monotonic() + 60  # a guard against a hang only
+        while not pidfile.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        _thread.interrupt_main()
+
+    helper = threading.Thread(target=interrupt_once_started)
+    helper.start()
+    with pytest.raises(KeyboardInterrupt):
+        run_process(script, cwd=tmp_path, timeout=600, shell=True)
+    helper.join()
+    assert not finished.exists()  # killed, not waited out
+    assert not _alive(int(pidfile.read_text()))
