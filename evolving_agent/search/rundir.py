@@ -364,17 +364,21 @@ class RunDir:
         """
         fd = os.open(self.path / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + grace
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return fd
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    os.close(fd)
-                    raise InvalidInput(
-                        "another evolving-agent process is working on this run", file=self.path
-                    ) from None
-                time.sleep(0.05)
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    return fd
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise InvalidInput(
+                            "another evolving-agent process is working on this run",
+                            file=self.path,
+                        ) from None
+                    time.sleep(0.05)
+        except BaseException:  # refused, interrupted, or flock failed: the fd goes too
+            os.close(fd)
+            raise
 
     # -- the log -----------------------------------------------------------------
 
