@@ -31,3 +31,11 @@ def test_malformed_text_names_its_file_and_line_every_time(attempt: int) -> None
     with pytest.raises(InvalidInput) as err:
         parse_yaml("name: [a, b\nvalues: x\n", file=f"bad{attempt}.yaml")
     assert err.value.file == f"bad{attempt}.yaml" and err.value.line == 2
+
+
+def test_a_merge_key_is_written_back_as_the_human_wrote_it() -> None:
+    text = "base: &b {name: Bot}\nidentity:\n  <<: *b\n  values:\n    - a\n"
+    for _ in range(2):  # the second parse must not come from a copy that spelled it out
+        data = parse_yaml(text, file="m.yaml")
+        data["identity"]["values"].append("b")
+        assert dump_yaml(data) == text.replace("    - a\n", "    - a\n    - b\n")
