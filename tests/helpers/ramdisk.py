@@ -5,8 +5,9 @@ the session before last.  On a disk the writer's fsyncs (it fsyncs every file it
 replaces, as it must for users) and the unlinks were a third of the fast part's time:
 86 s against 63 s on a tmpfs, measured on a 2-core machine.  So, unless the developer
 chose a ``TMPDIR``, the suite's temporary directory is a private folder on ``/dev/shm``
-when that is a tmpfs with at least 4 GiB free.  Files there are real files; only their
-durability differs, and no test is about surviving a power cut.
+when that is a tmpfs with at least 4 GiB free that may run programs (not ``noexec``).
+Files there are real files; only their durability differs, and no test is about
+surviving a power cut.
 
 A program that mounts its own ``/dev`` (Codex's bwrap sandbox does) cannot see
 ``/dev/shm``; tests that hand a directory to one ask for :data:`DISK_TEMP` instead.
@@ -50,7 +51,8 @@ def use_ram_for_temp_files() -> Path | None:
         return None
     try:
         room = os.statvfs(SHM)
-        if room.f_bavail * room.f_frsize < ROOM:
+        # Tests run scripts they write (fake agents, editors); Docker mounts /dev/shm noexec
+        if room.f_bavail * room.f_frsize < ROOM or room.f_flag & os.ST_NOEXEC:
             return None
         base = SHM / f"evolving-agent-tests-{os.getuid()}"
         try:

@@ -17,9 +17,11 @@ def shm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(ramdisk, "SHM", tmp_path)
     monkeypatch.setattr(ramdisk, "_is_tmpfs", lambda path: path == tmp_path)
     monkeypatch.setattr(ramdisk, "ROOM", 1)
-    # Recorded, so that teardown puts back what the code under test sets directly.
-    monkeypatch.delenv("TMPDIR", raising=False)
-    monkeypatch.delenv("EA_TESTS_DISK_TEMP", raising=False)
+    # Set, then removed: monkeypatch records a variable only if it touches one that exists,
+    # and teardown must put back (or remove) what the code under test sets directly.
+    for name in ("TMPDIR", "EA_TESTS_DISK_TEMP"):
+        monkeypatch.setenv(name, "recorded")
+        monkeypatch.delenv(name)
     monkeypatch.setattr(tempfile, "tempdir", None)
     return tmp_path
 
@@ -53,3 +55,13 @@ def test_a_tmpdir_the_developer_chose_is_kept(shm: Path, monkeypatch: pytest.Mon
     monkeypatch.setenv("TMPDIR", str(shm))
     assert ramdisk.use_ram_for_temp_files() is None
     assert os.environ["TMPDIR"] == str(shm)
+
+
+def test_a_tmpfs_that_may_not_run_programs_is_not_used(
+    shm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Docker mounts /dev/shm noexec; the tests run scripts they write (fake agents, editors)
+    noexec = os.statvfs_result((4096, 4096, 1 << 30, 1 << 30, 1 << 30, 0, 0, 0, os.ST_NOEXEC, 255))
+    monkeypatch.setattr(os, "statvfs", lambda path: noexec)
+    assert ramdisk.use_ram_for_temp_files() is None
+    assert "TMPDIR" not in os.environ
