@@ -12,6 +12,7 @@ than recompute.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -28,6 +29,13 @@ import pytest
 # caches are __pycache__ folders, which git ignores.  Set before the package is imported.
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+# A script that starts the suite in the background (`cmd &`) hands it SIGINT ignored, as
+# POSIX shells do for asynchronous commands, and every process the suite starts would
+# inherit that: the tests that press Ctrl-C on a real search, scheduler or server would
+# see nothing happen.  Take Python's default back before any worker or child starts.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 from tests.helpers.ramdisk import use_ram_for_temp_files  # noqa: E402
 
