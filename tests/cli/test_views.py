@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
-import select
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -82,34 +80,10 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[MemoryRoot, dict[
 
 
 def _on_pty(args: list[str], env: dict[str, str]) -> bytes:
-    primary, secondary = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "evolving_agent", *args],
-        stdin=secondary,
-        stdout=secondary,
-        stderr=secondary,
-        env=env,
-        close_fds=True,
-    )
-    os.close(secondary)
-    out = b""
-    try:
-        while True:
-            ready, _, _ = select.select([primary], [], [], 60)
-            assert ready, f"no output from {args}; got {out!r}"
-            try:
-                chunk = os.read(primary, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not chunk:
-                break
-            out += chunk
-        assert proc.wait(timeout=60) == 0, out.decode(errors="replace")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        os.close(primary)
-    return out
+    """What ``python -m evolving_agent ARGS`` shows on a terminal; it must exit 0."""
+    code, shown, _left = run_with_typeahead(args, b"", env)
+    assert code == 0, shown.decode(errors="replace")
+    return shown
 
 
 VIEWS = [

@@ -12,6 +12,7 @@ import pty
 import select
 import subprocess
 import sys
+import time
 
 
 def run_with_typeahead(
@@ -30,8 +31,10 @@ def run_with_typeahead(
         close_fds=True,
     )
     shown = b""
+    deadline = time.monotonic() + 120  # a guard against a hang only
     try:
         while proc.poll() is None or select.select([primary], [], [], 0)[0]:
+            assert time.monotonic() < deadline, f"{args} still running; showed {shown!r}"
             if select.select([primary], [], [], 1)[0]:
                 shown += os.read(primary, 65536)
         os.set_blocking(secondary, False)
