@@ -11,7 +11,7 @@ import pytest
 from evolving_agent.jobs.monthly import held_line, run_monthly
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.hypotheses import add_hypothesis
+from evolving_agent.memory.hypotheses import Hypothesis, add_hypothesis
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli
 from tests.helpers.roots import fresh_root
@@ -57,13 +57,19 @@ def test_rules_floor_reaches_the_monthly_queue(root: MemoryRoot) -> None:
     assert git.Repo(root.path).head.commit.hexsha == head  # Canon untouched
 
 
-def test_monthly_limit_comes_from_canon_policy(root: MemoryRoot) -> None:
+def four_supported_habits(root: MemoryRoot) -> list[Hypothesis]:
+    """Four hypotheses, each supported on five days of two weeks: four weekly proposals."""
     hyps = [
         add_hypothesis(root, f"habit number {name}", ts=at(START, 8))
         for name in ("one", "two", "three", "four")
     ]
     live_through(root, 14, supports={h.id: [3, 4, 5, 6, 10] for h in hyps})
     assert len(proposals(root)) == 4
+    return hyps
+
+
+def test_monthly_limit_comes_from_canon_policy(root: MemoryRoot) -> None:
+    four_supported_habits(root)
     policy = root.canon / "policy.yaml"
     text = policy.read_text().replace("monthly_limit: 3", "monthly_limit: 2")
     assert "monthly_limit: 2" in text
@@ -107,12 +113,7 @@ def test_a_retired_hypothesis_in_canon_proposes_its_removal(root: MemoryRoot) ->
 def test_a_hypothesis_the_drift_watch_holds_waits_out_of_the_queue(root: MemoryRoot) -> None:
     from evolving_agent.review.hold import acknowledge, holds
 
-    hyps = [
-        add_hypothesis(root, f"habit number {name}", ts=at(START, 8))
-        for name in ("one", "two", "three", "four")
-    ]
-    live_through(root, 14, supports={h.id: [3, 4, 5, 6, 10] for h in hyps})
-    assert len(proposals(root)) == 4
+    hyps = four_supported_habits(root)
     held = hyps[1]
     # The essay's pendulum on one of them, late in October (still in December's window).
     session = Writer(root, "session")
