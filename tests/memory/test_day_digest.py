@@ -31,38 +31,22 @@ def flooded(path: Path, untagged: int, tagged: int = 0) -> tuple[MemoryRoot, str
     ).id
     base = datetime.combine(DAY, time(6)).astimezone()
     every = max(1, untagged // max(1, tagged)) if tagged else 0
-    drafts = []
-    t = n_tagged = 0
-    for i in range(untagged):
+    drafts: list[EvidenceDraft] = []
+
+    def add(kind: str, text: str, supports: str | None = None) -> None:
+        # one second apart, in the order they are added
+        ts = base + timedelta(seconds=len(drafts))
         drafts.append(
-            EvidenceDraft(
-                ts=base + timedelta(seconds=t),
-                kind="friction",
-                actor="session",
-                text=f"offered a menu again, case {i:05d}",
-            )
+            EvidenceDraft(ts=ts, kind=kind, actor="session", text=text, supports=supports)
         )
-        t += 1
+
+    n_tagged = 0
+    for i in range(untagged):
+        add("friction", f"offered a menu again, case {i:05d}")
         if tagged and i % every == 0 and n_tagged < tagged:
             n_tagged += 1
-            drafts.append(
-                EvidenceDraft(
-                    ts=base + timedelta(seconds=t),
-                    kind="friction",
-                    actor="session",
-                    text=f"menu, tagged {i:05d}",
-                    supports=hyp,
-                )
-            )
-            t += 1
-    drafts.append(
-        EvidenceDraft(
-            ts=base + timedelta(seconds=t),
-            kind="raw",
-            actor="session",
-            text="a raw event no reflector reads",
-        )
-    )
+            add("friction", f"menu, tagged {i:05d}", supports=hyp)
+    add("raw", "a raw event no reflector reads")
     EvidenceLog(root).append_many(drafts)
     return root, hyp
 
