@@ -19,6 +19,11 @@ Three layers (docs/authority.md, "Secrets", has the evaluation behind the choice
    X``, ``mysql -pX``, ``curl -u user:pass``, ``sshpass -p X``), ``.netrc`` lines, URL
    credentials (a password may hold ``@``) and HTTP Basic auth.
 
+4. Shapes that hide a key from every pattern above, undone before they run: a key split
+   by a newline (``_rejoined``), written in full-width or other compatibility forms
+   (``_compat``), wrapped in base64 or an OpenSSH key body without its header
+   (``_encoded``).
+
 The detector is a core dependency, but a heavy import (it pulls in ``requests``): it
 is imported only for text holding a key-shaped run (``_may_hold_key``) and then kept
 for the process, so an ordinary friction never pays for it; boot's fast path never
@@ -206,6 +211,24 @@ _ASSIGN_RE = _Lazy(
 )
 _ASSIGN_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "signature")
 
+# A credential in a URL's query: ``https://maps.example.com/api?key=AIza…&q=x``.  ``key=``
+# alone is no assignment name above (``sort key=name`` is prose), but in a query after
+# ``?`` or ``&`` it is the API key.
+_QUERY_RE = _Lazy(
+    r"(?i)(?P<head>[?&;](?:key|api[_-]?key|apikey|access[_-]?token|auth|token|secret|sig"
+    r"|signature|password|pass|pwd|client[_-]?secret|x-amz-signature|x-goog-signature"
+    r"|x-amz-security-token|code)=)(?P<value>[^&#\s\"'<>\\]{6,})"
+)
+# A cloud provider's secret key in prose: ``my aws secret is wJalrXUtnFEMI/K7MDENG/…`` (40
+# characters; the detector knows Azure's 88-character storage keys itself).  Its AWS rule
+# wants the key in quotes; the context words within a few words before it are
+# what make a 40-character run a key and not a hash (a hash is plain hex, never mixed case).
+_CLOUD_RE = _Lazy(
+    r"(?i)\b(?P<head>(?:aws|amazon|azure|gcp|google cloud|cloud|s3|storage|secret|access)\b"
+    r"[^\n]{0,40}?)(?<![A-Za-z0-9/+])(?P<value>[A-Za-z0-9/+]{40})"
+    r"(?![A-Za-z0-9/+=])"
+)
+
 
 def _token(kind: str) -> Callable[[re.Match[str]], str]:
     marker = MARK.format(kind)
@@ -251,6 +274,14 @@ def _user(m: re.Match[str]) -> str:
     if re.fullmatch(r"\d+", m.group("value")) and re.search(r"\d+:$", m.group("head")):
         return m.group(0)
     return _keep_head("password")(m)
+
+
+def _cloud(m: re.Match[str]) -> str:
+    value = m.group("value")
+    mixed = any(c.islower() for c in value) and any(c.isupper() for c in value)
+    if not mixed or not any(c.isdigit() or c in "/+" for c in value):
+        return m.group(0)  # a word run, a hex hash, a path: no key
+    return m.group("head") + MARK.format("cloud-secret-key")
 
 
 def _flag(m: re.Match[str]) -> str:
@@ -300,6 +331,9 @@ _PROSE_PASSES: tuple[_Pass, ...] = (
     (("machine",), False, _NETRC_RE, _keep_head("password")),
     (("bearer", "basic", "token"), True, _BEARER_RE, _bearer),
     (_ASSIGN_HINTS, True, _ASSIGN_RE, _assign),
+    (("=",), False, _QUERY_RE, _keep_head("secret")),
+    (("aws", "amazon", "azure", "gcp", "cloud", "s3", "storage", "secret", "access"), True,
+     _CLOUD_RE, _cloud),
 )
 
 
@@ -433,12 +467,122 @@ def redact(text: str, *, detector: bool = True) -> str:
     them holds a credential, that text is the one masked and kept.
     """
     # Every format character is outside ASCII: most texts need no scan for them.
-    if not text.isascii() and _FORMAT_CHARS.search(text):
-        visible = _FORMAT_CHARS.sub("", text)
-        masked = _redact(visible, detector)
-        if masked != visible:
-            return masked
-    return _redact(text, detector)
+    if not text.isascii():
+        if _FORMAT_CHARS.search(text):
+            visible = _FORMAT_CHARS.sub("", text)
+            masked = _redact(visible, detector)
+            if masked != visible:
+                return _encoded(masked, detector)
+        text = _compat(text, detector)
+    if "\n" in text:
+        text = _rejoined(text, detector)
+    return _encoded(_redact(text, detector), detector)
+
+
+# A run of key characters at the end of one line and the start of the next: a key a
+# terminal or an editor wrapped.
+_SPLIT_RE = re.compile(
+    r"(?P<left>[A-Za-z0-9_+/=.-]{2,})[ \t]*\r?\n[ \t]*"
+    r"(?=(?P<right>[A-Za-z0-9_+/=-]{4,})(?P<tail>\S*))"
+)
+
+
+# A plain word (``Finally``, ``then``, ``README``): random key material is mixed case with
+# digits, and 8 random key characters make such a word about once in 500.
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]{2,6}")
+
+
+def _rejoined(text: str, detector: bool) -> str:
+    """A key split by a newline is masked whole: when the two halves joined hold a key
+    whose mask swallows the second half, and the second half is no key of its own, the
+    joined, masked form replaces both lines' pieces.  Where the first half is a whole key
+    already, a plain word on the next line stays a word (``…KEY`` then ``Finally``)."""
+
+    def joined(m: re.Match[str]) -> str | None:
+        left, right = m.group("left"), m.group("right")
+        masked = _redact(left + right, detector)
+        word = right + m.group("tail")
+        if masked == left + right or right in masked or _redact(word, detector) != word:
+            return None  # no key across the break, or two keys on two lines
+        if _WORD.fullmatch(right) and _redact(left, detector) != left:
+            return None  # a whole key, then a word on the next line
+        return masked
+
+    # The second half is a lookahead: it may be the first half of the next break's pair.
+    out, done = [], 0
+    for m in _SPLIT_RE.finditer(text):
+        if m.start() < done:
+            continue
+        masked = joined(m)
+        if masked is not None:
+            out += [text[done : m.start()], masked]
+            done = m.end("right")
+    return "".join(out) + text[done:] if out else text
+
+
+# Characters with a compatibility form: full-width Latin and digits (U+FF01–FF5E), the
+# ideographic space, and the like.  NFKC maps them to ASCII.
+_COMPAT = "[\uff01-\uff5e\u3000\u2000-\u200a\ufe50-\ufe6b]"
+# From the word holding the first such character to the word holding the last, on one
+# line: a full-width ``－－ｐａｓｓｗｏｒｄ ｓ３ｃｒｅｔ`` is a flag and its value.
+_COMPAT_RUN = re.compile(r"\S*" + _COMPAT + r"(?:[^\n]*" + _COMPAT + r")?\S*")
+
+
+def _compat(text: str, detector: bool) -> str:
+    """A key written in full-width characters (``ｓｋ－ａｎｔ－…``) reads as the key to a
+    model: each run holding such characters is masked in its NFKC form when that form
+    holds a credential, and left as written otherwise."""
+    import unicodedata
+
+    def one(m: re.Match[str]) -> str:
+        run = m.group(0)
+        folded = unicodedata.normalize("NFKC", run)
+        masked = _redact(folded, detector)
+        return masked if masked != folded else run
+
+    return _COMPAT_RUN.sub(one, text)
+
+
+# A run of base64 long enough to wrap a key: standard or URL-safe alphabet, padded or not.
+_B64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/_=-])")
+# "openssh-key-v1\0" in base64: the body of an OpenSSH private key, with or without its
+# BEGIN line.
+_OPENSSH_BODY = "b3BlbnNzaC1rZXktdjE"
+
+
+def _encoded(text: str, detector: bool) -> str:
+    """Keys hidden in an encoding: an OpenSSH private-key body pasted without its header
+    (its base64 lines masked), and a base64 run that decodes to text
+    holding a credential (``Z2hwX…`` for ``ghp_…``)."""
+    if _OPENSSH_BODY in text:
+        # The body's first line, and each following line that is base64 only (a key's
+        # lines are 70 characters; a sentence after it has spaces).
+        text = re.sub(
+            _OPENSSH_BODY + r"[A-Za-z0-9+/=]*(?:\r?\n[A-Za-z0-9+/=]{16,}(?![^\n]))*",
+            MARK.format("private-key"),
+            text,
+        )
+    if not _B64_RUN.search(text):
+        return text
+    return _B64_RUN.sub(lambda m: _decoded_secret(m.group(0), detector), text)
+
+
+def _decoded_secret(run: str, detector: bool) -> str:
+    import base64
+    import binascii
+
+    if _PLAIN_HEX.fullmatch(run) or not any(c.isdigit() for c in run):
+        return run  # a hash, an id, a word: not base64 of anything
+    alphabet = base64.urlsafe_b64decode if ("-" in run or "_" in run) else base64.b64decode
+    try:
+        raw = alphabet(run + "=" * (-len(run.rstrip("=")) % 4))
+        decoded = raw.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return run
+    if not decoded.isprintable() and not all(c.isprintable() or c in "\n\t\r" for c in decoded):
+        return run
+    masked = _redact(decoded, detector)
+    return MARK.format("encoded-secret") if masked != decoded else run
 
 
 # The literals of every pass in two patterns (as-is, and those matched on the lower-cased

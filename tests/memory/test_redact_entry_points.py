@@ -22,6 +22,7 @@ from tests.helpers import run_proc
 from tests.helpers.fixtures import McpServer
 from tests.helpers.review import add, queue, set_identity
 from tests.helpers.roots import fresh_root
+from tests.helpers.secrets import HIDDEN as HIDDEN_SHAPES
 
 MAILCHIMP = "0123456789abcdef0123456789abcdef-us20"
 ARTIFACTORY = "AKCp8" + "aB3xK9mQ2zR7tY5wP1nL8vC4" * 3
@@ -29,6 +30,10 @@ ANTHROPIC = "sk-ant-api03-" + "Zq7_" * 20
 PASSWORD = "Tr0ub4dor9x"
 LINE = f"deploy {MAILCHIMP} {ARTIFACTORY} {ANTHROPIC}; curl -u admin:{PASSWORD} host"
 SECRETS = [MAILCHIMP, ARTIFACTORY[3:], ANTHROPIC[13:], PASSWORD]
+# Keys hidden from the patterns (issue 31): a bare OpenSSH body, base64-wrapped, full-width,
+# a ?key= parameter, a cloud key in prose, a key split by a newline.
+HIDDEN = "\n".join(text for _, text, _ in HIDDEN_SHAPES)
+SECRETS += [piece for _, _, piece in HIDDEN_SHAPES]
 
 EDITOR_SCRIPT = """\
 import sys
@@ -69,6 +74,7 @@ def lived(tmp_path_factory: pytest.TempPathFactory) -> tuple[MemoryRoot, Path]:
     queue(root, "rev-2026-11-2", add("Keep answers short."))
 
     _cli(root, "friction", LINE)
+    _cli(root, "friction", HIDDEN)
     _cli(root, "friction", "x", "--session", MAILCHIMP)
     _cli(root, "live", "set", "thread", LINE)
     # Hypothesis fields are short (--when under 120 characters): one key each.
@@ -77,6 +83,7 @@ def lived(tmp_path_factory: pytest.TempPathFactory) -> tuple[MemoryRoot, Path]:
     batch = tmp / "in.jsonl"
     batch.write_text(
         json.dumps({"ts": "2026-11-02T10:00:00+00:00", "kind": "raw", "text": LINE}) + "\n"
+        + json.dumps({"ts": "2026-11-02T10:01:00+00:00", "kind": "raw", "text": HIDDEN}) + "\n"
     )
     _cli(root, "evidence", "import", str(batch))
 
@@ -84,6 +91,7 @@ def lived(tmp_path_factory: pytest.TempPathFactory) -> tuple[MemoryRoot, Path]:
     canon_editor.write_text('#!/bin/sh\necho "# touched" >> "$1"\n')
     canon_editor.chmod(0o755)
     _cli(root, "canon", "edit", "notes.md", "-m", LINE, env={"EDITOR": str(canon_editor)})
+    _cli(root, "canon", "edit", "notes.md", "-m", HIDDEN, env={"EDITOR": str(canon_editor)})
 
     review_editor = tmp / "review_ed.py"
     review_editor.write_text(
@@ -148,6 +156,7 @@ def test_the_mcp_tools_mask_like_the_cli(mcp_server: McpServer) -> None:
     async def body(s):  # type: ignore[no-untyped-def]
         return [
             await s.call_tool("friction", {"text": f"mcp {LINE}"}),
+            await s.call_tool("friction", {"text": f"mcp {HIDDEN}"}),
             await s.call_tool("live_set", {"key": "mcp-thread", "text": LINE}),
             await s.call_tool(
                 "hypothesis_add",
@@ -156,7 +165,7 @@ def test_the_mcp_tools_mask_like_the_cli(mcp_server: McpServer) -> None:
         ]
 
     results = mcp_server.call(body)
-    assert [r.is_error for r in results] == [False, False, False], results
+    assert [r.is_error for r in results] == [False, False, False, False], results
     assert _leaks(mcp_server.root) == []
     day = "".join(p.read_text() for p in mcp_server.root.evidence.glob("*.jsonl"))
     assert "mcp deploy [REDACTED:mailchimp-access-key]" in day

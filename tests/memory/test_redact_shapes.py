@@ -11,12 +11,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.redact import redact
+from evolving_agent.memory.redact import _WORD, redact
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli
 from tests.helpers.roots import fresh_root
+from tests.helpers.secrets import HIDDEN, fullwidth
 
 # (name, text, the secret part that must not survive)
 SHAPES = [
@@ -117,6 +120,8 @@ SHAPES = [
     ),
 ]
 
+SHAPES += HIDDEN
+
 # Text that holds no credential and must come back unchanged.
 PROSE = [
     "the password: the one I gave you yesterday",
@@ -134,6 +139,13 @@ PROSE = [
     "ssh -p 2222 deploy@host 'systemctl restart app'",
     "use --token-file ~/.config/gh/token instead of pasting it",
     "set TOKEN_TTL=3600 in the config",
+    # near misses of the hidden shapes
+    "sort by key=name, then ?key=id in the docs",
+    "the aws docs say: use IAM roles, not keys; commit 0123456789abcdef0123456789abcdef01234567",
+    "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo= is base64 of the alphabet",
+    "全角のカンマ、と句読点。ＡＢＣ は全角です",
+    "ran pytest\nthen committed the fix",
+    "ghp tokens are rotated weekly\nFinally2 the build passed",
 ]
 
 
@@ -202,3 +214,61 @@ def test_the_prefilter_changes_no_result() -> None:
     for text in texts:
         for detector in (True, False):
             assert _redact(text, detector) == _redact_all(text, detector), text
+
+
+KEY_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    body=st.text(alphabet=KEY_CHARS, min_size=30, max_size=60),
+    cut=st.integers(min_value=3, max_value=60),
+    before=st.sampled_from(["", "key ", "here: ", "export K="]),
+    after=st.sampled_from(["", " then", "\nnext line", " 完了"]),
+)
+def test_a_key_split_anywhere_by_a_newline_leaves_no_piece(
+    body: str, cut: int, before: str, after: str
+) -> None:
+    # Generated: wherever a terminal wrapped the key, no 8 characters of its body survive.
+    key = "sk-ant-api03-" + body
+    cut = min(cut, len(key) - 6)
+    # Documented trade-off (redact._WORD): a whole key, then a plain word on the next line,
+    # is a key and a word.
+    assume(not (_WORD.fullmatch(key[cut:]) and redact(key[:cut]) != key[:cut]))
+    text = before + key[:cut] + "\n" + key[cut:] + after
+    masked = redact(text)
+    pieces = {body[i : i + 8] for i in range(len(body) - 7)}
+    assert not [p for p in pieces if p in masked.replace("\n", "")], masked
+    assert redact(masked) == masked
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    secret=st.sampled_from([t for n, t, _ in SHAPES[:12]] + ["ghp_" + "a1B2" * 9]),
+    wrap=st.sampled_from(["base64", "urlsafe", "fullwidth"]),
+)
+def test_a_wrapped_key_is_masked_in_every_wrapping(secret: str, wrap: str) -> None:
+    import base64
+
+    if wrap == "base64":
+        text = base64.b64encode(secret.encode()).decode()
+    elif wrap == "urlsafe":
+        text = base64.urlsafe_b64encode(secret.encode()).decode().rstrip("=")
+    else:
+        text = fullwidth(secret)
+    masked = redact(f"pasted {text} here")
+    assert text not in masked and "[REDACTED:" in masked
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(
+        alphabet=st.sampled_from(
+            list("abcdefghij klmnopq rstuvwxyz.,;:?=&/-_\n") + list("而且测试通过了，。ＡＢéß")
+        ),
+        max_size=120,
+    )
+)
+def test_prose_of_any_script_is_left_alone_and_masking_is_idempotent(text: str) -> None:
+    # Generated prose with no credential in it (no digits, no key prefix) comes back as written.
+    assert redact(text) == text
