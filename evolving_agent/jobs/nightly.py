@@ -55,6 +55,7 @@ from evolving_agent.memory.hypotheses import (
     apply_day,
     day_key,
     day_links,
+    duplicate_of,
     hypothesis_id,
     merge_into_register,
     read_register,
@@ -165,7 +166,8 @@ def run_nightly(
     notes: list[str] = []
     if day == when.astimezone().date():
         notes.append(
-            f"{day} is not over: friction recorded on it after this run will not be reflected "
+            f"{day} is not over: friction dated on it after this run is refused (it would never be "
+            "reflected) "
             "(a nightly run reflects a finished day; the default is yesterday)"
         )
     first = day
@@ -247,14 +249,18 @@ def _run_one(
     return NightlyResult(status=status, plan=plan, record_ids=marker.record_ids)
 
 
-def _adopted(events: list[EvidenceRecord], known: set[str]) -> list[Hypothesis]:
-    """Hypotheses a session added that day (Evidence only) that the cache lacks."""
+def _adopted(events: list[EvidenceRecord], known: dict[str, Hypothesis]) -> list[Hypothesis]:
+    """Hypotheses a session added that day (Evidence only) that the cache lacks; a
+    look-alike of one already known (the same words once invisible characters, lookalike
+    letters and widths are normalised) folds into it instead."""
     out = []
     for rec in events:
         snap = snapshot_of(rec)
-        if snap is not None and snap.origin == "session" and snap.id not in known:
+        if snap is None or snap.origin != "session" or snap.id in known:
+            continue
+        if duplicate_of(snap.text, known) is None:
             out.append(snap)
-            known.add(snap.id)
+            known[snap.id] = snap
     return out
 
 
@@ -307,7 +313,7 @@ def _context(
     """The reflector's context for ``day``: the register with the human's adoptions and
     the session's proposals marked, read once (the day's digest is reused)."""
     base = NightlyContext(day=day, reader=reader, previous_carry=read_previous_carry(reader))
-    known = set(read_register(reader))
+    known = dict(read_register(reader))
     adopted = _adopted(list(base.events), known)
     marks = {h.id: (h, why) for h, why in _proposed_marks(base)}
     seen = {**base.register, **{h.id: h for h in adopted}, **{k: v[0] for k, v in marks.items()}}
@@ -605,7 +611,7 @@ def _check_raise(
             raise ReflectorError(f"a raised hypothesis cites {eid!r}, not recent untagged friction")
     if len(days) < 2:
         raise ReflectorError("a raised hypothesis needs untagged friction on 2 distinct days")
-    if hypothesis_id(new.text) in register:
+    if hypothesis_id(new.text) in register or duplicate_of(new.text, register) is not None:
         raise ReflectorError("the raised hypothesis already exists")
     return ctx.raised(new)
 

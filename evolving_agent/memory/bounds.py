@@ -3,9 +3,9 @@
 The limits of docs/authority.md ("Limits"): an event's text at :data:`MAX_TEXT_BYTES`
 (16 KiB of UTF-8), a session id or hypothesis link at :data:`MAX_FIELD_CHARS` (one
 line), an import line at :data:`MAX_IMPORT_LINE_BYTES`; and no event dated on a day the
-nightly job already reflected (a clock stepped back).  Over a limit the check raises
-``InvalidInput`` (exit 4, one line) before anything is written.  Kept apart from
-:mod:`evolving_agent.memory.events` so the friction fast path
+nightly job already reflected, that day itself included (a clock stepped back).  Over a
+limit the check raises ``InvalidInput`` (exit 4, one line) before anything is written.
+Kept apart from :mod:`evolving_agent.memory.events` so the friction fast path
 (:mod:`evolving_agent.memory.frictionfast`) runs the very same checks without pydantic.
 """
 
@@ -53,10 +53,13 @@ def last_reflected_day(root: MemoryRoot) -> date | None:
 
 
 def refuse_reflected_day(root: MemoryRoot, ts: datetime) -> None:
-    """An event dated on a day already reflected would never be reflected: refuse it."""
+    """An event dated on a day already reflected would never be reflected: refuse it.
+
+    The reflected day itself counts: its nightly has run (a catch-up reflects only the
+    days after it), so an event a clock stepped back onto it would be silently lost."""
     last = last_reflected_day(root)
     day = ts.date()
-    if last is not None and day < last:
+    if last is not None and day <= last:
         raise InvalidInput(
             f"the clock says {ts:%Y-%m-%d %H:%M}, but the nightly job already reflected "
             f"{last}: an event dated {day} would never be reflected; nothing was written "

@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evolving_agent.errors import InvalidInput, NotFound, first_error
 from evolving_agent.memory.authority import ScopedReader, Writer
+from evolving_agent.memory.bounds import refuse_reflected_day
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
 from evolving_agent.memory.policy import Actor
 from evolving_agent.memory.redact import redact
@@ -193,6 +194,21 @@ def duplicate_of(text: str, register: dict[str, Hypothesis]) -> Hypothesis | Non
         if h.active and key(h.text) == k:
             return h
     return None
+
+
+def pending_session_hypotheses(root: MemoryRoot) -> dict[str, Hypothesis]:
+    """Hypotheses sessions added since the last reflected day: in Evidence only, until the
+    nightly adopts them (a session may not write Today's register).  Days since the last
+    nightly, so the cost does not grow with the history."""
+    from evolving_agent.memory.bounds import last_reflected_day
+
+    log = EvidenceLog(root)
+    last = last_reflected_day(root)
+    days = [d for d in log.all_days() if last is None or d > last]
+    if not days:
+        return {}
+    pending = fold(log.iter_range(days[0], days[-1]))
+    return {hid: h for hid, h in pending.items() if h.origin == "session"}
 
 
 _MARKUP = re.compile(r"</?[A-Za-z][^<>\n]{0,60}>|[`]")
@@ -484,16 +500,26 @@ def add_hypothesis(
     hid = hypothesis_id(claim)
     writer = Writer(root, actor)
     reader = ScopedReader(root, actor)
+    # A session's hypothesis added since the last nightly waits in Evidence, not yet in
+    # the cache: a look-alike of it is the same belief too.
     known = read_register(reader)
-    if hid in known:
-        raise InvalidInput(f"hypothesis {hid} already exists: {claim}")
-    same = duplicate_of(claim, known)
+    pending = {k: v for k, v in pending_session_hypotheses(root).items() if k not in known}
+    adopt = " (a session's, waiting for evidence: 'hypothesis edit {} --adopt' adopts it)"
+    if hid in known or hid in pending:
+        note = adopt.format(hid) if hid in pending else ""
+        raise InvalidInput(f"hypothesis {hid} already exists{note}: {claim}")
+    same = duplicate_of(claim, {**pending, **known})
     if same is not None:
+        note = adopt.format(same.id) if same.id in pending else ""
         raise InvalidInput(
-            f"hypothesis {same.id} already says this (the same words once invisible "
+            f"hypothesis {same.id} already says this{note} (the same words once invisible "
             f"characters, lookalike letters and widths are normalised): {same.text}"
         )
     stamp, day = _day_of(ts)
+    if actor == "session":
+        # The nightly adopts a session's hypothesis when it reflects that day: on a day
+        # already reflected it would wait for good.
+        refuse_reflected_day(root, stamp)
     h = Hypothesis(
         id=hid,
         text=claim,
@@ -614,6 +640,7 @@ def propose_shape(
     if not h.carriable:
         raise InvalidInput(f"hypothesis {hid} is retired or split; propose for a live one")
     stamp, _ = _day_of(ts)
+    refuse_reflected_day(root, stamp)  # read by the nightly of that day only
     what = "; ".join(f"{k}: {v}" for k, v in shape.items() if v)
     return Writer(root, "session").append(
         "hypothesis-proposal",

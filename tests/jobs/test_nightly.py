@@ -289,9 +289,11 @@ def test_reflecting_a_day_that_is_not_over_says_what_will_be_missed(root: Memory
     first = run_cli("run", "nightly", "--date", today)
     assert first.exit_code == 0, first.output
     assert f"{today} is not over" in first.output
-    # Friction later that day is never reflected by a later run: the note above is the
-    # only place the user learns it.
-    assert run_cli("friction", "menu once more", "--supports", hid).exit_code == 0
+    # Friction later that day would never be reflected by a later run: it is refused, and
+    # the note above said so.
+    later = run_cli("friction", "menu once more", "--supports", hid)
+    assert later.exit_code == 4
+    assert f"already reflected {today}: an event dated {today} would never" in later.output
     yesterday = run_cli("run", "nightly")
     assert yesterday.exit_code == 4  # Today already reflects today
 

@@ -18,7 +18,7 @@ from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.events import MAX_TEXT_BYTES
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.paths import MemoryRoot
-from tests.helpers import run_cli
+from tests.helpers import run_cli, run_proc
 from tests.helpers.fixtures import McpServer
 from tests.helpers.review import snapshot
 from tests.helpers.roots import fresh_root
@@ -171,3 +171,43 @@ def test_an_event_dated_before_the_last_reflected_day_is_refused(root: MemoryRoo
         assert _records(root) == before
     with freeze_time("2026-11-10 12:00:00"):
         assert run_cli("friction", "felt off").exit_code == 0
+
+
+def test_an_event_dated_on_the_reflected_day_itself_is_refused_at_every_door(
+    root: MemoryRoot, tmp_path: Path
+) -> None:
+    # Guards issue 31: the clock stepped back onto the day the nightly had just reflected
+    # was accepted silently and never reflected (only days before it were refused).
+    from evolving_agent.memory.events import import_events
+    from evolving_agent.memory.hypotheses import add_hypothesis
+
+    with freeze_time("2026-11-10 04:00:00"):
+        assert run_cli("run", "nightly", "--date", "2026-11-09").exit_code == 0
+    with freeze_time("2026-11-09 21:00:00"):  # stepped back onto the reflected day
+        before = _records(root)
+        result = run_cli("friction", "felt off")
+        assert result.exit_code == 4
+        assert "already reflected 2026-11-09: an event dated 2026-11-09 would never" in (
+            result.output
+        )
+        assert run_cli("evidence", "append", "--kind", "raw", "x").exit_code == 4
+        batch = tmp_path / "in.jsonl"
+        batch.write_text(json.dumps({"ts": "2026-11-09T20:00:00", "kind": "raw", "text": "x"}))
+        with pytest.raises(Exception, match="already reflected 2026-11-09"):
+            import_events(root, "human", batch)
+        with pytest.raises(Exception, match="already reflected 2026-11-09"):
+            add_hypothesis(root, "a belief from the past", actor="session")
+        assert _records(root) == before
+
+
+@pytest.mark.slow
+def test_the_fast_friction_path_refuses_the_reflected_day_like_the_cli(root: MemoryRoot) -> None:
+    # The stdlib fast path, in a real process: today reflected (a nightly run for today).
+    from datetime import date
+
+    today = date.today().isoformat()
+    with freeze_time(f"{today} 23:59:00"):
+        assert run_cli("run", "nightly", "--date", today).exit_code == 0
+    proc = run_proc("--root", str(root.path), "friction", "after the run")
+    assert proc.returncode == 4, proc.stderr
+    assert f"already reflected {today}: an event dated {today}" in proc.stderr.decode()

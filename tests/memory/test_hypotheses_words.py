@@ -6,6 +6,8 @@ from datetime import date, datetime, time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory.evidence import EvidenceLog
@@ -90,3 +92,66 @@ def test_a_session_hypothesis_is_not_ready_until_friction_or_the_human(root: Mem
     with pytest.raises(InvalidInput, match="nothing of the session"):
         human = add_hypothesis(root, "A human belief", ts=at(D0, 9))
         edit_hypothesis(root, human.id, adopt=True)
+
+
+# Confusable rewritings of one claim: what a session (or a pasted text) may type.
+_LOOKALIKE = {
+    "a": "\u0430", "e": "\u0435", "o": "\u043e", "p": "\u0440", "c": "\u0441", "i": "\u0456"
+}  # fmt: skip
+
+
+def _disguise(text: str, moves: list[tuple[int, int]]) -> str:
+    out = list(text)
+    for kind, where in moves:
+        i = where % len(out)
+        ch, rest = out[i][0], out[i][1:]  # a slot may hold a letter and what was added
+        if kind == 0 and ch.lower() in _LOOKALIKE:
+            ch = _LOOKALIKE[ch.lower()]
+        elif kind == 1:
+            rest += "\u200b"  # zero-width space
+        elif kind == 2 and "!" <= ch <= "~":
+            ch = chr(ord(ch) + 0xFEE0)  # full width
+        elif kind == 3:
+            ch = ch.upper()
+        elif kind == 4 and ch == " ":
+            rest += " "
+        out[i] = ch + rest
+    return "".join(out)
+
+
+_MOVES = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 200)), max_size=6)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(twins=st.lists(_MOVES, min_size=1, max_size=5), actors=st.lists(st.booleans(), min_size=5))
+def test_look_alikes_fold_into_one_hypothesis_at_every_entry(
+    tmp_path_factory: pytest.TempPathFactory, twins: list[list[tuple[int, int]]], actors: list[bool]
+) -> None:
+    # Guards issue 31: five confusable spellings added one by one were five hypotheses.
+    # Added by the human or by a session (whose additions wait in Evidence for the
+    # nightly), in any order: one belief, and the nightly adopts at most that one.
+    from evolving_agent.jobs.nightly import run_nightly
+
+    root = fresh_root(tmp_path_factory.mktemp("twins") / "memory")
+    claim = "I open with a plan nobody asked for"
+    spellings = [claim] + [_disguise(claim, moves) for moves in twins]
+    added = 0
+    for i, text in enumerate(spellings):
+        actor = "session" if actors[i % len(actors)] else "human"
+        try:
+            add_hypothesis(root, text, actor=actor, ts=at(D0, 8 + i))
+            added += 1
+        except InvalidInput as e:
+            assert "already" in str(e)
+    assert added == 1
+    run_nightly(root, D0, now=at(date(2027, 3, 2), 3))
+    assert len([h for h in fold_root(root).values() if h.active]) == 1
+
+
+def test_a_session_twin_of_a_pending_session_hypothesis_is_refused(root: MemoryRoot) -> None:
+    # The shrunk case: two sessions, one day, no nightly in between.
+    add_hypothesis(root, "I open with a plan nobody asked for", actor="session", ts=at(D0, 8))
+    with pytest.raises(InvalidInput, match="already says this"):
+        add_hypothesis(root, "I open with a рlan nobody asked for", actor="session", ts=at(D0, 9))
