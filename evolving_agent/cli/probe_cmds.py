@@ -88,33 +88,62 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
         echo(f"  rules:   {', '.join(rules) if rules else '(none: judge only)'}")
 
 
+@probe_group.command("suggest")
+@click.option("--all", "every", is_flag=True, help="Draft for entries that have probes too.")
+@click.pass_context
+def suggest_cmd(ctx: click.Context, every: bool) -> None:
+    """Draft probes for every Canon entry (three each, in the entry's language); print them.
+
+    Nothing is written: edit the drafts, then commit them with
+    'evolving-agent canon edit probes.yaml'.  Entries that already have a probe are
+    skipped unless --all.
+
+    \b
+    Example:
+      evolving-agent probe suggest > drafts.yaml
+    """
+    from evolving_agent.probes.suggest import draft_for_root, render
+
+    echo(render(draft_for_root(root_from(ctx), every=every)), nl=False)
+
+
 @probe_group.command("run")
 @click.option("--model", required=True, metavar="NAME", help="The name the answers are kept under.")
+@click.option(
+    "--repeats",
+    type=click.IntRange(1, 20),
+    default=3,
+    show_default=True,
+    metavar="R",
+    help="Answers asked of each probe (adherence is the share honoured).",
+)
 @_backend_options
 @json_option(help="Print the run (record ids, probes answered) as JSON.")
 @click.pass_context
 def run_cmd(
     ctx: click.Context,
     model: str,
+    repeats: int,
     reflector: str | None,
     reflector_cmd: str | None,
     as_json: bool,
 ) -> None:
-    """Ask MODEL every probe with exactly boot's context; keep the answers in Evidence.
+    """Ask MODEL every probe R times with exactly boot's context; keep the answers in Evidence.
 
     Runs contained: nothing is written but one `probe` Evidence record per answer
     (masked, bounded); Canon and Today are checked around every answer.
 
     \b
     Example:
-      evolving-agent probe run --model sonnet-4.5 --reflector-cmd "claude -p --tools ''"
+      evolving-agent probe run --model sonnet-4.5 --repeats 3 --reflector-cmd "claude -p --tools ''"
     """
     from evolving_agent.probes import resolve_answerer
     from evolving_agent.probes.run import check_model_name, run_probes
 
     root = root_from(ctx)
     model = check_model_name(model)
-    result = run_probes(root, model=model, backend=resolve_answerer(root, reflector, reflector_cmd))
+    backend = resolve_answerer(root, reflector, reflector_cmd)
+    result = run_probes(root, model=model, backend=backend, repeats=repeats)
     if as_json:
         echo_json(result.model_dump(mode="json"))
     else:
@@ -135,8 +164,9 @@ def _print_run(r: ProbeRunResult) -> None:
         echo(f"  {key}: no answer ({_safe(why)})")
     for key, why in r.skipped.items():
         echo(f"  {key}: skipped ({_safe(why)})")
+    each = f", {r.repeats} answers each" if r.repeats > 1 else ""
     echo(
-        f"{len(r.answered)} answered, {len(r.failed)} failed, {len(r.skipped)} skipped; "
+        f"{len(r.answered)} answered, {len(r.failed)} failed, {len(r.skipped)} skipped{each}; "
         "kept in Evidence (kind probe)"
     )
 
@@ -219,10 +249,14 @@ def print_diff(d: ProbeDiff) -> None:
         echo(f"regressed: {', '.join(d.continuity.regressed)}")
     if d.continuity.undecided:
         echo(f"undecided (not counted as honoured): {', '.join(d.continuity.undecided)}")
+    if d.receipt is not None:
+        for line in d.receipt.lines():
+            echo(_safe(line))
     for note in d.notes:
         echo(f"note: {_safe(note)}")
     for rid in d.queued:
-        echo(f"queued {rid} for review (evolving-agent review show {rid})")
+        held = " — it holds the upgrade" if rid == d.hold else ""
+        echo(f"queued {rid} for review (evolving-agent review show {rid}){held}")
     for rid in d.already_queued:
         echo(f"already queued: {rid}")
 

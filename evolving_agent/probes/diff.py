@@ -44,6 +44,7 @@ from evolving_agent.probes.models import (
     ProbeRow,
     Verdict,
 )
+from evolving_agent.probes.receipt import receipt
 from evolving_agent.probes.rules import failures
 from evolving_agent.probes.run import ACTOR, committed_probes
 from evolving_agent.review.models import PendingReview, ProbeAnswerPair, ProbeCard
@@ -52,23 +53,41 @@ from evolving_agent.review.store import dump, list_reviews
 MAX_ENTRY_CHARS = 300
 
 
-def latest_answers(
-    root: MemoryRoot,
-) -> dict[str, dict[str, tuple[EvidenceRecord, ProbeAnswerData]]]:
+Answer = tuple[EvidenceRecord, ProbeAnswerData]
+
+
+def latest_runs(root: MemoryRoot) -> dict[str, dict[str, list[Answer]]]:
+    """model -> probe -> the answers of the latest run that answered it (its repeats, in
+    order), models in the order they last answered."""
+    out: dict[str, dict[str, list[Answer]]] = {}
+    for model, probes in _all_answers(root).items():
+        out[model] = {}
+        for probe, answers in probes.items():
+            last_run = answers[-1][1].run
+            out[model][probe] = [a for a in answers if a[1].run == last_run]
+    return out
+
+
+def latest_answers(root: MemoryRoot) -> dict[str, dict[str, Answer]]:
     """model -> probe -> its latest answer, models in the order they last answered."""
+    return {m: {p: a[-1] for p, a in probes.items()} for m, probes in latest_runs(root).items()}
+
+
+def _all_answers(root: MemoryRoot) -> dict[str, dict[str, list[Answer]]]:
+    """model -> probe -> every answer, oldest first; models in the order they last answered."""
     found: list[tuple[EvidenceRecord, ProbeAnswerData]] = []
     for rec in EvidenceLog(root).iter_kind("probe"):
         try:
             found.append((rec, ProbeAnswerData.model_validate(rec.data)))
         except ValidationError:
             continue  # a record of a newer or foreign shape is not an answer we can read
-    found.sort(key=lambda pair: pair[0].ts)
-    out: dict[str, dict[str, tuple[EvidenceRecord, ProbeAnswerData]]] = {}
+    found.sort(key=lambda pair: (pair[0].ts, pair[1].repeat))
+    out: dict[str, dict[str, list[Answer]]] = {}
     for _rec, data in found:
         out.pop(data.model, None)  # re-insert: dict order is "last answered"
         out.setdefault(data.model, {})
     for rec, data in found:
-        out[data.model][data.probe] = (rec, data)
+        out[data.model].setdefault(data.probe, []).append((rec, data))
     return out
 
 
@@ -152,6 +171,12 @@ def _view(
     )
 
 
+def _client(answers: dict[str, list[Answer]]) -> str:
+    """The client (reflector) that gave a model's latest answers."""
+    latest = max((a[-1] for a in answers.values()), key=lambda x: x[0].ts, default=None)
+    return latest[1].reflector if latest else "unknown"
+
+
 def continuity(model_a: str, model_b: str, rows: list[ProbeRow]) -> Continuity:
     both = [r for r in rows if r.a is not None and r.b is not None]
     ok_a = {r.probe for r in both if r.a and r.a.verdict.status == "honours"}
@@ -204,21 +229,12 @@ def _cards(
     already: list[str] = []
     notes: list[str] = []
     n = 0
+    fell = set(diff.receipt.fell) if diff.receipt else set(by_entry)
     for entry, rows in by_entry.items():
-        bad = [r for r in rows if r.regressed]
-        if not bad:
-            continue
-        pairs = [
-            ProbeAnswerPair(
-                probe=r.probe,
-                before=r.a.evidence_id,
-                after=r.b.evidence_id,
-                verdict="undecided" if r.b.verdict.status == "undecided" else "breaks",
-                why=r.b.verdict.why(),
-            )
-            for r in bad
-            if r.a is not None and r.b is not None
-        ]
+        bad = [r for r in rows if r.worse and r.witness()]
+        if not bad or entry not in fell:
+            continue  # no regression, or one the repeats do not bear out
+        pairs = _pairs(bad)
         answers = {p.after for p in pairs} | {p.before for p in pairs}
         dup = next(
             (
@@ -281,6 +297,81 @@ def _cards(
     return cards, already, notes
 
 
+def _pairs(rows: list[ProbeRow]) -> list[ProbeAnswerPair]:
+    """Each worse probe's witnesses: A honouring it, B not."""
+    out = []
+    for r in rows:
+        seen = r.witness()
+        if seen is None:
+            continue
+        good, bad = seen
+        out.append(
+            ProbeAnswerPair(
+                probe=r.probe,
+                before=good.evidence_id,
+                after=bad.evidence_id,
+                verdict="undecided" if bad.verdict.status == "undecided" else "breaks",
+                why=bad.verdict.why(),
+            )
+        )
+    return out
+
+
+def _hold_card(
+    root: MemoryRoot, diff: ProbeDiff, when: datetime, taken: set[str]
+) -> PendingReview | None:
+    """One card that holds the upgrade: approving it records in Canon that the human
+    moved to model B with these figures; rejecting it keeps model A (Canon unchanged).
+    Not queued again for the same pair while one is pending or was decided."""
+    r = diff.receipt
+    if r is None or not r.held or r.overall is None:
+        return None
+    for review in list_reviews(root):
+        card = review.pending.probe
+        if card is not None and card.hold and (card.model_a, card.model_b) == (
+            diff.model_a,
+            diff.model_b,
+        ):
+            diff.already_queued.append(review.id)
+            return None
+    pairs = _pairs([row for row in diff.rows if row.worse])
+    if not pairs:
+        return None
+    month = when.strftime("%Y-%m")
+    n = 1
+    while f"rev-{month}-probe-{n}" in taken:
+        n += 1
+    o = r.overall
+    text = (
+        f"I run on {diff.model_b}: the human moved me to it from {diff.model_a} on "
+        f"{when:%Y-%m-%d}, with Canon adherence at {o.b:.0f}% (was {o.a:.0f}%)."
+    )
+    card = ProbeCard(
+        model_a=diff.model_a,
+        model_b=diff.model_b,
+        entry="overall",
+        entry_text=f"adherence to Canon across {o.probes} probes",
+        regressed=len(pairs),
+        of=o.probes,
+        canon_commit=diff.rows[0].b.canon_commit if diff.rows and diff.rows[0].b else None,
+        pairs=pairs,
+        hold=True,
+    )
+    return PendingReview(
+        id=f"rev-{month}-probe-{n}",
+        month=month,
+        diff=CanonDiff(section="self_understanding", op="add", text=text),
+        hypothesis="",
+        evidence_ids=[x for p in pairs for x in (p.before, p.after)],
+        rationale=(
+            f"{card.title()}. {o.line()}. Approve: move to {diff.model_b} (recorded in "
+            f"Canon). Reject: keep {diff.model_a}."
+        ),
+        created=when,
+        probe=card,
+    )
+
+
 def diff_probes(
     root: MemoryRoot,
     model_a: str | None = None,
@@ -292,26 +383,35 @@ def diff_probes(
 ) -> ProbeDiff:
     """Compare two models' latest answers; queue a card per entry B reads differently."""
     probes_file, identity, commit = committed_probes(root)
-    answers = latest_answers(root)
-    a, b = pick_models(list(answers), model_a, model_b)
+    runs = latest_runs(root)
+    a, b = pick_models(list(runs), model_a, model_b)
     rows: list[ProbeRow] = []
     notes: list[str] = []
+    by_entry: dict[str, list[tuple[list[bool], list[bool]]]] = {}
     for probe in probes_file.active():
         try:
             entry_text = resolve_entry(identity, probe.entry)
         except ValueError as exc:
             notes.append(f"probe {probe.key}: {exc} (edit canon/probes.yaml)")
             continue
+        views = [
+            [_view(ans, probe, entry_text, judge) for ans in runs[m].get(probe.key, [])]
+            for m in (a, b)
+        ]
         rows.append(
             ProbeRow(
                 probe=probe.key,
                 entry=probe.entry,
                 entry_text=entry_text,
                 implies=probe.implies,
-                a=_view(answers[a].get(probe.key), probe, entry_text, judge),
-                b=_view(answers[b].get(probe.key), probe, entry_text, judge),
+                a=views[0][-1] if views[0] else None,
+                b=views[1][-1] if views[1] else None,
+                a_all=[v for v in views[0] if v is not None],
+                b_all=[v for v in views[1] if v is not None],
             )
         )
+        honoured = [[v is not None and v.verdict.status == "honours" for v in vs] for vs in views]
+        by_entry.setdefault(probe.entry, []).append((honoured[0], honoured[1]))
     result = ProbeDiff(
         model_a=a,
         model_b=b,
@@ -319,6 +419,7 @@ def diff_probes(
         rows=rows,
         continuity=continuity(a, b, rows),
         notes=notes,
+        receipt=receipt(a, b, (_client(runs[a]), _client(runs[b])), by_entry),
     )
     if not queue:
         return result
@@ -331,6 +432,11 @@ def diff_probes(
         )
         result.already_queued = already
         result.notes += card_notes
+        taken = {p.stem for p in root.area_dir("pending").glob("*.json")} | {c.id for c in cards}
+        hold = _hold_card(root, result, when, taken)
+        if hold is not None:
+            cards.append(hold)
+            result.hold = hold.id
         if cards:
             result.record_id, result.queued = queue_cards(root, result, cards)
     return result

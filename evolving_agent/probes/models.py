@@ -17,8 +17,9 @@ from evolving_agent.memory.probe_file import (  # noqa: F401  # re-exported
     ProbeChecks,
     ProbesFile,
 )
+from evolving_agent.probes.receipt import Receipt
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: ``repeat`` (one probe asked R times in one run)
 MAX_ANSWER_CHARS = 4000  # an answer is evidence of how a model reads Canon, not a transcript
 
 VerdictStatus = Literal["honours", "breaks", "undecided"]
@@ -42,6 +43,7 @@ class ProbeAnswerData(BaseModel):
     answer: str  # masked and bounded
     truncated: bool = False
     error: str | None = None  # the backend gave no answer (then ``answer`` is empty)
+    repeat: int = Field(1, ge=1)  # which of the run's R answers to this probe (v1: one)
 
 
 class JudgeVerdict(BaseModel):
@@ -87,8 +89,10 @@ class ProbeRow(BaseModel):
     entry: str
     entry_text: str
     implies: str
-    a: AnswerView | None
+    a: AnswerView | None  # the latest answer of the latest run
     b: AnswerView | None
+    a_all: list[AnswerView] = Field(default_factory=list)  # that run's every answer (repeats)
+    b_all: list[AnswerView] = Field(default_factory=list)
 
     @property
     def regressed(self) -> bool:
@@ -98,6 +102,29 @@ class ProbeRow(BaseModel):
             and self.a.verdict.status == "honours"
             and self.b.verdict.status != "honours"
         )
+
+    def _answers(self) -> tuple[list[AnswerView], list[AnswerView]]:
+        a = self.a_all or ([self.a] if self.a else [])
+        b = self.b_all or ([self.b] if self.b else [])
+        return a, b
+
+    @property
+    def worse(self) -> bool:
+        """B honours this probe in a smaller share of its answers than A does."""
+        a, b = self._answers()
+        return bool(a and b) and _honoured_share(b) < _honoured_share(a)
+
+    def witness(self) -> tuple[AnswerView, AnswerView] | None:
+        """An answer of A's that honours the probe and one of B's that does not."""
+        a, b = self._answers()
+        # The latest answers first (what the row shows), else the run's first that fits.
+        good = next((v for v in [self.a, *a] if v and v.verdict.status == "honours"), None)
+        bad = next((v for v in [self.b, *b] if v and v.verdict.status != "honours"), None)
+        return (good, bad) if good and bad else None
+
+
+def _honoured_share(views: list[AnswerView]) -> float:
+    return sum(v.verdict.status == "honours" for v in views) / len(views)
 
 
 class Continuity(BaseModel):
@@ -129,6 +156,7 @@ class ProbeRunResult(BaseModel):
     canon_commit: str | None
     context_sha256: str
     answered: list[str]  # probe keys
+    repeats: int = 1  # answers asked of each probe
     failed: dict[str, str] = Field(default_factory=dict)  # probe key -> why no answer
     skipped: dict[str, str] = Field(default_factory=dict)  # probe key -> why not run
     record_ids: list[str]
@@ -144,3 +172,5 @@ class ProbeDiff(BaseModel):
     already_queued: list[str] = Field(default_factory=list)
     record_id: str | None = None  # the ``job`` record of this diff, when it queued cards
     notes: list[str] = Field(default_factory=list)
+    receipt: Receipt | None = None  # adherence per entry and overall, with intervals
+    hold: str | None = None  # the review id of the card holding the upgrade, if queued

@@ -53,6 +53,8 @@ from evolving_agent.reflectors.command import (
 )
 
 ACTOR: Actor = "monthly"  # the queue's writer; its records are what cards cite
+DEFAULT_REPEATS = 3  # one misread answer must not decide a verdict
+MAX_REPEATS = 20
 
 
 def sha256(text: str) -> str:
@@ -116,11 +118,15 @@ def run_probes(
     *,
     model: str,
     backend: ProbeAnswerer,
+    repeats: int = DEFAULT_REPEATS,
     now: datetime | None = None,
 ) -> ProbeRunResult:
-    """Ask ``backend`` (labelled ``model``) every active probe; record each answer."""
+    """Ask ``backend`` (labelled ``model``) every active probe ``repeats`` times; record
+    each answer (``probe diff`` reads a probe's adherence as the share honoured)."""
     require_root(root)
     model = check_model_name(model)
+    if not 1 <= repeats <= MAX_REPEATS:
+        raise UsageError(f"--repeats must be 1 to {MAX_REPEATS} (got {repeats})")
     probes, identity, commit = committed_probes(root)
     context = build_boot(root).markdown()
     context_sha = sha256(context)
@@ -132,7 +138,7 @@ def run_probes(
     skipped: dict[str, str] = {p.key: "retired" for p in probes.probes if p.retired}
     record_ids: list[str] = []
     guarded = [root.today]  # beside Canon, the schedule and the prompts
-    for probe in probes.active():
+    for probe, repeat in ((p, r) for p in probes.active() for r in range(1, repeats + 1)):
         try:
             entry_text = resolve_entry(identity, probe.entry)
         except ValueError as exc:
@@ -165,15 +171,17 @@ def run_probes(
             answer=answer,
             truncated=truncated,
             error=redact(error) if error else None,
+            repeat=repeat,
         )
         verb = "could not answer" if error else "answered"
+        of = f" ({repeat} of {repeats})" if repeats > 1 else ""
         rec = writer.append(
-            "probe", f"{model} {verb} probe {probe.key}", data=data.model_dump(mode="json")
+            "probe", f"{model} {verb} probe {probe.key}{of}", data=data.model_dump(mode="json")
         )
         record_ids.append(rec.id)
         if error:
-            failed[probe.key] = error
-        else:
+            failed.setdefault(probe.key, error)
+        elif probe.key not in answered:
             answered.append(probe.key)
     return ProbeRunResult(
         run=run,
@@ -182,6 +190,7 @@ def run_probes(
         canon_commit=commit,
         context_sha256=context_sha,
         answered=answered,
+        repeats=repeats,
         failed=failed,
         skipped=skipped,
         record_ids=record_ids,

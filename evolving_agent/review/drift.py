@@ -53,6 +53,7 @@ FlagKind = Literal[
     "friction-flood",
     "stale-proposal",
     "fallback",
+    "upgrade-held",
 ]
 
 # Flags about the self drifting hold the hypotheses they name.  A stale proposal does not:
@@ -438,6 +439,31 @@ def _stale_reviews(root: MemoryRoot, today: date) -> list[DriftFlag]:
     return flags
 
 
+def _held_upgrades(root: MemoryRoot) -> list[DriftFlag]:
+    """A model upgrade ``probe diff`` held: its card waits for the human's decision."""
+    from evolving_agent.review.store import list_reviews
+
+    flags = []
+    for review in list_reviews(root):
+        card = review.pending.probe
+        if card is None or not card.hold or review.status != "pending":
+            continue
+        created = review.pending.created.astimezone().date()
+        flags.append(
+            DriftFlag(
+                kind="upgrade-held",
+                title=f"the upgrade {card.model_a} -> {card.model_b} is held for you ({review.id})",
+                detail=f"{review.pending.rationale} Decide with 'evolving-agent review approve "
+                f"{review.id}' (move) or 'review reject {review.id} --reason …' (keep)",
+                evidence_ids=list(review.pending.evidence_ids),
+                first=created,
+                last=created,
+                reviews=[review.id],
+            )
+        )
+    return flags
+
+
 ACKS_DIR = "drift-acks"  # reviews/decisions/drift-acks/<hypothesis>-<when>.json
 
 
@@ -539,6 +565,7 @@ def watch(
         *_monopoly(carries, carriable_on),
         *_friction_rate(start, end, friction, session_days),
         *_stale_reviews(root, today),
+        *_held_upgrades(root),
     ]
     if fallbacks:
         flags.append(

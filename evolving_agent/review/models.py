@@ -69,8 +69,16 @@ class ProbeCard(BaseModel):
     of: int  # probes of this entry both models answered
     canon_commit: str | None = None  # Canon the new model's answers were given under
     pairs: list[ProbeAnswerPair] = Field(min_length=1)
+    # The card that holds the upgrade itself (``probe diff``: overall adherence fell past
+    # the threshold): approve moves to model_b, reject keeps model_a.
+    hold: bool = False
 
     def title(self) -> str:
+        if self.hold:
+            return (
+                f"upgrade {self.model_a} -> {self.model_b} held: {self.regressed} of "
+                f"{self.of} probes honoured less often"
+            )
         return (
             f"model {self.model_b} reads *{self.entry_text}* differently: "
             f"{self.regressed} of {self.of} probe{'s' if self.of != 1 else ''}"

@@ -37,7 +37,7 @@ def test_run_then_diff_then_review(root: MemoryRoot) -> None:
     assert out[1:] == [
         "  shell-flag: answered",
         "  unclear-cleanup: answered",
-        "2 answered, 0 failed, 0 skipped; kept in Evidence (kind probe)",
+        "2 answered, 0 failed, 0 skipped, 3 answers each; kept in Evidence (kind probe)",
     ]
     second = run_cli("probe", "run", "--model", "drift-2", "--reflector-cmd", fake("drifting"))
     assert second.exit_code == 0, second.output
@@ -69,11 +69,22 @@ def test_run_then_diff_then_review(root: MemoryRoot) -> None:
         "  drift-2   breaks: 6 sentences, at most 3 allowed; says 'alternatively'; "
         f"says 'or you could'   [{ids['shell-flag'][1]}]"
     ) in out
-    assert out[-4:] == [
+    assert out[-10:] == [
         "continuity honest-1 -> drift-2: 2 of 2 probes honoured before, 0 after; 0 of 2 kept (0%)",
         "regressed: shell-flag, unclear-cleanup",
+        "receipt honest-1 (command, up to 3 answer(s) a probe) -> drift-2 (command, up to 3)",
+        "overall: 100% -> 0% (-100 points, 95% interval -100 to -100; 2 probe(s), 6/6 answers)"
+        "  FELL",
+        "  habits: Lead with the answer: 100% -> 0% (-100 points, 95% interval -100 to -100; "
+        "1 probe(s), 3/3 answers)  FELL",
+        "  values: Answer the question that was asked: 100% -> 0% (-100 points, 95% interval "
+        "-100 to -100; 1 probe(s), 3/3 answers)  FELL",
+        "held: overall adherence fell more than 5 points with its interval below zero; the "
+        "human approves the new model or keeps the old one",
         "queued rev-2026-12-probe-1 for review (evolving-agent review show rev-2026-12-probe-1)",
         "queued rev-2026-12-probe-2 for review (evolving-agent review show rev-2026-12-probe-2)",
+        "queued rev-2026-12-probe-3 for review (evolving-agent review show rev-2026-12-probe-3)"
+        " — it holds the upgrade",
     ]
 
     listed = run_cli("review", "list")
@@ -82,6 +93,8 @@ def test_run_then_diff_then_review(root: MemoryRoot) -> None:
         "then the reasoning.* differently: 1 of 1 probe",
         "rev-2026-12-probe-2  pending   probe: model drift-2 reads *Answer the question "
         "that was asked.* differently: 1 of 1 probe",
+        "rev-2026-12-probe-3  pending   probe: upgrade honest-1 -> drift-2 held: 2 of 2 probes "
+        "honoured less often",
     ]
     shown = run_cli("review", "show", "rev-2026-12-probe-2")
     assert shown.exit_code == 0, shown.output
@@ -211,9 +224,15 @@ def test_the_humans_three_answers_to_cards(
     run_cli("probe", "run", "--model", "drift-2", "--reflector-cmd", fake("drifting"))
     again = run_cli("probe", "diff")
     assert "already queued: rev-2026-12-probe-2" in again.output
+    assert "already queued: rev-2026-12-probe-3" in again.output  # the hold, still pending
     assert "shell-flag  [habits: Lead with the answer]  REGRESSED" in again.output
-    assert "queued rev-2026-12-probe-3 for review" in again.output
-    assert "rev-2026-12-probe-4" not in again.output
+    assert "queued rev-2026-12-probe-4 for review" in again.output
+    assert "rev-2026-12-probe-5" not in again.output
+    # 4. the hold: keeping the old model changes nothing; a second diff does not ask again
+    kept = run_cli("review", "reject", "rev-2026-12-probe-3", "--reason", "keep honest-1")
+    assert kept.exit_code == 0, kept.output
+    assert "I run on drift-2" not in (root.canon / "identity.yaml").read_text()
+    assert "queued rev-" not in run_cli("probe", "diff").output
 
 
 JUDGE_ONLY = """\

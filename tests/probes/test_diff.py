@@ -46,7 +46,10 @@ class Compared:
 
 
 def _run(root: MemoryRoot, model: str, mode: str) -> ProbeRunResult:
-    return run_probes(root, model=model, backend=resolve_answerer(root, None, fake(mode)))
+    # One answer a probe: these tests read single answers (test_receipt.py reads repeats).
+    return run_probes(
+        root, model=model, backend=resolve_answerer(root, None, fake(mode)), repeats=1
+    )
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +106,13 @@ def test_the_continuity_figure(compared: Compared) -> None:
 
 def test_a_card_per_entry_is_queued_citing_the_answers(compared: Compared) -> None:
     root = compared.root
-    assert compared.diff.queued == ["rev-2027-03-probe-1", "rev-2027-03-probe-2"]
+    # A card per entry, and (both entries fell: overall 100% -> 0%) the card holding the upgrade.
+    assert compared.diff.queued == [
+        "rev-2027-03-probe-1",
+        "rev-2027-03-probe-2",
+        "rev-2027-03-probe-3",
+    ]
+    assert compared.diff.hold == "rev-2027-03-probe-3"
     reviews = {r.id: r for r in list_reviews(root)}
     first = reviews[compared.diff.queued[0]]
     card = first.pending.probe
@@ -145,7 +154,7 @@ def test_each_card_has_review_queued_provenance(compared: Compared) -> None:
 def test_a_second_diff_queues_nothing_new(compared: Compared) -> None:
     assert compared.again.queued == []
     assert compared.again.already_queued == compared.diff.queued
-    assert len(records(compared.root, "review-queued")) == 2
+    assert len(records(compared.root, "review-queued")) == 3
 
 
 def test_nothing_reached_canon_or_today_and_verify_passes(compared: Compared) -> None:
@@ -253,6 +262,6 @@ def test_two_diffs_at_once_queue_each_card_once(tmp_path: Path) -> None:
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(3)]
     outs = [p.communicate(timeout=120)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0]
-    assert sum(out.count("\nqueued rev-") for out in outs) == 2
-    assert len([r for r in list_reviews(root) if r.pending.probe is not None]) == 2
-    assert len(records(root, "review-queued")) == 2
+    assert sum(out.count("\nqueued rev-") for out in outs) == 3  # two entries and the hold
+    assert len([r for r in list_reviews(root) if r.pending.probe is not None]) == 3
+    assert len(records(root, "review-queued")) == 3

@@ -112,7 +112,10 @@ def test_a_real_cli_answers_probes_and_the_drift_is_found(
         "says 'or you could'",
     ]
     assert d.continuity.regressed == ["shell-flag", "unclear-cleanup"]
-    assert len(d.queued) == 2
+    assert len(d.queued) == 3 and d.hold == d.queued[-1]  # two entries fell, and the upgrade
+    # The receipt names the client that answered, and read every repeat (3 by default).
+    assert d.receipt is not None and d.receipt.client_b == backend.name
+    assert (d.receipt.repeats_a, d.receipt.repeats_b) == (3, 3) and d.receipt.held
     assert (tree_hash(root.canon), tree_hash(root.today)) == (canon, today)
     assert git.Repo(root.path).head.commit.hexsha == head
     assert verify_root(root).problems == []

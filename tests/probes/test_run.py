@@ -32,7 +32,10 @@ def probe_records(root: MemoryRoot) -> list[EvidenceRecord]:
 
 
 def run(root: MemoryRoot, model: str, mode: str):  # type: ignore[no-untyped-def]
-    return run_probes(root, model=model, backend=resolve_answerer(root, None, fake(mode)))
+    # One answer a probe: these tests read single answers (test_receipt.py reads repeats).
+    return run_probes(
+        root, model=model, backend=resolve_answerer(root, None, fake(mode)), repeats=1
+    )
 
 
 def test_each_answer_is_recorded_with_model_commit_probe_and_context_hash(

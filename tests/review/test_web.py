@@ -64,7 +64,8 @@ def site(kept_demo: KeptDemo, tmp_path_factory: pytest.TempPathFactory) -> Itera
         # A model upgrade on top of the lived month: its probe card waits beside the rest.
         for model, mode in (("honest-1", "honest"), ("drift-2", "drifting")):
             run_probes(root, model=model, backend=resolve_answerer(root, None, fake(mode)))
-        probe_id, other_probe = diff_probes(root).queued
+        # Two entry cards, then the card holding the upgrade (both entries fell).
+        probe_id, other_probe, _hold = diff_probes(root).queued
     with serve(root.path, env) as server, browser() as b:
         yield Site(root, server, b, env, rid, probe_id, other_probe)
 

@@ -79,7 +79,8 @@ def test_text_from_the_root_cannot_script_or_reorder_the_page(site: Site) -> Non
     # Guards the page against a session that plants markup or a bidi override in a
     # hypothesis (anything the assistant can write reaches the owner's page).
     hostile = "<script>document.title='owned'</script> \u202eevil\u200b <b>bold</b>"
-    add_hypothesis(site.root, hostile, actor="session", ts=_at(date(2026, 10, 5), 9))
+    # Dated after the lived month's last nightly (11 October): an earlier day is refused.
+    add_hypothesis(site.root, hostile, actor="session", ts=_at(date(2026, 10, 12), 9))
     page = _page(site)
     assert page.locator("script").count() == 0 and page.title() != "owned"
     html = page.content()
