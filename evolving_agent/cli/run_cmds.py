@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from evolving_agent.cli._common import echo_json, json_option, root_from
+from evolving_agent.cli._common import DAY, echo_json, json_option, root_from
 from evolving_agent.cli._output import echo
 from evolving_agent.jobs.dispatch import check_strict, fallback_of, run_job
 from evolving_agent.jobs.monthly import MonthlyResult, held_line
@@ -41,7 +41,7 @@ def _options(fn: Callable[..., Any]) -> Callable[..., Any]:
     fn = click.option(
         "--date",
         "day",
-        type=click.DateTime(["%Y-%m-%d"]),
+        type=DAY,
         default=None,
         help="Date to run for (YYYY-MM-DD).",
     )(fn)

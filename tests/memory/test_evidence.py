@@ -189,20 +189,33 @@ def test_live_bus_set_show_clear(root: MemoryRoot) -> None:
     assert "invalid Live Bus key" in bad.output
 
 
-def test_friction_citing_an_unknown_hypothesis_is_kept_with_a_warning(root: MemoryRoot) -> None:
+def test_friction_citing_an_unknown_hypothesis_is_refused_and_nothing_is_recorded(
+    root: MemoryRoot,
+) -> None:
+    # It used to be kept with a warning, which a newcomer read past: the event then
+    # counted for no hypothesis.  A person typed the id, so the CLI refuses it (exit 4);
+    # the MCP tool, called unattended, still keeps the event and warns
+    # (tests/integrations/test_mcp_server.py).
     proc = run_proc("friction", "offered options unasked", "--supports", "h-nope")
-    assert proc.returncode == 0
-    assert proc.stdout.decode().startswith("ev-")
+    assert proc.returncode == 4
+    assert proc.stdout == b""
     assert proc.stderr.decode() == (
-        "warning: no hypothesis h-nope in the register; the event is recorded, but no job "
-        "will count it for a hypothesis (see 'evolving-agent hypothesis list')\n"
+        "error: no hypothesis h-nope: nothing was recorded (see 'evolving-agent hypothesis "
+        "list' for the ids, or leave --supports/--contradicts out)\n"
     )
-    assert [r.supports for r in EvidenceLog(root).iter_all()] == ["h-nope"]
+    assert list(EvidenceLog(root).iter_all()) == []
 
     hid = run_cli("hypothesis", "add", "Answer the question asked").output.split()[0]
     proc = run_proc("friction", "answered only what was asked", "--supports", hid)
     assert proc.returncode == 0
     assert proc.stderr == b""
+    # A hypothesis the session raised today waits in Evidence for the nightly run; it
+    # is known, so friction may cite it at once.
+    raised = run_cli("hypothesis", "add", "I open with a plan nobody asked for", "--as", "session")
+    assert raised.exit_code == 0, raised.output
+    sid = raised.output.split()[0]
+    proc = run_proc("friction", "opened with a plan again", "--contradicts", sid)
+    assert (proc.returncode, proc.stderr) == (0, b"")
 
 
 def _frictions(n: int) -> None:
