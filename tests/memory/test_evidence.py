@@ -91,16 +91,18 @@ def test_deleted_evidence_line_breaks_the_chain(root: MemoryRoot) -> None:
 
 def test_friction_links_and_evidence_show(root: MemoryRoot) -> None:
     with freeze_time("2026-11-30 10:15:00"):
-        rid = run_cli("friction", "offered options unasked", "--supports", "h-1").stdout.strip()
+        hid = run_cli("hypothesis", "add", "the user wants one option").output.split()[0]
+        rid = run_cli("friction", "offered options unasked", "--supports", hid).stdout.strip()
         run_cli("evidence", "append", "--kind", "journal", "pairing on the parser")
         shown = run_cli("evidence", "show").output.splitlines()
     assert rid.startswith("ev-")
-    assert shown[0].endswith("friction     session  offered options unasked [supports h-1]")
-    assert shown[0].split()[1] == rid
-    assert shown[1].endswith("journal      session  pairing on the parser")
+    friction = [line for line in shown if " friction " in line]
+    assert friction[0].endswith(f"friction     session  offered options unasked [supports {hid}]")
+    assert friction[0].split()[1] == rid
+    assert shown[-1].endswith("journal      session  pairing on the parser")
     data = json.loads(run_cli("evidence", "show", "--date", "2026-11-30", "--json").output)
-    assert [r["kind"] for r in data] == ["friction", "journal"]
-    assert data[0]["supports"] == "h-1"
+    assert [r["kind"] for r in data][-2:] == ["friction", "journal"]
+    assert data[-2]["supports"] == hid
 
 
 def test_empty_friction_is_refused(root: MemoryRoot) -> None:
