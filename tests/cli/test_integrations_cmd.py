@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from evolving_agent.cli import cli
@@ -131,3 +133,24 @@ def test_a_relative_program_is_printed_with_a_warning(tmp_path: Path) -> None:
         "warning: --program 'evolving-agent' is not an absolute path; a client started "
         "from another shell may not find it\n"
     )
+
+
+@pytest.mark.slow
+def test_the_printed_mcp_line_connects_from_a_shell_without_the_venv(tmp_path: Path) -> None:
+    # The newcomer's symptom, with the real Claude Code: registered from the README's
+    # venv, `claude mcp list` in a new shell said "✘ Failed to connect — ENOENT".
+    claude = shutil.which("claude")
+    assert claude, "claude is not installed (.ci/tools.sh installs it)"
+    root = fresh_root(tmp_path / "memory")
+    _code, out, _err = show("claude", "--root", str(root.path), "--json")
+    (line,) = [s["text"] for s in json.loads(out) if s["key"] == "claude-mcp-user"]
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "EVOLVING_AGENT_ROOT"}
+    env.update(HOME=str(home), PATH=f"{Path(claude).parent}:/usr/bin:/bin")  # no venv
+    added = subprocess.run(["sh", "-c", line], env=env, capture_output=True, text=True, timeout=120)
+    assert added.returncode == 0, added.stderr
+    listed = subprocess.run(
+        ["claude", "mcp", "list"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert f"{PROGRAM} --root {root.path} mcp - ✔ Connected" in listed.stdout, listed.stdout
