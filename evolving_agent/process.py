@@ -24,6 +24,7 @@ import os
 import select
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -33,6 +34,26 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MARKER_VAR = "EA_PROCESS_MARKER"
+PROGRAM = "evolving-agent"
+
+
+def own_command() -> list[str]:
+    """How another program starts this same installation again, from any shell: the
+    absolute path of the running ``evolving-agent`` script, else the one beside the
+    running interpreter (a venv's ``bin/``), else ``python -m evolving_agent``.
+
+    Set-ups a client runs later (a hook, an MCP server, a cron line) start in a shell
+    whose PATH may lack the venv; a bare ``evolving-agent`` there fails with ENOENT.
+    Symlinks are kept as they are: a venv's ``bin/`` is what activates it."""
+    argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if argv0 is not None and argv0.name == PROGRAM and argv0.is_file():
+        return [os.path.abspath(argv0)]
+    beside = Path(sys.executable).parent / PROGRAM
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return [os.path.abspath(beside)]
+    return [os.path.abspath(sys.executable), "-m", "evolving_agent"]
+
+
 _TAIL = 4000
 
 

@@ -9,11 +9,13 @@ running it.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import sys
 import tomllib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,8 @@ from click.testing import CliRunner
 from evolving_agent.cli import cli
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.paths import MemoryRoot
+from tests.helpers import docblocks
+from tests.helpers.fixtures import KeptDemo, copy_tree
 from tests.helpers.roots import fresh_root
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -114,6 +118,8 @@ SUBSHELL = re.compile(r"\$\((evolving-agent [^)]*)\)")
 
 
 def split_shell(text: str) -> list[str]:
+    # A `<NAME>` placeholder (docblocks.PLACEHOLDERS) is one word, not two redirections.
+    text = docblocks.PLACEHOLDER.sub(r"\1", text)
     lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     return list(lexer)
@@ -128,7 +134,7 @@ def invocations(tokens: list[str]) -> Iterator[tuple[str, ...]]:
             continue
         if at_start and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", tok):
             continue  # VAR=value before the command
-        if at_start and tok.rsplit("/", 1)[-1] == "evolving-agent":
+        if at_start and (tok.rsplit("/", 1)[-1] == "evolving-agent" or tok == "PROGRAM"):
             rest = []
             for t in tokens[i + 1 :]:
                 if t in OPERATORS:
@@ -315,17 +321,14 @@ def test_claude_settings_snippet_is_a_session_start_hook() -> None:
     assert hook["type"] == "command"
     argv = split_shell(hook["command"])
     # The root rides in the command (the hook's environment may lack $EVOLVING_AGENT_ROOT).
-    assert argv[:3] == ["evolving-agent", "--root", "/home/me/assistant-memory"]
+    assert argv[:3] == ["PROGRAM", "--root", "ROOT"]
     assert argv[3:6] == ["boot", "--format", "claude-hook"]
     assert "async" not in hook
 
 
 def test_integrations_page_has_the_mcp_add_line_and_the_import_fallback() -> None:
     text = (DOCS / "integrations.md").read_text(encoding="utf-8")
-    assert (
-        "claude mcp add --scope user evolving-agent -- evolving-agent --root "
-        "/home/me/assistant-memory mcp\n" in text
-    )
+    assert "claude mcp add --scope user evolving-agent -- <PROGRAM> --root <ROOT> mcp\n" in text
     (claude_md,) = [b for b in fenced("integrations.md", "markdown") if "\n@" in b]
     (imported,) = re.findall(r"^@(\S+)$", claude_md, re.M)
     assert f"evolving-agent boot --write-file {imported}\n" in text
@@ -413,3 +416,116 @@ def test_the_module_path_check_sees_a_stale_name() -> None:
         "jobs/runner.py",
         "evolving_agent/memory/reviews.py",
     ]
+
+
+# -- the shell blocks, run as pasted ----------------------------------------------------
+
+# Pages that make their own root start with none set, so a block that forgets to use it
+# fails instead of quietly working on another root (integrations.md once booted the
+# demo's); every other page runs where the README's tour leaves a reader: in the demo's
+# root, $EVOLVING_AGENT_ROOT exported.
+OWN_ROOT = {"integrations.md", "openai-loop.md", "sync.md"}
+README_TOUR = "## A 2-minute tour"  # run by tests/test_readme_tour.py, in one go
+
+
+def shell_pages() -> list[Path]:
+    return [p for p in sorted(DOCS.glob("*.md")) if docblocks.blocks(p)]
+
+
+@dataclass
+class PageRun:
+    ran: int = 0
+    failed: list[str] = field(default_factory=list)
+
+
+def run_page(page: Path, home: Path, demo: Path) -> PageRun:
+    """Every block of ``page`` not marked 'not run', in order, in one shell: a fresh HOME,
+    a directory laid out like a clone (examples/, docs/examples/) holding the demo."""
+    clone = home / "evolving-agent"
+    (clone / "docs").mkdir(parents=True)
+    (clone / "examples").symlink_to(REPO / "examples")
+    (clone / "docs" / "examples").symlink_to(DOCS / "examples")
+    copy_tree(demo, clone / "demo")
+    env = {**os.environ, "HOME": str(home), "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}"}
+    env["XDG_CONFIG_HOME"] = str(home / ".config")
+    for name in ("EVOLVING_AGENT_ROOT", "VISUAL", "EDITOR", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        env.pop(name, None)
+    if page.name not in OWN_ROOT:
+        env["EVOLVING_AGENT_ROOT"] = str(clone / "demo" / "memory")
+    shell = docblocks.Shell(clone, env)
+    result = PageRun()
+    for block in docblocks.blocks(page):
+        if block.not_run is not None:
+            continue
+        result.ran += 1
+        for step in block.steps():
+            proc = shell.run(step.command)
+            shown = proc.stdout.replace(str(home), "~").splitlines()  # as a reader's page says
+            if step.expected is not None:
+                ok = docblocks.matches(shown, step.expected)
+            else:
+                ok = proc.returncode == 0 and "warning:" not in proc.stdout
+            if not ok:
+                result.failed.append(f"{block.where}: $ {step.command}\n{proc.stdout}")
+                break
+    return result
+
+
+REPO = DOCS.parent
+VENV_BIN = Path(sys.executable).parent
+
+
+def test_every_shell_block_is_run_or_says_why_not() -> None:
+    # A block is either run below or marked `<!-- not run: REASON -->` with a reason a
+    # reader can act on; README.md's tour is run by tests/test_readme_tour.py.
+    for page in [*shell_pages(), REPO / "README.md"]:
+        text = page.read_text(encoding="utf-8")
+        tour = text.split(README_TOUR, 1)[1].split("\n## ", 1)[0] if README_TOUR in text else ""
+        for block in docblocks.blocks(page):
+            if block.body in tour:
+                continue
+            if block.not_run is not None:
+                assert len(block.not_run) > 10, f"{block.where}: say why it is not run"
+
+
+def test_the_block_runner_compares_what_it_should() -> None:
+    assert docblocks.matches(["error: x", "3"], ["error: x", "3"])
+    assert not docblocks.matches(["error: y", "3"], ["error: x", "3"])
+    assert not docblocks.matches(["error: x"], ["error: x", "3"])
+    assert docblocks.matches(["a", "b", "c", "d"], ["a", "...", "d"])
+    assert docblocks.matches(
+        ["04:06:22 ev-09c003948a3d write-denied"], ["11:00:01 ev-000000000000 write-denied"]
+    )
+    (block,) = docblocks.blocks(_page("<!-- not run: needs a second machine -->\n```sh\nx\n```\n"))
+    assert block.not_run == "needs a second machine"
+    steps = docblocks.blocks(_page("```console\n$ a \\\n  b\nout\n$ c\n```\n"))[0].steps()
+    assert steps == [docblocks.Step("a b", ["out"]), docblocks.Step("c", None)]
+
+
+def _page(text: str) -> Path:
+    import tempfile
+
+    path = Path(tempfile.mkdtemp()) / "page.md"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", shell_pages(), ids=lambda p: p.name)
+def test_every_shell_block_of_the_page_runs_as_written(
+    page: Path, tmp_path: Path, kept_demo: KeptDemo
+) -> None:
+    result = run_page(page, tmp_path / "home", kept_demo.directory)
+    assert result.failed == []
+    assert result.ran == sum(b.not_run is None for b in docblocks.blocks(page))
+
+
+def test_the_readme_set_up_installs_extras_that_exist_and_the_review_page() -> None:
+    # A newcomer's `review serve` at the end of the tour found no [review]: the set-up
+    # line had installed only [search].
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    (extras,) = re.findall(
+        r"pip install -e '\.\[([\w,]+)\]' && \.venv/bin/evolving-agent demo", readme
+    )
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert {"search", "review"} <= set(extras.split(",")) <= set(declared["optional-dependencies"])

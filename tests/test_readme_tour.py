@@ -15,16 +15,15 @@ import os
 import pty
 import re
 import select
-import shlex
 import signal
 import struct
-import subprocess
 import sys
 import termios
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import docblocks
 from tests.helpers.fixtures import KeptDemo, copy_tree
 
 REPO = Path(__file__).resolve().parent.parent
@@ -44,59 +43,7 @@ def tour_blocks() -> list[tuple[str, str]]:
     return re.findall(r"```(\w+)\n(.*?)```", section, flags=re.S)
 
 
-def bash_commands(body: str) -> list[str]:
-    return [c for c in body.replace("\\\n", " ").splitlines() if c.strip()]
-
-
-def console_steps(body: str) -> list[tuple[str, list[str]]]:
-    """(command, expected output lines) for each ``$ `` line of a console block."""
-    steps: list[tuple[str, list[str]]] = []
-    for line in body.splitlines():
-        if line.startswith("$ "):
-            steps.append((line[2:], []))
-        else:
-            steps[-1][1].append(line)
-    return steps
-
-
-def _varying(line: str) -> str:
-    """Evidence times and ids differ on every run; the rest of a line must not."""
-    return re.sub(r"^\d\d:\d\d:\d\d ev-[0-9a-f]{12} ", "HH:MM:SS ev-ID ", line)
-
-
-class Shell:
-    """Runs lines as bash does, keeping what ``export`` lines set, like one terminal."""
-
-    def __init__(self, cwd: Path, env: dict[str, str]) -> None:
-        self.cwd = cwd
-        self.env = env
-        self.status = 0  # what `$?` is on the next line
-
-    def export(self, line: str) -> None:
-        name, _, value = line.removeprefix("export ").partition("=")
-        (expanded,) = shlex.split(value.replace("$PWD", str(self.cwd)))
-        self.env[name] = expanded
-
-    def run(self, line: str) -> subprocess.CompletedProcess[str]:
-        # stdin is a terminal holding one "y", for the prompt of `review approve`.
-        master, slave = os.openpty()
-        try:
-            os.write(master, b"y\n")
-            proc = subprocess.run(
-                ["bash", "-c", f"(exit {self.status}); {line}"],
-                cwd=self.cwd,
-                env=self.env,
-                stdin=slave,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,  # interleaved, as a terminal shows them
-                text=True,
-                timeout=300,
-            )
-        finally:
-            os.close(slave)
-            os.close(master)
-        self.status = proc.returncode
-        return proc
+bash_commands = docblocks.bash_commands  # the runner every page's blocks use
 
 
 @pytest.mark.slow
@@ -108,28 +55,30 @@ def test_the_readme_tour_runs_as_written(tmp_path: Path, kept_demo: KeptDemo) ->
     editor = tmp_path / "editor.py"
     editor.write_text(EDITOR)
     venv_bin = str(Path(sys.executable).parent)
-    env = {**os.environ, "EDITOR": f"{sys.executable} {editor}"}
+    home = tmp_path / "home"  # a newcomer's fresh HOME
+    home.mkdir()
+    env = {**os.environ, "EDITOR": f"{sys.executable} {editor}", "HOME": str(home)}
+    env["XDG_CONFIG_HOME"] = str(home / ".config")
     env.pop("VISUAL", None)
     env.pop("EVOLVING_AGENT_ROOT", None)  # the tour sets its own
-    shell = Shell(clone, env)
+    shell = docblocks.Shell(clone, env)
 
     blocks = tour_blocks()
     assert ("bash", ACTIVATE + "\n") == blocks[0]  # the tour says to activate the venv first
-    env["PATH"] = f"{venv_bin}{os.pathsep}{env['PATH']}"  # …which is what activating does
+    shell.env["PATH"] = f"{venv_bin}{os.pathsep}{env['PATH']}"  # …which is what activating does
     outputs: dict[str, str] = {}
     kept_demo_used = False
     for lang, body in blocks[1:]:
         if lang == "console":
-            for command, expected in console_steps(body):
-                proc = shell.run(command)
-                shown = proc.stdout.splitlines()
-                assert [_varying(x) for x in shown] == [_varying(x) for x in expected], command
+            for step in docblocks.console_steps(body):
+                proc = shell.run(step.command)
+                assert step.expected is not None, step.command
+                assert docblocks.matches(proc.stdout.splitlines(), step.expected), (
+                    f"{step.command}\n{proc.stdout}"
+                )
             continue
         assert lang == "bash"
         for command in bash_commands(body):
-            if command.startswith("export "):
-                shell.export(command)
-                continue
             if command.split("#")[0].strip() == KEEP_DEMO:
                 copy_tree(kept_demo.directory, clone / "demo")
                 kept_demo_used = True

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import calendar
 import json
+import re
 from collections.abc import Callable
+from datetime import date
 from typing import Any, TypeVar, overload
 
 import click
@@ -75,3 +78,33 @@ def echo_messages(result: Result[Any]) -> None:
     """Print a result's messages on stderr (``warning: …``), after its answer."""
     for message in result.messages:
         echo(f"{message.level}: {message.text}", err=True)
+
+
+class Day(click.DateTime):
+    """A ``YYYY-MM-DD`` option that tells an impossible day (``2026-02-30``) from a
+    mistyped one: "not a real date", not click's "does not match the format"."""
+
+    name = "date"
+
+    def __init__(self) -> None:
+        super().__init__(["%Y-%m-%d"])
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value.strip()):
+            year, month, day = (int(part) for part in value.strip().split("-"))
+            try:
+                date(year, month, day)
+            except ValueError:
+                why = (
+                    f"there is no month {month}"
+                    if not 1 <= month <= 12
+                    else (
+                        f"{calendar.month_name[month]} {year} has "
+                        f"{calendar.monthrange(year, month)[1]} days"
+                    )
+                )
+                self.fail(f"{value!r} is not a real date ({why})", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+DAY = Day()

@@ -8,13 +8,13 @@ from datetime import date, datetime
 
 import click
 
-from evolving_agent.cli._common import echo_json, json_option, root_from
+from evolving_agent.cli._common import DAY, echo_json, json_option, root_from
 from evolving_agent.cli._output import echo
 from evolving_agent.memory.root import require_root
 from evolving_agent.review.drift import DriftReport, watch
 from evolving_agent.review.hold import ack_command, acknowledge
 
-_DAY = click.DateTime(["%Y-%m-%d"])
+_DAY = DAY
 
 
 def _print(report: DriftReport) -> None:

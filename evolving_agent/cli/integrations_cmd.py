@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from evolving_agent.cli._common import echo_json, json_option, root_from
@@ -19,18 +21,21 @@ def integrations_group() -> None:
 @click.argument("client", type=click.Choice(CLIENTS))
 @click.option(
     "--program",
-    default="evolving-agent",
-    show_default=True,
-    help="The command the client should start (a full path if its PATH may lack it).",
+    default=None,
+    metavar="PATH",
+    help="The program the client should start [default: the absolute path of this "
+    "evolving-agent, so the set-up works from any shell].",
 )
 @json_option(help="Print the set-ups as JSON (key, title, where, lang, text, note).")
 @click.pass_context
-def show_cmd(ctx: click.Context, client: str, program: str, as_json: bool) -> None:
+def show_cmd(ctx: click.Context, client: str, program: str | None, as_json: bool) -> None:
     """Print the set-ups for CLIENT (claude or codex), with the memory root filled in.
 
     Each is what the tests run against the real CLI: the SessionStart hook and
     permissions for Claude Code, the MCP server (root in its arguments, so it arrives
     even where the client passes no environment), the approval settings for Codex.
+    Every command names this evolving-agent by its absolute path; merge each settings
+    file into the one you have, do not replace it.
 
     \b
     Example:
@@ -38,6 +43,12 @@ def show_cmd(ctx: click.Context, client: str, program: str, as_json: bool) -> No
     """
     root = root_from(ctx)
     setups = setups_for(client, str(root.path), program)
+    if program is not None and not os.path.isabs(program):
+        echo(
+            f"warning: --program {program!r} is not an absolute path; a client started "
+            "from another shell may not find it",
+            err=True,
+        )
     if as_json:
         echo_json([s.__dict__ for s in setups])
     else:

@@ -9,7 +9,7 @@ from shlex import quote
 
 import click
 
-from evolving_agent.cli._common import echo_json, echo_messages, json_option, root_from
+from evolving_agent.cli._common import DAY, echo_json, echo_messages, json_option, root_from
 from evolving_agent.cli._output import echo, paged
 from evolving_agent.errors import EvolvingAgentError, TamperingFound, UsageError
 from evolving_agent.memory import events, live
@@ -140,7 +140,13 @@ def friction_cmd(
       evolving-agent friction "started writing 'or you could also…' unasked; stopped"
     """
     result = events.record_friction(
-        root_from(ctx), actor, text, session=session, supports=supports, contradicts=contradicts
+        root_from(ctx),
+        actor,
+        text,
+        session=session,
+        supports=supports,
+        contradicts=contradicts,
+        refuse_unknown=True,  # a person typed the id: refuse it rather than keep it uncounted
     )
     echo(result.value.id)
     echo_messages(result)
@@ -243,7 +249,7 @@ def _print_records(records: list[EvidenceRecord], *, with_day: bool = False) -> 
         echo(one_line(line))
 
 
-_DAY = click.DateTime(["%Y-%m-%d"])
+_DAY = DAY
 
 
 @evidence_group.command("show")
@@ -326,7 +332,7 @@ def evidence_import(ctx: click.Context, file: Path, actor: Actor) -> None:
 @click.option(
     "--date",
     "day",
-    type=click.DateTime(["%Y-%m-%d"]),
+    type=DAY,
     default=None,
     help="Day to repair (default: every day).",
 )

@@ -14,7 +14,7 @@ import click
 
 from evolving_agent.cli._common import echo_json, json_option, root_from
 from evolving_agent.cli._output import echo, paged, typed_ahead
-from evolving_agent.errors import UsageError
+from evolving_agent.errors import MissingExtra, UsageError
 from evolving_agent.memory.canon_diff import describe, unified
 from evolving_agent.memory.root import require_root
 from evolving_agent.review.actions import edit_text, record_edit, reject_review
@@ -375,10 +375,8 @@ def serve_cmd(ctx: click.Context, port: int, open_browser: bool, approver: str |
     try:
         from evolving_agent.review.web.serve import serve
     except ImportError as exc:
-        raise UsageError(
-            f"'review serve' needs the review extra ({exc.name} is missing): "
-            "pip install 'evolving-agent[review]'"
-        ) from None
+        # Exit 4 with the install line, like every missing extra: not a usage mistake.
+        raise MissingExtra("'review serve'", "review", exc.name or "the review page") from None
 
     def announce(url: str) -> None:
         echo(url)

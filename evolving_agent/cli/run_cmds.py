@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from evolving_agent.cli._common import echo_json, json_option, root_from
+from evolving_agent.cli._common import DAY, echo_json, json_option, root_from
 from evolving_agent.cli._output import echo
 from evolving_agent.jobs.dispatch import check_strict, fallback_of, run_job
 from evolving_agent.jobs.monthly import MonthlyResult, held_line
@@ -41,7 +41,7 @@ def _options(fn: Callable[..., Any]) -> Callable[..., Any]:
     fn = click.option(
         "--date",
         "day",
-        type=click.DateTime(["%Y-%m-%d"]),
+        type=DAY,
         default=None,
         help="Date to run for (YYYY-MM-DD).",
     )(fn)
@@ -145,6 +145,19 @@ def _monthly_lines(result: MonthlyResult) -> None:
         echo("next: evolving-agent review list")
 
 
+def _say_unused_reflector(job: str, result: Any, asked: str | None) -> None:
+    """A day that already ran keeps its words: say so when another reflector was asked
+    for (it was silently ignored: "already done (nothing changed) (reflector: rules)")."""
+    used = getattr(result.plan, "reflector", None)
+    if result.status != "already done" or asked is None or used is None or asked == used:
+        return
+    echo(
+        f"note: --reflector {asked} was not used: this {job} run already happened with "
+        f"{used}; a day is reflected once, and its words stay as they are",
+        err=True,
+    )
+
+
 def _job_command(job: str, result_type: type[R], render: Callable[[R], None], doc: str) -> None:
     """Add ``run <job>``: the same options for every job, its own docstring and renderer."""
 
@@ -160,6 +173,7 @@ def _job_command(job: str, result_type: type[R], render: Callable[[R], None], do
         if result is None:
             return
         render(result)
+        _say_unused_reflector(job, result, reflector)
         if strict:
             check_strict(job, result)
 

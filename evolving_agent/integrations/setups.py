@@ -13,6 +13,11 @@ What the real clients taught us, and each set-up encodes:
 * **Codex**: ``required = true`` makes a server that cannot start fail ``codex exec``
   loudly instead of running a session without memory; ``default_tools_approval_mode =
   "approve"`` lets ``codex exec`` (approval policy "never") call the tools.
+* **The program is an absolute path** (:func:`program_argv`): a client starts the hook
+  and the server from its own shell, whose PATH may lack the venv (``claude mcp list``
+  said "Failed to connect — ENOENT" for a bare ``evolving-agent``).
+* **Settings files are merged into, never replaced**: the user's own hooks, servers and
+  permissions live there too (:func:`render` says so for every settings file).
 * **Claude Code**: in ``claude -p`` an MCP call is denied unless ``mcp__evolving-agent``
   is allowed (``permissions.allow`` or ``--allowedTools``); a project's ``.mcp.json``
   server is used only once enabled (``enabledMcpjsonServers``).
@@ -22,10 +27,12 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from evolving_agent.errors import UsageError
+from evolving_agent.process import own_command
 
 CLIENTS = ("claude", "codex")
 SERVER = "evolving-agent"
@@ -34,6 +41,20 @@ CLAUDE_ALLOW = f"mcp__{SERVER}"
 HOOK_MATCHER = "startup|resume|clear|compact"
 
 Lang = Literal["bash", "json", "toml", "markdown"]
+# What a client is told to start: one path, or a command and its first arguments.
+Program = str | Sequence[str] | None
+
+# Every client here has a shell tool, and the MCP tools acting as `session` do not bind
+# what it runs in that shell (issue 31): the set-up says so, and what closes the gap.
+SHELL_ACCESS = (
+    "A session with a shell tool can still run evolving-agent itself as any actor, "
+    "e.g. `write --as human` or `review approve --yes`, and pass for you: "
+    '"human" is a claim in a root shared with your OS user.',
+    "What stops it: `evolving-agent signing enable --key` with a key the session cannot "
+    "use (ssh-agent with confirmation, a hardware key), so its human writes are refused "
+    "or `verify` exits 5; or the OS-user deployment (`deploy os-users`), where the "
+    "assistant's user cannot write Canon at all (docs/authority.md).",
+)
 
 
 @dataclass(frozen=True)
@@ -64,9 +85,19 @@ def mcp_args(root: str) -> list[str]:
     return ["--root", root, "mcp"]
 
 
-def claude_setups(root: str, program: str = "evolving-agent") -> list[Setup]:
+def program_argv(program: Program = None) -> list[str]:
+    """The command a client should start: ``program`` as given (one path, or a command
+    and its arguments), or by default the absolute path of this very installation
+    (:func:`evolving_agent.process.own_command`), so the set-up works from any shell."""
+    if program is None:
+        return own_command()
+    return [program] if isinstance(program, str) else list(program)
+
+
+def claude_setups(root: str, program: Program = None) -> list[Setup]:
     """Claude Code: the SessionStart hook and permission, the MCP server two ways."""
-    hook_cmd = f"{_q(program)} --root {_q(root)} boot --format claude-hook"
+    argv = program_argv(program)
+    hook_cmd = f"{shlex.join(argv)} --root {_q(root)} boot --format claude-hook"
     settings = {
         "permissions": {"allow": [CLAUDE_ALLOW]},
         "hooks": {
@@ -78,12 +109,9 @@ def claude_setups(root: str, program: str = "evolving-agent") -> list[Setup]:
             ]
         },
     }
-    add = " ".join(
-        ["claude mcp add --scope user", SERVER, "--", _q(program), *map(_q, mcp_args(root))]
-    )
-    project_mcp = {
-        "mcpServers": {SERVER: {"type": "stdio", "command": program, "args": mcp_args(root)}}
-    }
+    add = " ".join(["claude mcp add --scope user", SERVER, "--", shlex.join(argv + mcp_args(root))])
+    server = {"type": "stdio", "command": argv[0], "args": argv[1:] + mcp_args(root)}
+    project_mcp = {"mcpServers": {SERVER: server}}
     project_settings = {"enabledMcpjsonServers": [SERVER], "permissions": {"allow": [CLAUDE_ALLOW]}}
     return [
         Setup(
@@ -124,13 +152,14 @@ def claude_setups(root: str, program: str = "evolving-agent") -> list[Setup]:
     ]
 
 
-def codex_setups(root: str, program: str = "evolving-agent") -> list[Setup]:
+def codex_setups(root: str, program: Program = None) -> list[Setup]:
     """Codex: the MCP server in config.toml (or by ``codex mcp add``), and AGENTS.md."""
-    args = ", ".join(_toml_str(a) for a in mcp_args(root))
+    argv = program_argv(program)
+    args = ", ".join(_toml_str(a) for a in argv[1:] + mcp_args(root))
     toml = "\n".join(
         [
             f"[mcp_servers.{SERVER}]",
-            f"command = {_toml_str(program)}",
+            f"command = {_toml_str(argv[0])}",
             f"args = [{args}]",
             "# Fail `codex exec` loudly if the server cannot start (say, a wrong root)",
             "# instead of a session without memory.",
@@ -140,7 +169,7 @@ def codex_setups(root: str, program: str = "evolving-agent") -> list[Setup]:
             'default_tools_approval_mode = "approve"',
         ]
     )
-    add = " ".join(["codex mcp add", SERVER, "--", _q(program), *map(_q, mcp_args(root))])
+    add = " ".join(["codex mcp add", SERVER, "--", shlex.join(argv + mcp_args(root))])
     agents = "\n".join(
         [
             "## Memory (evolving-agent)",
@@ -181,7 +210,7 @@ def codex_setups(root: str, program: str = "evolving-agent") -> list[Setup]:
     ]
 
 
-def setups_for(client: str, root: str, program: str = "evolving-agent") -> list[Setup]:
+def setups_for(client: str, root: str, program: Program = None) -> list[Setup]:
     """The set-ups of ``client`` (``claude`` or ``codex``) for the memory root ``root``."""
     if client == "claude":
         return claude_setups(root, program)
@@ -190,14 +219,30 @@ def setups_for(client: str, root: str, program: str = "evolving-agent") -> list[
     raise UsageError(f"unknown client {client!r}; choose one of: {', '.join(CLIENTS)}")
 
 
-def render(setups: list[Setup]) -> str:
+def merge_note(setup: Setup) -> str:
+    """What to do with a settings file that already exists (empty for shell lines and
+    instruction files): merge, because it holds the user's other settings too."""
+    if setup.where == "shell" or setup.lang not in ("json", "toml"):
+        return ""
+    return (
+        f"if {setup.where} exists, add these keys to it and keep its other settings "
+        "(append to its lists); do not replace the file."
+    )
+
+
+def render(setups: list[Setup], *, shell_access: Sequence[str] = SHELL_ACCESS) -> str:
     """The set-ups as the command prints them: a rule naming the place, then the text
-    exactly as it is pasted, then the note."""
+    exactly as it is pasted, then how to merge it and the note; last, what a session
+    with a shell can still do in this deployment and what stops it."""
     parts = []
     for i, s in enumerate(setups, 1):
         place = "run in a shell" if s.where == "shell" else s.where
         block = [f"--- {i}. {s.title} ({place}) ---", s.text]
+        block += [f"Merge: {m}" for m in [merge_note(s)] if m]
         if s.note:
             block.append(f"Note: {s.note}")
         parts.append("\n".join(block))
+    if shell_access:
+        heading = "--- What a session with shell access can still do ---"
+        parts.append("\n".join([heading, *shell_access]))
     return "\n\n".join(parts) + "\n"

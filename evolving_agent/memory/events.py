@@ -45,11 +45,15 @@ def record_friction(
     session: str | None = None,
     supports: str | None = None,
     contradicts: str | None = None,
+    refuse_unknown: bool = False,
 ) -> Result[EvidenceRecord]:
     """Append one friction event: something that really felt off.  No quota, ever.
 
-    A hypothesis id that is not in the register does not lose the event (hooks and MCP
-    send these unattended), but the result warns that no job will count it.
+    A hypothesis id that is in neither the register nor Evidence (a session's hypothesis
+    waits there for the next nightly run) is refused with ``refuse_unknown`` — the CLI,
+    where a person typed it and can fix it (exit 4, nothing recorded); otherwise (hooks
+    and MCP send these unattended) the event is kept and the result warns that no job
+    will count it.
     """
     require_root(root)
     if not text.strip():
@@ -57,24 +61,39 @@ def record_friction(
     check_text(text)
     check_fields(session=session, supports=supports, contradicts=contradicts)
     refuse_reflected_day(root, now())
+    linked = [h for h in (supports, contradicts) if h]
+    unknown = _unknown_hypotheses(root, linked, deep=refuse_unknown)
+    if unknown and refuse_unknown:
+        raise InvalidInput(
+            f"no hypothesis {unknown[0]}: nothing was recorded (see 'evolving-agent "
+            "hypothesis list' for the ids, or leave --supports/--contradicts out)"
+        )
     result = Result(
         Writer(root, actor).append(
             "friction", text, session=session, supports=supports, contradicts=contradicts
         )
     )
-    linked = [h for h in (supports, contradicts) if h]
-    if linked:
-        from evolving_agent.memory.hypotheses import list_hypotheses  # only when linked
-
-        known = {h.id for h in list_hypotheses(root)}
-        for hid in linked:
-            if hid not in known:
-                result.warn(
-                    f"no hypothesis {hid} in the register; the event is recorded, "
-                    "but no job will count it for a hypothesis "
-                    "(see 'evolving-agent hypothesis list')"
-                )
+    for hid in unknown:
+        result.warn(
+            f"no hypothesis {hid} in the register; the event is recorded, "
+            "but no job will count it for a hypothesis "
+            "(see 'evolving-agent hypothesis list')"
+        )
     return result
+
+
+def _unknown_hypotheses(root: MemoryRoot, ids: list[str], *, deep: bool) -> list[str]:
+    """The ids in ``ids`` not in the register; with ``deep`` (the human's CLI, never an
+    assistant-facing caller, which must not read Evidence) nor added in Evidence since."""
+    if not ids:
+        return []
+    from evolving_agent.memory.hypotheses import list_hypotheses  # only when linked
+
+    missing = [h for h in ids if h not in {x.id for x in list_hypotheses(root)}]
+    if missing and deep:
+        folded = {x.id for x in list_hypotheses(root, from_evidence=True)}
+        missing = [h for h in missing if h not in folded]
+    return missing
 
 
 def append_event(

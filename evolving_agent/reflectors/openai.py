@@ -38,6 +38,7 @@ from evolving_agent.reflectors.settings import ReflectorSettings
 if TYPE_CHECKING:  # the client costs ~0.3 s to import; only jobs that use it pay
     import openai
 
+
 def _openai() -> Any:
     """The openai module; without the ``[openai]`` extra the reflector is unavailable."""
     try:
@@ -100,6 +101,33 @@ def key_for(
     return None, f"{name} was not sent to {target}: it may only go to {where}"
 
 
+OFFICIAL_BASE_URL = "https://api.openai.com/v1"
+OFFICIAL_MODEL = "gpt-4o-mini"
+
+
+def resolve_endpoint(
+    settings: ReflectorSettings, environ: Mapping[str, str] | None = None
+) -> ReflectorSettings:
+    """``settings`` with the endpoint a user means when the file names none.
+
+    A ``base_url`` written in ``schedule.yaml`` always wins; else ``$OPENAI_BASE_URL`` (the
+    openai client's own variable); else, when ``OPENAI_API_KEY`` is the key variable and
+    set, OpenAI's own API (and ``gpt-4o-mini`` unless a model is written); else the local
+    Ollama address.  A newcomer with only ``OPENAI_API_KEY`` set was sent to Ollama.
+    """
+    env = os.environ if environ is None else environ
+    if "base_url" in settings.model_fields_set:
+        return settings
+    update: dict[str, str] = {}
+    if env.get("OPENAI_BASE_URL"):
+        update["base_url"] = env["OPENAI_BASE_URL"]
+    elif settings.api_key_env == "OPENAI_API_KEY" and env.get("OPENAI_API_KEY"):
+        update["base_url"] = OFFICIAL_BASE_URL
+        if "model" not in settings.model_fields_set:
+            update["model"] = OFFICIAL_MODEL
+    return settings.model_copy(update=update) if update else settings
+
+
 class OpenAIReflector(PromptReflector):
     name = "openai"
 
@@ -111,7 +139,7 @@ class OpenAIReflector(PromptReflector):
 
     def __init__(self, settings: ReflectorSettings, *, prompts: Callable[[str], str]) -> None:
         super().__init__(prompts)
-        self.settings = settings
+        self.settings = resolve_endpoint(settings)
         self.json_mode = True
         self._client: openai.OpenAI | None = None
         self._key_sent = False

@@ -20,6 +20,7 @@ A hard crash leaves the review ``applying``; re-running finds the commit by its
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from filelock import FileLock
@@ -47,7 +48,7 @@ from evolving_agent.review.store import (
 
 
 class MonthlyLimitReached(EvolvingAgentError):
-    """A further approval this calendar month would exceed the policy's monthly limit."""
+    """A further approval for the review's month would exceed the policy's monthly limit."""
 
     exit_code = EXIT_DENIED
 
@@ -55,10 +56,9 @@ class MonthlyLimitReached(EvolvingAgentError):
         self.used = used
         done = ", ".join(used) if used else "none"
         super().__init__(
-            f"refused: {len(used)} of {limit} identity diffs already approved in {month} "
+            f"refused: {len(used)} of {limit} identity diffs of {month} already approved "
             f"({done}); the monthly limit is reached, so {review_id} stays pending "
-            "(approve it next month or reject it; the limit is review.monthly_limit "
-            "in canon/policy.yaml)"
+            "(reject it, or raise review.monthly_limit in canon/policy.yaml)"
         )
 
 
@@ -129,13 +129,26 @@ def commit_for_review(root: MemoryRoot, review_id: str) -> str | None:
     return None
 
 
+_REVIEW_MONTH = re.compile(r"rev-(\d{4}-\d{2})-")
+
+
+def review_month(review_id: str, fallback: str) -> str:
+    """The month (YYYY-MM) a review belongs to, from its id (``rev-<YYYY-MM>-…``)."""
+    found = _REVIEW_MONTH.match(review_id)
+    return found.group(1) if found else fallback
+
+
 def approvals_in_month(root: MemoryRoot, month: str) -> list[str]:
-    """Ids of reviews whose approval decision is dated in ``month`` (YYYY-MM, local time)."""
+    """Ids of approved reviews that belong to ``month`` (YYYY-MM): the month they were
+    queued for, not the day of the decision, so approving October's review in November
+    uses one of October's places ("1 of 3 approvals used in 2026-12" was said of a
+    November review)."""
     out = []
     for path in _reader(root).list("decisions", "*.json"):
         decision = _load(Decision, path)
         assert isinstance(decision, Decision)
-        if decision.status == "approved" and decision.ts.astimezone().strftime("%Y-%m") == month:
+        decided = decision.ts.astimezone().strftime("%Y-%m")
+        if decision.status == "approved" and review_month(decision.review_id, decided) == month:
             out.append(decision.review_id)
     return sorted(out)
 
@@ -176,7 +189,7 @@ def _plan(root: MemoryRoot, review_id: str) -> ApprovalPlan:
     _refuse_decided(review)
     require_not_held(root, review)  # the drift watch's hold: the same rule on every door
     policy = Policy.load(root)
-    month = now().strftime("%Y-%m")
+    month = review.pending.month or review_month(review.id, now().strftime("%Y-%m"))
     used = [r for r in approvals_in_month(root, month) if r != review_id]
     limit = policy.review.monthly_limit
 

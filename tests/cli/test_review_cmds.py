@@ -127,7 +127,7 @@ def test_approve_commits_with_provenance_and_keeps_the_humans_comments(
     assert result.exit_code == 0, result.output
     assert result.output == (
         f"approved rev-2026-11-1: commit {commit.hexsha[:10]} (1 of 3 approvals used in "
-        f"{datetime.now().strftime('%Y-%m')})\n"
+        "2026-11)\n"  # the month the review belongs to, whenever it is approved
     )
     assert (root.canon / "identity.yaml").read_text() == APPROVED  # every comment kept
     assert commit.parents[0].hexsha == before
@@ -219,7 +219,7 @@ def test_approve_asks_on_a_terminal_and_no_changes_nothing(
     assert accepted.output.endswith(
         "Apply review rev-2026-11-1 to Canon? [y/N]: y\n"
         f"approved rev-2026-11-1: commit {head(root).hexsha[:10]} "
-        f"(1 of 3 approvals used in {datetime.now().strftime('%Y-%m')})\n"
+        "(1 of 3 approvals used in 2026-11)\n"
     )
     assert (root.canon / "identity.yaml").read_text() == APPROVED
 
@@ -236,9 +236,15 @@ def test_approve_without_a_terminal_or_yes_refuses_instead_of_hanging(root: Memo
     assert snapshot(root.path) == before
 
 
-def test_fourth_approval_in_a_calendar_month_is_refused(root: MemoryRoot) -> None:
+def test_a_fourth_approval_for_one_month_is_refused_whenever_it_is_made(
+    root: MemoryRoot,
+) -> None:
+    # The limit counts the month a review belongs to (issue 34: approving November's
+    # review in December said "1 of 3 approvals used in 2026-12"), so waiting for the
+    # calendar to turn no longer lets a month have a fourth identity diff.
     for n in range(1, 5):
         queue(root, f"rev-2026-11-{n}", add(f"Habit number {n}."))
+    queue(root, "rev-2026-12-1", add("A habit of December."), month="2026-12")
     with freeze_time("2026-12-02 10:00:00"):
         for n in range(1, 4):
             assert run_cli("review", "approve", f"rev-2026-11-{n}", "--yes").exit_code == 0
@@ -246,19 +252,18 @@ def test_fourth_approval_in_a_calendar_month_is_refused(root: MemoryRoot) -> Non
         fourth = run_cli("review", "approve", "rev-2026-11-4", "--yes")
         assert fourth.exit_code == 3
         assert fourth.output == (
-            "error: refused: 3 of 3 identity diffs already approved in 2026-12 (rev-2026-11-1, "
+            "error: refused: 3 of 3 identity diffs of 2026-11 already approved (rev-2026-11-1, "
             "rev-2026-11-2, rev-2026-11-3); the monthly limit is reached, so rev-2026-11-4 "
-            "stays pending (approve it next month or reject it; the limit is "
-            "review.monthly_limit in canon/policy.yaml)\n"
+            "stays pending (reject it, or raise review.monthly_limit in canon/policy.yaml)\n"
         )
         assert snapshot(root.path) == before
-    with freeze_time("2026-12-31 23:59:00"):
-        assert run_cli("review", "approve", "rev-2026-11-4", "--yes").exit_code == 3
+        # December's own review has December's three places, untouched by November's.
+        december = run_cli("review", "approve", "rev-2026-12-1", "--yes")
+        assert december.exit_code == 0, december.output
+        assert december.output.endswith("(1 of 3 approvals used in 2026-12)\n")
     with freeze_time("2027-01-01 00:01:00"):
-        result = run_cli("review", "approve", "rev-2026-11-4", "--yes")
-        assert result.exit_code == 0
-        assert result.output.endswith("(1 of 3 approvals used in 2027-01)\n")
-    assert "  - Habit number 4.\n" in (root.canon / "identity.yaml").read_text()
+        assert run_cli("review", "approve", "rev-2026-11-4", "--yes").exit_code == 3
+    assert "  - Habit number 4.\n" not in (root.canon / "identity.yaml").read_text()
 
 
 def test_monthly_canon_write_without_approval_is_denied_exit_3(root: MemoryRoot) -> None:

@@ -139,3 +139,20 @@ def test_a_command_url_never_runs(tmp_path: Path) -> None:
     out = ok("sync")
     assert out.startswith("offline: 0 local events not yet pushed")
     assert not (tmp_path / "pwned").exists()
+
+
+def test_git_s_fatal_line_is_quoted_whole_by_sync_and_clone(tmp_path: Path) -> None:
+    # A newcomer saw only git's last line, "…: and the repository exists.", not why.
+    nowhere = tmp_path / "nowhere.git"
+    ok("init", str(tmp_path / "memory"))
+    ok("friction", "one")
+    ok("remote", "add", "origin", str(nowhere))
+    out = ok("sync")
+    assert f"fatal: '{nowhere}' does not appear to be a git repository" in out
+    assert "and the repository exists" not in out and out.count("\n") == 1
+    cloned = run_cli("clone", str(nowhere), str(tmp_path / "new"))
+    assert cloned.exit_code == 4
+    assert cloned.output == (
+        f"error: cannot fetch {nowhere}: fatal: '{nowhere}' does not appear to be a git "
+        "repository; fatal: Could not read from remote repository.\n"
+    )

@@ -82,6 +82,27 @@ def test_21_consecutive_nights_never_repeat_a_type(root: MemoryRoot) -> None:
     assert check_register(root) == []
 
 
+def test_a_reflector_asked_for_on_a_day_that_ran_is_said_to_be_unused(root: MemoryRoot) -> None:
+    # A newcomer's `--reflector command` on a finished day was silently ignored:
+    # "already done (nothing changed) (reflector: rules)".
+    a = add_hypothesis(root, "give one answer, not a menu", ts=at(D0, 8))
+    Writer(root, "session").append("friction", "menu again", supports=a.id, ts=at(D0, 10))
+    assert run_cli("run", "nightly", "--date", D0.isoformat()).exit_code == 0
+    before = snapshot(root)
+    again = run_cli(
+        "run", "nightly", "--date", D0.isoformat(), "--reflector", "command",
+        "--reflector-cmd", "false",
+    )  # fmt: skip
+    assert again.exit_code == 0
+    assert again.stderr == (
+        "note: --reflector command was not used: this nightly run already happened with "
+        "rules; a day is reflected once, and its words stay as they are\n"
+    )
+    assert snapshot(root) == before
+    same = run_cli("run", "nightly", "--date", D0.isoformat(), "--reflector", "rules")
+    assert same.stderr == ""  # the reflector that wrote the day: nothing to say
+
+
 def test_rerun_for_the_same_date_changes_nothing(root: MemoryRoot) -> None:
     a = add_hypothesis(root, "give one answer, not a menu", ts=at(D0, 8))
     Writer(root, "session").append("friction", "menu again", supports=a.id, ts=at(D0, 10))

@@ -91,16 +91,18 @@ def test_deleted_evidence_line_breaks_the_chain(root: MemoryRoot) -> None:
 
 def test_friction_links_and_evidence_show(root: MemoryRoot) -> None:
     with freeze_time("2026-11-30 10:15:00"):
-        rid = run_cli("friction", "offered options unasked", "--supports", "h-1").stdout.strip()
+        hid = run_cli("hypothesis", "add", "the user wants one option").output.split()[0]
+        rid = run_cli("friction", "offered options unasked", "--supports", hid).stdout.strip()
         run_cli("evidence", "append", "--kind", "journal", "pairing on the parser")
         shown = run_cli("evidence", "show").output.splitlines()
     assert rid.startswith("ev-")
-    assert shown[0].endswith("friction     session  offered options unasked [supports h-1]")
-    assert shown[0].split()[1] == rid
-    assert shown[1].endswith("journal      session  pairing on the parser")
+    friction = [line for line in shown if " friction " in line]
+    assert friction[0].endswith(f"friction     session  offered options unasked [supports {hid}]")
+    assert friction[0].split()[1] == rid
+    assert shown[-1].endswith("journal      session  pairing on the parser")
     data = json.loads(run_cli("evidence", "show", "--date", "2026-11-30", "--json").output)
-    assert [r["kind"] for r in data] == ["friction", "journal"]
-    assert data[0]["supports"] == "h-1"
+    assert [r["kind"] for r in data][-2:] == ["friction", "journal"]
+    assert data[-2]["supports"] == hid
 
 
 def test_empty_friction_is_refused(root: MemoryRoot) -> None:
@@ -189,20 +191,33 @@ def test_live_bus_set_show_clear(root: MemoryRoot) -> None:
     assert "invalid Live Bus key" in bad.output
 
 
-def test_friction_citing_an_unknown_hypothesis_is_kept_with_a_warning(root: MemoryRoot) -> None:
+def test_friction_citing_an_unknown_hypothesis_is_refused_and_nothing_is_recorded(
+    root: MemoryRoot,
+) -> None:
+    # It used to be kept with a warning, which a newcomer read past: the event then
+    # counted for no hypothesis.  A person typed the id, so the CLI refuses it (exit 4);
+    # the MCP tool, called unattended, still keeps the event and warns
+    # (tests/integrations/test_mcp_server.py).
     proc = run_proc("friction", "offered options unasked", "--supports", "h-nope")
-    assert proc.returncode == 0
-    assert proc.stdout.decode().startswith("ev-")
+    assert proc.returncode == 4
+    assert proc.stdout == b""
     assert proc.stderr.decode() == (
-        "warning: no hypothesis h-nope in the register; the event is recorded, but no job "
-        "will count it for a hypothesis (see 'evolving-agent hypothesis list')\n"
+        "error: no hypothesis h-nope: nothing was recorded (see 'evolving-agent hypothesis "
+        "list' for the ids, or leave --supports/--contradicts out)\n"
     )
-    assert [r.supports for r in EvidenceLog(root).iter_all()] == ["h-nope"]
+    assert list(EvidenceLog(root).iter_all()) == []
 
     hid = run_cli("hypothesis", "add", "Answer the question asked").output.split()[0]
     proc = run_proc("friction", "answered only what was asked", "--supports", hid)
     assert proc.returncode == 0
     assert proc.stderr == b""
+    # A hypothesis the session raised today waits in Evidence for the nightly run; it
+    # is known, so friction may cite it at once.
+    raised = run_cli("hypothesis", "add", "I open with a plan nobody asked for", "--as", "session")
+    assert raised.exit_code == 0, raised.output
+    sid = raised.output.split()[0]
+    proc = run_proc("friction", "opened with a plan again", "--contradicts", sid)
+    assert (proc.returncode, proc.stderr) == (0, b"")
 
 
 def _frictions(n: int) -> None:

@@ -67,9 +67,10 @@ def test_a_friction_write_loads_no_pydantic_scheduler_or_asyncio(root: MemoryRoo
 
 
 def test_the_full_path_still_loads_them_when_asked_to(root: MemoryRoot) -> None:
-    # The probe can fail: --supports needs the register, so the full CLI runs.
+    # The probe can fail: --supports needs the register, so the full CLI runs (and
+    # refuses the unknown id: exit 4).
     code, heavy, _ = _loaded("--root", str(root.path), "friction", "x", "--supports", "h-none")
-    assert code == 0
+    assert code == 4
     assert "pydantic" in heavy and "click" in heavy
 
 

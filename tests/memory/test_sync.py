@@ -573,3 +573,20 @@ def test_a_synced_root_that_lost_its_device_id_refuses_a_new_one(laptop: MemoryR
     device_path(laptop).unlink()
     with pytest.raises(InvalidInput, match="restore the file"):
         local_device(laptop)
+
+
+def test_git_reason_keeps_every_fatal_line_and_drops_git_s_advice() -> None:
+    from evolving_agent.memory.sync import git_reason
+
+    ssh = (
+        "ssh: Could not resolve hostname desktop: Name or service not known\r\n"
+        "fatal: Could not read from remote repository.\n\n"
+        "Please make sure you have the correct access rights\n"
+        "and the repository exists.\n"
+    )
+    assert git_reason(ssh) == (
+        "ssh: Could not resolve hostname desktop: Name or service not known; "
+        "fatal: Could not read from remote repository."
+    )
+    assert git_reason("warning: odd\nsomething else broke\n") == "something else broke"
+    assert git_reason("", 128) == "git exit 128"
