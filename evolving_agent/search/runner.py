@@ -76,7 +76,9 @@ from evolving_agent.search.sandbox import (
     SANDBOX_VAR,
     check_sandbox,
     default_sandbox,
+    isolation,
     missing_protections,
+    not_forgotten,
 )
 from evolving_agent.search.stats import noise_floor
 
@@ -357,6 +359,11 @@ def _seal_and_score_seed(config: SearchConfig, run: RunDir, executor: Executor) 
         files_dir = Path(tmp) / "files"
         copy_candidate(config.candidate, files_dir)
         commit = init_round_repo(repo, files_dir, "round 1: the seed candidate")
+    # What the scorer loads beyond the files it names (its folder, its imports, its
+    # site) is sealed too, from one verbose run on the seed (judge.seal_reach).
+    reach = _judge(config, seal).reach(repo, commit, exclude=[run.path, private_root(run.path)])
+    files = {**reach, **files}
+    seal["files"] = files
     verdict = executor.judge(judge=_judge(config, seal), repo=repo, commit=commit)
     if verdict.score is None:
         first = (verdict.feedback.splitlines() or ["no output"])[0]
@@ -445,6 +452,9 @@ class _Runner:
         missing = missing_protections(self.sandbox.kind, self.config.agent)
         if missing:
             found.append(missing)
+        level = isolation(self.sandbox.kind, self.config.agent)
+        if self.preset.forgets and level != "bwrap":
+            found.append(not_forgotten(level))
         return found
 
     def run(self) -> SearchSummary:
@@ -491,7 +501,9 @@ class _Runner:
         if self.stop == TAMPERED:
             why = next(r.error for r in failed if r.tampered)
             raise JudgeTampered(f"{why}; the run stopped: {self.run_dir.path}")
-        if self.records and len(failed) == len(self.records):
+        # A turn that improved the best despite its error (a denied call) produced a
+        # result: the run exits 0 and the summary flags it (improved_flagged).
+        if self.records and all(_lost(r) for r in self.records):
             raise TurnsFailed(
                 f"every turn failed ({len(failed)} of {len(self.records)}); the first: "
                 f"{failed[0].error}",
@@ -585,7 +597,7 @@ class _Runner:
         """Every turn this process ran failed, and enough of them to stop trying."""
         enough = max(3, 2 * self.agents)
         mine = self.records[self.resumed_at :]
-        return len(mine) >= enough and all(r.error for r in mine)
+        return len(mine) >= enough and all(_lost(r) for r in mine)
 
     def _round(self) -> OpenRound:
         assert self.round is not None
@@ -771,12 +783,26 @@ class _Runner:
             reasoning_tokens=sum(r.reasoning_tokens or 0 for r in self.records),
             empty_turns=sum(1 for r in self.records if r.empty and not r.error),
             failed_turns=sum(1 for r in self.records if r.error),
+            improved_flagged=sum(1 for r in self.records if r.improved and (r.error or r.denied)),
+            denied_calls=sum(r.denied or 0 for r in self.records),
+            failed_commands=sum(r.failed_commands or 0 for r in self.records),
             unscored_turns=sum(1 for r in self.records if r.score is None and not r.error),
             first_error=next((r.error for r in self.records if r.error), None),
             complete=self.stop is None,
             notices=self.notices(),
+            isolation=isolation(self.sandbox.kind, self.config.agent),
+            forgotten=(
+                isolation(self.sandbox.kind, self.config.agent) == "bwrap"
+                if self.preset.forgets
+                else None
+            ),
             stopped=self.stop or ("turns" if len(self.records) >= self.planned else "budget"),
         )
+
+
+def _lost(record: TurnRecord) -> bool:
+    """A turn that failed and gave the run nothing (an error and no improvement)."""
+    return bool(record.error) and not record.improved
 
 
 class _Clock:

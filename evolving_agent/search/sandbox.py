@@ -73,6 +73,29 @@ def missing_protections(kind: str, agent: str) -> str | None:
     return None
 
 
+ISOLATIONS = ("bwrap", "scorers", "none")
+
+
+def isolation(kind: str, agent: str) -> str:
+    """What the run can guarantee: ``bwrap`` (agents and scorers confined: the run
+    directory, earlier rounds and teammates are out of every agent's reach),
+    ``scorers`` (scorers confined, agents not: Claude Code and Codex run outside bwrap)
+    or ``none`` (nothing confined).  Only ``bwrap`` lets a round boundary be called
+    forgetting: below it an agent can read earlier rounds by absolute path."""
+    if kind != "bwrap":
+        return "none"
+    return "scorers" if agent in ("claude", "codex") else "bwrap"
+
+
+def not_forgotten(level: str) -> str:
+    """The notice of a forgetting policy whose rounds are restarts, not forgetting."""
+    return (
+        f"isolation {level}: this run's rounds are restarts, not forgetting -- an agent "
+        "can read earlier rounds' candidates and records by absolute path; only "
+        "--sandbox bwrap with a command agent keeps them out of its reach"
+    )
+
+
 @dataclass(frozen=True)
 class Sandbox:
     """How a run confines its agents and scorers (plain values: Ray ships it)."""
@@ -120,8 +143,10 @@ class Sandbox:
             return shell
         # The folders of the files it names, as named (a path through a symlink)
         # and as they resolve; the sealed files are the resolved ones.
+        # A sealed directory (a key ending in "/") is bound itself.
         named = {str(p.parent) for p in named_files(command)}
-        readable = {str(Path(f).parent) for f in files} | named | {str(cwd)}
+        folders = {f.rstrip("/") if f.endswith("/") else str(Path(f).parent) for f in files}
+        readable = folders | named | {str(cwd)}
         readable.discard(str(export))
         return [
             *self._base(
@@ -226,3 +251,16 @@ def hide_command_line(title: str) -> bool:
     data = title.encode()[: size - 1]
     ctypes.memmove(start, data + b"\0" * (size - len(data)), size)
     return True
+
+
+def make_undumpable() -> bool:
+    """Make this process non-dumpable (Linux ``PR_SET_DUMPABLE`` 0): its
+    ``/proc/PID/fd``, ``cwd``, ``environ`` and ``maps`` -- which name the run directory
+    and the scorer -- become unreadable to the other processes of the same user (root
+    still reads them).  Children get their own flag back when they exec.  True if set."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
