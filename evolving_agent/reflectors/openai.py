@@ -38,6 +38,7 @@ from evolving_agent.reflectors.settings import ReflectorSettings
 if TYPE_CHECKING:  # the client costs ~0.3 s to import; only jobs that use it pay
     import openai
 
+
 def _openai() -> Any:
     """The openai module; without the ``[openai]`` extra the reflector is unavailable."""
     try:

@@ -74,6 +74,7 @@ from evolving_agent.search.rundir import (
 )
 from evolving_agent.search.sandbox import (
     SANDBOX_VAR,
+    absolute_command,
     check_sandbox,
     default_sandbox,
     isolation,
@@ -319,6 +320,10 @@ def _resolved(config: SearchConfig) -> SearchConfig:
             "out": out.absolute(),
             "workdir": workdir,
             "score_cwd": config.score_cwd.absolute() if config.score_cwd else None,
+            # ./agent.sh means the user's file: an agent runs in its workspace.
+            "agent_cmd": absolute_command(config.agent_cmd, workdir, config.candidate.absolute())
+            if config.agent_cmd
+            else None,
             # --sandbox > $EA_SANDBOX > bwrap when installed; stored for resume.
             "sandbox": config.sandbox or os.environ.get(SANDBOX_VAR) or default_sandbox(),
         }
@@ -413,7 +418,7 @@ class _Runner:
         assert seed is not None
         self.seed = seed
         self.judge = _judge(config, seal)
-        self.sandbox = config.confinement(hide=(str(run.path.resolve()),))
+        self.sandbox = config.agent_confinement(run.path)
         self.agent: Agent = agent_for(config)
         # The sealed copy: the task file itself may have changed since.
         self.task = run.task_copy.read_text(encoding="utf-8")

@@ -124,15 +124,29 @@ class Sandbox:
         return env
 
     def agent_argv(self, command: str, *, workspace: Path) -> list[str]:
-        """``sh -c COMMAND`` for an agent in ``workspace``, confined if bwrap."""
+        """``sh -c COMMAND`` for an agent in ``workspace``, confined if bwrap.
+
+        The files the command names are readable, and so is the folder of each script
+        among them (a wrapper that runs a helper beside it), read-only -- unless that
+        folder is, or lies inside, a path the sandbox hides (the run directory, the
+        private workspaces, the scorer's folder), or is ``$HOME`` or above it; hidden
+        paths inside a bound folder stay masked."""
         shell = ["/bin/sh", "-c", command]
         if not self.confined:
             return shell
         readable = named_files(command)
+        readable += [folder for folder in script_folders(readable) if self._may_bind(folder)]
         return [
             *self._base(network=self.network, readable=readable, writable=[workspace]),
             "--chdir", str(workspace), "--", *shell,
         ]  # fmt: skip
+
+    def _may_bind(self, folder: Path) -> bool:
+        text = str(folder)
+        home = os.environ.get("HOME") or "/"
+        if text == "/" or _inside(home, text):
+            return False  # $HOME or above: far more than a script's helpers
+        return not any(_inside(text, hidden) for hidden in self.hide)
 
     def scorer_argv(
         self, command: str, *, cwd: Path, export: Path, files: Iterable[str]
@@ -184,12 +198,14 @@ class Sandbox:
                 # Bound where it is named; the content is wherever it resolves to.
                 args += ["--ro-bind", os.path.realpath(item), str(item)]
                 bound.append(str(item))
-        for item in [*writable, *map(Path, self.rw)]:
-            args += ["--bind", str(item), str(item)]
-            bound.append(str(item))
+        # Masked before the writable binds: a workspace inside a hidden folder (the
+        # private workspaces) is bound again on top of the mask.
         for hidden in self.hide:
             if any(_inside(hidden, b) and hidden != b for b in bound):
                 args += ["--tmpfs", hidden]
+        for item in [*writable, *map(Path, self.rw)]:
+            args += ["--bind", str(item), str(item)]
+            bound.append(str(item))
         return args
 
 
@@ -226,6 +242,48 @@ def named_files(command: str) -> list[Path]:
         if os.path.isabs(word) and os.path.isfile(word):
             found.append(Path(word))
     return found
+
+
+def script_folders(files: Iterable[Path]) -> list[Path]:
+    """The folders of the scripts among ``files`` (a compiled program's folder -- an
+    interpreter's ``bin`` -- is not a script's)."""
+    found: list[Path] = []
+    for path in files:
+        try:
+            with path.open("rb") as fh:
+                if fh.read(4) == b"\x7fELF":
+                    continue
+        except OSError:
+            continue
+        if path.parent not in found:
+            found.append(path.parent)
+    return found
+
+
+def absolute_command(command: str, workdir: Path, candidate: Path | None = None) -> str:
+    """``command`` with each word that is a relative path to an existing file under
+    ``workdir`` (``./agent.sh``, ``agent.py``) made absolute: an agent runs in
+    its workspace, where the user's relative path would mean nothing.  A word that
+    also names a file of the candidate (it will be in the workspace) is left alone, and
+    so is anything but plain words."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command
+    if " ".join(words) != command or any(set(w) & set("|&;<>()$`*?![]{}'\"\\") for w in words):
+        return command  # quoting or shell syntax: leave it exactly as written
+    out = []
+    for word in words:
+        path = Path(word)
+        relative = not path.is_absolute() and not word.startswith(("~", "-"))
+        if (
+            relative
+            and (workdir / path).is_file()
+            and not (candidate is not None and (candidate / path).exists())
+        ):
+            word = str((workdir / path).resolve())
+        out.append(word)
+    return shlex.join(out)
 
 
 def hide_command_line(title: str) -> bool:
