@@ -45,6 +45,7 @@ from tests.integrations.scripted_model import (
     Say,
     ScriptedModel,
     Shell,
+    WriteFile,
     claude_env,
     codex_env,
     codex_home,
@@ -665,3 +666,116 @@ def test_claude_md_import_fallback_from_the_docs_reaches_the_model(world: World)
 
     (first,) = world.model.requests("claude-import", api="messages")
     assert BIAS in first.text()  # the imported boot file, with no hook at all
+
+
+# -- the product's advice keeps the agent inside a sandbox ------------------------------------
+
+_UNSANDBOXING = ("danger-full-access", "dangerously-bypass", "bypassPermissions")
+
+
+def _outside_every_writable_root() -> Path:
+    """A folder outside the workspace, $TMPDIR and /tmp (codex's workspace-write roots)."""
+    base = Path("/var/tmp")
+    if not base.is_dir() or not os.access(base, os.W_OK):
+        pytest.skip("no writable /var/tmp to try an escape into")
+    return Path(tempfile.mkdtemp(prefix="ea-escape-", dir=base))
+
+
+def test_codex_preflight_advice_followed_keeps_the_agent_confined(world: World) -> None:
+    # Regression: the preflight suggested --sandbox bwrap plus sandbox_mode=
+    # "danger-full-access"; the harness's bwrap never wraps codex, and the agent wrote
+    # a file outside its workspace.  Follow every suggestion it prints now.
+    _chome, env = codex_world(world, "codex-advice")
+    env["TMPDIR"] = str(world.tmp)  # CODEX_HOME below it: the preflight refuses
+    marker = world.model.script("codex-advice", [Say("never reached")])
+    refused = search(world, "codex-advice", "codex", env, marker, "--policy", "single",
+                     "--turns", "1", "--sandbox", "bwrap")  # fmt: skip
+    assert refused.proc.returncode == 4
+    advice = refused.proc.stderr
+    assert "CODEX_HOME outside $TMPDIR" in advice
+    assert not any(flag in advice for flag in _UNSANDBOXING), advice
+    assert "--agent-args" not in advice  # the only suggestion is where CODEX_HOME lives
+
+    # Follow it: CODEX_HOME outside $TMPDIR.  The agent tries to write outside its
+    # workspace, then does the task.
+    escape = _outside_every_writable_root()
+    try:
+        target = escape / "escaped.txt"
+        env = codex_search_env(world, "codex-advice-followed")
+        marker = world.model.script(
+            "codex-advice-followed",
+            [Shell(f"echo escaped > {target}"), Shell(INCREMENT), Say("done")],
+        )
+        run_ = search(world, "codex-advice-followed", "codex", env, marker, "--policy",
+                      "single", "--turns", "1", "--sandbox", "bwrap")  # fmt: skip
+        assert run_.proc.returncode == 0, run_.proc.stderr
+        (row,) = run_.rows
+        assert row["score"] == 2 and row["denied"] == 1  # the escape was refused ...
+        assert not target.exists()  # ... and nothing landed outside the workspace
+        # The old advice, for contrast: the same agent, unsandboxed, escapes.
+        marker = world.model.script(
+            "codex-old-advice", [Shell(f"echo escaped > {target}"), Say("done")]
+        )
+        old = search(world, "codex-old-advice", "codex", codex_search_env(world, "codex-old"),
+                     marker, "--policy", "single", "--turns", "1", "--sandbox", "bwrap",
+                     "--agent-args", '-c sandbox_mode="danger-full-access"')  # fmt: skip
+        assert old.proc.returncode == 0, old.proc.stderr
+        assert target.read_text() == "escaped\n"  # it wrote outside its workspace
+    finally:
+        shutil.rmtree(escape, ignore_errors=True)
+
+
+CLAUDE_SANDBOXED = (
+    "--permission-mode acceptEdits --settings "
+    """'{"sandbox": {"enabled": true, "autoAllowBashIfSandboxed": true}}'"""
+)
+
+
+def test_claude_sandboxed_bash_runs_the_code_but_cannot_write_outside(world: World) -> None:
+    # What the docs now advise for a Claude agent that must run its code: Claude Code's
+    # own sandbox (bubblewrap), never a bare --allowedTools Bash (the harness's bwrap does
+    # not wrap claude, so that Bash runs unconfined).
+    assert shutil.which("socat"), "socat is not installed (Claude Code's sandbox needs it)"
+    escape = _outside_every_writable_root()
+    try:
+        target = escape / "escaped.txt"
+        _home, env = claude_world(world, "claude-sandboxed")
+        # Claude's sandbox mounts its own /dev: workspaces on the suite's /dev/shm vanish.
+        env["EA_WORKSPACES"] = str(world.dir("claude-sandboxed-workspaces"))
+        marker = world.model.script(
+            "claude-sandboxed",
+            [Shell(f"echo escaped > {target}"), Shell(INCREMENT), Say("done")],
+        )
+        run_ = search(world, "claude-sandboxed", "claude", env, marker, "--policy", "single",
+                      "--turns", "1", "--agent-args", CLAUDE_SANDBOXED)  # fmt: skip
+        (row,) = run_.rows
+        assert row["score"] == 2, (row, run_.proc.stderr)  # Bash ran: the code ran
+        assert not target.exists()  # and could not write outside its workspace
+    finally:
+        shutil.rmtree(escape, ignore_errors=True)
+
+
+def test_claude_turn_that_improved_despite_a_denied_bash_is_a_result(world: World) -> None:
+    # Regression: a Claude turn whose only problem was one denied Bash call improved
+    # the score, yet the run exited 4 ("every turn failed"), and report.md's failed
+    # column read 0 while summary.json said 1.
+    _home, env = claude_world(world, "claude-half-denied")
+    marker = world.model.script(
+        "claude-half-denied", [WriteFile("value.txt", "5"), Shell(INCREMENT), Say("wrote 5")]
+    )
+    run_ = search(world, "claude-half-denied", "claude", env, marker, "--policy", "single",
+                  "--turns", "1")  # fmt: skip
+    assert run_.proc.returncode == 0, run_.proc.stderr
+    (row,) = run_.rows
+    assert (row["score"], row["improved"], row["denied"]) == (5, True, 1)
+    assert row["error"].startswith("claude denied 1 tool call(s): Bash;")  # flagged
+    s = run_.summary
+    assert (s["failed_turns"], s["improved_flagged"], s["denied_calls"]) == (1, 1, 1)
+    run_dir = Path(s["run_dir"])
+    report = run([str(BIN / "evolving-agent"), "search", "report", str(run_dir)], run_dir, env)
+    assert report.returncode == 0, report.stderr
+    md = (run_dir / "report.md").read_text()
+    # round | turns | empty | failed | unscored | denied | failed commands | ...
+    assert "| 1 | 1 | 0 | 1 | 0 | 1 | 0 | 1 | 5 |" in md
+    # agent | turns | improved | improved, flagged | failed | unscored | denied | failed commands
+    assert "| 1 | 1 | 1 | 1 | 1 | 0 | 1 | 0 |" in md
