@@ -69,6 +69,7 @@ ATTACKS = {
     ),
     "rewrite the named scorer": ("{judge}/score.py", "print(1e6)\n"),
     # The user's site (PYTHONNOUSERSITE in every scorer): inert, whoever can write it.
+    # (A virtualenv's Python never reads it: this scorer runs the base interpreter.)
     "drop a .pth into the user's site": (
         "{usersite}/zz_forge.pth",
         "import os; c = os.environ.get('EA_CANDIDATE'); c and open(c + '/value.txt', 'w')"
@@ -111,7 +112,7 @@ def _world(tmp: Path) -> dict[str, Path]:
     home = tmp / "home"
     home.mkdir()
     usersite = subprocess.run(
-        [str(venv / "bin" / "python"), "-c", "import site; print(site.getusersitepackages())"],
+        [os.path.realpath(PY), "-c", "import site; print(site.getusersitepackages())"],
         capture_output=True, text=True, check=True, env={**os.environ, "HOME": str(home)},
     ).stdout.strip()  # fmt: skip
     return {"judge": judge, "venv": venv, "site": Path(site), "home": home,
@@ -122,12 +123,17 @@ SINGLE = ("--policy", "single", "--turns", "2")
 
 
 def _search(
-    tmp: Path, w: dict[str, Path], sandbox: str, agent: str, policy: tuple[str, ...] = SINGLE
+    tmp: Path,
+    w: dict[str, Path],
+    sandbox: str,
+    agent: str,
+    policy: tuple[str, ...] = SINGLE,
+    python: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
+    python = python or str(w["venv"] / "bin" / "python")
     args = [
         PY, "-m", "evolving_agent", "search", "run", "--candidate", str(tmp / "candidate"),
-        "--task", str(tmp / "task.md"),
-        "--score", f"{w['venv'] / 'bin' / 'python'} {w['judge'] / 'score.py'}",
+        "--task", str(tmp / "task.md"), "--score", f"{python} {w['judge'] / 'score.py'}",
         "--agent", "command", "--agent-cmd", agent, *policy, "--out", str(tmp / "run"),
         "--sandbox", sandbox, "--retries", "0", "--json",
     ]  # fmt: skip
@@ -149,7 +155,8 @@ def test_forgery_is_held_in_every_mode(tmp_path: Path, sandbox: str, attack: str
     script = tmp_path / "forger.py"
     script.write_text(FORGER)
     agent = f"{PY} {script} {shlex.quote(json.dumps([target, text]))}"
-    done = _search(tmp_path, w, sandbox, agent)
+    base = os.path.realpath(PY) if "user's site" in attack else None
+    done = _search(tmp_path, w, sandbox, agent, python=base)
     rows = _rows(tmp_path / "run")
     scores = [r["score"] for r in rows]
     assert FORGED not in scores, (attack, sandbox, scores)
