@@ -36,6 +36,7 @@ With ``repeats`` > 1 the command runs that many times and the median counts.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import json
 import os
@@ -190,25 +191,40 @@ def _dir_rule(absent: Iterable[str] = (), pth: Iterable[str] | None = None) -> s
     )
 
 
-def dir_changed(path: Path, rule: str) -> str | None:
+def dir_changed(path: str | Path, rule: str) -> str | None:
     """Why a sealed directory no longer matches its rule (None: it does).
 
     A rule names entries that must stay absent (shell globs: a module or ``.pyc`` an
     import would find first) and, for a site directory, its exact ``.pth`` files."""
-    data = json.loads(rule[len(_RULE) :])
+    exact, pattern, sealed_pth = _compiled_rule(rule)
     try:
         names = os.listdir(path)
     except OSError:
         names = []
-    found = sorted(n for n in names if any(fnmatch.fnmatchcase(n, g) for g in data["absent"]))
+    found = sorted(n for n in names if n in exact or (pattern and pattern.match(n)))
     if found:
         return "new " + ", ".join(found)
-    if data["pth"] is not None:
+    if sealed_pth is not None:
         pth = sorted(n for n in names if n.endswith(".pth"))
-        if pth != data["pth"]:
-            added = sorted(set(pth) - set(data["pth"])) or sorted(set(data["pth"]) - set(pth))
+        if pth != sealed_pth:
+            added = sorted(set(pth) - set(sealed_pth)) or sorted(set(sealed_pth) - set(pth))
             return ".pth files differ: " + ", ".join(added)
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled_rule(rule: str) -> tuple[frozenset[str], re.Pattern[str] | None, list[str] | None]:
+    """A directory rule parsed once: exact names, one regex for the globs, its .pth."""
+    data = json.loads(rule[len(_RULE) :])
+    exact, globs = set(), []
+    for glob in data["absent"]:
+        plain = re.sub(r"\[(.)\]", r"\1", glob)
+        if any(c in re.sub(r"\[.\]", "", glob) for c in "*?["):
+            globs.append(fnmatch.translate(glob))
+        else:
+            exact.add(plain)
+    pattern = re.compile("|".join(globs)) if globs else None
+    return frozenset(exact), pattern, data["pth"]
 
 
 def _inside_any(path: str, parents: Iterable[str]) -> bool:
@@ -327,23 +343,22 @@ class Seal:
             for name, digest in self.files.items():
                 if name.endswith("/"):
                     why = (
-                        dir_changed(Path(name), digest)
+                        dir_changed(name, digest)
                         if digest.startswith(_RULE)
                         else (None if listing_digest(Path(name)) == digest else "entries differ")
                     )
                     if why:
                         bad.append(f"{name} ({why})")
                     continue
-                path = Path(name)
                 try:
-                    st = path.stat()
+                    st = os.stat(name)  # (no Path objects: hundreds of files per score)
                 except OSError:
                     bad.append(name)
                     continue
                 key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
                 if self._stats.get(name) == key:
                     continue
-                if file_sha256(path) != digest:
+                if file_sha256(Path(name)) != digest:
                     bad.append(name)
                     continue
                 self._stats[name] = key
