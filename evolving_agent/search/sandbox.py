@@ -281,9 +281,9 @@ def absolute_command(command: str, workdir: Path, candidate: Path | None = None)
             and (workdir / path).is_file()
             and not (candidate is not None and (candidate / path).exists())
         ):
-            word = str((workdir / path).resolve())
-        out.append(word)
-    return shlex.join(out)
+            word = shlex.quote(str((workdir / path).resolve()))
+        out.append(word)  # the others verbatim: quoting "~/x" would stop its expansion
+    return " ".join(out)
 
 
 def hide_command_line(title: str) -> bool:

@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evolving_agent.search.sandbox import Sandbox, absolute_command
 
@@ -149,6 +151,43 @@ def test_relative_script_paths_mean_the_users_files(tmp_path: Path) -> None:
         absolute_command("python3 tools/run.py", tmp_path, cand) == f"python3 {here}/tools/run.py"
     )
     assert absolute_command("python3 solve.py", tmp_path, cand) == "python3 solve.py"
+    # Found by Hypothesis: words left alone stay verbatim (quoted, "~/x" would not expand).
+    assert absolute_command("~/x ./agent.sh", tmp_path, cand) == f"~/x {here}/agent.sh"
     # Shell syntax is left exactly as written.
     assert absolute_command("./agent.sh | tee log", tmp_path, cand) == "./agent.sh | tee log"
     assert absolute_command('./agent.sh "$X"', tmp_path, cand) == './agent.sh "$X"'
+
+
+WORDS = st.sampled_from(
+    ["./agent.sh", "agent.sh", "tools/run.py", "solve.py", "python3", "-x", "|", "$X",
+     "'q w'", "a;b", "--flag=1", "~/x", "missing.py", "&&"]
+)  # fmt: skip
+
+
+@settings(max_examples=80, deadline=None)
+@given(words=st.lists(WORDS, min_size=1, max_size=5))
+def test_absolute_command_only_ever_anchors_existing_user_files(
+    tmp_path_factory: pytest.TempPathFactory, words: list[str]
+) -> None:
+    tmp = tmp_path_factory.mktemp("cmd")
+    (tmp / "agent.sh").write_text("")
+    (tmp / "tools").mkdir()
+    (tmp / "tools" / "run.py").write_text("")
+    (tmp / "solve.py").write_text("")
+    cand = tmp / "candidate"
+    cand.mkdir()
+    (cand / "solve.py").write_text("")
+    command = " ".join(words)
+    out = absolute_command(command, tmp, cand)
+    assert absolute_command(out, tmp, cand) == out  # idempotent
+    if out == command:
+        return
+    # Changed: the command was plain words, and only existing user files changed, each
+    # into the absolute path of that same file.
+    assert not any(set(w) & set("|&;<>()$`*?![]{}'\"\\") for w in words)
+    new = out.split(" ")
+    assert len(new) == len(words)
+    for old, now in zip(words, new, strict=True):
+        if old != now:
+            assert Path(now).is_absolute() and Path(now) == (tmp / old).resolve()
+            assert not (cand / old).exists()
