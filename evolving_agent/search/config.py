@@ -27,6 +27,7 @@ so a run can be resumed from its directory alone.  Meaning of the counts:
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from pathlib import Path
 
@@ -120,7 +121,9 @@ class SearchConfig(pydantic.BaseModel, extra="forbid"):
             words = self.score_cmd.split()
         scripts = [base / w for w in words if not w.startswith("-") and (base / w).is_file()]
         hide += [str(folder.resolve()) for folder in script_folders(scripts)]
-        return self.confinement(hide=tuple(dict.fromkeys(hide)))
+        return dataclasses.replace(
+            self.confinement(hide=tuple(dict.fromkeys(hide))), script_folders=True
+        )
 
     def confinement(self, *, hide: tuple[str, ...] = ()) -> Sandbox:
         """The run's sandbox; ``hide`` names what must never show inside one."""

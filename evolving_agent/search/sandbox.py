@@ -105,6 +105,9 @@ class Sandbox:
     ro: tuple[str, ...] = ()
     rw: tuple[str, ...] = ()
     hide: tuple[str, ...] = ()  # masked (an empty tmpfs) wherever it shows inside a bind
+    # Bind the folders of the scripts an agent command names (read-only): only where
+    # ``hide`` names everything that must stay out of them (config.agent_confinement).
+    script_folders: bool = False
 
     @property
     def confined(self) -> bool:
@@ -135,7 +138,8 @@ class Sandbox:
         if not self.confined:
             return shell
         readable = named_files(command)
-        readable += [folder for folder in script_folders(readable) if self._may_bind(folder)]
+        if self.script_folders:
+            readable += [f for f in script_folders(readable) if self._may_bind(f)]
         return [
             *self._base(network=self.network, readable=readable, writable=[workspace]),
             "--chdir", str(workspace), "--", *shell,

@@ -119,17 +119,24 @@ def test_a_script_folder_is_bound_read_only_unless_hidden_or_home(
     ws = tmp_path / "ws"
     ws.mkdir()
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    argv = Sandbox("bwrap").agent_argv(str(script), workspace=ws)
+    # Only a sandbox that names what to hide binds script folders (the runner's does).
+    plain = Sandbox("bwrap").agent_argv(str(script), workspace=ws)
+    assert str(script.parent) not in _ro_binds(plain) and str(script) in _ro_binds(plain)
+    argv = Sandbox("bwrap", script_folders=True).agent_argv(str(script), workspace=ws)
     assert _ro_binds(argv) >= {str(script), str(script.parent)}
     # A folder the sandbox hides (the run's, the scorer's) is never bound ...
-    hidden = Sandbox("bwrap", hide=(str(tmp_path / "tools"),)).agent_argv(str(script), workspace=ws)
+    hidden = Sandbox("bwrap", hide=(str(tmp_path / "tools"),), script_folders=True).agent_argv(
+        str(script), workspace=ws
+    )
     assert str(script.parent) not in _ro_binds(hidden) and str(script) in _ro_binds(hidden)
     # ... nor $HOME or above it (its secrets are no script's helpers).
     monkeypatch.setenv("HOME", str(tmp_path / "tools"))
-    home = Sandbox("bwrap").agent_argv(str(script), workspace=ws)
+    home = Sandbox("bwrap", script_folders=True).agent_argv(str(script), workspace=ws)
     assert str(script.parent) not in _ro_binds(home)
     # An interpreter's folder is not a script's.
-    python = Sandbox("bwrap").agent_argv(f"{os.path.realpath(PY)} x.py", workspace=ws)
+    python = Sandbox("bwrap", script_folders=True).agent_argv(
+        f"{os.path.realpath(PY)} x.py", workspace=ws
+    )
     assert str(Path(os.path.realpath(PY)).parent) not in _ro_binds(python)
 
 
