@@ -414,7 +414,8 @@ def test_claude_search_with_bash_denied_fails_every_turn_and_still_prints_json(
     for row in run_.rows:
         assert row["denied"] == 1 and row["score"] == 1
         assert row["error"].startswith("claude denied 1 tool call(s): Bash;")
-        assert "--allowedTools Bash" in row["error"]
+        # The suggestion keeps Bash inside Claude Code's sandbox (followed in a test below).
+        assert "autoAllowBashIfSandboxed" in row["error"] and "allowedTools" not in row["error"]
 
 
 def test_claude_rate_limit_names_the_status_and_is_retried(world: World) -> None:
@@ -565,7 +566,8 @@ def test_claude_flags_the_adapters_pass_exist() -> None:
     used = [*claude_agent.OUTPUT_ARGS, *claude_agent.DEFAULT_ARGS, "--session-id", "--resume"]
     for flag in (a for a in used if a.startswith("-")):
         assert flag in flags, flag
-    assert "--allowedTools" in flags  # what a denied turn's message tells the user to pass
+    # What a denied turn's message tells the user to pass.
+    assert "--allowedTools" in flags and "--settings" in flags
     helptext = subprocess.run(["claude", "--help"], capture_output=True, text=True).stdout
     assert '"stream-json"' in helptext and '"acceptEdits"' in helptext
     add = help_options(["claude", "mcp", "add"])
@@ -725,17 +727,22 @@ def test_codex_preflight_advice_followed_keeps_the_agent_confined(world: World) 
         shutil.rmtree(escape, ignore_errors=True)
 
 
-CLAUDE_SANDBOXED = (
-    "--permission-mode acceptEdits --settings "
-    """'{"sandbox": {"enabled": true, "autoAllowBashIfSandboxed": true}}'"""
-)
-
-
-def test_claude_sandboxed_bash_runs_the_code_but_cannot_write_outside(world: World) -> None:
-    # What the docs now advise for a Claude agent that must run its code: Claude Code's
-    # own sandbox (bubblewrap), never a bare --allowedTools Bash (the harness's bwrap does
-    # not wrap claude, so that Bash runs unconfined).
+def test_claude_denial_advice_followed_runs_the_code_but_cannot_write_outside(
+    world: World,
+) -> None:
+    # A denied Bash prints the flags that allow it; follow them exactly.  They keep
+    # Bash inside Claude Code's own sandbox (bubblewrap): the harness's bwrap does not
+    # wrap claude, so a bare --allowedTools Bash (the old advice) ran it unconfined.
     assert shutil.which("socat"), "socat is not installed (Claude Code's sandbox needs it)"
+    _home, env = claude_world(world, "claude-advice")
+    marker = world.model.script("claude-advice", [Shell(INCREMENT), Say("could not")])
+    denied = search(world, "claude-advice", "claude", env, marker, "--policy", "single",
+                    "--turns", "1")  # fmt: skip
+    (row,) = denied.rows
+    printed = re.search(r'--agent-args ("(?:[^"\\]|\\.)*")', row["error"])
+    assert printed, row["error"]
+    (advice,) = shlex.split(printed.group(1))
+    assert not any(flag in advice for flag in _UNSANDBOXING) and "allowedTools" not in advice
     escape = _outside_every_writable_root()
     try:
         target = escape / "escaped.txt"
@@ -747,7 +754,7 @@ def test_claude_sandboxed_bash_runs_the_code_but_cannot_write_outside(world: Wor
             [Shell(f"echo escaped > {target}"), Shell(INCREMENT), Say("done")],
         )
         run_ = search(world, "claude-sandboxed", "claude", env, marker, "--policy", "single",
-                      "--turns", "1", "--agent-args", CLAUDE_SANDBOXED)  # fmt: skip
+                      "--turns", "1", "--agent-args", advice)  # fmt: skip
         (row,) = run_.rows
         assert row["score"] == 2, (row, run_.proc.stderr)  # Bash ran: the code ran
         assert not target.exists()  # and could not write outside its workspace
