@@ -59,10 +59,22 @@ def _print(summary: SearchSummary, as_json: bool) -> None:
             f"failed turns: {summary.failed_turns} of {summary.turns} "
             f"(first: {summary.first_error})"
         )
+    if summary.denied_calls or summary.failed_commands:
+        echo(
+            f"denied calls: {summary.denied_calls}, failed commands: "
+            f"{summary.failed_commands} (per round and agent in `search report`)"
+        )
+    if summary.improved_flagged:
+        echo(
+            f"improved despite a denial or error: {summary.improved_flagged} turn(s) "
+            "(recorded as improved; the run counts them as results)"
+        )
     echo(f"run directory: {summary.run_dir}")
     if summary.best_rescored is not None:
         n = len(summary.best_rescores)
         echo(f"best re-scored: {summary.best_rescored:g} (median of {n} fresh score(s))")
+    if summary.forgotten is False:
+        echo(f"isolation: {summary.isolation}; its rounds were restarts, not forgetting")
 
 
 @click.command("run")
@@ -186,7 +198,7 @@ def run_cmd(
     from evolving_agent.search.config import SearchConfig
     from evolving_agent.search.executors import parse_resources
     from evolving_agent.search.runner import TurnsFailed, run_search
-    from evolving_agent.search.sandbox import hide_command_line
+    from evolving_agent.search.sandbox import hide_command_line, make_undumpable
 
     config = SearchConfig(
         **settings,
@@ -204,6 +216,7 @@ def run_cmd(
         env_forward=list(env_forward),
     )
     hide_command_line("evolving-agent search run")  # agents must not read the score command
+    make_undumpable()  # nor its open files and folder (/proc/PID/fd, cwd)
     try:
         summary = run_search(config, progress=None if quiet else _progress)
     except TurnsFailed as exc:
@@ -224,9 +237,10 @@ def resume_cmd(run_dir: Path, as_json: bool, quiet: bool) -> None:
       evolving-agent search resume runs/search-20260101-120000-forget-team
     """
     from evolving_agent.search.runner import TurnsFailed, resume_search
-    from evolving_agent.search.sandbox import hide_command_line
+    from evolving_agent.search.sandbox import hide_command_line, make_undumpable
 
     hide_command_line("evolving-agent search resume")  # it names the run directory
+    make_undumpable()
     try:
         summary = resume_search(run_dir, progress=None if quiet else _progress)
     except TurnsFailed as exc:

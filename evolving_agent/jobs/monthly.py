@@ -120,9 +120,7 @@ def run_monthly(
             ]
             for hid, hold in holds(root, until=day).items()
         }
-        return _plan(
-            ScopedReader(root, "monthly"), day, limit, when, TraceIndex.scan(root), held
-        )
+        return _plan(ScopedReader(root, "monthly"), day, limit, when, TraceIndex.scan(root), held)
 
     status, plan, marker = plan_or_resume(root, "monthly", day, when, MonthlyPlan, fresh_plan)
     if status == "already done":

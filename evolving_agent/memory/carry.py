@@ -65,20 +65,21 @@ TYPE_TABLE: tuple[tuple[str, str, Fit], ...] = (
         "repair",
         "low stakes, not weakening, with a trigger or counter-move, and the day's friction "
         "showed it again (a slip to make right)",
-        lambda s: not s.high
-        and s.h.state != "weakening"
-        and s.supported_today
-        and any(s.h.shape()),
+        lambda s: (
+            not s.high and s.h.state != "weakening" and s.supported_today and any(s.h.shape())
+        ),
     ),
     (
         "question",
         "low stakes, and its evidence divides (split) or swings against another's, or it is "
         "weakening, or emerging and contradicted",
-        lambda s: not s.high
-        and (
-            s.h.state in ("split", "weakening")
-            or bool(s.h.tension)
-            or (s.h.state == "emerging" and s.contradicted)
+        lambda s: (
+            not s.high
+            and (
+                s.h.state in ("split", "weakening")
+                or bool(s.h.tension)
+                or (s.h.state == "emerging" and s.contradicted)
+            )
         ),
     ),
     (

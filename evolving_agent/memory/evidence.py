@@ -374,7 +374,6 @@ class EvidenceLog:
         another device, so a later cut or rewrite of it is found like one of ours."""
         return self.chain.anchor_received(day, data)
 
-
     # -- reading ---------------------------------------------------------------
 
     def read_day(self, day: date) -> list[EvidenceRecord]:

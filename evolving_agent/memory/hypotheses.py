@@ -271,8 +271,7 @@ def judge(
         return kept, "new evidence, state unchanged"
     if sup_days >= 2 and con_days >= 2 and 3 * min(sup_days, con_days) >= max(sup_days, con_days):
         return "split", (
-            f"evidence divides by context: supported on {sup_days} days, "
-            f"contradicted on {con_days}"
+            f"evidence divides by context: supported on {sup_days} days, contradicted on {con_days}"
         )
     if con_days >= 2 and con_days > sup_days:
         if state == "weakening" and new_con_day and released:
@@ -681,9 +680,7 @@ def split_hypothesis(
         if i in reg:
             raise InvalidInput(f"hypothesis {i} already exists: {c}")
     children = [
-        add_hypothesis(
-            root, c, when=h.when, do=h.do, stakes=h.stakes, ts=ts, parent=hid
-        )
+        add_hypothesis(root, c, when=h.when, do=h.do, stakes=h.stakes, ts=ts, parent=hid)
         for c in claims
     ]
     new = h.model_copy(update={"state": "split", "children": ids})

@@ -64,6 +64,7 @@ class _Lazy:
     def sub(self, repl: Callable[[re.Match[str]], str] | str, text: str) -> str:
         return self.pattern().sub(repl, text)
 
+
 # Words that, as the name of an assignment, mark its value as a secret: the whole name or
 # its last part (``db_password=``, ``GITHUB_TOKEN=``), never a plural (``max_tokens=4096``
 # is not a secret).
@@ -170,9 +171,7 @@ _FALLBACK: tuple[tuple[str, tuple[str, ...], str], ...] = (
 )
 
 # ``Authorization: Bearer xyz`` / ``Bearer xyz`` / ``Basic dXNlcjpwYXNz``.
-_BEARER_RE = _Lazy(
-    r"(?i)\b(?P<scheme>bearer|basic|token)\s+(?P<value>[A-Za-z0-9._~+/-]{8,}=*)"
-)
+_BEARER_RE = _Lazy(r"(?i)\b(?P<scheme>bearer|basic|token)\s+(?P<value>[A-Za-z0-9._~+/-]{8,}=*)")
 
 # ``scheme://user:password@host`` keeps the user, masks the password.
 # The user may be empty (``redis://:pw@host``) and the password may hold ``@``: the
@@ -188,9 +187,7 @@ _FLAG_RE = _Lazy(
     r"(?i)(?<![\w-])(?P<flag>--(?:password|passwd|pass|pwd|token|api-key|apikey|secret"
     r"|client-secret|access-key|secret-key|auth-token))(?P<sep>=|\s+)(?P<value>[^\s\"']+|\"[^\"]*\"|'[^']*')"
 )
-_MYSQL_RE = _Lazy(
-    r"\b(?P<head>mysql(?:dump|admin|import|sh)?\b[^\n]*?\s-p)(?P<value>[^\s\"']+)"
-)
+_MYSQL_RE = _Lazy(r"\b(?P<head>mysql(?:dump|admin|import|sh)?\b[^\n]*?\s-p)(?P<value>[^\s\"']+)")
 # ``sshpass -p X``, ``docker login -u me -p X`` (podman, buildah, helm registry alike).
 _LOGIN_P_RE = _Lazy(
     r"\b(?P<head>(?:sshpass|(?:docker|podman|buildah|helm(?:\s+registry)?)\s+login)\b"
@@ -198,9 +195,7 @@ _LOGIN_P_RE = _Lazy(
 )
 # A ~/.netrc line: ``machine HOST login USER password X``.
 _NETRC_RE = _Lazy(r"\b(?P<head>machine\s+\S+\s+login\s+\S+\s+password\s+)(?P<value>\S+)")
-_USER_RE = _Lazy(
-    r"(?<![\w-])(?P<head>(?:-u|--user)(?:\s+|=)[\"']?[^\s:\"']+:)(?P<value>[^\s\"']+)"
-)
+_USER_RE = _Lazy(r"(?<![\w-])(?P<head>(?:-u|--user)(?:\s+|=)[\"']?[^\s:\"']+:)(?P<value>[^\s\"']+)")
 
 # ``password=...``, ``DB_PASSWORD: "..."``, ``"api_key": "..."``.  The name is the
 # secret word itself, after a non-alphanumeric (``DB_``, a quote, a space) or nothing.

@@ -116,7 +116,8 @@ _QUOTA = re.compile(
     r"|\b(?:count|number\s+of|tally)\b[^.]{0,40}?"
     r"\b(?:friction|self[- ]critic\w*|criticism\w*|mistakes?|negations?|failures?|slips?)"
     r"|\b" + _COUNT + r"\s*(?:\+|or\s+more|and\s+up|plus)?\s+"
-    r"(?:(?:more|new|honest|fresh|separate|distinct|of\s+(?:your|my|the|our))\s+)?" + _FAULTS
+    r"(?:(?:more|new|honest|fresh|separate|distinct|of\s+(?:your|my|the|our))\s+)?"
+    + _FAULTS
     + r"|\b(?:log|record|note|write\s+down|report|list)\b[^.]{0,30}?\b"
     r"(?:friction|self[- ]critic\w*|mistakes?|slips?)\b[^.]{0,40}?"
     r"\b(?:twice|thrice|\d+\s+times|after\s+every|after\s+each|every\s+(?:answer|reply|hour|turn)"
@@ -494,9 +495,7 @@ class NightlyContext:
             if h.origin != "human":
                 words[h.id] = {"claim": h.text, "when": h.shape()[0], "do": h.shape()[1]}
             elif h.proposal is not None:
-                words[h.id] = {
-                    "session_proposal": {"when": h.proposal.when, "do": h.proposal.do}
-                }
+                words[h.id] = {"session_proposal": {"when": h.proposal.when, "do": h.proposal.do}}
         prev = self.previous_carry
         yesterday = {
             "bias": self.previous_bias,

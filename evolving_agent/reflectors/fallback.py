@@ -66,7 +66,6 @@ def reflect_with_fallback(
         note = f"{reflector.name} reflector failed ({unavailable}); fell back to rules"
     else:
         note = (
-            f"{reflector.name} reflector output was invalid twice ({feedback}); "
-            "fell back to rules"
+            f"{reflector.name} reflector output was invalid twice ({feedback}); fell back to rules"
         )
     return Reflected(value, "rules", note)

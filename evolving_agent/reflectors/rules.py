@@ -287,7 +287,8 @@ def history(context: NightlyContext) -> list[CarryNote]:
 
 
 def stories(
-    current: dict[str, Hypothesis], changes: dict[str, tuple[Hypothesis, str]],
+    current: dict[str, Hypothesis],
+    changes: dict[str, tuple[Hypothesis, str]],
     register: dict[str, Hypothesis],
 ) -> list[Story]:
     out = []
@@ -303,9 +304,7 @@ def stories(
     return out
 
 
-def pick(
-    pool: list[Story], context: NightlyContext
-) -> Choice | None:
+def pick(pool: list[Story], context: NightlyContext) -> Choice | None:
     """Fair choice first; if fairness leaves nothing, any fitting type but yesterday's."""
     morning = context.day + timedelta(days=1)
     past = history(context)
@@ -341,9 +340,7 @@ class RulesReflector(Reflector):
             readings = readings + swing
             links = day_links(friction, [(r.event, r.hypothesis, r.relation) for r in readings])
             changes = apply_day(register, context.day, links, friction, note_keys(context))
-            current = {
-                hid: changes[hid][0] if hid in changes else h for hid, h in register.items()
-            }
+            current = {hid: changes[hid][0] if hid in changes else h for hid, h in register.items()}
         raised = context.raised(new) if new else None
         pool = stories(current, changes, register)
         if raised is not None:
@@ -365,8 +362,7 @@ class RulesReflector(Reflector):
                 raise_hypothesis=new,
                 carry_type=ctype,  # one of the nine
                 carry_text=(
-                    f"{FRAMES[ctype][1]}: notice whether the moment quoted in today's bias "
-                    "repeats."
+                    f"{FRAMES[ctype][1]}: notice whether the moment quoted in today's bias repeats."
                 ),
                 bias=(
                     f"{FRAMES[ctype][0]}. When the moment quoted below starts to happen "
@@ -384,7 +380,6 @@ class RulesReflector(Reflector):
             carry_text=carry_text(chosen, ctype),
             bias="\n".join(bias_lines(chosen, ctype, current)),
         )
-
 
     def weekly(self, *, context: WeeklyContext, feedback: str | None = None) -> WeeklyReflection:
         drafts = []

@@ -27,6 +27,8 @@ so a run can be resumed from its directory alone.  Meaning of the counts:
 
 from __future__ import annotations
 
+import dataclasses
+import shlex
 from pathlib import Path
 
 import pydantic
@@ -34,7 +36,7 @@ import pydantic
 from evolving_agent.errors import InvalidInput, NotFound, UsageError
 from evolving_agent.search.names import AGENT_ALIASES, AGENT_NAMES, EXECUTOR_NAMES
 from evolving_agent.search.presets import PRESETS, Preset, preset_for
-from evolving_agent.search.sandbox import Sandbox, check_sandbox
+from evolving_agent.search.sandbox import Sandbox, check_sandbox, script_folders
 
 
 class SearchConfig(pydantic.BaseModel, extra="forbid"):
@@ -102,6 +104,26 @@ class SearchConfig(pydantic.BaseModel, extra="forbid"):
     @property
     def effective_rounds(self) -> int:
         return self.rounds if self.preset.forgets else 1
+
+    def agent_confinement(self, run_dir: Path) -> Sandbox:
+        """The agents' sandbox: besides the run directory, the private workspaces and
+        the scorer's folders never show inside it (an agent script's folder is bound
+        read-only, and may hold them)."""
+        from evolving_agent.search.private import private_root
+
+        hide = [str(run_dir.resolve()), str(private_root(run_dir))]
+        if self.score_cwd is not None:
+            hide.append(str(self.score_cwd.resolve()))
+        base = self.workdir or Path.cwd()
+        try:
+            words = shlex.split(self.score_cmd)
+        except ValueError:
+            words = self.score_cmd.split()
+        scripts = [base / w for w in words if not w.startswith("-") and (base / w).is_file()]
+        hide += [str(folder.resolve()) for folder in script_folders(scripts)]
+        return dataclasses.replace(
+            self.confinement(hide=tuple(dict.fromkeys(hide))), script_folders=True
+        )
 
     def confinement(self, *, hide: tuple[str, ...] = ()) -> Sandbox:
         """The run's sandbox; ``hide`` names what must never show inside one."""

@@ -15,17 +15,30 @@ the run was started from, or absolute), rewrites relative ones to absolute paths
 ``python examples/tsp/score.py`` still means that file from inside the export) and
 records each file's SHA-256.  Before every score the judge checks those files (a
 ``stat`` first; the hash again only if size, mtime or ctime moved) and refuses to
-score -- the verdict is ``judge-tampered`` -- if any of them changed.  Limits: files
-the scorer reads without naming them (imports, data beside it) are not sealed, and an
-agent running as the same user can defeat any check made on files it can write;
-for a hard boundary run agents as another user or in a container.
+score -- the verdict is ``judge-tampered`` -- if any of them changed.
+
+**The reach.**  The seal also covers what the scorer loads without naming it
+(:func:`seal_reach`): every file in the folder of each script the command names (data
+and helpers beside it), and -- from one run of the scorer on the seed with
+``PYTHONVERBOSE=2`` -- every module file a Python scorer loaded (its imports, the
+``.pth`` files of its site) and the listing of every directory the import system
+searched (so a module or a ``.pth`` dropped there later is seen too).  A directory is
+sealed as a key ending in ``/`` whose digest covers its sorted entry names.  Scorers
+run with ``PYTHONNOUSERSITE=1`` (a ``.pth`` dropped in the user's site never loads) and
+``PYTHONDONTWRITEBYTECODE=1`` (a scorer never changes its own sealed folders).  What the
+seal cannot cover: files a non-Python scorer reads outside its folder; and an agent
+running as the same user can still change a file between the check and the score --
+only ``--sandbox bwrap`` makes the scorer's files unwritable to confined agents.
 
 With ``repeats`` > 1 the command runs that many times and the median counts.
 """
 
 from __future__ import annotations
 
+import fnmatch
+import functools
 import hashlib
+import json
 import os
 import re
 import shlex
@@ -35,11 +48,12 @@ import statistics
 import tempfile
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from evolving_agent.errors import EXIT_TAMPERED, EvolvingAgentError, InvalidInput
-from evolving_agent.process import run_process
+from evolving_agent.process import Completed, run_process
 from evolving_agent.search.rundir import TAMPERED
 from evolving_agent.search.sandbox import Sandbox
 from evolving_agent.search.workspace import export_commit
@@ -142,6 +156,171 @@ def seal_command(score_cmd: str, workdir: Path) -> tuple[str, dict[str, str]]:
     return re.sub(r"(?:'[^']*'|\"[^\"$`\\]*\"|[^\s'\"])+", rewrite, score_cmd), files
 
 
+# Every scorer's environment: it never loads the user's site (a candidate running as
+# the same user could drop a .pth there) and never writes bytecode into its sealed
+# folders (a scorer would otherwise change what the seal covers).
+SCORER_ENV = {"PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+FOLDER_LIMIT = 5000  # files sealed per named script's folder; beyond it, a notice
+# What PYTHONVERBOSE=2 says a Python process loaded, and where its imports looked.
+_LOADED = (
+    re.compile(r"^# code object from '?(/[^']+?)'?$"),
+    re.compile(r"^# extension module '[^']*' (?:loaded|executed) from '(/[^']+)'$"),
+    re.compile(r"^Processing \.pth file: '(/[^']+)'$"),
+    re.compile(r"^# (/\S+) matches (/\S+)$"),
+)
+_TRYING = re.compile(r"^# trying (/.+)$")
+_SITE = re.compile(r"^Adding directory: '(/[^']+)'$")
+_ABSENT = "absent"
+_RULE = "rule:"  # a sealed directory's value: what must stay absent, its .pth files
+
+
+def listing_digest(path: Path) -> str:
+    """The SHA-256 of a directory's sorted entry names (``absent`` if it is missing)."""
+    try:
+        names = sorted(os.listdir(path))
+    except FileNotFoundError:
+        return _ABSENT
+    except OSError:
+        return "unreadable"
+    return hashlib.sha256("\0".join(names).encode(errors="surrogateescape")).hexdigest()
+
+
+def _dir_rule(absent: Iterable[str] = (), pth: Iterable[str] | None = None) -> str:
+    return _RULE + json.dumps(
+        {"absent": sorted(set(absent)), "pth": None if pth is None else sorted(pth)}
+    )
+
+
+def dir_changed(path: str | Path, rule: str) -> str | None:
+    """Why a sealed directory no longer matches its rule (None: it does).
+
+    A rule names entries that must stay absent (shell globs: a module or ``.pyc`` an
+    import would find first) and, for a site directory, its exact ``.pth`` files."""
+    exact, pattern, sealed_pth = _compiled_rule(rule)
+    try:
+        names = os.listdir(path)
+    except OSError:
+        names = []
+    found = sorted(n for n in names if n in exact or (pattern and pattern.match(n)))
+    if found:
+        return "new " + ", ".join(found)
+    if sealed_pth is not None:
+        pth = sorted(n for n in names if n.endswith(".pth"))
+        if pth != sealed_pth:
+            added = sorted(set(pth) - set(sealed_pth)) or sorted(set(sealed_pth) - set(pth))
+            return ".pth files differ: " + ", ".join(added)
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled_rule(rule: str) -> tuple[frozenset[str], re.Pattern[str] | None, list[str] | None]:
+    """A directory rule parsed once: exact names, one regex for the globs, its .pth."""
+    data = json.loads(rule[len(_RULE) :])
+    exact, globs = set(), []
+    for glob in data["absent"]:
+        plain = re.sub(r"\[(.)\]", r"\1", glob)
+        if any(c in re.sub(r"\[.\]", "", glob) for c in "*?["):
+            globs.append(fnmatch.translate(glob))
+        else:
+            exact.add(plain)
+    pattern = re.compile("|".join(globs)) if globs else None
+    return frozenset(exact), pattern, data["pth"]
+
+
+def _inside_any(path: str, parents: Iterable[str]) -> bool:
+    return any(path == p or path.startswith(p.rstrip("/") + "/") for p in parents)
+
+
+def _is_program(path: Path) -> bool:
+    """A compiled executable (an interpreter): its folder is not the scorer's folder."""
+    try:
+        with path.open("rb") as fh:
+            return fh.read(4) == b"\x7fELF"
+    except OSError:
+        return True
+
+
+def seal_reach(
+    named: Iterable[str], verbose_stderr: str, *, exclude: Iterable[Path] = ()
+) -> dict[str, str]:
+    """The seal of what a scorer loads without naming it: ``{path: sha256}`` for files,
+    ``{dir/: rule}`` for directories (see :func:`dir_changed`).
+
+    ``named`` are the files the score command names: every file in each script's
+    folder (``.git`` left out; the first ``FOLDER_LIMIT``) is sealed.
+    ``verbose_stderr`` is the scorer's stderr under ``PYTHONVERBOSE=2``: the module
+    files, extension modules and ``.pth`` files it loaded are sealed; every name its
+    imports tried and did not find must stay absent (with a package folder of that
+    name, and a ``.pyc`` for a source it compiled); a site directory keeps exactly its
+    ``.pth`` files.  Nothing under ``exclude`` (the export, the run directory) counts.
+    """
+    skip = sorted({os.path.realpath(p) for p in exclude} | {str(p) for p in exclude})
+    files: set[str] = set()
+    absent: dict[str, set[str]] = {}
+    sites: set[str] = set()
+    for line in verbose_stderr.splitlines():
+        for pattern in _LOADED:
+            match = pattern.match(line)
+            if match:
+                files.update(g for g in match.groups() if g)
+        site = _SITE.match(line)
+        if site:
+            sites.add(site.group(1))
+        trying = _TRYING.match(line)
+        if trying and not os.path.lexists(trying.group(1)):
+            folder, name = os.path.split(trying.group(1))
+            absent.setdefault(folder, set()).add(glob_escape(name))
+            stem = name.split(".", 1)[0]
+            if not os.path.lexists(os.path.join(folder, stem)):
+                absent[folder].add(glob_escape(stem))  # a package of that name
+    for name in list(files):
+        folder, base = os.path.split(name)
+        if base.endswith(".py") and os.path.basename(folder) != "__pycache__":
+            stem = glob_escape(base[: -len(".py")])
+            cache = os.path.join(folder, "__pycache__")
+            if not any(f.startswith(cache + "/" + base[:-3] + ".") for f in files):
+                absent.setdefault(cache, set()).add(stem + ".*")
+    for name in named:
+        script = Path(name)
+        if name.endswith("/") or _is_program(script):
+            continue
+        count = 0
+        for root, subdirs, names in os.walk(script.parent):
+            subdirs[:] = sorted(
+                d for d in subdirs
+                if d != ".git" and not _inside_any(os.path.join(root, d), skip)
+            )  # fmt: skip
+            for entry in sorted(names):
+                count += 1
+                if count <= FOLDER_LIMIT:
+                    files.add(os.path.join(root, entry))
+    sealed: dict[str, str] = {}
+    for name in sorted(files):
+        path = Path(name)
+        if _inside_any(name, skip) or not path.is_file():
+            continue
+        try:
+            sealed[name] = file_sha256(path)
+        except OSError:
+            continue
+    for folder in sorted(set(absent) | sites):
+        if not folder or _inside_any(folder, skip):
+            continue
+        pth = None
+        if folder in sites:
+            try:
+                pth = [n for n in os.listdir(folder) if n.endswith(".pth")]
+            except OSError:
+                pth = []
+        sealed[folder.rstrip("/") + "/"] = _dir_rule(absent.get(folder, ()), pth)
+    return sealed
+
+
+def glob_escape(name: str) -> str:
+    """``name`` as a glob that matches only itself."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
+
+
 class Seal:
     """The sealed files and their last seen ``stat``, shared by the judge's threads."""
 
@@ -157,20 +336,29 @@ class Seal:
         self.__init__(files)  # type: ignore[misc]
 
     def changed(self) -> list[str]:
-        """The sealed files that are missing or whose content differs from the seal."""
+        """The sealed files that are missing or whose content differs from the seal
+        (and the sealed directories whose entries differ, named with what changed)."""
         bad = []
         with self._lock:
             for name, digest in self.files.items():
-                path = Path(name)
+                if name.endswith("/"):
+                    why = (
+                        dir_changed(name, digest)
+                        if digest.startswith(_RULE)
+                        else (None if listing_digest(Path(name)) == digest else "entries differ")
+                    )
+                    if why:
+                        bad.append(f"{name} ({why})")
+                    continue
                 try:
-                    st = path.stat()
+                    st = os.stat(name)  # (no Path objects: hundreds of files per score)
                 except OSError:
                     bad.append(name)
                     continue
                 key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
                 if self._stats.get(name) == key:
                     continue
-                if file_sha256(path) != digest:
+                if file_sha256(Path(name)) != digest:
                     bad.append(name)
                     continue
                 self._stats[name] = key
@@ -236,8 +424,10 @@ class Judge:
         score, feedback, _channel = self.score_channel(candidate)
         return score, feedback
 
-    def score_channel(self, candidate: Path) -> tuple[float | None, str, str | None]:
-        """Run the score command once: (score or None, feedback, channel used)."""
+    def _launch(
+        self, candidate: Path, extra_env: dict[str, str] | None
+    ) -> tuple[Completed, list[bytes]]:
+        """Run the score command once on ``candidate``: the process and its channel."""
         cmd = self.score_cmd.replace("{candidate}", shlex.quote(str(candidate)))
         # The verdict channel: one end of a socket pair, kept open in the scorer only.
         # A socket cannot be opened through /proc/PID/fd (unlike the scorer's stdout),
@@ -245,7 +435,12 @@ class Judge:
         # message of its own -- which fails the score -- and cannot alter the scorer's.
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         cwd = self.cwd or candidate
-        env = {"EA_CANDIDATE": str(candidate), SCORE_FD_VAR: str(theirs.fileno())}
+        env = {
+            "EA_CANDIDATE": str(candidate),
+            SCORE_FD_VAR: str(theirs.fileno()),
+            **SCORER_ENV,
+            **(extra_env or {}),
+        }
         sandbox = self.sandbox or Sandbox("none")
         argv = sandbox.scorer_argv(
             cmd, cwd=cwd, export=candidate, files=self.seal.files if self.seal else {}
@@ -264,6 +459,29 @@ class Judge:
         finally:
             theirs.close()
             mine.close()
+        return done, messages
+
+    def reach(self, repo_dir: Path, commit: str, *, exclude: Iterable[Path] = ()) -> dict[str, str]:
+        """What the scorer loads on ``commit`` beyond the files it names, sealed (see
+        :func:`seal_reach`); the scorer runs once more, verbosely, on a fresh export."""
+        tmp = Path(tempfile.mkdtemp(prefix="ea-judge-"))
+        try:
+            candidate = tmp / "candidate"
+            try:
+                export_commit(repo_dir, commit, candidate)
+            except InvalidInput:
+                return {}
+            done, _messages_ = self._launch(candidate, {"PYTHONVERBOSE": "2"})
+            named = self.seal.files if self.seal else {}
+            return seal_reach(named, done.stderr, exclude=[tmp, *exclude])
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def score_channel(
+        self, candidate: Path, *, extra_env: dict[str, str] | None = None
+    ) -> tuple[float | None, str, str | None]:
+        """Run the score command once: (score or None, feedback, channel used)."""
+        done, messages = self._launch(candidate, extra_env)
         if done.launch_error:
             return None, _tail(f"score command could not start: {done.launch_error}"), None
         if done.returncode is None:

@@ -73,17 +73,49 @@ class SpendAxis:
 
 
 @dataclass(frozen=True)
+class Failures:
+    """What went wrong in a set of turns, counted as ``summary.json`` counts it."""
+
+    failed: int = 0  # the agent failed (``error`` set), after retries
+    unscored: int = 0  # the agent did not fail; the scorer gave no number
+    denied: int = 0  # tool calls the agent's CLI refused, summed
+    failed_commands: int = 0  # shell commands that failed, summed
+    improved_flagged: int = 0  # turns that improved the best despite a denial or error
+
+    @classmethod
+    def of(cls, rows: Sequence[TurnRecord]) -> Failures:
+        return cls(
+            failed=sum(1 for r in rows if r.error),
+            unscored=sum(1 for r in rows if r.score is None and not r.error),
+            denied=sum(r.denied or 0 for r in rows),
+            failed_commands=sum(r.failed_commands or 0 for r in rows),
+            improved_flagged=sum(1 for r in rows if r.improved and (r.error or r.denied)),
+        )
+
+
+@dataclass(frozen=True)
 class RoundStats:
     round: int
     turns: int
     empty: int
-    failed: int
+    failed: int  # turns whose agent failed (as summary.json's failed_turns)
     cost_usd: float
     start_best: float | None
     end_best: float | None
     gain: float | None  # improvement in the run's direction: positive is better
     gain_pct: float | None
     ended: str | None = None  # why the round ended (closed.json), if recorded
+    failures: Failures = Failures()
+
+
+@dataclass(frozen=True)
+class AgentStats:
+    """One agent's turns over the whole run."""
+
+    agent: int | str
+    turns: int
+    improved: int
+    failures: Failures
 
 
 @dataclass(frozen=True)
@@ -145,6 +177,9 @@ class RunReport:
     best_rescored: float | None = None
     rescore_n: int = 0
     forget_on_plateau: int | None = None
+    agent_table: list[AgentStats] = field(default_factory=list)
+    isolation: str | None = None  # summary.json's (sandbox.isolation); None: not recorded
+    forgotten: bool | None = None  # False: a forgetting policy's rounds were restarts
 
     @property
     def direction(self) -> str:
@@ -476,15 +511,27 @@ def round_stats(
                 round=rnd,
                 turns=len(rows),
                 empty=sum(1 for r in rows if r.empty),
-                failed=sum(1 for r in rows if r.ok_score is None),
+                failed=sum(1 for r in rows if r.error),
                 cost_usd=sum(r.cost_usd or 0.0 for r in rows),
                 start_best=start,
                 end_best=best,
                 gain=gain,
                 gain_pct=pct,
                 ended=ended.get(rnd) if ended else None,
+                failures=Failures.of(rows),
             )
         )
+    return out
+
+
+def agent_stats(records: Sequence[TurnRecord]) -> list[AgentStats]:
+    """Per agent: turns, improvements, failures and denials."""
+    ids = sorted({r.agent for r in records}, key=lambda a: (isinstance(a, str), str(a)))
+    out = []
+    for agent in ids:
+        rows = [r for r in records if r.agent == agent]
+        out.append(AgentStats(agent, len(rows), sum(1 for r in rows if r.improved),
+                              Failures.of(rows)))  # fmt: skip
     return out
 
 
@@ -725,6 +772,9 @@ def load_run(run_dir: Path) -> RunReport:
         best_rescored=_opt_float(summary, "best_rescored", files.summary_path),
         rescore_n=len(rescores) if isinstance(rescores, list) else 0,
         forget_on_plateau=_opt_int(config, "forget_on_plateau"),
+        agent_table=agent_stats(records),
+        isolation=summary.get("isolation") if isinstance(summary.get("isolation"), str) else None,
+        forgotten=summary.get("forgotten") if isinstance(summary.get("forgotten"), bool) else None,
     )
 
 

@@ -105,6 +105,8 @@ def _summary_rows(report: RunReport) -> list[tuple[str, str]]:
         ("tokens (input + output)", str(report.total_tokens)),
         ("spend axis", report.spend.label),
     ]
+    if report.isolation is not None:
+        rows.append(("isolation", _isolation_cell(report)))
     if report.best_rescored is not None:
         rows.insert(
             rows.index(("best score", fmt_number(report.best_score))) + 1,
@@ -117,6 +119,18 @@ def _summary_rows(report: RunReport) -> list[tuple[str, str]]:
     if report.noise_floor is not None:
         rows.append(("noise floor", fmt_number(report.noise_floor)))
     return rows
+
+
+_ISOLATION = {
+    "bwrap": "bwrap (agents and scorers confined)",
+    "scorers": "scorers (scorers under bwrap; the agents ran outside it)",
+    "none": "none (agents and scorers ran as plain processes of the user)",
+}
+
+
+def _isolation_cell(report: RunReport) -> str:
+    cell = _ISOLATION.get(report.isolation or "", report.isolation or "")
+    return cell + ("; rounds were restarts, not forgetting" if report.forgotten is False else "")
 
 
 def _rounds_cell(report: RunReport) -> str:
@@ -146,6 +160,9 @@ def _round_rows(report: RunReport) -> list[list[str]]:
                 str(r.turns),
                 str(r.empty),
                 str(r.failed),
+                str(r.failures.unscored),
+                str(r.failures.denied),
+                str(r.failures.failed_commands),
                 fmt_number(r.start_best),
                 fmt_number(r.end_best),
                 gain,
@@ -162,6 +179,9 @@ _ROUND_HEADER = (
     "turns",
     "empty turns",
     "failed",
+    "unscored",
+    "denied",
+    "failed commands",
     "best at start",
     "best at end",
     "gain",
@@ -170,6 +190,40 @@ _ROUND_HEADER = (
     "ended by",
 )
 _FORGET_HEADER = ("forget before round", "after turn", "reason")
+_AGENT_HEADER = (
+    "agent",
+    "turns",
+    "improved",
+    "improved, flagged",
+    "failed",
+    "unscored",
+    "denied",
+    "failed commands",
+)
+
+
+def _agent_rows(report: RunReport) -> list[list[str]]:
+    return [
+        [
+            str(a.agent),
+            str(a.turns),
+            str(a.improved),
+            str(a.failures.improved_flagged),
+            str(a.failures.failed),
+            str(a.failures.unscored),
+            str(a.failures.denied),
+            str(a.failures.failed_commands),
+        ]
+        for a in report.agent_table
+    ]
+
+
+_AGENT_NOTE = (
+    "failed: the agent failed (after retries); unscored: the scorer gave no number; "
+    "denied: tool calls the agent's CLI refused; failed commands: shell commands that "
+    "exited non-zero; improved, flagged: turns that improved the best while a call was "
+    "denied or the agent reported an error (their candidate was judged and counts)."
+)
 _EDIT_HEADER = ("proposals", "sessions", "n", "median lines changed")
 
 
@@ -178,6 +232,13 @@ def _forget_rows(report: RunReport) -> list[list[str]]:
 
 
 def _forget_note(report: RunReport) -> str:
+    if report.forgotten is False:
+        return (
+            f"Isolation {report.isolation}: this run's round boundaries are restarts, not "
+            "forgetting -- its agents could read earlier rounds' candidates and records by "
+            "absolute path (only --sandbox bwrap with a command agent keeps them out)."
+            + (" Restarts in this run:" if report.forgets else "")
+        )
     return "No forgets in this run." if not report.forgets else "Forgets in this run:"
 
 
@@ -227,6 +288,8 @@ def render_markdown(report: RunReport, png_name: str) -> str:
     lines += [f"![best-so-far]({png_name})", ""]
     lines += markdown_table(("", ""), [list(r) for r in _summary_rows(report)]) + [""]
     lines += ["## Per round", ""] + markdown_table(_ROUND_HEADER, _round_rows(report)) + [""]
+    lines += ["## Per agent", "", _AGENT_NOTE, ""]
+    lines += markdown_table(_AGENT_HEADER, _agent_rows(report)) + [""]
     lines += ["## Edit size: fresh vs continued sessions", "", _edit_note(report), ""]
     lines += markdown_table(_EDIT_HEADER, _edit_rows(report)) + [""]
     lines += ["## Forgets", "", _forget_note(report), ""]
@@ -262,6 +325,9 @@ def render_html(report: RunReport, png: bytes) -> str:
         _html_table(("", ""), _summary_rows(report)),
         "<h2>Per round</h2>",
         _html_table(_ROUND_HEADER, _round_rows(report)),
+        "<h2>Per agent</h2>",
+        f"<p>{html.escape(_AGENT_NOTE)}</p>",
+        _html_table(_AGENT_HEADER, _agent_rows(report)),
         "<h2>Edit size: fresh vs continued sessions</h2>",
         f"<p>{html.escape(_edit_note(report))}</p>",
         _html_table(_EDIT_HEADER, _edit_rows(report)),

@@ -169,12 +169,23 @@ class SearchSummary(pydantic.BaseModel, extra="forbid"):
     reasoning_tokens: int
     empty_turns: int  # turns that changed nothing, failed ones not included
     failed_turns: int  # turns whose agent failed (``error`` set), after retries
+    # Turns that improved the best while a call was denied or the agent reported an
+    # error: recorded as improved, flagged here; they keep the run from exiting 4.
+    improved_flagged: int = 0
+    denied_calls: int = 0  # tool calls the agents' CLIs refused, over all turns
+    failed_commands: int = 0  # shell commands that failed, over all turns
     complete: bool  # the run ended by plan
     stopped: StopReason
     unscored_turns: int = 0  # the agent did not fail but the scorer gave no number
     first_error: str | None = None  # the first failed turn's error
     # Protections this run lacks (a forgeable score channel, no sandbox), said once.
     notices: list[str] = []
+    # What the run could guarantee (sandbox.isolation): "bwrap", "scorers" or "none";
+    # None in summaries written before it was recorded.
+    isolation: str | None = None
+    # A forgetting policy's rounds were forgotten (isolation bwrap), or only restarted;
+    # None for a policy that never forgets.
+    forgotten: bool | None = None
 
 
 def check_version(

@@ -74,9 +74,12 @@ from evolving_agent.search.rundir import (
 )
 from evolving_agent.search.sandbox import (
     SANDBOX_VAR,
+    absolute_command,
     check_sandbox,
     default_sandbox,
+    isolation,
     missing_protections,
+    not_forgotten,
 )
 from evolving_agent.search.stats import noise_floor
 
@@ -317,6 +320,10 @@ def _resolved(config: SearchConfig) -> SearchConfig:
             "out": out.absolute(),
             "workdir": workdir,
             "score_cwd": config.score_cwd.absolute() if config.score_cwd else None,
+            # ./agent.sh means the user's file: an agent runs in its workspace.
+            "agent_cmd": absolute_command(config.agent_cmd, workdir, config.candidate.absolute())
+            if config.agent_cmd
+            else None,
             # --sandbox > $EA_SANDBOX > bwrap when installed; stored for resume.
             "sandbox": config.sandbox or os.environ.get(SANDBOX_VAR) or default_sandbox(),
         }
@@ -357,6 +364,11 @@ def _seal_and_score_seed(config: SearchConfig, run: RunDir, executor: Executor) 
         files_dir = Path(tmp) / "files"
         copy_candidate(config.candidate, files_dir)
         commit = init_round_repo(repo, files_dir, "round 1: the seed candidate")
+    # What the scorer loads beyond the files it names (its folder, its imports, its
+    # site) is sealed too, from one verbose run on the seed (judge.seal_reach).
+    reach = _judge(config, seal).reach(repo, commit, exclude=[run.path, private_root(run.path)])
+    files = {**reach, **files}
+    seal["files"] = files
     verdict = executor.judge(judge=_judge(config, seal), repo=repo, commit=commit)
     if verdict.score is None:
         first = (verdict.feedback.splitlines() or ["no output"])[0]
@@ -406,7 +418,7 @@ class _Runner:
         assert seed is not None
         self.seed = seed
         self.judge = _judge(config, seal)
-        self.sandbox = config.confinement(hide=(str(run.path.resolve()),))
+        self.sandbox = config.agent_confinement(run.path)
         self.agent: Agent = agent_for(config)
         # The sealed copy: the task file itself may have changed since.
         self.task = run.task_copy.read_text(encoding="utf-8")
@@ -445,6 +457,9 @@ class _Runner:
         missing = missing_protections(self.sandbox.kind, self.config.agent)
         if missing:
             found.append(missing)
+        level = isolation(self.sandbox.kind, self.config.agent)
+        if self.preset.forgets and level != "bwrap":
+            found.append(not_forgotten(level))
         return found
 
     def run(self) -> SearchSummary:
@@ -491,7 +506,9 @@ class _Runner:
         if self.stop == TAMPERED:
             why = next(r.error for r in failed if r.tampered)
             raise JudgeTampered(f"{why}; the run stopped: {self.run_dir.path}")
-        if self.records and len(failed) == len(self.records):
+        # A turn that improved the best despite its error (a denied call) produced a
+        # result: the run exits 0 and the summary flags it (improved_flagged).
+        if self.records and all(_lost(r) for r in self.records):
             raise TurnsFailed(
                 f"every turn failed ({len(failed)} of {len(self.records)}); the first: "
                 f"{failed[0].error}",
@@ -585,7 +602,7 @@ class _Runner:
         """Every turn this process ran failed, and enough of them to stop trying."""
         enough = max(3, 2 * self.agents)
         mine = self.records[self.resumed_at :]
-        return len(mine) >= enough and all(r.error for r in mine)
+        return len(mine) >= enough and all(_lost(r) for r in mine)
 
     def _round(self) -> OpenRound:
         assert self.round is not None
@@ -771,12 +788,26 @@ class _Runner:
             reasoning_tokens=sum(r.reasoning_tokens or 0 for r in self.records),
             empty_turns=sum(1 for r in self.records if r.empty and not r.error),
             failed_turns=sum(1 for r in self.records if r.error),
+            improved_flagged=sum(1 for r in self.records if r.improved and (r.error or r.denied)),
+            denied_calls=sum(r.denied or 0 for r in self.records),
+            failed_commands=sum(r.failed_commands or 0 for r in self.records),
             unscored_turns=sum(1 for r in self.records if r.score is None and not r.error),
             first_error=next((r.error for r in self.records if r.error), None),
             complete=self.stop is None,
             notices=self.notices(),
+            isolation=isolation(self.sandbox.kind, self.config.agent),
+            forgotten=(
+                isolation(self.sandbox.kind, self.config.agent) == "bwrap"
+                if self.preset.forgets
+                else None
+            ),
             stopped=self.stop or ("turns" if len(self.records) >= self.planned else "budget"),
         )
+
+
+def _lost(record: TurnRecord) -> bool:
+    """A turn that failed and gave the run nothing (an error and no improvement)."""
+    return bool(record.error) and not record.improved
 
 
 class _Clock:

@@ -73,6 +73,29 @@ def missing_protections(kind: str, agent: str) -> str | None:
     return None
 
 
+ISOLATIONS = ("bwrap", "scorers", "none")
+
+
+def isolation(kind: str, agent: str) -> str:
+    """What the run can guarantee: ``bwrap`` (agents and scorers confined: the run
+    directory, earlier rounds and teammates are out of every agent's reach),
+    ``scorers`` (scorers confined, agents not: Claude Code and Codex run outside bwrap)
+    or ``none`` (nothing confined).  Only ``bwrap`` lets a round boundary be called
+    forgetting: below it an agent can read earlier rounds by absolute path."""
+    if kind != "bwrap":
+        return "none"
+    return "scorers" if agent in ("claude", "codex") else "bwrap"
+
+
+def not_forgotten(level: str) -> str:
+    """The notice of a forgetting policy whose rounds are restarts, not forgetting."""
+    return (
+        f"isolation {level}: this run's rounds are restarts, not forgetting -- an agent "
+        "can read earlier rounds' candidates and records by absolute path; only "
+        "--sandbox bwrap with a command agent keeps them out of its reach"
+    )
+
+
 @dataclass(frozen=True)
 class Sandbox:
     """How a run confines its agents and scorers (plain values: Ray ships it)."""
@@ -82,6 +105,9 @@ class Sandbox:
     ro: tuple[str, ...] = ()
     rw: tuple[str, ...] = ()
     hide: tuple[str, ...] = ()  # masked (an empty tmpfs) wherever it shows inside a bind
+    # Bind the folders of the scripts an agent command names (read-only): only where
+    # ``hide`` names everything that must stay out of them (config.agent_confinement).
+    script_folders: bool = False
 
     @property
     def confined(self) -> bool:
@@ -101,15 +127,30 @@ class Sandbox:
         return env
 
     def agent_argv(self, command: str, *, workspace: Path) -> list[str]:
-        """``sh -c COMMAND`` for an agent in ``workspace``, confined if bwrap."""
+        """``sh -c COMMAND`` for an agent in ``workspace``, confined if bwrap.
+
+        The files the command names are readable, and so is the folder of each script
+        among them (a wrapper that runs a helper beside it), read-only -- unless that
+        folder is, or lies inside, a path the sandbox hides (the run directory, the
+        private workspaces, the scorer's folder), or is ``$HOME`` or above it; hidden
+        paths inside a bound folder stay masked."""
         shell = ["/bin/sh", "-c", command]
         if not self.confined:
             return shell
         readable = named_files(command)
+        if self.script_folders:
+            readable += [f for f in script_folders(readable) if self._may_bind(f)]
         return [
             *self._base(network=self.network, readable=readable, writable=[workspace]),
             "--chdir", str(workspace), "--", *shell,
         ]  # fmt: skip
+
+    def _may_bind(self, folder: Path) -> bool:
+        text = str(folder)
+        home = os.environ.get("HOME") or "/"
+        if text == "/" or _inside(home, text):
+            return False  # $HOME or above: far more than a script's helpers
+        return not any(_inside(text, hidden) for hidden in self.hide)
 
     def scorer_argv(
         self, command: str, *, cwd: Path, export: Path, files: Iterable[str]
@@ -120,8 +161,10 @@ class Sandbox:
             return shell
         # The folders of the files it names, as named (a path through a symlink)
         # and as they resolve; the sealed files are the resolved ones.
+        # A sealed directory (a key ending in "/") is bound itself.
         named = {str(p.parent) for p in named_files(command)}
-        readable = {str(Path(f).parent) for f in files} | named | {str(cwd)}
+        folders = {f.rstrip("/") if f.endswith("/") else str(Path(f).parent) for f in files}
+        readable = folders | named | {str(cwd)}
         readable.discard(str(export))
         return [
             *self._base(
@@ -159,12 +202,14 @@ class Sandbox:
                 # Bound where it is named; the content is wherever it resolves to.
                 args += ["--ro-bind", os.path.realpath(item), str(item)]
                 bound.append(str(item))
-        for item in [*writable, *map(Path, self.rw)]:
-            args += ["--bind", str(item), str(item)]
-            bound.append(str(item))
+        # Masked before the writable binds: a workspace inside a hidden folder (the
+        # private workspaces) is bound again on top of the mask.
         for hidden in self.hide:
             if any(_inside(hidden, b) and hidden != b for b in bound):
                 args += ["--tmpfs", hidden]
+        for item in [*writable, *map(Path, self.rw)]:
+            args += ["--bind", str(item), str(item)]
+            bound.append(str(item))
         return args
 
 
@@ -203,6 +248,48 @@ def named_files(command: str) -> list[Path]:
     return found
 
 
+def script_folders(files: Iterable[Path]) -> list[Path]:
+    """The folders of the scripts among ``files`` (a compiled program's folder -- an
+    interpreter's ``bin`` -- is not a script's)."""
+    found: list[Path] = []
+    for path in files:
+        try:
+            with path.open("rb") as fh:
+                if fh.read(4) == b"\x7fELF":
+                    continue
+        except OSError:
+            continue
+        if path.parent not in found:
+            found.append(path.parent)
+    return found
+
+
+def absolute_command(command: str, workdir: Path, candidate: Path | None = None) -> str:
+    """``command`` with each word that is a relative path to an existing file under
+    ``workdir`` (``./agent.sh``, ``agent.py``) made absolute: an agent runs in
+    its workspace, where the user's relative path would mean nothing.  A word that
+    also names a file of the candidate (it will be in the workspace) is left alone, and
+    so is anything but plain words."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command
+    if " ".join(words) != command or any(set(w) & set("|&;<>()$`*?![]{}'\"\\") for w in words):
+        return command  # quoting or shell syntax: leave it exactly as written
+    out = []
+    for word in words:
+        path = Path(word)
+        relative = not path.is_absolute() and not word.startswith(("~", "-"))
+        if (
+            relative
+            and (workdir / path).is_file()
+            and not (candidate is not None and (candidate / path).exists())
+        ):
+            word = shlex.quote(str((workdir / path).resolve()))
+        out.append(word)  # the others verbatim: quoting "~/x" would stop its expansion
+    return " ".join(out)
+
+
 def hide_command_line(title: str) -> bool:
     """Overwrite this process's command line as ``/proc/PID/cmdline`` shows it (Linux):
     the harness's own argv names the score command and the run directory, and any
@@ -226,3 +313,16 @@ def hide_command_line(title: str) -> bool:
     data = title.encode()[: size - 1]
     ctypes.memmove(start, data + b"\0" * (size - len(data)), size)
     return True
+
+
+def make_undumpable() -> bool:
+    """Make this process non-dumpable (Linux ``PR_SET_DUMPABLE`` 0): its
+    ``/proc/PID/fd``, ``cwd``, ``environ`` and ``maps`` -- which name the run directory
+    and the scorer -- become unreadable to the other processes of the same user (root
+    still reads them).  Children get their own flag back when they exec.  True if set."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False

@@ -45,6 +45,7 @@ from tests.integrations.scripted_model import (
     Say,
     ScriptedModel,
     Shell,
+    WriteFile,
     claude_env,
     codex_env,
     codex_home,
@@ -413,7 +414,8 @@ def test_claude_search_with_bash_denied_fails_every_turn_and_still_prints_json(
     for row in run_.rows:
         assert row["denied"] == 1 and row["score"] == 1
         assert row["error"].startswith("claude denied 1 tool call(s): Bash;")
-        assert "--allowedTools Bash" in row["error"]
+        # The suggestion keeps Bash inside Claude Code's sandbox (followed in a test below).
+        assert "autoAllowBashIfSandboxed" in row["error"] and "allowedTools" not in row["error"]
 
 
 def test_claude_rate_limit_names_the_status_and_is_retried(world: World) -> None:
@@ -564,7 +566,8 @@ def test_claude_flags_the_adapters_pass_exist() -> None:
     used = [*claude_agent.OUTPUT_ARGS, *claude_agent.DEFAULT_ARGS, "--session-id", "--resume"]
     for flag in (a for a in used if a.startswith("-")):
         assert flag in flags, flag
-    assert "--allowedTools" in flags  # what a denied turn's message tells the user to pass
+    # What a denied turn's message tells the user to pass.
+    assert "--allowedTools" in flags and "--settings" in flags
     helptext = subprocess.run(["claude", "--help"], capture_output=True, text=True).stdout
     assert '"stream-json"' in helptext and '"acceptEdits"' in helptext
     add = help_options(["claude", "mcp", "add"])
@@ -665,3 +668,121 @@ def test_claude_md_import_fallback_from_the_docs_reaches_the_model(world: World)
 
     (first,) = world.model.requests("claude-import", api="messages")
     assert BIAS in first.text()  # the imported boot file, with no hook at all
+
+
+# -- the product's advice keeps the agent inside a sandbox ------------------------------------
+
+_UNSANDBOXING = ("danger-full-access", "dangerously-bypass", "bypassPermissions")
+
+
+def _outside_every_writable_root() -> Path:
+    """A folder outside the workspace, $TMPDIR and /tmp (codex's workspace-write roots)."""
+    base = Path("/var/tmp")
+    if not base.is_dir() or not os.access(base, os.W_OK):
+        pytest.skip("no writable /var/tmp to try an escape into")
+    return Path(tempfile.mkdtemp(prefix="ea-escape-", dir=base))
+
+
+def test_codex_preflight_advice_followed_keeps_the_agent_confined(world: World) -> None:
+    # Regression: the preflight suggested --sandbox bwrap plus sandbox_mode=
+    # "danger-full-access"; the harness's bwrap never wraps codex, and the agent wrote
+    # a file outside its workspace.  Follow every suggestion it prints now.
+    _chome, env = codex_world(world, "codex-advice")
+    env["TMPDIR"] = str(world.tmp)  # CODEX_HOME below it: the preflight refuses
+    marker = world.model.script("codex-advice", [Say("never reached")])
+    refused = search(world, "codex-advice", "codex", env, marker, "--policy", "single",
+                     "--turns", "1", "--sandbox", "bwrap")  # fmt: skip
+    assert refused.proc.returncode == 4
+    advice = refused.proc.stderr
+    assert "CODEX_HOME outside $TMPDIR" in advice
+    assert not any(flag in advice for flag in _UNSANDBOXING), advice
+    assert "--agent-args" not in advice  # the only suggestion is where CODEX_HOME lives
+
+    # Follow it: CODEX_HOME outside $TMPDIR.  The agent tries to write outside its
+    # workspace, then does the task.
+    escape = _outside_every_writable_root()
+    try:
+        target = escape / "escaped.txt"
+        env = codex_search_env(world, "codex-advice-followed")
+        marker = world.model.script(
+            "codex-advice-followed",
+            [Shell(f"echo escaped > {target}"), Shell(INCREMENT), Say("done")],
+        )
+        run_ = search(world, "codex-advice-followed", "codex", env, marker, "--policy",
+                      "single", "--turns", "1", "--sandbox", "bwrap")  # fmt: skip
+        assert run_.proc.returncode == 0, run_.proc.stderr
+        (row,) = run_.rows
+        assert row["score"] == 2 and row["denied"] == 1  # the escape was refused ...
+        assert not target.exists()  # ... and nothing landed outside the workspace
+        # The old advice, for contrast: the same agent, unsandboxed, escapes.
+        marker = world.model.script(
+            "codex-old-advice", [Shell(f"echo escaped > {target}"), Say("done")]
+        )
+        old = search(world, "codex-old-advice", "codex", codex_search_env(world, "codex-old"),
+                     marker, "--policy", "single", "--turns", "1", "--sandbox", "bwrap",
+                     "--agent-args", '-c sandbox_mode="danger-full-access"')  # fmt: skip
+        assert old.proc.returncode == 0, old.proc.stderr
+        assert target.read_text() == "escaped\n"  # it wrote outside its workspace
+    finally:
+        shutil.rmtree(escape, ignore_errors=True)
+
+
+def test_claude_denial_advice_followed_runs_the_code_but_cannot_write_outside(
+    world: World,
+) -> None:
+    # A denied Bash prints the flags that allow it; follow them exactly.  They keep
+    # Bash inside Claude Code's own sandbox (bubblewrap): the harness's bwrap does not
+    # wrap claude, so a bare --allowedTools Bash (the old advice) ran it unconfined.
+    assert shutil.which("socat"), "socat is not installed (Claude Code's sandbox needs it)"
+    _home, env = claude_world(world, "claude-advice")
+    marker = world.model.script("claude-advice", [Shell(INCREMENT), Say("could not")])
+    denied = search(world, "claude-advice", "claude", env, marker, "--policy", "single",
+                    "--turns", "1")  # fmt: skip
+    (row,) = denied.rows
+    printed = re.search(r'--agent-args ("(?:[^"\\]|\\.)*")', row["error"])
+    assert printed, row["error"]
+    (advice,) = shlex.split(printed.group(1))
+    assert not any(flag in advice for flag in _UNSANDBOXING) and "allowedTools" not in advice
+    escape = _outside_every_writable_root()
+    try:
+        target = escape / "escaped.txt"
+        _home, env = claude_world(world, "claude-sandboxed")
+        # Claude's sandbox mounts its own /dev: workspaces on the suite's /dev/shm vanish.
+        env["EA_WORKSPACES"] = str(world.dir("claude-sandboxed-workspaces"))
+        marker = world.model.script(
+            "claude-sandboxed",
+            [Shell(f"echo escaped > {target}"), Shell(INCREMENT), Say("done")],
+        )
+        run_ = search(world, "claude-sandboxed", "claude", env, marker, "--policy", "single",
+                      "--turns", "1", "--agent-args", advice)  # fmt: skip
+        (row,) = run_.rows
+        assert row["score"] == 2, (row, run_.proc.stderr)  # Bash ran: the code ran
+        assert not target.exists()  # and could not write outside its workspace
+    finally:
+        shutil.rmtree(escape, ignore_errors=True)
+
+
+def test_claude_turn_that_improved_despite_a_denied_bash_is_a_result(world: World) -> None:
+    # Regression: a Claude turn whose only problem was one denied Bash call improved
+    # the score, yet the run exited 4 ("every turn failed"), and report.md's failed
+    # column read 0 while summary.json said 1.
+    _home, env = claude_world(world, "claude-half-denied")
+    marker = world.model.script(
+        "claude-half-denied", [WriteFile("value.txt", "5"), Shell(INCREMENT), Say("wrote 5")]
+    )
+    run_ = search(world, "claude-half-denied", "claude", env, marker, "--policy", "single",
+                  "--turns", "1")  # fmt: skip
+    assert run_.proc.returncode == 0, run_.proc.stderr
+    (row,) = run_.rows
+    assert (row["score"], row["improved"], row["denied"]) == (5, True, 1)
+    assert row["error"].startswith("claude denied 1 tool call(s): Bash;")  # flagged
+    s = run_.summary
+    assert (s["failed_turns"], s["improved_flagged"], s["denied_calls"]) == (1, 1, 1)
+    run_dir = Path(s["run_dir"])
+    report = run([str(BIN / "evolving-agent"), "search", "report", str(run_dir)], run_dir, env)
+    assert report.returncode == 0, report.stderr
+    md = (run_dir / "report.md").read_text()
+    # round | turns | empty | failed | unscored | denied | failed commands | ...
+    assert "| 1 | 1 | 0 | 1 | 0 | 1 | 0 | 1 | 5 |" in md
+    # agent | turns | improved | improved, flagged | failed | unscored | denied | failed commands
+    assert "| 1 | 1 | 1 | 1 | 1 | 0 | 1 | 0 |" in md

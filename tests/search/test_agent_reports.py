@@ -31,10 +31,15 @@ def test_which_failures_are_retried(error: str, transient: bool) -> None:
 
 
 def test_denied_error_names_each_tool_once_and_the_flag() -> None:
+    # Bash only inside Claude Code's own sandbox: the harness's bwrap never wraps claude.
     assert denied_error(["Bash", "Bash", "WebFetch"]) == (
         "claude denied 3 tool call(s): Bash ×2, WebFetch; the agent could not run its code "
         'or the scorer (allow them with --agent-args "--permission-mode acceptEdits '
-        '--allowedTools Bash WebFetch")'
+        '--settings \'{\\"sandbox\\": {\\"enabled\\": true, \\"autoAllowBashIfSandboxed\\": '
+        "true}}' --allowedTools WebFetch\"; Bash then runs inside Claude Code's sandbox)"
+    )
+    assert denied_error(["WebFetch"]).endswith(
+        '(allow them with --agent-args "--permission-mode acceptEdits --allowedTools WebFetch")'
     )
 
 

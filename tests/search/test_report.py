@@ -262,11 +262,13 @@ def test_markdown_has_per_round_gains_empty_counts_and_forget_edit_sizes(tmp_pat
     (run / "rounds" / "r02").mkdir(parents=True)
     (run / "rounds" / "r02" / "closed.json").write_text('{"reason": "plateau"}')
     md = write_report(run).markdown.read_text()
-    # round | turns | empty | failed | start | end | gain | gain % | cost | ended by
-    assert "| 1 | 6 | 1 | 0 | 1000 | 900 | 100 | +10.0% | $0.0600 | — |" in md
-    assert "| 2 | 6 | 2 | 0 | 900 | 700 | 200 | +22.2% | $0.0600 | plateau |" in md
+    # round | turns | empty | failed | unscored | denied | failed commands | start | end |
+    # gain | gain % | cost | ended by
+    assert "| 1 | 6 | 1 | 0 | 0 | 0 | 0 | 1000 | 900 | 100 | +10.0% | $0.0600 | — |" in md
+    assert "| 2 | 6 | 2 | 0 | 0 | 0 | 0 | 900 | 700 | 200 | +22.2% | $0.0600 | plateau |" in md
     # 699.8 is within the noise floor of 700: the run kept 700, and so does the report.
-    assert "| 3 | 6 | 0 | 1 | 700 | 700 | 0 | +0.0% | $0.0600 | — |" in md
+    # The turn the scorer gave no number is unscored, not failed: its agent did not fail.
+    assert "| 3 | 6 | 0 | 0 | 1 | 0 | 0 | 700 | 700 | 0 | +0.0% | $0.0600 | — |" in md
     # Every session has under 10 non-empty proposals: all are "fresh".  Pooled sizes
     # 30,4 20,6,3 40,12 44,8 50,10,3 60,9,4 -> median 10; the 3 empty turns left out.
     assert "| first 10 of a fresh session | 6 | 15 | 10 |" in md

@@ -25,8 +25,9 @@ timeout is retried like the error it hid.
 **Denials are failures.**  ``acceptEdits`` lets Claude edit files but denies every
 ``Bash`` call in print mode, so an agent that can never run its code or the scorer
 still "succeeds".  Each denial is counted on the turn (``denied``); a denied ``Bash``
-fails the turn with the denied tools named and the flag that allows them
-(``--agent-args "--permission-mode acceptEdits --allowedTools Bash"``).
+fails the turn with the denied tools named and the flags that allow them -- Bash
+only inside Claude Code's own sandbox (``--settings`` with ``sandbox.enabled``), since
+the harness's bwrap never wraps the claude agent.
 
 **Retries.**  Claude retries API errors itself, 10 times by default with growing
 waits, which made one persistent 429 cost ~10 minutes per attempt.  Unless the
@@ -161,15 +162,29 @@ class ClaudeAgent(Agent):
         )
 
 
+# What a denied Bash is allowed with: Claude Code's own sandbox (the harness's bwrap
+# never wraps the claude agent, so a bare --allowedTools Bash would run it unconfined).
+SANDBOXED_BASH = (
+    """--settings '{\\"sandbox\\": {\\"enabled\\": true, \\"autoAllowBashIfSandboxed\\": true}}'"""
+)
+
+
 def denied_error(denials: list[str]) -> str:
-    """A failed turn's message: what was denied, and the flag that would allow it."""
+    """A failed turn's message: what was denied, and the flags that allow it -- Bash
+    only inside Claude Code's own sandbox."""
     counts = Counter(denials)
     shown = ", ".join(f"{tool} ×{n}" if n > 1 else tool for tool, n in sorted(counts.items()))
-    tools = " ".join(sorted(counts))
+    flags = "--permission-mode acceptEdits"
+    if "Bash" in counts:
+        flags += " " + SANDBOXED_BASH
+    others = " ".join(sorted(t for t in counts if t != "Bash"))
+    if others:
+        flags += f" --allowedTools {others}"
     return (
         f"claude denied {len(denials)} tool call(s): {shown}; the agent could not run its "
-        f'code or the scorer (allow them with --agent-args "--permission-mode acceptEdits '
-        f'--allowedTools {tools}")'
+        f'code or the scorer (allow them with --agent-args "{flags}"'
+        + ("; Bash then runs inside Claude Code's sandbox" if "Bash" in counts else "")
+        + ")"
     )
 
 

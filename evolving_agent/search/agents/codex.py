@@ -347,10 +347,11 @@ class CodexAgent(Agent):
         return used
 
 
+# The only fix offered keeps codex inside its own sandbox: the harness's bwrap never
+# confines the codex agent, so "danger-full-access" would leave it unconfined.
 _SANDBOX_FIX = (
-    "give codex a CODEX_HOME outside $TMPDIR, or let the harness sandbox the agent "
-    "(--sandbox bwrap) and run codex unsandboxed inside it: --agent-args "
-    '"-c sandbox_mode=\\"danger-full-access\\""'
+    "give codex a CODEX_HOME outside $TMPDIR (e.g. CODEX_HOME=$HOME/.codex), where it "
+    "can create the codex-linux-sandbox helper its sandbox starts"
 )
 
 
