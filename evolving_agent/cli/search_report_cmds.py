@@ -241,8 +241,9 @@ def plateau_test_cmd(
     """Continue or forget from the same plateau: the gain and cost of each.
 
     Checks the run plateaued (none of its last K turns improved and every session is
-    at least --session-age turns old; else it refuses and says why), then from its best candidate runs each side --repeats times on copies
-    (the run is never modified): N turns continuing the sessions the run ended with
+    at least --session-age turns old; else it refuses and says why), then from its
+    best candidate runs each side --repeats times on copies (the run is never
+    modified): N turns continuing the sessions the run ended with
     (told truthfully what their workspace now holds) and N turns with fresh sessions.
     Prints each side's mean gain with a 95% interval, cost and edit sizes, and an exact
     permutation test of fresh against continued gains; the ratio of gains only when
