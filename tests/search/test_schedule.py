@@ -16,12 +16,15 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from evolving_agent.search.aftermath import Tally
 from evolving_agent.search.presets import preset_for
 from evolving_agent.search.reducer import RoundPlan
 from evolving_agent.search.rundir import TurnRecord
 from evolving_agent.search.runner import run_search
-from evolving_agent.search.schedule import next_step, plan_step
+from evolving_agent.search.schedule import Slot, next_step, plan_step
 from tests.helpers.search import (
     PY,
     SEES_PEERS,
@@ -147,3 +150,78 @@ def test_a_round_with_every_quota_spent_plans_no_slot() -> None:
     done = [_rec(i * 2 + a, i + 1, a, 1.0) for i in range(3) for a in (1, 2)]
     step = next_step(done, PLAN, preset=preset, agents=2, minimize=False)
     assert step.slots == () and step.end_round is None
+
+
+@st.composite
+def _schedules(draw: st.DrawFn) -> tuple[list[TurnRecord], RoundPlan, dict[str, object], set[int]]:
+    """Some steps of a round played by the schedule itself (scores drawn), and which of
+    the next step's agents had also been recorded when the run stopped."""
+    agents = draw(st.integers(1, 3))
+    plan = RoundPlan(1, "start", 0.0, tuple(draw(st.integers(1, 4)) for _ in range(agents)))
+    options: dict[str, object] = {
+        "preset": preset_for(draw(st.sampled_from(["forget-team", "parallel", "forget"]))),
+        "agents": agents,
+        "minimize": draw(st.booleans()),
+        "forget_on_plateau": draw(st.sampled_from([None, 1, 2, 3])),
+    }
+    tally = Tally.start(0.0, "start", minimize=bool(options["minimize"]), floor=0.0)
+    records: list[TurnRecord] = []
+    for _ in range(draw(st.integers(0, 4))):
+        step = plan_step(records, plan, **options)  # type: ignore[arg-type]
+        for slot in step.slots:
+            records.append(_played(draw, slot, len(records) + 1, tally))
+    done = draw(st.sets(st.integers(1, agents)))
+    return records, plan, options, done
+
+
+def _played(draw: st.DrawFn, slot: Slot, seq: int, tally: Tally) -> TurnRecord:
+    score = draw(st.one_of(st.none(), st.integers(-5, 5).map(float)))
+    record = TurnRecord(
+        seq=seq, step=slot.step, round=1, agent=slot.agent, turn=slot.turn,
+        round_turn=slot.round_turn, session=f"s{slot.agent}-{seq}",
+        new_session=slot.decision.new_session, base_commit="a", commit=f"c{seq}",
+        score=score, empty=draw(st.booleans()), lines_changed=draw(st.integers(0, 3)),
+        wall_s=0.1, ts="2026-01-01T00:00:00Z", improved=tally.improves(score),
+    )  # fmt: skip
+    tally.add(record)
+    return record
+
+
+@settings(max_examples=300, deadline=None)
+@given(_schedules())
+def test_a_step_is_planned_alike_however_much_of_it_was_recorded(
+    case: tuple[list[TurnRecord], RoundPlan, dict[str, object], set[int]],
+) -> None:
+    # The logical clock's invariant: what a slot is told depends on earlier steps only,
+    # so a resume that finds part of a step recorded runs the rest exactly as planned.
+    records, plan, options, done = case
+    step = plan_step(records, plan, **options)  # type: ignore[arg-type]
+    finished = [s for s in step.slots if s.agent in done]
+    partial = list(records)
+    for slot in finished:
+        partial.append(
+            TurnRecord(
+                seq=len(partial) + 1,
+                step=slot.step,
+                round=1,
+                agent=slot.agent,
+                turn=slot.turn,
+                round_turn=slot.round_turn,
+                session="x",
+                new_session=False,
+                base_commit="a",
+                commit=f"x{slot.agent}",
+                score=99.0,
+                empty=False,
+                lines_changed=9,
+                wall_s=0.1,
+                ts="2026-01-01T00:00:00Z",
+                improved=True,
+            )  # fmt: skip
+        )
+    rest = next_step(partial, plan, **options)  # type: ignore[arg-type]
+    expected = tuple(s for s in step.slots if s.agent not in done)
+    if expected:
+        assert rest.number == step.number and rest.slots == expected
+    else:
+        assert rest.number == step.number + 1 or not step.slots
