@@ -421,6 +421,7 @@ class _Runner:
         self.closing: ForgetReason | None = None  # why the current round ends early
         self.stop: Literal["failed", "judge-tampered"] | None = None  # the run stops here
         self.round: OpenRound | None = None
+        self.best_moved = False  # best/ lags the tally until the round ends
 
     @property
     def best_repo(self) -> Path:
@@ -456,9 +457,14 @@ class _Runner:
             rnd = self.round
             self.closing = None
             self._emit("round", rnd.plan.number, message=f"round {rnd.plan.number} starts")
-            with ThreadPoolExecutor(max_workers=self.agents) as pool:
-                self._play_round(rnd, pool)
+            try:
+                with ThreadPoolExecutor(max_workers=self.agents) as pool:
+                    self._play_round(rnd, pool)
+            except BaseException:
+                self._refresh_best()  # Ctrl-C: best/ as the records say, then stop
+                raise
             self._tag_round(rnd)
+            self._refresh_best()
             if self.stop is not None:
                 break  # the round stays open: a resume continues it
             close_round(self.run_dir, rnd.plan.number, self.closing or "rounds")
@@ -640,11 +646,16 @@ class _Runner:
             self.tally.add(record)
         if record.tampered and self.stop is None:
             self.stop = TAMPERED
-        if record.improved:
-            self._export_best()
+        # best/ follows at the round's end (one export, not one per improvement).
+        self.best_moved = self.best_moved or record.improved
         self._emit("turn", number, record=record)
 
     # -- outputs -----------------------------------------------------------------
+
+    def _refresh_best(self) -> None:
+        if self.best_moved:
+            self._export_best()
+            self.best_moved = False
 
     def _export_best(self) -> None:
         tmp = Path(tempfile.mkdtemp(prefix=".best.", dir=self.run_dir.path))
