@@ -186,3 +186,28 @@ def run_fingerprint(run_dir: Path, agent_log_of: Path | None = None) -> str:
         sort_keys=True,
     )
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def git_shim(tmp: Path) -> tuple[Path, Path]:
+    """A folder with a ``git`` that logs its arguments to a file, then runs the real
+    git: put the folder first on PATH to count the git processes the harness starts.
+    Returns (folder, log)."""
+    import shutil
+
+    real = shutil.which("git")
+    assert real is not None
+    folder = tmp / "git-shim"
+    folder.mkdir()
+    log = tmp / "git-calls.log"
+    shim = folder / "git"
+    shim.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {log}\nexec {real} "$@"\n')
+    shim.chmod(0o755)
+    return folder, log
+
+
+def git_verb(line: str) -> str:
+    """The git command of a logged call (its first word past the ``-c`` options)."""
+    words = line.split()
+    while words and words[0] == "-c":
+        words = words[2:]
+    return next((w for w in words if not w.startswith("-")), "")
