@@ -27,7 +27,7 @@ from pathlib import Path
 
 from evolving_agent.errors import UsageError
 from evolving_agent.gitcmd import git
-from evolving_agent.search.workspace import HARNESS_CONFIG
+from evolving_agent.search.workspace import HARNESS_CONFIG, NO_TEMPLATES
 
 WORKSPACES_VAR = "EA_WORKSPACES"
 _SHIP = "refs/ea/ship/"
@@ -116,7 +116,7 @@ def prepare_workspace(
     if not secure(workspace):
         _remove(workspace)
         workspace.mkdir(mode=0o700, parents=True)
-        git(workspace, "init", "-q", "-b", "main")
+        git(workspace, "init", "-q", NO_TEMPLATES, "-b", "main")
         (workspace / ".git" / "config").write_text(HARNESS_CONFIG)
         fetched |= fetch_commits(workspace, repo, [base, *wanted])
         git(workspace, "checkout", "-q", "-f", "-B", branch, base)
@@ -135,7 +135,7 @@ def rebuild_keeping_files(workspace: Path, repo: Path, *, base: str, branch: str
         _remove(workspace)
         workspace.mkdir(mode=0o700)
     _remove(workspace / ".git")
-    git(workspace, "init", "-q", "-b", branch)
+    git(workspace, "init", "-q", NO_TEMPLATES, "-b", branch)
     (workspace / ".git" / "config").write_text(HARNESS_CONFIG)
     fetch_commits(workspace, repo, [base])
     git(workspace, "update-ref", f"refs/heads/{branch}", base)

@@ -148,7 +148,7 @@ def _write_config(git_dir: Path) -> None:
 def init_round_repo(repo_dir: Path, files: Path, message: str) -> str:
     """A new repository whose only commit holds the files in ``files``; its sha."""
     repo_dir.mkdir(parents=True)
-    git(repo_dir, "init", "-q", "-b", "main")
+    git(repo_dir, "init", "-q", NO_TEMPLATES, "-b", "main")
     _write_config(repo_dir / ".git")
     for item in files.iterdir():
         target = repo_dir / item.name
@@ -157,8 +157,17 @@ def init_round_repo(repo_dir: Path, files: Path, message: str) -> str:
         else:
             shutil.copy2(item, target, follow_symlinks=False)
     git(repo_dir, "add", "-A")
-    git(repo_dir, "commit", "-q", "--allow-empty", "--no-verify", "-m", message, identity=True)
-    return git(repo_dir, "rev-parse", "HEAD").text
+    made = git(
+        repo_dir, "-c", "core.abbrev=40", "commit", "--allow-empty", "--no-verify",
+        "-m", message, identity=True,
+    )  # fmt: skip
+    summary = _COMMITTED.search(made.stdout.decode(errors="replace"))
+    return summary.group(1) if summary else git(repo_dir, "rev-parse", "HEAD").text
+
+
+# ``git init`` without the template directory: no sample hooks, no description -- files
+# every repository of a run would carry (and every round boundary delete) for nothing.
+NO_TEMPLATES = "--template="
 
 
 def _common_git_dir(path: Path) -> Path | None:
