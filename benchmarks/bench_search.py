@@ -2,29 +2,30 @@
 
 Run:  python benchmarks/bench_search.py [--turns N]
 
-Two runs of the ``single`` policy, both measured in one invocation:
+Everything below is measured in one invocation, ours beside a **reference-style loop**
+that runs the same agent and scorer the way the reference harness does, with none of
+our guards: per turn the agent subprocess in a git work tree, ``git add -A`` + ``git
+commit`` (skipped when ``git status`` shows nothing), ``git archive | tar -x`` into a
+fresh folder, the scorer there, the last stdout line parsed and a JSON line appended.
 
-* ``no-op``: the agent command is ``true``: every turn is empty, so the judge is
-  skipped (an unchanged candidate keeps its score);
-* ``one-line edit``: the agent writes one line, so every turn is committed, exported
-  and scored by ``echo 1``.
+* **per turn**, for a ``no-op`` agent (``true``: every turn empty, so the judge is
+  skipped) and a ``one-line edit`` agent (every turn committed, exported and scored by
+  ``echo 1``): our ms per turn with ``--sandbox none`` (the reference confines
+  nothing) over the reference's (goal: at most 1.2x for the no-op agent), and ours
+  again under bwrap when it is installed, against the reference without a sandbox
+  (goal: at most 2x for the no-op agent);
+* **fixed cost**: each harness in a process of its own, start-up included: the run's
+  wall time minus its turn loop (goal: ours at most 0.5 s over the reference's);
+* **git processes per edit turn**: every git the run starts, through a logging ``git``
+  first on PATH, over the turns (goal: at most 4; the run's set-up and end included).
 
-Beside each, in the same invocation, a **reference-style loop** runs the same agent and
-scorer the way the reference harness does, with none of our guards: per turn the agent
-subprocess in a git work tree, ``git add -A`` + ``git commit`` (skipped when ``git
-status`` shows nothing), ``git archive | tar -x`` into a fresh folder, the scorer
-there, the last stdout line parsed and a JSON line appended.  The printed ratio is our
-ms per turn over its ms per turn (goal: at most 1.2x for the no-op agent).  Ours runs
-with ``--sandbox none`` for that ratio (the reference confines nothing), and once more
-under bwrap when it is installed, to show what the sandbox costs.
-
-For each it prints ms per turn (the turn loop only: seed scoring and round setup are
-reported separately) and the breakdown from the per-turn ``timing`` in ``log.jsonl``:
-agent subprocess, git (``status``; for a changed turn also ``add`` and ``commit``:
-three git processes, one for an unchanged turn), export (``git archive`` to a file,
-untarred), scorer subprocess, and bookkeeping (reducer, prompt, fsynced record
-append, best/ export, progress) as the remainder.  Candidate tags are written once
-per round, in one git call.
+For each in-process run it prints ms per turn (the turn loop only: seed scoring and
+round setup, the round's end and the summary are reported separately) and the
+breakdown from the per-turn ``timing`` in ``log.jsonl``: agent subprocess, git
+(``status``; for a changed turn ``commit -a`` too), export (``git archive`` to a file,
+untarred), scorer subprocess, and bookkeeping (the schedule, prompt, fsynced record
+append, progress) as the remainder.  Candidate tags and best/ are written once per
+round.
 """
 
 from __future__ import annotations
@@ -180,11 +181,11 @@ def bench(name: str, agent_cmd: str, turns: int, tmp: Path, sandbox: str = "none
     )
     for label, value in (
         ("agent subprocess", agent),
-        ("git: status (+ add, commit if changed)", git),
+        ("git: status (+ commit -a if changed)", git),
         ("export (git archive + untar)", export),
         ("scorer subprocess", score),
         ("judge temp dirs", judge_rest),
-        ("bookkeeping (reducer, prompt, record fsync, best/)", book),
+        ("bookkeeping (schedule, prompt, record fsync)", book),
     ):
         print(f"  {label:<55} {value:7.1f} ms  {100 * value / loop_ms:5.1f}%")
     return loop_ms
@@ -211,7 +212,7 @@ def main() -> None:
                 boxed = bench(f"{name} (bwrap)", agent, turns, tmp, sandbox="bwrap")
                 print(f"  under bwrap: {boxed / reference:.2f}x the reference (no sandbox)")
                 summary.append(f"{name} under bwrap: {boxed:.1f} ms per turn, "
-                               f"{boxed / reference:.2f}x the reference without a sandbox")  # fmt: skip
+                               f"{boxed / reference:.2f}x the unconfined reference")  # fmt: skip
         # Fixed cost: each harness in a process of its own, start-up included.
         edit = 'echo "$EA_TURN" > value.txt'
         ours_turn, ours_fixed = our_cli_run("fixed", edit, turns, tmp)
