@@ -115,17 +115,21 @@ def next_step(
 ) -> Step:
     """What runs next in round ``plan.number``: the rest of a step a run stopped in, or
     the next step.  ``records`` are in log order (every step's before the next's)."""
-    options = {
-        "preset": preset, "agents": agents, "minimize": minimize,
-        "forget_on_plateau": forget_on_plateau, "first_turn": first_turn, "adjust": adjust,
-    }  # fmt: skip
+
+    def planned(done: Sequence[TurnRecord], number: int | None = None) -> Step:
+        return plan_step(
+            done, plan, preset=preset, agents=agents, minimize=minimize,
+            forget_on_plateau=forget_on_plateau, number=number, first_turn=first_turn,
+            adjust=adjust,
+        )  # fmt: skip
+
     in_round = [r for r in records if r.round == plan.number]
     last = max((step_of(r) for r in in_round), default=0)
     if last:
         before = [r for r in records if r.round != plan.number or step_of(r) < last]
-        again = plan_step(before, plan, number=last, **options)  # type: ignore[arg-type]
+        again = planned(before, number=last)
         done = {r.agent for r in in_round if step_of(r) == last}
         missing = tuple(s for s in again.slots if s.agent not in done)
         if missing:
             return Step(last, missing)
-    return plan_step(records, plan, **options)  # type: ignore[arg-type]
+    return planned(records)
