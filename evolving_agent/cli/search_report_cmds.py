@@ -210,6 +210,14 @@ def compare_cmd(
     metavar="K",
     help="Plateau rule: none of the run's last K turns improved (default max(4, 2 x agents)).",
 )
+@click.option(
+    "--session-age",
+    default=4,
+    show_default=True,
+    type=int,
+    metavar="K",
+    help="Plateau rule: every session to continue has taken at least K turns.",
+)
 @click.option("--force", is_flag=True, help="Measure even if the run has not plateaued.")
 @click.option(
     "--out",
@@ -224,6 +232,7 @@ def plateau_test_cmd(
     turns: int,
     repeats: int,
     window: int | None,
+    session_age: int,
     force: bool,
     out: Path | None,
     as_json: bool,
@@ -231,12 +240,14 @@ def plateau_test_cmd(
 ) -> None:
     """Continue or forget from the same plateau: the gain and cost of each.
 
-    Checks the run plateaued (none of its last K turns improved; else it refuses and
-    says why), then from its best candidate runs each side --repeats times on copies
-    (the run is never modified): N turns continuing the sessions the run ended with
+    Checks the run plateaued (none of its last K turns improved and every session is
+    at least --session-age turns old; else it refuses and says why), then from its
+    best candidate runs each side --repeats times on copies (the run is never
+    modified): N turns continuing the sessions the run ended with
     (told truthfully what their workspace now holds) and N turns with fresh sessions.
-    Prints each side's mean gain with a 95% interval, cost and edit sizes; the ratio of
-    gains only when the continued gain is surely above zero.  Writes
+    Prints each side's mean gain with a 95% interval, cost and edit sizes, and an exact
+    permutation test of fresh against continued gains; the ratio of gains only when
+    that test is significant at the 5% level (and a warning below 5 repeats).  Writes
     OUT/plateau-test.json and .md.
 
     \b
@@ -256,7 +267,8 @@ def plateau_test_cmd(
         echo(f"[{side}] agent {record.agent} turn {record.turn}: {score} ({what}){mark}", err=True)
 
     result = plateau_test(
-        run_dir, turns=turns, repeats=repeats, out=out, window=window, force=force,
+        run_dir, turns=turns, repeats=repeats, out=out, window=window,
+        session_age=session_age, force=force,
         progress=None if quiet else show,
     )  # fmt: skip
     if as_json:

@@ -14,8 +14,10 @@ time; the others wait for it, then decide.  When the check fails, an agent waits
 turns are still in flight (they may cost less than reserved) and stops otherwise.
 
 Budgets in dollars and in tokens are checked the same way.  Without a money or token
-budget the ledger admits everything.  Callers hold their own lock around ``admit`` and
-``release`` (the ledger is plain data).
+budget the ledger admits everything.  The schedule (``schedule.py``) asks a fresh
+ledger for each step's turns in agent order, so "in flight" means "admitted earlier in
+this step" and the admissions are the same on every run; a turn told to wait runs at
+the next step.  The ledger is plain data.
 """
 
 from __future__ import annotations

@@ -13,9 +13,9 @@ so a run can be resumed from its directory alone.  Meaning of the counts:
   them) cap spending; the budget is split evenly over the remaining rounds, and the
   turn budget still applies.
 * ``seed`` seeds the tsp-example agent's randomness (two runs with different seeds make
-  different edits; the same seed repeats a run of one agent or of agents that do not
-  share — with sharing, what a peer has finished when an agent looks depends on
-  timing, exactly as with real agents).  Other agents see it as ``EA_SEED``.
+  different edits; the same seed repeats a run, teams included: what a turn sees of its
+  peers is fixed by the logical clock of ``schedule.py``, not by timing).  Other agents
+  see it as ``EA_SEED``.
 * ``agent_args`` go to new sessions, ``agent_resume_args`` to continued ones (None:
   the adapter's default, see ``search/agents``).
 * ``retries`` / ``retry_backoff``: a turn whose agent failed with a transient error

@@ -4,8 +4,10 @@ The paper's measurement, for any task: once a run has plateaued, is it better to
 the agents' sessions going or to forget them?
 
 1. **The run must have plateaued**, by a stated rule: none of its last ``window`` turns
-   (default ``max(4, 2 × agents)``) improved the best past the run's noise floor.
-   Otherwise it is refused with the numbers (``--force`` measures anyway, and says so).
+   (default ``max(4, 2 × agents)``) improved the best past the run's noise floor, and
+   every session to continue has taken at least ``session_age`` turns (K, default 4: a
+   3-turn-old session has not had the time to plateau).  Otherwise it is refused with
+   the numbers (``--force`` measures anyway, and says so).
 2. **Both sides start from the run's best**, scored afresh (``start``).
    * *continue*: every agent resumes the session it ended the run with, in its own
      private workspace (the path that session knew), reset to the run's best -- and it
@@ -19,23 +21,28 @@ the agents' sessions going or to forget them?
    ``RUN_DIR-plateau`` by default, beside it).
 4. **The report**: each side's gain (its best re-scored, against the start) as the mean
    over repeats with a 95% bootstrap interval, its cost per repeat, its edit sizes
-   (median lines changed, overall and over its first 10 non-empty turns); the ratio of
-   gains only when the continued gain's interval lies above zero -- otherwise it says
-   why there is no ratio.
+   (median lines changed, overall and over its first 10 non-empty turns); an exact
+   permutation test of fresh against continued gains (``stats.permutation_p``), and
+   the ratio of gains only when that test is significant at ``ALPHA`` (5%) and the
+   continued gain is above zero -- otherwise it says why there is no ratio.  Below
+   ``FEW_REPEATS`` (5) repeats a side it warns, plainly, that they are too few.
 
-Each turn is the runner's own step (:func:`~evolving_agent.search.turn.play_turn`):
-the same executor, the same sealed judge, the same tamper check.
+Each side runs on the runner's schedule (``schedule.py``), each turn is the runner's
+own step (:func:`~evolving_agent.search.turn.play_turn`: the same executor, sealed
+judge and tamper check) and each record the runner's own
+(:func:`~evolving_agent.search.aftermath.turn_record`).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import statistics
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -44,6 +51,7 @@ from typing import Any
 from evolving_agent.errors import InvalidInput, NotFound, UsageError
 from evolving_agent.gitcmd import git
 from evolving_agent.process import subreaper
+from evolving_agent.search.aftermath import PlayedTurn, Tally, turn_record
 from evolving_agent.search.agents import agent_for
 from evolving_agent.search.agents.base import Agent
 from evolving_agent.search.config import SearchConfig, split_evenly
@@ -51,11 +59,19 @@ from evolving_agent.search.executors.local import LocalExecutor
 from evolving_agent.search.judge import Judge, JudgeTampered, Seal, SealChanged, seal_command
 from evolving_agent.search.private import private_root, remove_root, workspace_path
 from evolving_agent.search.prompt import build_prompt
-from evolving_agent.search.reducer import Decision, RoundPlan, SearchState, better, decide
+from evolving_agent.search.reducer import Decision, RoundPlan
 from evolving_agent.search.rounds import round_repo
-from evolving_agent.search.rundir import RunDir, TurnRecord, now_iso, write_json_atomic
+from evolving_agent.search.rundir import RunDir, TurnRecord, write_json_atomic
 from evolving_agent.search.runner import make_judge, new_dir
-from evolving_agent.search.stats import Interval, bootstrap_ci
+from evolving_agent.search.schedule import Slot, next_step
+from evolving_agent.search.stats import (
+    EXACT_LIMIT,
+    PERMUTATION_ROUNDS,
+    Interval,
+    bootstrap_ci,
+    min_permutation_p,
+    permutation_p,
+)
 from evolving_agent.search.text import fmt_number, markdown_table
 from evolving_agent.search.turn import TurnJob, play_turn, turn_request
 from evolving_agent.search.workspace import export_commit, init_round_repo
@@ -63,6 +79,10 @@ from evolving_agent.search.workspace import export_commit, init_round_repo
 SIDES = ("continue", "fresh")
 DEFAULT_REPEATS = 3
 FIRST_EDITS = 10  # the paper's "first 10 proposals" for edit sizes
+# A session younger than this many turns has not had the time to plateau.
+DEFAULT_SESSION_AGE = 4
+ALPHA = 0.05  # the level a gain ratio must be significant at to be printed
+FEW_REPEATS = 5  # below this many repeats a side, say plainly that it is too few
 
 
 class NotPlateaued(InvalidInput):
@@ -71,7 +91,7 @@ class NotPlateaued(InvalidInput):
     def __init__(self, check: PlateauCheck, run: Path) -> None:
         super().__init__(
             f"the run has not plateaued: {check.describe()}; continue it, or pass "
-            f"--window / --force",
+            f"--window / --session-age / --force",
             file=run,
         )
 
@@ -81,6 +101,8 @@ class PlateauCheck:
     window: int
     turns: int
     last_improved: int  # seq of the last improving turn (0: none)
+    session_age: int = DEFAULT_SESSION_AGE  # K: turns a session needs to be "plateaued"
+    youngest: int = 0  # turns taken by the youngest of the sessions to continue
 
     @property
     def flat(self) -> int:
@@ -88,20 +110,36 @@ class PlateauCheck:
 
     @property
     def plateaued(self) -> bool:
-        return self.flat >= self.window
+        return self.flat >= self.window and self.youngest >= self.session_age
 
     @property
     def rule(self) -> str:
-        return f"none of the run's last {self.window} turns improved its best past the noise floor"
+        return (
+            f"none of the run's last {self.window} turns improved its best past the noise "
+            f"floor, and every session to continue is at least {self.session_age} turns old"
+        )
 
     def describe(self) -> str:
         where = f"turn {self.last_improved}" if self.last_improved else "no turn"
-        return f"{self.rule} (rule); its last improvement was {where} of {self.turns}"
+        return (
+            f"{self.rule} (rule); its last improvement was {where} of {self.turns}, its "
+            f"youngest session is {self.youngest} turns old"
+        )
 
 
-def check_plateau(records: list[TurnRecord], agents: int, window: int | None) -> PlateauCheck:
+def check_plateau(
+    records: list[TurnRecord],
+    agents: int,
+    window: int | None,
+    *,
+    session_age: int = DEFAULT_SESSION_AGE,
+    sessions: dict[int, str] | None = None,
+) -> PlateauCheck:
     last = max((r.seq for r in records if r.improved), default=0)
-    return PlateauCheck(window or max(4, 2 * agents), len(records), last)
+    ages = [sum(1 for r in records if r.session == s) for s in (sessions or {}).values()]
+    return PlateauCheck(
+        window or max(4, 2 * agents), len(records), last, session_age, min(ages, default=0)
+    )
 
 
 @dataclass(frozen=True)
@@ -188,28 +226,68 @@ class PlateauTest:
     noise_floor: float
     check: PlateauCheck
     forced: bool = False
+    alpha: float = ALPHA
     sides: list[SideResult] = field(default_factory=list)
 
     def side(self, name: str) -> SideResult:
         return next(s for s in self.sides if s.side == name)
 
     @property
+    def p_value(self) -> float | None:
+        """Two-sided permutation test of fresh against continued gains (exact: every
+        split of the pooled gains, for up to ``stats.EXACT_LIMIT`` splits)."""
+        return permutation_p(self.side("fresh").gains, self.side("continue").gains)
+
+    @property
+    def exact(self) -> bool:
+        return math.comb(2 * self.repeats, self.repeats) <= EXACT_LIMIT
+
+    @property
+    def test_name(self) -> str:
+        kind = "exact" if self.exact else f"{PERMUTATION_ROUNDS}-split"
+        return f"{kind} permutation test of mean gains, two-sided"
+
+    @property
+    def min_p(self) -> float:
+        return min_permutation_p(self.repeats, self.repeats)
+
+    @property
+    def warnings(self) -> list[str]:
+        if self.repeats >= FEW_REPEATS:
+            return []
+        return [
+            f"{self.repeats} repeat(s) a side are too few to tell the sides apart: the "
+            f"smallest p an exact test of {self.repeats} against {self.repeats} can give is "
+            f"{self.min_p:.3g}; use --repeats {FEW_REPEATS} or more"
+        ]
+
+    @property
     def ratio_note(self) -> str | None:
         """Why there is no gain ratio (None: there is one)."""
-        cont = self.side("continue")
-        ci = cont.gain_ci
-        if ci is None:
-            return "one repeat per side: a ratio of single draws says nothing (--repeats 3)"
-        if ci.low <= 0:
+        if self.repeats < 2:
+            return "one repeat per side: a ratio of single draws says nothing (--repeats 5)"
+        p = self.p_value
+        assert p is not None
+        if p > self.alpha:
+            floor = (
+                f"; with {self.repeats} repeats a side p cannot go below {self.min_p:.3g}"
+                if self.min_p > self.alpha
+                else ""
+            )
             return (
-                f"the continued gain's 95% interval [{fmt_number(ci.low)}, {fmt_number(ci.high)}] "
-                "includes zero: a ratio to it is not meaningful"
+                f"fresh and continued gains do not differ at the {self.alpha:g} level "
+                f"({self.test_name}: p = {p:.3g}){floor}"
+            )
+        if self.side("continue").mean_gain <= 0:
+            return (
+                f"the gains differ (p = {p:.3g}) but the continued mean gain is "
+                f"{fmt_number(self.side('continue').mean_gain)}: a ratio to it is not meaningful"
             )
         return None
 
     @property
     def gain_ratio(self) -> float | None:
-        """Mean fresh gain over mean continued gain, when the latter is surely positive."""
+        """Mean fresh gain over mean continued gain, when they differ significantly."""
         if self.ratio_note is not None:
             return None
         return self.side("fresh").mean_gain / self.side("continue").mean_gain
@@ -238,6 +316,8 @@ class PlateauTest:
                 "window": self.check.window,
                 "turns": self.check.turns,
                 "last_improved": self.check.last_improved,
+                "session_age": self.check.session_age,
+                "youngest_session": self.check.youngest,
                 "plateaued": self.check.plateaued,
                 "forced": self.forced,
             },
@@ -246,6 +326,10 @@ class PlateauTest:
             "start_scores": self.start_scores,
             "noise_floor": self.noise_floor,
             "sides": {s.side: s.to_json() for s in self.sides},
+            "test": self.test_name,
+            "p_value": self.p_value,
+            "alpha": self.alpha,
+            "warnings": self.warnings,
             "gain_ratio_fresh_over_continue": self.gain_ratio,
             "gain_ratio_note": self.ratio_note,
             "cost_ratio_fresh_over_continue": self.cost_ratio,
@@ -262,6 +346,7 @@ def plateau_test(
     repeats: int = DEFAULT_REPEATS,
     out: Path | None = None,
     window: int | None = None,
+    session_age: int = DEFAULT_SESSION_AGE,
     force: bool = False,
     progress: ProgressFn | None = None,
 ) -> PlateauTest:
@@ -284,11 +369,13 @@ def plateau_test(
         raise UsageError(f"--turns {turns} is fewer than the run's {agents} agents")
     if repeats < 1:
         raise UsageError(f"--repeats must be at least 1, got {repeats}")
-    check = check_plateau(records, agents, window)
-    if not check.plateaued and not force:
-        raise NotPlateaued(check, run.path)
+    if session_age < 1:
+        raise UsageError(f"--session-age must be at least 1, got {session_age}")
     last_round = max(r.round for r in records)
     sessions = _last_sessions(records, last_round, agents)
+    check = check_plateau(records, agents, window, session_age=session_age, sessions=sessions)
+    if not check.plateaued and not force:
+        raise NotPlateaued(check, run.path)
     summary = json.loads(run.summary_json.read_text(encoding="utf-8"))
     source_repo = round_repo(run, last_round)
     start = _best_in(run, source_repo, last_round, str(summary.get("best_commit", "")))
@@ -419,8 +506,9 @@ def continue_prompt(
 
 
 class _Side:
-    """One repeat of one side: agents in parallel threads, the reducer deciding each turn,
-    every turn the runner's own :func:`play_turn`."""
+    """One repeat of one side: the runner's schedule (``schedule.py``) over one round,
+    every turn the runner's own :func:`play_turn`, every record the runner's own
+    :func:`turn_record`, the best a :class:`Tally` of them."""
 
     def __init__(
         self,
@@ -444,12 +532,12 @@ class _Side:
     ) -> None:
         self.name, self.repeat, self.config, self.agent = name, repeat, config, agent
         self.judge, self.task, self.repo, self.root, self.plan = judge, task, repo, root, plan
-        self.floor, self.sessions, self.first_turn = floor, sessions, first_turn
+        self.sessions, self.first_turn = sessions, first_turn
         self.start_feedback, self.out, self.progress = start_feedback, out, progress
         self.records: list[TurnRecord] = []
-        self.best = plan.start_score
-        self.best_commit = plan.start_commit
-        self.known: dict[str, float | None] = {plan.start_commit: plan.start_score}
+        self.tally = Tally.start(
+            plan.start_score, plan.start_commit, minimize=config.minimize, floor=floor
+        )
         self.lock = threading.Lock()
         self.executor = LocalExecutor(max_scorers=config.max_scorers)
         self.sandbox = config.confinement(hide=hide)
@@ -457,20 +545,30 @@ class _Side:
     def run(self) -> Draw:
         agents = len(self.plan.quotas)
         with ThreadPoolExecutor(max_workers=agents) as pool:
-            for future in [pool.submit(self._loop, a) for a in range(1, agents + 1)]:
-                future.result()
+            while True:
+                step = next_step(
+                    self.records, self.plan, preset=self.config.preset, agents=agents,
+                    minimize=self.config.minimize, first_turn=self.first_turn,
+                    adjust=self._adjust,
+                )  # fmt: skip
+                if step.end_round is not None or not step.slots:
+                    break
+                futures = [pool.submit(self._play, slot) for slot in step.slots]
+                for slot, future in zip(step.slots, futures, strict=True):
+                    self._record(slot, future.result())
         rescored: float | None = None
+        best = self.tally.best_score
         final = self.plan.start_score
-        if self.best_commit != self.plan.start_commit:
-            verdict = self.judge.judge(self.repo, self.best_commit)
+        if self.tally.best_commit != self.plan.start_commit:
+            verdict = self.judge.judge(self.repo, self.tally.best_commit)
             rescored = verdict.score
-            final = verdict.score if verdict.score is not None else self.best
+            final = verdict.score if verdict.score is not None else best
         start = self.plan.start_score
         gain = start - final if self.config.minimize else final - start
         return Draw(
             repeat=self.repeat,
             turns=len(self.records),
-            best_score=self.best,
+            best_score=best,
             best_rescored=rescored,
             gain=gain,
             improved_turns=sum(1 for r in self.records if r.improved),
@@ -479,20 +577,14 @@ class _Side:
             cost_usd=round(sum(r.cost_usd or 0.0 for r in self.records), 6),
             tokens=sum(r.tokens for r in self.records),
             agent_s=round(sum(r.agent_s for r in self.records), 3),
-            lines=[r.lines_changed for r in sorted(self.records, key=lambda r: r.seq)
-                   if not r.empty],
+            lines=[r.lines_changed for r in self.records if not r.empty],
             log=str(self.out.log),
         )  # fmt: skip
 
-    def _decide(self, agent: int) -> Decision:
-        state = SearchState(tuple(self.records), self.plan)
-        decision = decide(
-            state, preset=self.config.preset, agent=agent, minimize=self.config.minimize
-        )
-        mine = [r for r in self.records if r.agent == agent]
-        if decision.run_turn and not mine and agent in self.sessions:
-            # The continue side's first turn resumes the session the run ended with.
-            decision = Decision(
+    def _adjust(self, agent: int, decision: Decision, records: Sequence[TurnRecord]) -> Decision:
+        """The continue side's first turn resumes the session the run ended with."""
+        if agent in self.sessions and not any(r.agent == agent for r in records):
+            return Decision(
                 run_turn=True,
                 new_session=False,
                 session_id=self.sessions[agent],
@@ -502,67 +594,49 @@ class _Side:
 
     def _known(self, commit: str) -> tuple[bool, float | None]:
         with self.lock:
-            return commit in self.known, self.known.get(commit)
+            return self.tally.known_score(commit)
 
-    def _loop(self, agent: int) -> None:
+    def _play(self, slot: Slot) -> PlayedTurn:
+        started = time.perf_counter()
+        agent, decision, last = slot.agent, slot.decision, slot.last
         workspace = workspace_path(self.root, self.plan.number, agent)
-        while True:
-            with self.lock:
-                decision = self._decide(agent)
-                if not decision.run_turn:
-                    return
-                mine = [r for r in self.records if r.agent == agent]
-                turn = self.first_turn.get(agent, 0) + len(mine) + 1
-            last = mine[-1] if mine else None
-            base = last.commit if last else self.plan.start_commit
-            prompt = None
-            if last is None and not decision.new_session:
-                prompt = continue_prompt(
-                    decision=decision, minimize=self.config.minimize,
-                    start=self.plan.start_commit, score=self.plan.start_score,
-                    feedback=self.start_feedback,
-                )  # fmt: skip
-            request = turn_request(
-                self.config, task=self.task, decision=decision, last=last,
-                workspace=workspace, round=self.plan.number, agent=agent, turn=turn,
-                state_dir=self.out.path / "agent-state", sandbox=self.sandbox, prompt=prompt,
+        base = last.commit if last else self.plan.start_commit
+        prompt = None
+        if last is None and not decision.new_session:
+            prompt = continue_prompt(
+                decision=decision, minimize=self.config.minimize,
+                start=self.plan.start_commit, score=self.plan.start_score,
+                feedback=self.start_feedback,
             )  # fmt: skip
-            label = f"plateau-{self.name}-a{agent}-t{turn:03d}"
-            job = TurnJob(request=request, base=base, message=label, retries=self.config.retries,
-                          retry_backoff=self.config.retry_backoff)  # fmt: skip
-            clock = time.perf_counter()
-            played = play_turn(
-                self.executor, self.agent, job, judge=self.judge, repo=self.repo,
-                start=self.plan.start_commit, label=label, known=self._known,
+        request = turn_request(
+            self.config, task=self.task, decision=decision, last=last,
+            workspace=workspace, round=self.plan.number, agent=agent, turn=slot.turn,
+            state_dir=self.out.path / "agent-state", sandbox=self.sandbox, prompt=prompt,
+        )  # fmt: skip
+        label = f"plateau-{self.name}-a{agent}-t{slot.turn:03d}"
+        job = TurnJob(request=request, base=base, message=label, retries=self.config.retries,
+                      retry_backoff=self.config.retry_backoff)  # fmt: skip
+        played = play_turn(
+            self.executor, self.agent, job, judge=self.judge, repo=self.repo,
+            start=self.plan.start_commit, label=label, known=self._known,
+        )  # fmt: skip
+        verdict = played.verdict
+        laps = {**played.outcome.laps, "judge": verdict.export_s + verdict.score_s}
+        return PlayedTurn(played, base, laps, time.perf_counter() - started)
+
+    def _record(self, slot: Slot, turn: PlayedTurn) -> None:
+        with self.lock:
+            record = turn_record(
+                turn, slot=slot, seq=len(self.records) + 1, number=self.plan.number,
+                tally=self.tally,
             )  # fmt: skip
-            result, change, verdict = played.outcome.result, played.outcome.change, played.verdict
-            with self.lock:
-                improved = verdict.score is not None and better(
-                    verdict.score, self.best, minimize=self.config.minimize, floor=self.floor
-                )
-                record = TurnRecord(
-                    seq=len(self.records) + 1, round=self.plan.number, agent=agent, turn=turn,
-                    round_turn=len(mine) + 1, session=result.session_id or request.session_id,
-                    new_session=decision.new_session, base_commit=base, commit=change.commit,
-                    score=verdict.score, scores=verdict.scores, feedback=verdict.feedback,
-                    empty=change.empty, lines_changed=change.lines_changed,
-                    input_tokens=result.input_tokens, output_tokens=result.output_tokens,
-                    reasoning_tokens=result.reasoning_tokens, cost_usd=result.cost_usd,
-                    wall_s=round(time.perf_counter() - clock, 4),
-                    agent_s=round(played.outcome.laps.get("agent", 0.0), 4), ts=now_iso(),
-                    improved=improved, visible=len(decision.visible), error=played.error,
-                    attempts=played.outcome.attempts,
-                )  # fmt: skip
-                self.out.append(record)
-                self.records.append(record)
-                if not verdict.tampered:
-                    self.known[change.commit] = verdict.score
-                if improved and verdict.score is not None:
-                    self.best, self.best_commit = verdict.score, change.commit
-            if verdict.tampered:
-                raise JudgeTampered(f"{played.error}; the plateau test stopped: {self.out.path}")
-            if self.progress:
-                self.progress(f"{self.name} #{self.repeat}", record)
+            self.out.append(record)
+            self.records.append(record)
+            self.tally.add(record)
+        if record.tampered:
+            raise JudgeTampered(f"{record.error}; the plateau test stopped: {self.out.path}")
+        if self.progress:
+            self.progress(f"{self.name} #{self.repeat}", record)
 
 
 # -- rendering -------------------------------------------------------------------------
@@ -612,12 +686,14 @@ def format_table(result: PlateauTest) -> str:
 def verdict_line(result: PlateauTest) -> str:
     """The sentence worth quoting -- or why there is none."""
     spend = _ratio(result.cost_ratio)
+    warned = "".join(f"\nwarning: {w}" for w in result.warnings)
     if result.gain_ratio is not None:
         return (
             f"Fresh sessions gained {_ratio(result.gain_ratio)} what continued ones did "
-            f"(means over {result.repeats} repeats), at {spend} the spend."
+            f"(means over {result.repeats} repeats; {result.test_name}: "
+            f"p = {result.p_value:.3g} <= {result.alpha:g}), at {spend} the spend.{warned}"
         )
-    return f"No gain ratio: {result.ratio_note}.  Spend ratio (fresh / continued): {spend}."
+    return f"No gain ratio: {result.ratio_note}.  Spend ratio (fresh / continued): {spend}.{warned}"
 
 
 def render_markdown(result: PlateauTest) -> str:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from evolving_agent.errors import UsageError
 from evolving_agent.gitcmd import git
-from evolving_agent.search.workspace import HARNESS_CONFIG
+from evolving_agent.search.workspace import HARNESS_CONFIG, NO_TEMPLATES
 
 WORKSPACES_VAR = "EA_WORKSPACES"
 _SHIP = "refs/ea/ship/"
@@ -116,13 +116,14 @@ def prepare_workspace(
     if not secure(workspace):
         _remove(workspace)
         workspace.mkdir(mode=0o700, parents=True)
-        git(workspace, "init", "-q", "-b", "main")
+        git(workspace, "init", "-q", NO_TEMPLATES, "-b", "main")
         (workspace / ".git" / "config").write_text(HARNESS_CONFIG)
         fetched |= fetch_commits(workspace, repo, [base, *wanted])
         git(workspace, "checkout", "-q", "-f", "-B", branch, base)
     else:
-        missing = [c for c in wanted if not has_commit(workspace, c)]
-        fetched |= fetch_commits(workspace, repo, missing)
+        # One fetch for the lot (a commit the workspace already holds costs nothing to
+        # fetch), not a ``cat-file`` per commit to find out first.
+        fetched |= fetch_commits(workspace, repo, wanted)
     return fetched
 
 
@@ -134,7 +135,7 @@ def rebuild_keeping_files(workspace: Path, repo: Path, *, base: str, branch: str
         _remove(workspace)
         workspace.mkdir(mode=0o700)
     _remove(workspace / ".git")
-    git(workspace, "init", "-q", "-b", branch)
+    git(workspace, "init", "-q", NO_TEMPLATES, "-b", branch)
     (workspace / ".git" / "config").write_text(HARNESS_CONFIG)
     fetch_commits(workspace, repo, [base])
     git(workspace, "update-ref", f"refs/heads/{branch}", base)
@@ -152,13 +153,17 @@ def fetch_commits(dest: Path, source: Path, commits: Iterable[str]) -> set[str]:
     wanted = sorted(set(commits))
     if not wanted:
         return set()
-    # Only a ref's tip can be fetched from a repository that does not allow any sha:
-    # name each commit in the source first (the harness's own repository).
-    script = "".join(f"update {_SHIP}{sha} {sha}\n" for sha in wanted)
-    git(source, "update-ref", "--stdin", input=script.encode())
-    refspecs = [f"+{_SHIP}{sha}:{_SHIP}{sha}" for sha in wanted]
-    git(dest, "fetch", "-q", "--no-tags", "--no-write-fetch-head", str(source), *refspecs)
+    # By sha, in one git process: the source's upload-pack (the harness's own round
+    # repository) is told to allow any sha, which protocol v0 does not by default.
+    refspecs = [f"+{sha}:{_SHIP}{sha}" for sha in wanted]
+    git(
+        dest, "fetch", "-q", "--no-tags", "--no-write-fetch-head",
+        f"--upload-pack={_ANY_SHA_UPLOAD_PACK}", str(source), *refspecs,
+    )  # fmt: skip
     return set(wanted)
+
+
+_ANY_SHA_UPLOAD_PACK = "git -c uploadpack.allowAnySHA1InWant=true upload-pack"
 
 
 def import_turn(repo: Path, workspace: Path, *, commit: str, label: str) -> None:

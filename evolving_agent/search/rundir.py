@@ -70,7 +70,10 @@ class TurnRecord(pydantic.BaseModel, extra="forbid"):
     """One line of ``log.jsonl``: what one agent turn produced and cost."""
 
     schema_version: int = SCHEMA_VERSION
-    seq: int  # global order of completion, 1-based
+    seq: int  # the record's place in the log, 1-based: the schedule's order (schedule.py)
+    # The round's logical clock (schedule.py): the step this turn ran in; it saw every
+    # record of earlier steps and none of its own.  None: a log from before steps.
+    step: int | None = None
     round: int
     agent: int  # 1-based agent number
     turn: int  # the agent's own turn number over the whole run, 1-based
@@ -97,6 +100,8 @@ class TurnRecord(pydantic.BaseModel, extra="forbid"):
     improved: bool = False
     forget: ForgetReason | None = None  # on a round's first record: why the last one ended
     visible: int = 0  # how many candidates the reducer let this turn see
+    # The teammates' bests among them, as ``rR-aA-tT`` (round, agent, turn).
+    peers: list[str] = []
     # Why the turn failed, after its retries: the agent could not start, exited
     # non-zero, timed out or reported an error; or "judge-tampered: ..." when the
     # judge refused to score.  Whatever the agent left is still judged.

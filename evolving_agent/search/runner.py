@@ -3,11 +3,14 @@
 ``run_search`` checks the configuration, creates the run directory, scores the seed
 ``score_repeats`` times (its spread is the noise floor) and then runs rounds until
 the turn or money budget is spent.  ``resume_search`` continues from the run
-directory alone.  Within a round every agent runs in its own thread and worktree;
-before each turn the reducer (under one lock, over the records so far) says whether
-the agent may go on, whether its session continues and what it may see.  The
-harness commits whatever the agent left, the judge scores it on a clean export, and
-the record is appended to ``log.jsonl`` (fsynced) before anything depends on it.
+directory alone.  A round runs on a logical clock
+(``schedule.py``): at each step the reducer, over the records of earlier steps only,
+says which agents take a turn, whether their sessions continue and what they may
+see; the step's turns run at once, each agent in its own thread and private
+workspace.  The harness commits whatever an agent left, the judge scores it on a
+clean export, and the records are appended to ``log.jsonl`` (fsynced) in the
+schedule's order before anything depends on them -- so a seed, task and agents make
+the same run whatever the threads, executor or load.
 """
 
 from __future__ import annotations
@@ -27,9 +30,9 @@ from typing import Any, Literal
 
 from evolving_agent.errors import InvalidInput, UsageError
 from evolving_agent.process import kill_with_env, subreaper
+from evolving_agent.search.aftermath import PlayedTurn, Tally, turn_record
 from evolving_agent.search.agents import agent_for, check_agent
 from evolving_agent.search.agents.base import Agent
-from evolving_agent.search.budget import Admission, TurnLedger
 from evolving_agent.search.config import (
     SearchConfig,
     agent_turn_shares,
@@ -46,13 +49,7 @@ from evolving_agent.search.judge import (
     seal_command,
 )
 from evolving_agent.search.private import private_root, remove_root, run_key
-from evolving_agent.search.reducer import (
-    Decision,
-    SearchState,
-    better,
-    decide,
-    plan_round,
-)
+from evolving_agent.search.reducer import plan_round
 from evolving_agent.search.rounds import (
     OpenRound,
     close_round,
@@ -65,12 +62,11 @@ from evolving_agent.search.rounds import (
 )
 from evolving_agent.search.rundir import (
     TAMPERED,
+    ForgetReason,
     RunDir,
     SearchSummary,
     SeedInfo,
     TurnRecord,
-    forget_reason,
-    now_iso,
 )
 from evolving_agent.search.sandbox import (
     SANDBOX_VAR,
@@ -81,6 +77,7 @@ from evolving_agent.search.sandbox import (
     missing_protections,
     not_forgotten,
 )
+from evolving_agent.search.schedule import Slot, Step, next_step
 from evolving_agent.search.stats import noise_floor
 
 # The turn itself (re-exported: callers and tests import it from the runner).
@@ -396,7 +393,9 @@ def _seal_and_score_seed(config: SearchConfig, run: RunDir, executor: Executor) 
 
 
 class _Runner:
-    """One run's loop.  All mutable state is guarded by ``self.lock``."""
+    """One run's loop: rounds of steps (``schedule.py``), each step's turns in parallel
+    threads, recorded in this thread in the schedule's order.  ``self.lock`` guards what
+    the turns' threads read (the tally's known scores)."""
 
     def __init__(
         self,
@@ -423,25 +422,23 @@ class _Runner:
         # The sealed copy: the task file itself may have changed since.
         self.task = run.task_copy.read_text(encoding="utf-8")
         self.lock = threading.Lock()
-        # Turns in flight reserve their expected cost (see budget.py); a finished turn
-        # wakes agents waiting for room in the budget.
-        self.ledger = TurnLedger()
-        self.turn_done = threading.Condition(self.lock)
         self.records = run.recover_log()
         self.resumed_at = len(self.records)
         self.run_id = run_id(run)
-        self.best_score, self.best_commit, self.best_repo = seed.score, seed.commit, seed_repo(run)
-        for record in self.records:
-            if record.improved and record.score is not None:
-                self.best_score, self.best_commit = record.score, record.commit
-                self.best_repo = round_repo(run, record.round)
-        self.known: dict[str, float | None] = {seed.commit: seed.score}
-        for record in self.records:
-            if not record.tampered:  # a tampered turn was never judged: it has no score
-                self.known[record.commit] = record.score
-        self.closing: str | None = None
+        # The best and the known scores: a fold of the log (resume rebuilds the same).
+        self.tally = Tally.start(
+            seed.score, seed.commit, minimize=config.minimize, floor=seed.noise_floor,
+            records=self.records,
+        )  # fmt: skip
+        self.closing: ForgetReason | None = None  # why the current round ends early
         self.stop: Literal["failed", "judge-tampered"] | None = None  # the run stops here
         self.round: OpenRound | None = None
+        self.best_moved = False  # best/ lags the tally until the round ends
+
+    @property
+    def best_repo(self) -> Path:
+        best = self.tally.best
+        return seed_repo(self.run_dir) if best is None else round_repo(self.run_dir, best.round)
 
     # -- the loop ----------------------------------------------------------------
 
@@ -475,25 +472,17 @@ class _Runner:
             rnd = self.round
             self.closing = None
             self._emit("round", rnd.plan.number, message=f"round {rnd.plan.number} starts")
-            with ThreadPoolExecutor(max_workers=self.agents) as pool:
-                futures = [pool.submit(self._agent_loop, a) for a in range(1, self.agents + 1)]
-                try:
-                    for future in futures:
-                        future.result()
-                except BaseException:
-                    # Ctrl-C or a harness error: let the turns in flight finish and be
-                    # recorded, start no new one, leave the round open for resume.
-                    # (An executor that can, e.g. Ray, cancels them instead: a
-                    # cancelled turn is not recorded and resume runs it again.)
-                    with self.lock:
-                        self.closing = "interrupted"
-                    self.executor.cancel()
-                    raise
+            try:
+                with ThreadPoolExecutor(max_workers=self.agents) as pool:
+                    self._play_round(rnd, pool)
+            except BaseException:
+                self._refresh_best()  # Ctrl-C: best/ as the records say, then stop
+                raise
             self._tag_round(rnd)
+            self._refresh_best()
             if self.stop is not None:
                 break  # the round stays open: a resume continues it
-            reason = forget_reason(self.closing or "rounds")  # a stop or Ctrl-C left above
-            close_round(self.run_dir, rnd.plan.number, reason)
+            close_round(self.run_dir, rnd.plan.number, self.closing or "rounds")
             if not self.preset.forgets:
                 break
             self.round = self._next_round(rnd.plan.number + 1, closed_reason_of=rnd.plan.number)
@@ -542,8 +531,8 @@ class _Runner:
             previous=[r for r in self.records if r.round < number],
             shares=self.shares,
             rounds=self.config.effective_rounds,
-            start_commit=self.best_commit,
-            start_score=self.best_score,
+            start_commit=self.tally.best_commit,
+            start_score=self.tally.best_score,
             budget_usd=self.config.budget_usd,
             budget_tokens=self.config.budget_tokens,
         )
@@ -558,45 +547,50 @@ class _Runner:
             best_repo=self.best_repo,
             forget_reason=reason,
         )
-        self.known.setdefault(rnd.plan.start_commit, rnd.plan.start_score)
+        self.tally.known.setdefault(rnd.plan.start_commit, rnd.plan.start_score)
         return rnd
 
-    def _state(self) -> SearchState:
-        assert self.round is not None
-        return SearchState(tuple(self.records), self.round.plan, self.closing)
+    def _play_round(self, rnd: OpenRound, pool: ThreadPoolExecutor) -> None:
+        """Step after step of the round's schedule until it ends or the run stops."""
+        while self.stop is None:
+            if self._failing():
+                self.stop = "failed"
+                return
+            step = next_step(
+                self.records, rnd.plan, preset=self.preset, agents=self.agents,
+                minimize=self.config.minimize, forget_on_plateau=self.config.forget_on_plateau,
+            )  # fmt: skip
+            if step.end_round is not None:
+                self.closing = step.end_round
+                return
+            if not step.slots:
+                return  # every quota spent: the round's fixed boundary
+            self._play_step(rnd, step, pool)
 
-    def _agent_loop(self, agent: int) -> None:
-        while True:
-            with self.lock:
-                decision = decide(
-                    self._state(),
-                    preset=self.preset,
-                    agent=agent,
-                    minimize=self.config.minimize,
-                    forget_on_plateau=self.config.forget_on_plateau,
-                )
-                if decision.end_round and self.closing is None:
-                    self.closing = decision.end_round
-                if self.stop is None and self._failing():
-                    self.stop = self.closing = "failed"
-                if not decision.run_turn or self.stop is not None:
-                    return
-                admission = self.ledger.admit(self._round().plan, self.records)
-                if admission is Admission.WAIT:
-                    self.turn_done.wait()
-                    continue
-                if admission is Admission.STOP:
-                    self.closing = self.closing or "budget"
-                    return
-                mine = [r for r in self.records if r.agent == agent]
-                turn = len(mine) + 1
-                round_turn = sum(1 for r in mine if r.round == self._round().plan.number) + 1
-            try:
-                self._take_turn(agent, turn, round_turn, decision)
-            finally:
-                with self.lock:
-                    self.ledger.release()
-                    self.turn_done.notify_all()
+    def _play_step(self, rnd: OpenRound, step: Step, pool: ThreadPoolExecutor) -> None:
+        """The step's turns at once; their records in the schedule's order, each as soon
+        as it and every one before it is done."""
+        futures = [pool.submit(self._play, rnd, slot) for slot in step.slots]
+        pending = list(zip(step.slots, futures, strict=True))
+        try:
+            while pending:
+                slot, future = pending[0]
+                played = future.result()
+                pending.pop(0)
+                self._record(rnd, slot, played)
+        except BaseException:
+            # Ctrl-C or a harness error: the turns in flight finish and are recorded, in
+            # order, and no new one starts; the round stays open for resume.  (An
+            # executor that can, e.g. Ray, cancels them instead: a cancelled turn is not
+            # recorded, nor any after it in the step, and resume runs them again.)
+            self.executor.cancel()
+            for slot, future in pending:
+                try:
+                    played = future.result()
+                except BaseException:  # noqa: BLE001 - the first failure is re-raised below
+                    break
+                self._record(rnd, slot, played)
+            raise
 
     def _failing(self) -> bool:
         """Every turn this process ran failed, and enough of them to stop trying."""
@@ -604,27 +598,27 @@ class _Runner:
         mine = self.records[self.resumed_at :]
         return len(mine) >= enough and all(_lost(r) for r in mine)
 
-    def _round(self) -> OpenRound:
-        assert self.round is not None
-        return self.round
+    def _known(self, commit: str) -> tuple[bool, float | None]:
+        with self.lock:
+            return self.tally.known_score(commit)
 
-    def _take_turn(self, agent: int, turn: int, round_turn: int, decision: Decision) -> None:
-        rnd = self._round()
-        workspace = rnd.workspaces[agent - 1]
+    def _play(self, rnd: OpenRound, slot: Slot) -> PlayedTurn:
+        """One slot's turn, in a pool thread: everything it needs was decided before."""
         clock = _Clock()
-        # The worktree is at the agent's last recorded candidate (or the round start):
+        agent = slot.agent
+        workspace = rnd.workspaces[agent - 1]
+        # The workspace is at the agent's last recorded candidate (or the round start):
         # nothing else moves it within a round, and reopening a round resets it there.
-        last = self._last_record(agent, rnd.plan.number)
-        base = last.commit if last is not None else rnd.plan.start_commit
+        base = slot.last.commit if slot.last is not None else rnd.plan.start_commit
         request = turn_request(
             self.config,
             task=self.task,
-            decision=decision,
-            last=last,
+            decision=slot.decision,
+            last=slot.last,
             workspace=workspace,
             round=rnd.plan.number,
             agent=agent,
-            turn=turn,
+            turn=slot.turn,
             state_dir=self.run_dir.agent_state,
             env={RUN_ID_VAR: self.run_id},
             sandbox=self.sandbox,
@@ -632,16 +626,11 @@ class _Runner:
         job = TurnJob(
             request=request,
             base=base,
-            message=f"round {rnd.plan.number} agent {agent} turn {turn}",
+            message=f"round {rnd.plan.number} agent {agent} turn {slot.turn}",
             retries=self.config.retries,
             retry_backoff=self.config.retry_backoff,
         )
         clock.lap("setup")
-
-        def known(commit: str) -> tuple[bool, float | None]:
-            with self.lock:
-                return commit in self.known, self.known.get(commit)
-
         # The executor seam: execute_turn, in this thread in the agent's private
         # workspace (local) or on a worker with the commit brought back (ray).
         played = play_turn(
@@ -651,84 +640,44 @@ class _Runner:
             judge=self.judge,
             repo=rnd.repo,
             start=rnd.plan.start_commit,
-            label=f"r{rnd.plan.number:02d}-a{agent}-t{turn:03d}",
-            known=known,
+            label=f"r{rnd.plan.number:02d}-a{agent}-t{slot.turn:03d}",
+            known=self._known,
         )
-        outcome, verdict, error = played.outcome, played.verdict, played.error
-        result, change = outcome.result, outcome.change
-        clock.laps.update(outcome.laps)
+        verdict = played.verdict
+        clock.laps.update(played.outcome.laps)
         clock.laps["judge"] = verdict.export_s + verdict.score_s
         clock.laps["export"], clock.laps["score"] = verdict.export_s, verdict.score_s
+        return PlayedTurn(played, base, dict(clock.laps), clock.total())
+
+    def _record(self, rnd: OpenRound, slot: Slot, turn: PlayedTurn) -> None:
+        """Append the turn's record (fsynced) and fold it into the tally."""
+        number = rnd.plan.number
+        first_in_round = not any(r.round == number for r in self.records)
         with self.lock:
-            improved = verdict.score is not None and better(
-                verdict.score,
-                self.best_score,
-                minimize=self.config.minimize,
-                floor=self.seed.noise_floor,
-            )
-            first_in_round = not any(r.round == rnd.plan.number for r in self.records)
-            record = TurnRecord(
-                seq=len(self.records) + 1,
-                round=rnd.plan.number,
-                agent=agent,
-                turn=turn,
-                round_turn=round_turn,
-                session=result.session_id,
-                new_session=decision.new_session,
-                base_commit=base,
-                commit=change.commit,
-                score=verdict.score,
-                scores=verdict.scores,
-                feedback=verdict.feedback,
-                empty=change.empty,
-                lines_changed=change.lines_changed,
-                input_tokens=result.input_tokens,
-                output_tokens=result.output_tokens,
-                reasoning_tokens=result.reasoning_tokens,
-                cost_usd=result.cost_usd,
-                wall_s=clock.total(),
-                agent_s=clock.laps["agent"],
-                judge_s=clock.laps["judge"],
-                timing=clock.rounded(),
-                ts=now_iso(),
-                improved=improved,
+            record = turn_record(
+                turn, slot=slot, seq=len(self.records) + 1, number=number, tally=self.tally,
                 forget=rnd.forget_reason if first_in_round else None,
-                visible=len(decision.visible),
-                error=error,
-                tampered=verdict.tampered,
-                attempts=outcome.attempts,
-                node=outcome.node,
-                retried=list(outcome.retried),
-                denied=result.denied,
-                failed_commands=result.failed_commands,
-            )
+            )  # fmt: skip
             self.run_dir.append(record)
             self.records.append(record)
-            if not verdict.tampered:
-                self.known[change.commit] = verdict.score
-            if verdict.tampered and self.stop is None:
-                self.stop = self.closing = TAMPERED
-            if improved:
-                assert verdict.score is not None
-                self.best_score, self.best_commit, self.best_repo = (
-                    verdict.score,
-                    change.commit,
-                    rnd.repo,
-                )
-                self._export_best()
-            self._emit("turn", rnd.plan.number, record=record)
-
-    def _last_record(self, agent: int, number: int) -> TurnRecord | None:
-        with self.lock:
-            mine = [r for r in self.records if r.agent == agent and r.round == number]
-        return mine[-1] if mine else None
+            self.tally.add(record)
+        if record.tampered and self.stop is None:
+            self.stop = TAMPERED
+        # best/ follows at the round's end (one export, not one per improvement).
+        self.best_moved = self.best_moved or record.improved
+        self._emit("turn", number, record=record)
 
     # -- outputs -----------------------------------------------------------------
+
+    def _refresh_best(self) -> None:
+        if self.best_moved:
+            self._export_best()
+            self.best_moved = False
 
     def _export_best(self) -> None:
         tmp = Path(tempfile.mkdtemp(prefix=".best.", dir=self.run_dir.path))
         shutil.rmtree(tmp)
-        export_commit(self.best_repo, self.best_commit, tmp)
+        export_commit(self.best_repo, self.tally.best_commit, tmp)
         self.run_dir.replace_best(tmp)
 
     def _emit(
@@ -747,7 +696,7 @@ class _Runner:
                 round=number,
                 turns_done=len(self.records),
                 turns_planned=self.planned,
-                best_score=self.best_score,
+                best_score=self.tally.best_score,
                 cost_usd=sum(r.cost_usd or 0.0 for r in self.records),
                 tokens=sum(r.tokens for r in self.records),
                 record=record,
@@ -758,20 +707,20 @@ class _Runner:
     def _summary(self) -> SearchSummary:
         if not self.run_dir.best.is_dir():
             self._export_best()
-        best = next((r for r in reversed(self.records) if r.improved), None)
+        best = self.tally.best
         rounds = max((r.round for r in self.records), default=1)
         # The search-time best won a selection among noisy scores; scoring it afresh
         # (score_repeats times, median) tells how good it really is.
         rescored = self.executor.judge(
-            judge=self.judge, repo=self.best_repo, commit=self.best_commit
+            judge=self.judge, repo=self.best_repo, commit=self.tally.best_commit
         )
         return SearchSummary(
             run_dir=self.run_dir.path,
             policy=self.config.policy,
             agent=self.config.agent,
             direction="minimize" if self.config.minimize else "maximize",
-            best_score=self.best_score,
-            best_commit=self.best_commit,
+            best_score=self.tally.best_score,
+            best_commit=self.tally.best_commit,
             best_round=best.round if best else None,
             best_agent=best.agent if best else None,
             best_rescored=rescored.score,

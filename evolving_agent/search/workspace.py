@@ -148,7 +148,7 @@ def _write_config(git_dir: Path) -> None:
 def init_round_repo(repo_dir: Path, files: Path, message: str) -> str:
     """A new repository whose only commit holds the files in ``files``; its sha."""
     repo_dir.mkdir(parents=True)
-    git(repo_dir, "init", "-q", "-b", "main")
+    git(repo_dir, "init", "-q", NO_TEMPLATES, "-b", "main")
     _write_config(repo_dir / ".git")
     for item in files.iterdir():
         target = repo_dir / item.name
@@ -157,8 +157,17 @@ def init_round_repo(repo_dir: Path, files: Path, message: str) -> str:
         else:
             shutil.copy2(item, target, follow_symlinks=False)
     git(repo_dir, "add", "-A")
-    git(repo_dir, "commit", "-q", "--allow-empty", "--no-verify", "-m", message, identity=True)
-    return git(repo_dir, "rev-parse", "HEAD").text
+    made = git(
+        repo_dir, "-c", "core.abbrev=40", "commit", "--allow-empty", "--no-verify",
+        "-m", message, identity=True,
+    )  # fmt: skip
+    summary = _COMMITTED.search(made.stdout.decode(errors="replace"))
+    return summary.group(1) if summary else git(repo_dir, "rev-parse", "HEAD").text
+
+
+# ``git init`` without the template directory: no sample hooks, no description -- files
+# every repository of a run would carry (and every round boundary delete) for nothing.
+NO_TEMPLATES = "--template="
 
 
 def _common_git_dir(path: Path) -> Path | None:
@@ -349,9 +358,10 @@ def commit_turn(path: Path, base: str, message: str) -> TurnCommit:
     The agent may also have committed on its own; the candidate is HEAD either way.
     An empty turn is one whose tree equals the base's tree.  Git processes are the
     bulk of the harness's own per-turn cost, so the common cases are cheap: a turn
-    that left nothing costs one (``status``, which also names HEAD), a changed one
-    three (``status``, ``add``, ``commit`` -- whose summary line gives the commit and
-    the lines changed); an agent that committed by itself costs a ``diff`` more.
+    that left nothing costs one (``status``, which also names HEAD), one that changed
+    only files git tracks two (``status``, ``commit -a`` -- whose summary line gives
+    the commit and the lines changed), one that made new files three (an ``add -A``
+    first); an agent that committed by itself costs a ``diff`` more.
     """
     restore_config(path)
     remove_own_locks(path)
@@ -362,10 +372,14 @@ def commit_turn(path: Path, base: str, message: str) -> TurnCommit:
         if current == base:
             return TurnCommit(base, True, 0)
         return _measured(current, _numstat(path, base, current))
-    git(path, "add", "-A")
+    # ``commit -a`` stages every change to a tracked file (edits, deletions, type
+    # changes) as ``add -A`` would; only new files ("?" rows) need the ``add``.
+    untracked = any(r.startswith(("? ", "u ")) for r in rows)
+    if untracked:
+        git(path, "add", "-A")
     made = git(
-        path, "-c", "core.abbrev=40", "commit", "--no-verify", "-m", message,
-        check=False, identity=True,
+        path, "-c", "core.abbrev=40", "commit", *(() if untracked else ("-a",)),
+        "--no-verify", "-m", message, check=False, identity=True,
     )  # fmt: skip
     out = made.stdout.decode(errors="replace")
     if made.ok:

@@ -136,3 +136,78 @@ def hostile_task(tmp: Path, agent_body: str) -> tuple[Path, list[str]]:
 def git_out(cwd: Path, *args: str) -> str:
     """Plain porcelain git in ``cwd``, its output stripped (what an agent's shell would see)."""
     return shell_git(cwd, *args).strip()
+
+
+# An agent whose edit depends on what it was shown: it builds on the best score its
+# prompt lists (the round start, its own turns, teammates' bests), so a turn that saw a
+# teammate's result a moment earlier or later writes another number.  It sleeps a
+# truly random while first, so threads finish in a different order every run.
+SEES_PEERS = """
+import random, re
+prompt = os.environ["EA_PROMPT"]
+shown = [float(s) for s in re.findall(r"score (-?[0-9][0-9.e+-]*)", prompt)]
+peers = sorted(re.findall(r"a teammate's best \\(turn ([0-9]+)\\)", prompt))
+log(peers=peers, shown=shown)
+time.sleep(random.SystemRandom().random() * {jitter})
+a, t = int(os.environ["EA_AGENT"]), int(os.environ["EA_TURN"])
+write(max(shown + [value()]) + (a * 7 + t * 3) % 5 - 1)
+"""
+
+
+def run_fingerprint(run_dir: Path, agent_log_of: Path | None = None) -> str:
+    """A SHA-256 of what makes a run the run it is, in log order: each record's place,
+    scores, what it was shown and whether it improved; each round's start; the best.
+    (Commit ids and times differ between runs of the same run: not in it.)"""
+    import hashlib
+
+    keys = (
+        "seq", "step", "round", "agent", "turn", "round_turn", "new_session", "score",
+        "scores", "empty", "lines_changed", "improved", "forget", "visible", "peers",
+        "error", "tampered",
+    )  # fmt: skip
+    rows = [[r.get(k) for k in keys] for r in records(run_dir)]
+    starts = [
+        json.loads(p.read_text())["start_score"]
+        for p in sorted((run_dir / "rounds").glob("r*/round.json"))
+    ]
+    summary = json.loads((run_dir / "summary.json").read_text())
+    seen: list[Any] = []
+    if agent_log_of is not None:
+        # What each turn's prompt showed it, by turn (the log is in completion order).
+        # A turn interrupted and run again shows twice; only its last showing counts.
+        shown = {}
+        for e in agent_log(agent_log_of):
+            shown[(int(e["EA_ROUND"]), int(e["EA_AGENT"]), int(e["EA_TURN"]))] = (
+                e["peers"], e["shown"]
+            )
+        seen = sorted(shown.items())
+    blob = json.dumps(
+        {"records": rows, "starts": starts, "best": summary["best_score"], "seen": seen},
+        sort_keys=True,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def git_shim(tmp: Path) -> tuple[Path, Path]:
+    """A folder with a ``git`` that logs its arguments to a file, then runs the real
+    git: put the folder first on PATH to count the git processes the harness starts.
+    Returns (folder, log)."""
+    import shutil
+
+    real = shutil.which("git")
+    assert real is not None
+    folder = tmp / "git-shim"
+    folder.mkdir()
+    log = tmp / "git-calls.log"
+    shim = folder / "git"
+    shim.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {log}\nexec {real} "$@"\n')
+    shim.chmod(0o755)
+    return folder, log
+
+
+def git_verb(line: str) -> str:
+    """The git command of a logged call (its first word past the ``-c`` options)."""
+    words = line.split()
+    while words and words[0] == "-c":
+        words = words[2:]
+    return next((w for w in words if not w.startswith("-")), "")

@@ -247,7 +247,7 @@ def test_a_setsid_escapee_is_gone_when_the_turn_ends(tmp_path: Path) -> None:
 # -- git work per turn, and worktrees a kill left behind ---------------------------------
 
 
-def test_a_turn_costs_at_most_three_git_processes_one_if_nothing_changed(
+def test_a_turn_costs_at_most_three_git_processes_two_for_tracked_edits_one_if_none(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo, base = _repo(tmp_path, {"value.txt": "1\n"})
@@ -261,7 +261,17 @@ def test_a_turn_costs_at_most_three_git_processes_one_if_nothing_changed(
     monkeypatch.setattr(workspace, "git", counting)
     (repo / "value.txt").write_text("2\nnew line\n")
     changed = commit_turn(repo, base, "turn 1")
-    assert (changed.empty, changed.lines_changed, len(calls)) == (False, 3, 3)
+    # Only a tracked file changed: status, commit -a.
+    assert (changed.empty, changed.lines_changed, len(calls)) == (False, 3, 2)
+    calls.clear()
+    (repo / "new.txt").write_text("n\n")
+    made = commit_turn(repo, changed.commit, "turn 1b")  # a new file: status, add, commit
+    assert (made.empty, made.lines_changed, len(calls)) == (False, 1, 3)
+    tree = subprocess.run(["git", "ls-tree", "--name-only", made.commit], cwd=repo,
+                          capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert tree.split() == ["new.txt", "value.txt"]
+    (repo / "new.txt").unlink()
+    changed = commit_turn(repo, made.commit, "turn 1c")
     calls.clear()
     same = commit_turn(repo, changed.commit, "turn 2")
     assert (same.empty, same.commit, len(calls)) == (True, changed.commit, 1)

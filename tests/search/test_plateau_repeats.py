@@ -91,9 +91,9 @@ def test_one_draw_per_side_prints_no_ratio(run: Path, tmp_path: Path) -> None:
     assert data["sides"]["continue"]["gain_ci95"] is None
 
 
-def test_repeats_give_intervals_and_a_ratio_when_the_continued_gain_is_surely_positive(
-    run: Path, tmp_path: Path
-) -> None:
+def test_equal_gains_give_intervals_but_no_ratio(run: Path, tmp_path: Path) -> None:
+    # Guards "Fresh sessions gained 1.00× what continued ones did" from sides whose
+    # gains are the same: the exact test says p = 1, so there is nothing to quote.
     result = plateau_test(run, turns=2, repeats=3, force=True, out=tmp_path / "pt")
     cont, fresh = result.side("continue"), result.side("fresh")
     assert len(cont.draws) == len(fresh.draws) == 3
@@ -101,8 +101,100 @@ def test_repeats_give_intervals_and_a_ratio_when_the_continued_gain_is_surely_po
     assert cont.gains == fresh.gains == [10.0, 10.0, 10.0]
     ci = cont.gain_ci
     assert ci is not None and ci.low > 0
-    assert result.gain_ratio == pytest.approx(1.0)
+    assert result.p_value == 1.0 and result.gain_ratio is None
+    assert result.ratio_note is not None
+    assert "do not differ at the 0.05 level (exact permutation test" in result.ratio_note
+    assert "p cannot go below 0.1" in result.ratio_note  # 3 against 3: 2 of 20 splits
+    assert result.warnings and "3 repeat(s) a side are too few" in result.warnings[0]
     assert cont.median_lines == fresh.median_lines == 2.0  # one line replaced: -1 +1
+
+
+# The source run improves on each agent's first two turns and never again; under
+# plateau-test the behaviour comes from MODE: fresh sessions gain more ("differ") or
+# every turn gains alike ("same"), by an amount that varies with the repeat's seed.
+PLATEAU_AGENT = """
+mode = pathlib.Path({mode!r}).read_text().strip()
+fresh = os.environ["EA_NEW_SESSION"] == "1"
+s = int(os.environ["EA_SEED"]) % 3
+if mode == "run":
+    if int(os.environ["EA_TURN"]) <= 2:
+        write(value() + 1)
+elif mode == "differ":
+    write(value() + (10 if fresh else 1) + s)
+else:
+    write(value() + 1 + s)
+"""
+
+
+@pytest.fixture()
+def flat_run(tmp_path: Path) -> Path:
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    (tmp_path / "mode").write_text("run")
+    agent = write_agent(tmp_path, PLATEAU_AGENT.format(mode=str(tmp_path / "mode")))
+    run_search(
+        config(tmp_path, score_cmd=write_scorer(tmp_path), agent_cmd=agent, policy="parallel",
+               agents=2, turns=12, sandbox="none")
+    )  # fmt: skip
+    return tmp_path / "run"
+
+
+def _plateau_cli(run: Path, out: Path, *extra: str) -> str:
+    result = CliRunner().invoke(
+        cli, ["search", "plateau-test", str(run), "--turns", "2", "--out", str(out),
+              "--quiet", *extra],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_fresh_gains_that_differ_give_a_ratio_with_its_exact_p(
+    flat_run: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "mode").write_text("differ")
+    out = _plateau_cli(flat_run, tmp_path / "pt", "--repeats", "5")
+    data = json.loads((tmp_path / "pt" / "plateau-test.json").read_text())
+    # Fresh: 10 + s, continued: 1 + s, s = 0 1 2 0 1: every fresh gain above every
+    # continued one, which an exact test of 5 against 5 puts at p = 2 / C(10, 5).
+    assert data["sides"]["fresh"]["draws"][0]["gain"] == 10.0
+    assert [d["gain"] for d in data["sides"]["continue"]["draws"]] == [1, 2, 3, 1, 2]
+    assert data["p_value"] == pytest.approx(2 / 252)
+    assert data["gain_ratio_fresh_over_continue"] == pytest.approx(10.8 / 1.8)
+    assert data["plateau"]["session_age"] == 4 and data["plateau"]["youngest_session"] == 6
+    assert "every session to continue is at least 4 turns old" in out
+    assert (
+        "Fresh sessions gained 6.00× what continued ones did (means over 5 repeats; "
+        "exact permutation test of mean gains, two-sided: p = 0.00794 <= 0.05)"
+    ) in out
+    assert "warning" not in out
+
+
+def test_gains_that_do_not_differ_give_no_ratio_and_few_repeats_a_warning(
+    flat_run: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "mode").write_text("same")
+    out = _plateau_cli(flat_run, tmp_path / "pt", "--repeats", "5")
+    data = json.loads((tmp_path / "pt" / "plateau-test.json").read_text())
+    assert data["p_value"] == 1.0 and data["gain_ratio_fresh_over_continue"] is None
+    assert "No gain ratio: fresh and continued gains do not differ at the 0.05 level" in out
+    assert "gained" not in out and "warning" not in out
+    few = _plateau_cli(flat_run, tmp_path / "pt3", "--repeats", "3")
+    assert few.splitlines()[-4] == (
+        "warning: 3 repeat(s) a side are too few to tell the sides apart: the smallest p "
+        "an exact test of 3 against 3 can give is 0.1; use --repeats 5 or more"
+    )
+
+
+def test_sessions_younger_than_k_turns_are_not_plateaued(flat_run: Path, tmp_path: Path) -> None:
+    # Each session took 6 turns, the last 4 of them flat: plateaued at K = 4 ...
+    with pytest.raises(NotPlateaued, match="youngest session is 6 turns old"):
+        plateau_test(flat_run, turns=2, session_age=7, out=tmp_path / "pt")
+    # ... and the rule's K is said in the refusal.
+    result = CliRunner().invoke(
+        cli, ["search", "plateau-test", str(flat_run), "--turns", "2", "--session-age", "7"]
+    )
+    assert result.exit_code == 4
+    assert "every session to continue is at least 7 turns old" in result.stderr
 
 
 def test_the_source_run_is_never_modified_and_a_second_call_starts_alike(

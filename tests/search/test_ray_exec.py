@@ -28,12 +28,14 @@ from evolving_agent.search.runner import ProgressEvent, resume_search, run_searc
 from tests.helpers import run_cli
 from tests.helpers.search import (
     PY,
+    SEES_PEERS,
     TSP,
     agent_log,
     config,
     make_candidate,
     make_task,
     records,
+    run_fingerprint,
     write_agent,
     write_scorer,
 )
@@ -439,3 +441,43 @@ def test_the_agent_program_is_looked_for_on_the_workers_not_the_driver(tmp_path:
     # A worker lost under a turn is retried like a rate limit; a turn timeout is not.
     assert is_transient("worker lost: WorkerCrashedError: The worker died unexpectedly")
     assert not is_transient("turn timed out after 780s: its Ray task never returned")
+
+
+def test_a_team_run_on_ray_is_the_local_run_and_resumes_into_it(
+    tmp_path: Path, ray_cluster: RayCluster
+) -> None:
+    # The agent builds on what its prompt shows and sleeps a random while: a schedule
+    # driven by which worker finishes first would show at once (test_schedule.py).
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    score, agent = write_scorer(tmp_path), write_agent(tmp_path, SEES_PEERS.format(jitter=0.2))
+    team = {"policy": "forget-team", "agents": 2, "rounds": 2, "turns": 8, "seed": 5}
+
+    def fingerprint(out: Path) -> str:
+        found = run_fingerprint(out, tmp_path / "agent.py")
+        (tmp_path / "agent.py.log").unlink()
+        return found
+
+    run_search(config(tmp_path, score_cmd=score, agent_cmd=agent, out=tmp_path / "l", **team))
+    local = fingerprint(tmp_path / "l")
+    on_ray = _ray(tmp_path, score_cmd=score, agent_cmd=agent, out=tmp_path / "r", **team)
+    run_search(on_ray)
+    assert fingerprint(tmp_path / "r") == local
+    assert all(r["node"] in ray_cluster.nodes for r in records(tmp_path / "r"))
+
+    # Ctrl-C after the k-th record, turns in flight cancelled; resume; again.
+    out = tmp_path / "i"
+    cut = on_ray.model_copy(update={"out": out})
+    for k in (1, 4, 6):
+
+        def interrupt(event: ProgressEvent, k: int = k) -> None:
+            if event.kind == "turn" and event.turns_done >= k:
+                raise KeyboardInterrupt
+
+        with pytest.raises(KeyboardInterrupt):
+            if k == 1:
+                run_search(cut, progress=interrupt)
+            else:
+                resume_search(out, progress=interrupt)
+    resume_search(out)
+    assert fingerprint(out) == local

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from tests.helpers.search import (
     TSP,
     agent_log,
     config,
+    git_shim,
+    git_verb,
     make_candidate,
     make_task,
     records,
@@ -439,3 +442,46 @@ def test_new_dir_gives_each_caller_its_own_folder(tmp_path: Path) -> None:
     made = [new_dir(base) for _ in range(3)]
     assert [p.name for p in made] == [base.name, f"{base.name}-2", f"{base.name}-3"]
     assert all(p.is_dir() for p in made)
+
+
+@pytest.mark.parametrize(
+    ("policy", "agents", "body", "per_turn"),
+    [
+        ("single", 1, "write(value() + 1)", ["status", "commit", "fetch", "archive"]),
+        ("single", 1, "pass", ["status"]),
+        # A teammate's best is fetched into the workspace before the turn.
+        ("team", 2, "write(value() + 1)", ["fetch", "status", "commit", "fetch", "archive"]),
+    ],
+    ids=["edit", "no-op", "team-edit"],
+)
+def test_the_git_processes_of_a_turn_are_counted_and_few(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    policy: str,
+    agents: int,
+    body: str,
+    per_turn: list[str],
+) -> None:
+    # Guards 5.65 git processes per edit turn (issue 32): an edit turn of one agent is
+    # status, commit -a, the fetch into the round repository and the judge's archive.
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    folder, log = git_shim(tmp_path)
+    monkeypatch.setenv("PATH", f"{folder}:{os.environ['PATH']}")
+    marks: list[int] = []
+
+    def count(event: ProgressEvent) -> None:
+        if event.kind == "turn":
+            marks.append(len(log.read_text().splitlines()) if log.exists() else 0)
+
+    cfg = config(
+        tmp_path, score_cmd=write_scorer(tmp_path), agent_cmd=write_agent(tmp_path, body),
+        policy=policy, agents=agents, turns=6 * agents, sandbox="none",
+    )  # fmt: skip
+    run_search(cfg, progress=count)
+    calls = [git_verb(line) for line in log.read_text().splitlines()]
+    # A step's turns come back together: count whole steps after the first (which
+    # builds the workspaces), before the round's end (tags, best/, the summary).
+    steps = marks[agents - 1 :: agents]
+    for start, end in zip(steps, steps[1:], strict=False):
+        assert sorted(calls[start:end]) == sorted(per_turn * agents)
