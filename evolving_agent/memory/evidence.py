@@ -93,6 +93,7 @@ Kind = Literal[
     "review-refused",  # a review command refused a planted or edited review
     "probe",  # a model's answer to a probe of canon/probes.yaml (see evolving_agent.probes)
     "sync",  # a sync with another device: a Live Bus value replaced, Today's writer moved
+    "signing",  # signing enabled, re-pinned or disabled: a signed statement (signing_chain.py)
 ]
 
 

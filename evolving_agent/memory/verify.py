@@ -45,6 +45,7 @@ from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, parse_li
 from evolving_agent.memory.review_trace import TraceIndex
 from evolving_agent.memory.root import INIT_MESSAGE, default_prompt, init_contents, require_root
 from evolving_agent.memory.signing import check_signatures, signing_state
+from evolving_agent.memory.signing_chain import file_problems, read_chain, unsigned_writes
 from evolving_agent.paths import MemoryRoot
 
 REGULAR_MODES = ("100644", "100755")
@@ -385,6 +386,8 @@ def _check_signed(
     """With signing on, human commits after set-up and every later decision must carry the
     pinned key's signature (memory/signing.py); without it, say that "human" is a claim."""
     state = signing_state(root)
+    chain = read_chain(root)
+    on = chain.on if chain.started else state.enabled
     deployed = deployment(root)
     if deployed is not None:
         # What the OS enforces is not a claim; within the human's own account it still is.
@@ -394,20 +397,32 @@ def _check_signed(
             f"canon/, reviews/, .git and .ea/; the assistant's user {assistant!r} appends "
             "Evidence and writes live/"
         )
-        if not state.enabled:
+        if not on:
             note += f"; signing is off, so any program running as {human!r} is 'human' too"
         report.notes.append(note)
-    if not state.enabled:
+    if not chain.started:  # off, or set up before the chain of trust was recorded
+        if not state.enabled:
+            if deployed is None:
+                report.notes.append(CLAIM_NOTE)
+            return []
+        since: set[str] = set()
+        if state.since:
+            try:
+                since = set(git(root.path, "rev-list", state.since).text.split())
+            except GitError:
+                return [
+                    f"{root.path}: the commit signing was set up at ({state.since[:10]}) is gone"
+                ]
+        return check_signatures(root, human_commits, since)
+    # The chain in Evidence decides: a vanished or rewritten marker or pin, a change of
+    # signing not signed by the key in force, a human write since the first enable
+    # that no key of the chain signed - all tampering (memory/signing_chain.py).
+    problems = chain.problems + file_problems(root, chain, state)
+    if not on:
         if deployed is None:
             report.notes.append(CLAIM_NOTE)
-        return []
-    since: set[str] = set()
-    if state.since:
-        try:
-            since = set(git(root.path, "rev-list", state.since).text.split())
-        except GitError:
-            return [f"{root.path}: the commit signing was set up at ({state.since[:10]}) is gone"]
-    return check_signatures(root, human_commits, since)
+        return problems
+    return problems + [where for _name, where in unsigned_writes(root, chain, human_commits)]
 
 
 # -- review provenance ---------------------------------------------------------------
