@@ -23,16 +23,15 @@ from datetime import date
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from filelock import FileLock
-
 from evolving_agent.errors import InvalidInput, InvalidPath, ReadOutOfScope, WriteDenied
-from evolving_agent.fsio import in_flight, shared_mode
+from evolving_agent.fsio import in_flight
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.atomic import atomic_write, open_dir, read_plain
 from evolving_agent.memory.canon import check_canon_text
 from evolving_agent.memory.canon_snapshot import record_canon_snapshot
 from evolving_agent.memory.day_stream import DayStream
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
+from evolving_agent.memory.locks import area_lock
 from evolving_agent.memory.policy import HUMAN_ONLY_WRITERS, Actor, Policy, check_actor
 from evolving_agent.memory.redact import redact
 from evolving_agent.memory.signing import (
@@ -429,13 +428,10 @@ class Writer:
     def _lock(self, area: Area) -> Iterator[None]:
         # Refuses a symlinked .ea/ or .ea/locks/ as every other write does (0700 if new).
         parts = self.root.lock_dir.relative_to(self.root.path).parts
-        fd = open_dir(self.root.real, list(parts))
-        try:
-            # Group-writable in a shared-group deployment, so both users take the lock.
-            mode = shared_mode(os.fstat(fd).st_mode, 0o600)
-        finally:
-            os.close(fd)
-        with FileLock(str(self.root.lock_dir / f"{area}.lock"), mode=mode):
+        os.close(open_dir(self.root.real, list(parts)))
+        # A human-only layer's lock is where only the human can create a file, a shared
+        # layer's waits seconds at most for another user (memory/locks.py).
+        with area_lock(self.root, area):
             _clear_temps(self.root, area)
             yield
 

@@ -39,7 +39,6 @@ one device's files.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -67,6 +66,7 @@ from evolving_agent.memory.chain import (  # re-exported: the chain's names, whe
     genesis,
     now,
 )
+from evolving_agent.memory.locks import flock_bounded
 from evolving_agent.memory.policy import Actor
 from evolving_agent.memory.redact import redact, redact_data
 from evolving_agent.paths import MemoryRoot
@@ -328,7 +328,7 @@ class EvidenceLog:
             except OSError:
                 return False
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
+                flock_bounded(fd, self.day_file(day))
                 st = os.fstat(fd)
                 named = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
                 if (

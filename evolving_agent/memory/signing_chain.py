@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from evolving_agent.gitcmd import GitError, git
 from evolving_agent.memory import gitrepo
+from evolving_agent.memory.atomic import atomic_write, mkdirs_private
 from evolving_agent.memory.chain import canonical, now
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord
 from evolving_agent.memory.signing import (
@@ -485,9 +486,9 @@ def _record(
         )
     sha = hashlib.sha256(data).hexdigest()
     folder = statement_dir(root)
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    (folder / f"{sha}.json").write_bytes(data)
-    (folder / f"{sha}.json.sig").write_text(signature, encoding="utf-8")
+    mkdirs_private(folder)  # group-readable in the deployment: anyone may check the chain
+    atomic_write(folder / f"{sha}.json", data, base=root.real)
+    atomic_write(folder / f"{sha}.json.sig", signature.encode("utf-8"), base=root.real)
     draft = EvidenceDraft(
         ts=now(),
         kind=KIND,

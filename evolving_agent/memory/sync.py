@@ -30,7 +30,6 @@ the snapshot reads only day files that grew, the merge only paths that changed.
 
 from __future__ import annotations
 
-import fcntl
 import io
 import json
 import os
@@ -39,13 +38,12 @@ import shutil
 import signal
 import tarfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from filelock import FileLock
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from evolving_agent.errors import EXIT_INVALID, EXIT_TAMPERED, EvolvingAgentError, InvalidInput
@@ -70,6 +68,7 @@ from evolving_agent.memory.evidence import (
     now,
     parse_line,
 )
+from evolving_agent.memory.locks import area_lock, flock_bounded, human_lock_dir, lock_file
 from evolving_agent.paths import LAYERS, REVIEW_AREAS, MemoryRoot
 
 DATA_BRANCH = "ea-data"
@@ -345,14 +344,13 @@ def _kill_point(step: str) -> None:
 
 @contextmanager
 def _sync_lock(root: MemoryRoot) -> Iterator[None]:
-    make_private_dir(root.lock_dir)
-    with FileLock(str(root.lock_dir / "sync-run.lock"), mode=0o600):
+    with lock_file(human_lock_dir(root) / "sync-run.lock"):
         yield
 
 
-def _area_lock(root: MemoryRoot, area: str) -> FileLock:
+def _area_lock(root: MemoryRoot, area: str) -> AbstractContextManager[None]:
     # The writer's own lock of that area: a sync write never interleaves with one.
-    return FileLock(str(root.lock_dir / f"{area}.lock"), mode=0o600)
+    return area_lock(root, area)
 
 
 # -- path mapping ---------------------------------------------------------------------
@@ -392,7 +390,7 @@ def _read_whole_lines(path: Path) -> bytes:
     flight is either wholly in or wholly out)."""
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH)
+        flock_bounded(fd, path, shared=True)
         size = os.fstat(fd).st_size
         data = os.pread(fd, size, 0)
     finally:
