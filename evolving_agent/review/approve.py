@@ -22,8 +22,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from filelock import FileLock
-
 from evolving_agent.errors import EXIT_DENIED, EvolvingAgentError, InvalidInput, UsageError
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.authority import Approval, Writer
@@ -31,6 +29,7 @@ from evolving_agent.memory.canon import IDENTITY_FILE
 from evolving_agent.memory.canon_diff import CANON_FILE, AppliedDiff, apply_diff, describe
 from evolving_agent.memory.evidence import now
 from evolving_agent.memory.hypotheses import mark_canon
+from evolving_agent.memory.locks import area_lock
 from evolving_agent.memory.policy import Policy
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.hold import require_not_held
@@ -165,8 +164,7 @@ def plan_approval(root: MemoryRoot, review_id: str) -> ApprovalPlan:
 
 def _canon_texts(root: MemoryRoot) -> tuple[str, str]:
     """(committed, on disk) identity.yaml, read while no writer is mid-commit."""
-    root.lock_dir.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(root.lock_dir / "canon.lock"), mode=0o600):  # the writer's Canon lock
+    with area_lock(root, "canon"):  # the writer's Canon lock
         base = committed_identity(root)
         return base, (root.canon / IDENTITY_FILE).read_text(encoding="utf-8")
 

@@ -20,13 +20,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from filelock import FileLock
 from pydantic import BaseModel, ValidationError
 
 from evolving_agent.errors import InvalidInput, InvalidPath, NotFound, first_error
 from evolving_agent.memory.authority import ScopedReader
 from evolving_agent.memory.canon_diff import CanonDiff
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
+from evolving_agent.memory.locks import human_lock_dir, lock_file
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import Decision, PendingReview, _Versioned
@@ -189,8 +189,7 @@ def scan_reviews(root: MemoryRoot) -> ReviewList:
 @contextmanager
 def review_lock(root: MemoryRoot) -> Iterator[None]:
     """One human decision at a time (approve, edit and reject share it)."""
-    root.lock_dir.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(root.lock_dir / "review.lock"), mode=0o600):
+    with lock_file(human_lock_dir(root) / "review.lock"):  # the human's alone
         yield
 
 
