@@ -452,6 +452,11 @@ def _check_reviews(root: MemoryRoot, traces: TraceIndex, report: VerifyReport) -
                 f"{path}: a decision on review {review_id}, which no job queued "
                 f"({pending / (review_id + '.json')} does not exist)"
             )
+            continue
+        # Its form and its maker: a human's Evidence record (memory/review_trace.py).
+        problem = traces.check_decision(path)
+        if problem:
+            problems.append(problem)
     return problems
 
 

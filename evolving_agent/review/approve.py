@@ -22,7 +22,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evolving_agent.errors import EXIT_DENIED, EvolvingAgentError, InvalidInput, UsageError
+from evolving_agent.errors import (
+    EXIT_DENIED,
+    EvolvingAgentError,
+    InvalidInput,
+    TamperingFound,
+    UsageError,
+)
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.authority import Approval, Writer
 from evolving_agent.memory.canon import IDENTITY_FILE
@@ -140,6 +146,8 @@ def approvals_in_month(root: MemoryRoot, month: str) -> list[str]:
 
 
 def _refuse_decided(review: Review) -> None:
+    if review.status == "unverifiable":
+        raise TamperingFound([f"review {review.id}: {review.unverified}"])
     d = review.decision
     if d is None or review.status == "applying":
         return
@@ -257,6 +265,13 @@ def _apply(root: MemoryRoot, plan: ApprovalPlan, approver: str) -> ApprovalResul
     if sha is None:
         assert plan.applied is not None
         if not plan.resuming:
+            # First the intent, in Evidence: a decision file without it is a planted one,
+            # never an interrupted approval to finish (memory/review_trace.py).
+            human.append(
+                "review",
+                f"approving {review.id}",
+                data={"review_id": review.id, "action": "approving", "approver": approver},
+            )
             human.write("decisions", rel, dump(decision))
         approval = Approval(review.id, decision.approver, tuple(review.pending.evidence_ids))
         try:
