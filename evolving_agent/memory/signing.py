@@ -100,8 +100,10 @@ def marker_path(root: MemoryRoot) -> Path:
     return root.state / MARKER
 
 
-def signing_state(root: MemoryRoot) -> SigningState:
-    pinned_path = config_dir() / f"{_root_key(root)}.json"
+def signing_state(root: MemoryRoot, *, pin_of: MemoryRoot | None = None) -> SigningState:
+    """Signing for ``root``, from the marker and this user's pinned record - of ``pin_of``
+    when given (sync's staged copy of a root is checked against the root's own pin)."""
+    pinned_path = config_dir() / f"{_root_key(pin_of or root)}.json"
     pinned = _read_json(pinned_path)
     marker = _read_json(marker_path(root))
     if pinned is None and marker is None:
@@ -119,7 +121,7 @@ def signing_state(root: MemoryRoot) -> SigningState:
                 f"{marker_path(root)}: names key {marker.get('fingerprint')}, but the key "
                 f"pinned in {pinned_path} is {pinned.get('fingerprint')}"
             )
-    signers = config_dir() / f"{_root_key(root)}.allowed_signers"
+    signers = config_dir() / f"{_root_key(pin_of or root)}.allowed_signers"
     if pinned is None:  # another user (the assistant's): only the root's copy is known
         signers = root.state / "signing.allowed_signers"
     return SigningState(
@@ -355,14 +357,18 @@ def commit_signatures(
 
 
 def check_signatures(
-    root: MemoryRoot, human_commits: list[tuple[str, str]], reachable_from_since: set[str]
+    root: MemoryRoot,
+    human_commits: list[tuple[str, str]],
+    reachable_from_since: set[str],
+    *,
+    pin_of: MemoryRoot | None = None,
 ) -> list[str]:
     """Problems with signed authority (none when signing is off).
 
     ``human_commits`` are (sha, where) of commits whose writer record says ``human``;
     ``reachable_from_since`` the commits that existed at set-up (no signature needed).
     """
-    state = signing_state(root)
+    state = signing_state(root, pin_of=pin_of)
     if not state.enabled:
         return []
     problems = [state.problem] if state.problem else []

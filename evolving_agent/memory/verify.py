@@ -84,7 +84,9 @@ class Commit:
         return f"commit {self.sha[:10]} ({self.summary})"
 
 
-def verify_root(root: MemoryRoot) -> VerifyReport:
+def verify_root(root: MemoryRoot, *, pin_of: MemoryRoot | None = None) -> VerifyReport:
+    """Every check of the module docstring.  ``pin_of``: the root whose pinned signing
+    record counts (sync verifies a staged copy of this root against this root's pin)."""
     require_root(root)
     report = VerifyReport()
     log = EvidenceLog(root)
@@ -130,7 +132,7 @@ def verify_root(root: MemoryRoot) -> VerifyReport:
         return report
     human_commits: list[tuple[str, str]] = []
     report.problems += _check_history(root, commits, canon_writes, report, human_commits)
-    report.problems += _check_signed(root, commits, human_commits, report)
+    report.problems += _check_signed(root, commits, human_commits, report, pin_of)
     cited = {gitrepo.parse_trailers(c.message).get("Evidence-Id") for c in commits.values()}
     for rec in elsewhere.values():
         if rec.id in cited and (last_write is None or rec.ts >= last_write.ts):
@@ -382,10 +384,11 @@ def _check_signed(
     commits: dict[str, Commit],
     human_commits: list[tuple[str, str]],
     report: VerifyReport,
+    pin_of: MemoryRoot | None = None,
 ) -> list[str]:
     """With signing on, human commits after set-up and every later decision must carry the
     pinned key's signature (memory/signing.py); without it, say that "human" is a claim."""
-    state = signing_state(root)
+    state = signing_state(root, pin_of=pin_of)
     chain = read_chain(root)
     on = chain.on if chain.started else state.enabled
     deployed = deployment(root)
@@ -413,7 +416,7 @@ def _check_signed(
                 return [
                     f"{root.path}: the commit signing was set up at ({state.since[:10]}) is gone"
                 ]
-        return check_signatures(root, human_commits, since)
+        return check_signatures(root, human_commits, since, pin_of=pin_of)
     # The chain in Evidence decides: a vanished or rewritten marker or pin, a change of
     # signing not signed by the key in force, a human write since the first enable
     # that no key of the chain signed - all tampering (memory/signing_chain.py).

@@ -592,10 +592,17 @@ def _queued_on_both(laptop: MemoryRoot, desktop: MemoryRoot) -> str:
         ('{"review_id": "rev-2026-11-1", "status": "maybe"}', "not a decision ("),
         (
             json.dumps(
-                {"review_id": "rev-2026-11-1", "status": "approved", "approver": "alice",
-                 "ts": "2026-12-01T10:00:00+00:00",
-                 "diff": {"op": "add", "section": "habits",
-                          "text": "Ask before offering options."}}
+                {
+                    "review_id": "rev-2026-11-1",
+                    "status": "approved",
+                    "approver": "alice",
+                    "ts": "2026-12-01T10:00:00+00:00",
+                    "diff": {
+                        "op": "add",
+                        "section": "habits",
+                        "text": "Ask before offering options.",
+                    },
+                }
             ),  # fmt: skip
             "an approval that no human's Evidence record made",
         ),
@@ -645,3 +652,33 @@ def test_a_decision_made_on_the_other_device_syncs_with_its_record(
     sync(desktop)  # the decision's Evidence record travels in the laptop's chain
     assert (desktop.area_dir("decisions") / f"{review_id}.json").is_file()
     assert verify_root(desktop).problems == []
+
+
+def test_a_signed_device_verifies_what_it_receives_against_its_own_chain(
+    tmp_path: Path, laptop: MemoryRoot, desktop: MemoryRoot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The staged copy sync verifies holds this device's signing chain (its statements)
+    # and is checked against this device's pin: signing on must not refuse every sync.
+    from evolving_agent.memory.signing_chain import enable
+
+    monkeypatch.setenv("USER", "alice")
+    key = tmp_path / "human_key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    set_identity(laptop)
+    sync(laptop)
+    sync(desktop)
+    enable(laptop, key)
+    queue(desktop, "rev-2026-11-1", add("Ask before offering options."))
+    sync(desktop)
+    outcome = sync(laptop)  # brings reviews/: the merge is verified on a staged copy
+    assert outcome.pushed
+    assert (laptop.area_dir("pending") / "rev-2026-11-1.json").is_file()
+    assert verify_root(laptop).problems == []
+    # An unsigned human Canon commit made on the other device is refused here.
+    Writer(desktop, "human").write(
+        "canon", "identity.yaml", (desktop.canon / "identity.yaml").read_text() + "# d\n"
+    )
+    sync(desktop)
+    with pytest.raises(SyncRefused, match="a human commit that is not signed"):
+        sync(laptop)
+    assert verify_root(laptop).problems == []

@@ -57,7 +57,7 @@ def verify_merged(root: MemoryRoot, remote: str, here: DeviceInfo, plan: MergePl
         for day_path in root.evidence.glob("*.jsonl"):
             shutil.copyfile(day_path, stage / "evidence" / day_path.name)
         _stage_signing(root, MemoryRoot(stage))
-        report = verify_root(MemoryRoot(stage))
+        report = verify_root(MemoryRoot(stage), pin_of=root)
         problems = [p.replace(str(stage), f"<{remote}>") for p in report.problems]
     finally:
         shutil.rmtree(stage, ignore_errors=True)
@@ -67,13 +67,17 @@ def verify_merged(root: MemoryRoot, remote: str, here: DeviceInfo, plan: MergePl
 
 def _stage_signing(root: MemoryRoot, stage: MemoryRoot) -> None:
     """Where signing is on, the scratch root checks signatures against the key this
-    device trusts (its pinned allowed signers), not against anything the remote sent."""
+    device trusts (its pinned allowed signers and its own signing chain's statements),
+    not against anything the remote sent."""
     from evolving_agent.memory.signing import marker_path, signing_state
+    from evolving_agent.memory.signing_chain import statement_dir
 
+    mkdirs_private(stage.state)
+    if statement_dir(root).is_dir():
+        shutil.copytree(statement_dir(root), statement_dir(stage))
     state = signing_state(root)
     if not state.enabled:
         return
-    mkdirs_private(stage.state)
     if marker_path(root).is_file():
         shutil.copyfile(marker_path(root), marker_path(stage))
     if state.allowed_signers is not None and state.allowed_signers.is_file():
