@@ -5,7 +5,8 @@ they are files a same-user session can delete or rewrite.  What it cannot rewrit
 Evidence (hash-chained, anchored) and the human's key.  So each change of signing is a
 ``signing`` record in this root's own chain, citing a *statement* (``.ea/signing/
 <sha256>.json``: the action, the key, the commit signing counts from, the record it
-follows) and that statement's SSH signature (``.sig`` beside it):
+follows) and that statement's SSH signature (``<sha256>.sig``); the record names both
+by hash, so no later file can stand in for either:
 
 - the first record is signed by the key it pins (proof that the enabler holds it);
 - every later one - a re-pin to another key, turning signing off, turning it on again
@@ -134,17 +135,21 @@ def read_chain(root: MemoryRoot) -> TrustChain:
 
 
 def _statement(root: MemoryRoot, rec: EvidenceRecord) -> tuple[Statement, str] | str:
+    """The record's statement and signature, both named by their sha256 in the record
+    (content-addressed: a later file can never replace an earlier one's bytes)."""
     sha = str(rec.data.get("statement", ""))
+    sig_sha = str(rec.data.get("signature", ""))
     path = statement_dir(root) / f"{sha}.json"
+    sig_path = statement_dir(root) / f"{sig_sha}.sig"
     try:
         data = path.read_bytes()
-        signature = path.with_name(path.name + ".sig").read_text(encoding="utf-8")
-    except (OSError, ValueError):
-        return f"its signed statement {path} (or its .sig) is gone"
-    if hashlib.sha256(data).hexdigest() != sha:
-        return f"its signed statement {path} was altered"
+        signature = sig_path.read_bytes()
+    except OSError:
+        return f"its signed statement {path} (or its signature {sig_path.name}) is gone"
+    if hashlib.sha256(data).hexdigest() != sha or hashlib.sha256(signature).hexdigest() != sig_sha:
+        return f"its signed statement {path} (or its signature {sig_path.name}) was altered"
     try:
-        return Statement.model_validate_json(data), signature
+        return Statement.model_validate_json(data), signature.decode("utf-8", errors="replace")
     except ValidationError:
         return f"its signed statement {path} is not a signing statement"
 
@@ -485,10 +490,12 @@ def _record(
             f"{signer} is not the key in force; {text.split(':')[0]} must be signed by it"
         )
     sha = hashlib.sha256(data).hexdigest()
+    sig = signature.encode("utf-8")
+    sig_sha = hashlib.sha256(sig).hexdigest()
     folder = statement_dir(root)
     mkdirs_private(folder)  # group-readable in the deployment: anyone may check the chain
     atomic_write(folder / f"{sha}.json", data, base=root.real)
-    atomic_write(folder / f"{sha}.json.sig", signature.encode("utf-8"), base=root.real)
+    atomic_write(folder / f"{sig_sha}.sig", sig, base=root.real)
     draft = EvidenceDraft(
         ts=now(),
         kind=KIND,
@@ -498,6 +505,7 @@ def _record(
             "action": statement.action,
             "fingerprint": statement.fingerprint,
             "statement": sha,
+            "signature": sig_sha,
             "uid": os.getuid(),
         },
     )

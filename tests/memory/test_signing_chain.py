@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from evolving_agent.memory.signing import config_dir, marker_path
 from evolving_agent.paths import MemoryRoot
@@ -58,13 +62,20 @@ def _run(env: dict[str, str], args: tuple[str, ...], input: str) -> tuple[int, s
 @pytest.fixture
 def agent(tmp_path: Path) -> Iterator[str]:
     """A real ssh-agent in the foreground (-D), ended by its pid; its socket path."""
-    sock = tmp_path / "agent.sock"
-    proc = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    assert proc.stdout.readline().startswith("SSH_AUTH_SOCK=")  # printed once it listens
+    # A socket path must fit in 108 bytes: a short directory of its own, not tmp_path.
+    short = Path(tempfile.mkdtemp(prefix="ea-agent-", dir="/tmp"))
+    sock = short / "s"
+    proc = subprocess.Popen(
+        ["ssh-agent", "-D", "-a", str(sock)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()  # printed once it listens
+    assert first.startswith("SSH_AUTH_SOCK="), proc.stderr.read()
     yield str(sock)
     proc.terminate()
     proc.wait(timeout=30)
+    shutil.rmtree(short, ignore_errors=True)
 
 
 @pytest.fixture
@@ -242,3 +253,113 @@ def test_a_human_today_write_is_signed_or_refused(parties: Parties) -> None:
     assert code == 0, out  # the nightly's own layer: not the human's word
     code, out = p.as_human("verify")
     assert code == 0, out
+
+
+# -- the fold, against generated sequences of changes (Hypothesis) -------------------------
+
+_KEYS: list[Path] = []
+
+
+def _keys(base: Path) -> list[Path]:
+    """Three real keys, made once for the module's generated examples."""
+    if not _KEYS:
+        base.mkdir(parents=True, exist_ok=True)
+        _KEYS.extend(_keygen(base / f"k{i}") for i in range(3))
+    return _KEYS
+
+
+def _append_change(root: MemoryRoot, action: str, key: Path, signer: Path, prev: str) -> None:
+    """What anyone with a shell can append: a statement signed by any key it holds."""
+    import hashlib
+
+    from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, now
+    from evolving_agent.memory.signing import fingerprint_of, public_key_of, sign_bytes
+    from evolving_agent.memory.signing_chain import STATEMENT_NAMESPACE, Statement, statement_dir
+
+    public = public_key_of(key)
+    statement = Statement(
+        action=action,  # type: ignore[arg-type]
+        public_key=public,
+        fingerprint=fingerprint_of(public),
+        since="",
+        prev=prev,
+    )
+    data = statement.data()
+    sig = sign_bytes(str(signer), data, STATEMENT_NAMESPACE).encode()
+    sha, sig_sha = hashlib.sha256(data).hexdigest(), hashlib.sha256(sig).hexdigest()
+    folder = statement_dir(root)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{sha}.json").write_bytes(data)
+    (folder / f"{sig_sha}.sig").write_bytes(sig)
+    EvidenceLog(root).append(
+        EvidenceDraft(ts=now(), kind="signing", actor="human", text=f"{action} by hand",
+                      data={"action": action, "statement": sha, "signature": sig_sha})
+    )  # fmt: skip
+
+
+_change = st.tuples(st.sampled_from(["enable", "disable"]), st.integers(0, 2), st.integers(0, 2))
+
+
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(changes=st.lists(_change, min_size=1, max_size=4), replay=st.booleans())
+def test_the_key_in_force_moves_only_by_its_own_signature(
+    changes: list[tuple[str, int, int]], replay: bool, tmp_path: Path
+) -> None:
+    """Invariant: whatever records anyone appends, the fold's key in force changes only
+    through a statement signed by the key in force (the first: by the key it pins), that
+    names the record before it; every other record is reported and changes nothing."""
+    from evolving_agent.memory.signing import fingerprint_of, public_key_of
+    from evolving_agent.memory.signing_chain import FIRST, read_chain
+
+    keys = _keys(tmp_path.parent / "hypothesis-keys")
+    root = fresh_root(Path(tempfile.mkdtemp(dir=tmp_path)) / "memory")
+    fps = [fingerprint_of(public_key_of(k)) for k in keys]
+    in_force, on, last, rejected = None, False, FIRST, 0
+    for action, key, signer in changes:
+        chain = read_chain(root)
+        prev = (chain.last.id if chain.last else FIRST) if not replay else FIRST
+        _append_change(root, action, keys[key], keys[signer], prev)
+        expected_signer = in_force if in_force is not None else key
+        follows = prev == last
+        if signer == expected_signer and follows:
+            new = read_chain(root).last
+            assert new is not None
+            last = new.id
+            if action == "enable":
+                in_force, on = key, True
+            else:
+                in_force, on = (in_force if in_force is not None else key), False
+        else:
+            rejected += 1
+    chain = read_chain(root)
+    assert chain.on is on
+    assert chain.fingerprint == (fps[in_force] if in_force is not None else "")
+    assert len(chain.problems) == rejected
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [[("enable", 0, 0), ("enable", 0, 1)], [("disable", 1, 1), ("disable", 1, 0)]],
+    ids=["replayed-enable", "replayed-disable"],
+)
+def test_a_replayed_statement_signed_by_another_key_leaves_the_first_valid(
+    changes: list[tuple[str, int, int]], tmp_path: Path
+) -> None:
+    """Hypothesis's shrunk counter-examples: the second change repeats the first one's
+    statement byte for byte (same action, key and predecessor) signed by another key.
+    Its signature once replaced the first's (the .sig was named by the statement), so
+    the valid record turned invalid; signatures are now content-addressed too."""
+    from evolving_agent.memory.signing import fingerprint_of, public_key_of
+    from evolving_agent.memory.signing_chain import FIRST, read_chain
+
+    keys = _keys(tmp_path.parent / "regression-keys")
+    root = fresh_root(tmp_path / "memory")
+    for action, key, signer in changes:
+        _append_change(root, action, keys[key], keys[signer], FIRST)
+    chain = read_chain(root)
+    first_action, first_key, _signer = changes[0]
+    assert chain.on is (first_action == "enable")
+    assert chain.fingerprint == fingerprint_of(public_key_of(keys[first_key]))
+    assert len(chain.problems) == 1 and "does not follow record" in chain.problems[0]
