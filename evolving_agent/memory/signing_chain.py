@@ -476,18 +476,19 @@ def _record(
     not the key ``in_force``, the public key the chain checks it with), store it, and
     record it in Evidence."""
     data = statement.data()
+    in_force_fp = fingerprint_of(in_force)
+    what = {"enable": "a change of pin", "disable": "turning signing off"}[statement.action]
+    if statement.prev == FIRST:
+        what = "the first enable"
     try:
         signature = sign_bytes(signer, data, STATEMENT_NAMESPACE)
     except SigningRefused as exc:
         raise SigningRefused(
-            f"signing is on with key {statement.fingerprint}: {text.split(':')[0]} must be "
-            f"signed by the key in force ({exc})"
-            if statement.prev != FIRST
-            else str(exc)
+            f"signing's key in force is {in_force_fp}: {what} must be signed by it ({exc})"
         ) from None
     if not signed_by(in_force, data, signature, STATEMENT_NAMESPACE):
         raise SigningRefused(
-            f"{signer} is not the key in force; {text.split(':')[0]} must be signed by it"
+            f"{signer} is not the key in force {in_force_fp}: {what} must be signed by it"
         )
     sha = hashlib.sha256(data).hexdigest()
     sig = signature.encode("utf-8")

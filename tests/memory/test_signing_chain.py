@@ -124,11 +124,10 @@ def test_a_repin_or_disable_by_the_session_is_refused(parties: Parties) -> None:
     before = _fingerprint(p)
     code, out = p.as_session("signing", "enable", "--key", str(p.session_key))
     assert code == 3, out
-    assert f"signing is on with key {before}: signing re-pinned" not in out
-    assert "must be signed by the key in force" in out
+    assert f"signing's key in force is {before}: a change of pin must be signed by it" in out
     code, out = p.as_session("signing", "disable")
     assert code == 3, out
-    assert "must be signed by the key in force" in out
+    assert f"signing's key in force is {before}: turning signing off must be signed by it" in out
     assert _fingerprint(p) == before
     code, out = p.as_human("verify")
     assert code == 0, out
