@@ -54,6 +54,7 @@ from evolving_agent.memory.sync.base import (
 )
 from evolving_agent.memory.sync.remote import (
     add_remote,
+    git_reason,
     load_remotes,
     remote_status,
     resolve_remote,
@@ -71,6 +72,7 @@ __all__ = [
     "SyncResult",
     "add_remote",
     "clone",
+    "git_reason",
     "load_remotes",
     "remote_status",
     "resolve_remote",

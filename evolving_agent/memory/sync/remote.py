@@ -118,9 +118,23 @@ def fetch(root: MemoryRoot, remote: str, url: str) -> GitResult:
     return res
 
 
+# git's standard advice after a failed fetch or push: not the reason, and what a newcomer
+# was shown ("…: and the repository exists.") when only the last line was kept.
+_GIT_ADVICE = ("Please make sure you have the correct access rights", "and the repository exists.")
+_GIT_REASON = ("fatal:", "error:", "ssh:", "remote:")
+
+
+def git_reason(stderr: str, returncode: int | None = None) -> str:
+    """Why a git fetch or push failed, in one line: its ``fatal:`` / ``error:`` lines (and
+    ssh's own) quoted whole, in order, without git's standard advice."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    lines = [ln for ln in lines if not ln.startswith(_GIT_ADVICE)]
+    reasons = [ln for ln in lines if ln.startswith(_GIT_REASON)] or lines[-1:]
+    return "; ".join(reasons) if reasons else f"git exit {returncode}"
+
+
 def offline_reason(res: GitResult) -> str:
-    lines = [ln.strip() for ln in res.stderr.splitlines() if ln.strip()]
-    return lines[-1].removeprefix("fatal: ") if lines else f"git exit {res.returncode}"
+    return git_reason(res.stderr, res.returncode)
 
 
 def check_not_rewritten(root: MemoryRoot, remote: str) -> None:

@@ -42,6 +42,7 @@ from evolving_agent.memory.sync.remote import (
     accept_incoming,
     check_not_rewritten,
     fetch,
+    git_reason,
     offline_reason,
     push,
     record_synced,
@@ -145,8 +146,7 @@ def _push_round(
         return True
     if any(word in message for word in ("rejected", "fetch first", "non-fast-forward")):
         return False  # the remote moved: another round
-    _offline(root, remote, here, result, message.strip().splitlines()[-1] if message.strip()
-             else "push failed")  # fmt: skip
+    _offline(root, remote, here, result, git_reason(message) if message.strip() else "push failed")
     return True
 
 
