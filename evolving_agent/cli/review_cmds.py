@@ -78,6 +78,8 @@ def _line(review: Review, hold: Hold | None = None) -> str:
         extra = f"  [by {d.approver}: {d.reason}]"
     elif review.status == "applying":
         extra = "  [interrupted: run 'review approve' again to finish]"
+    elif review.status == "unverifiable":
+        extra = "  [unverifiable: no human's Evidence record made its decision; see 'verify']"
     edited = " (edited)" if review.edit is not None else ""
     card = review.pending.probe
     what = f"probe: {card.title()}" if card is not None else describe(review.diff)

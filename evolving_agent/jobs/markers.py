@@ -10,7 +10,7 @@ appending the records only if the run's batch is not already in Evidence (the ba
 lands in one write, so it is all there or not at all).
 
 Runs that race (two ``run nightly`` for one date, a hand run beside the scheduler) are
-serialised by a lock per job and date (``.ea/locks/run-<job>-<date>.lock``) around both
+serialised by a lock per job and date (``.ea/human-locks/run-<job>-<date>.lock``) around both
 critical steps: load-or-plan-and-save, and check-then-append.  Whoever takes the lock
 first makes the plan; the other finds it and applies the *same* plan (its Today writes
 are identical overwrites), and finds the batch already appended — one record set per
@@ -26,13 +26,13 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from filelock import FileLock
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.memory.atomic import atomic_write
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord
+from evolving_agent.memory.locks import human_lock_dir, lock_file
 from evolving_agent.memory.review_trace import PROVENANCE_KINDS
 from evolving_agent.paths import MemoryRoot
 
@@ -87,9 +87,10 @@ def save_marker(root: MemoryRoot, marker: RunMarker) -> None:
 
 @contextmanager
 def run_lock(root: MemoryRoot, job: str, day: date) -> Iterator[None]:
-    """Hold the per-job-and-date lock (a blocking ``flock``; released on any exit)."""
-    root.lock_dir.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(root.lock_dir / f"run-{job}-{day.isoformat()}.lock"), mode=0o600):
+    """Hold the per-job-and-date lock (released on any exit).  It lives where only the
+    human can create a file (memory/locks.py): a lock file another user pre-created in
+    the shared ``.ea/locks/`` is not this one, and cannot cost the human a day."""
+    with lock_file(human_lock_dir(root) / f"run-{job}-{day.isoformat()}.lock"):
         yield
 
 

@@ -30,6 +30,7 @@ from evolving_agent.jobs.dispatch import fallback_of, run_job
 from evolving_agent.jobs.settings import load_schedule
 from evolving_agent.memory.atomic import atomic_write
 from evolving_agent.memory.evidence import now as local_now
+from evolving_agent.memory.locks import human_lock_dir
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 
@@ -182,8 +183,7 @@ class JobScheduler:
         if error:
             self.log(f"{started:%Y-%m-%d %H:%M} {root.path}: {job} failed: {error}")
         # Jobs of one root may finish at the same time on APScheduler's worker threads.
-        root.lock_dir.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(root.lock_dir / "scheduler-state.lock"), mode=0o600):
+        with FileLock(str(human_lock_dir(root) / "scheduler-state.lock"), mode=0o600):
             state = load_state(root) or SchedulerState()
             state.last_run[job] = started
             if error or fallback:
@@ -216,8 +216,8 @@ class JobScheduler:
 
     def acquire(self) -> None:
         for root in self.roots:
-            root.lock_dir.mkdir(parents=True, exist_ok=True)
-            lock = FileLock(str(root.lock_dir / "scheduler.lock"), mode=0o600)
+            # The human's: no other user can hold or squat it (memory/locks.py).
+            lock = FileLock(str(human_lock_dir(root) / "scheduler.lock"), mode=0o600)
             try:
                 lock.acquire(timeout=0)
             except Timeout:

@@ -10,9 +10,43 @@ on the approval is spent and the writer refuses to use it again.
 from __future__ import annotations
 
 import json
-from typing import Any
+from datetime import datetime
+from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
+from evolving_agent.memory.canon_diff import SCHEMA_VERSION, CanonDiff
 from evolving_agent.paths import MemoryRoot
+
+
+class Versioned(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = Field(SCHEMA_VERSION, le=SCHEMA_VERSION)
+
+
+class Decision(Versioned):
+    """The human's decision on a pending review.  Read by the writer's approval check,
+    and checked by ``verify`` (and so by ``sync``, before it takes one) for its form
+    and its Evidence record (memory/review_trace.py)."""
+
+    review_id: str
+    status: Literal["approved", "rejected"]
+    approver: str
+    ts: datetime
+    reason: str = ""
+    diff: CanonDiff | None = None  # the diff as approved (after any human edit)
+    commit: str | None = None
+
+
+class ReviewEdit(Versioned):
+    """The human's edit of a pending review's diff (the monthly file stays as it was)."""
+
+    review_id: str
+    editor: str
+    ts: datetime
+    diff: CanonDiff
+    original: CanonDiff
 
 
 def read_decision(root: MemoryRoot, review_id: str) -> dict[str, Any] | None:

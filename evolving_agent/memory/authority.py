@@ -23,28 +23,33 @@ from datetime import date
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from filelock import FileLock
-
 from evolving_agent.errors import InvalidInput, InvalidPath, ReadOutOfScope, WriteDenied
-from evolving_agent.fsio import in_flight, shared_mode
+from evolving_agent.fsio import in_flight
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.atomic import atomic_write, open_dir, read_plain
 from evolving_agent.memory.canon import check_canon_text
 from evolving_agent.memory.canon_snapshot import record_canon_snapshot
 from evolving_agent.memory.day_stream import DayStream
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
+from evolving_agent.memory.locks import area_lock
 from evolving_agent.memory.policy import HUMAN_ONLY_WRITERS, Actor, Policy, check_actor
 from evolving_agent.memory.redact import redact
 from evolving_agent.memory.signing import (
     SIG_SUFFIX,
+    SigningState,
+    can_sign,
     file_signed,
     git_signing_args,
     sign_file,
-    signing_state,
 )
+from evolving_agent.memory.signing_chain import in_force
 from evolving_agent.paths import AREAS, Area, MemoryRoot, area_parts
 
 NAME_MAX = 255  # bytes in one file name (Linux, macOS)
+
+# Layers whose human writes carry a detached signature when signing is on (Canon's
+# commits are signed by git itself): what boot and the jobs take as the human's word.
+SIGNED_AREAS: frozenset[Area] = frozenset({"decisions", "today"})
 
 # What a denial or a path check names: an area, or "config" (schedule.yaml, crons/).
 Target = Area | Literal["config"]
@@ -162,12 +167,14 @@ class Writer:
         data = content.encode("utf-8") if isinstance(content, str) else content
         target = self._confine(area, relpath)
         self._authorise(area, relpath)
+        if area in SIGNED_AREAS:
+            self._require_signer(area, relpath)
         with self._os_refusal(area, relpath), self._lock(area):
             if area == "canon":
                 self._write_canon({target: data}, message)
             else:
                 self._put(target, data)
-                if area == "decisions":
+                if area in SIGNED_AREAS:
                     self._sign_decision(target)
         return target
 
@@ -346,7 +353,7 @@ class Writer:
 
         if not approved_review(self.root, self.approval.review_id):
             return f"review {self.approval.review_id} is not approved, or was already applied"
-        state = signing_state(self.root)
+        state = in_force(self.root)
         decision = self.root.area_dir("decisions") / f"{self.approval.review_id}.json"
         if state.enabled and not file_signed(state, decision):
             return f"signing is on and the decision on {self.approval.review_id} is not signed"
@@ -356,21 +363,32 @@ class Writer:
         """git options that sign this commit: the human's, when signing is on."""
         if self.actor != "human":
             return None
-        state = signing_state(self.root)
+        state = in_force(self.root)
         if not state.enabled:
             return None
-        if not state.key:
-            self._deny(
-                "canon",
-                "(commit)",
-                "signing is on and this user has no pinned signing key; a human Canon "
-                "commit must be signed (evolving-agent signing status)",
-            )
+        self._require_signer("canon", "(commit)", state)
         return git_signing_args(state)
 
+    def _require_signer(self, area: Area, relpath: str, state: SigningState | None = None) -> None:
+        """With signing on, a human write this process cannot sign is refused (exit 3,
+        recorded) before anything lands: "human" is then the key, not a word."""
+        if self.actor != "human":
+            return
+        state = state or in_force(self.root)
+        if not state.enabled or can_sign(state.key):
+            return
+        what = "commit" if area == "canon" else f"write to {area}"
+        self._deny(
+            area,
+            relpath,
+            "signing is on and this user has no pinned signing key it can use; a human "
+            f"{what} must be signed by {state.fingerprint} (evolving-agent signing status)",
+        )
+
     def _sign_decision(self, target: Path) -> None:
-        """A human decision (or edit) gets its signature beside it, when signing is on."""
-        state = signing_state(self.root)
+        """A human decision, edit or Today file gets its signature beside it, when
+        signing is on."""
+        state = in_force(self.root)
         if self.actor == "human" and state.enabled:
             sign_file(state, target)
 
@@ -410,13 +428,10 @@ class Writer:
     def _lock(self, area: Area) -> Iterator[None]:
         # Refuses a symlinked .ea/ or .ea/locks/ as every other write does (0700 if new).
         parts = self.root.lock_dir.relative_to(self.root.path).parts
-        fd = open_dir(self.root.real, list(parts))
-        try:
-            # Group-writable in a shared-group deployment, so both users take the lock.
-            mode = shared_mode(os.fstat(fd).st_mode, 0o600)
-        finally:
-            os.close(fd)
-        with FileLock(str(self.root.lock_dir / f"{area}.lock"), mode=mode):
+        os.close(open_dir(self.root.real, list(parts)))
+        # A human-only layer's lock is where only the human can create a file, a shared
+        # layer's waits seconds at most for another user (memory/locks.py).
+        with area_lock(self.root, area):
             _clear_temps(self.root, area)
             yield
 

@@ -13,7 +13,6 @@ validates drafts with its models and appends them through :class:`Chain`.
 from __future__ import annotations
 
 import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from evolving_agent.memory.atomic import UnsafePath, atomic_write, open_creating, open_dir
+from evolving_agent.memory.locks import flock_bounded
 from evolving_agent.paths import MemoryRoot
 
 SCHEMA_VERSION = 1
@@ -225,14 +225,15 @@ class Chain:
         """
         fd, path = self._open_day(day)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            # Another user's flock on the day file delays this by seconds (memory/locks.py).
+            flock_bounded(fd, path)
             while not _still_named(fd, path):
                 # Sealed (replaced by the human's copy) while this waited for the lock:
                 # append to the file the name holds now, never to the unlinked one.
                 os.close(fd)
                 fd = -1
                 fd, path = self._open_day(day)
-                fcntl.flock(fd, fcntl.LOCK_EX)
+                flock_bounded(fd, path)
             size = os.fstat(fd).st_size
             prev, count = genesis(day), 0
             repaired = False

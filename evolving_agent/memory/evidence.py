@@ -39,7 +39,6 @@ one device's files.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -67,6 +66,7 @@ from evolving_agent.memory.chain import (  # re-exported: the chain's names, whe
     genesis,
     now,
 )
+from evolving_agent.memory.locks import flock_bounded
 from evolving_agent.memory.policy import Actor
 from evolving_agent.memory.redact import redact, redact_data
 from evolving_agent.paths import MemoryRoot
@@ -93,6 +93,7 @@ Kind = Literal[
     "review-refused",  # a review command refused a planted or edited review
     "probe",  # a model's answer to a probe of canon/probes.yaml (see evolving_agent.probes)
     "sync",  # a sync with another device: a Live Bus value replaced, Today's writer moved
+    "signing",  # signing enabled, re-pinned or disabled: a signed statement (signing_chain.py)
 ]
 
 
@@ -327,7 +328,7 @@ class EvidenceLog:
             except OSError:
                 return False
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
+                flock_bounded(fd, self.day_file(day))
                 st = os.fstat(fd)
                 named = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
                 if (
@@ -482,29 +483,10 @@ class EvidenceLog:
                     f"{path}: has {path.stat().st_nlink} hard links (to another file, maybe "
                     "Canon); Evidence day files must be plain files"
                 )
-            prev = genesis(day)
-            hashes: list[str] = []
             with path.open("rb") as fh:
-                for lineno, raw in enumerate(fh, 1):
-                    where = f"{path}:{lineno}"
-                    try:
-                        rec = parse_line(raw, file=path, line=lineno)
-                    except InvalidInput as exc:
-                        problems.append(f"{where}: unreadable record ({exc})")
-                        prev = ""
-                        hashes.append("")
-                        continue
-                    if rec.expected_hash() != rec.hash or rec.expected_id() != rec.id:
-                        problems.append(f"{where}: record {rec.id} was edited (hash mismatch)")
-                    elif rec.prev != prev:
-                        problems.append(f"{where}: chain broken before record {rec.id}")
-                    if not rec.fits_day(day):
-                        problems.append(f"{where}: record {rec.id} dated {rec.day()} in wrong file")
-                    prev = rec.hash
-                    hashes.append(rec.hash)
-                    if rec.kind == "repair" and (rec.data.get("cut") or rec.data.get("rewritten")):
-                        problems.append(_anomaly(where, rec))
-            problems += self._check_head(day, path, hashes)
+                checked = check_chain(fh, day=day, file=path)
+            problems += checked.problems
+            problems += self._check_head(day, path, checked.hashes)
         for day in sorted(self.anchored_days() - set(days)):
             head = self.head(day)
             held = f" (its anchor counts {head.count} record(s))" if head else ""
@@ -554,6 +536,55 @@ def repair_days(root: MemoryRoot, actor: str, day: date | None = None) -> list[R
     log = EvidenceLog(root)
     days = [day] if day is not None else log.days()
     return [r for r in (log.repair(d, actor) for d in days) if r is not None]
+
+
+@dataclass
+class ChainCheck:
+    """What :func:`check_chain` found in a run of lines."""
+
+    problems: list[str]
+    hashes: list[str]  # each line's record hash ("" for an unreadable line)
+
+    @property
+    def records(self) -> int:
+        return sum(1 for h in self.hashes if h)
+
+
+def check_chain(
+    lines: Iterable[bytes],
+    *,
+    day: date,
+    file: Path | str,
+    prev: str | None = None,
+    first_line: int = 1,
+) -> ChainCheck:
+    """The one rule of a day's hash chain, for ``verify`` (a whole file) and ``sync`` (the
+    lines a device added since it last synced, continuing from ``prev``): each record
+    unedited (its hash and id), linked to the one before, dated on its file's day, and
+    no repair record that reports a cut or rewrite."""
+    prev = genesis(day) if prev is None else prev
+    problems: list[str] = []
+    hashes: list[str] = []
+    for lineno, raw in enumerate(lines, first_line):
+        where = f"{file}:{lineno}"
+        try:
+            rec = parse_line(raw, file=file, line=lineno)
+        except InvalidInput as exc:
+            problems.append(f"{where}: unreadable record ({exc})")
+            prev = ""
+            hashes.append("")
+            continue
+        if rec.expected_hash() != rec.hash or rec.expected_id() != rec.id:
+            problems.append(f"{where}: record {rec.id} was edited (hash mismatch)")
+        elif rec.prev != prev:
+            problems.append(f"{where}: chain broken before record {rec.id}")
+        if not rec.fits_day(day):
+            problems.append(f"{where}: record {rec.id} dated {rec.day()} in wrong file")
+        prev = rec.hash
+        hashes.append(rec.hash)
+        if rec.kind == "repair" and (rec.data.get("cut") or rec.data.get("rewritten")):
+            problems.append(_anomaly(where, rec))
+    return ChainCheck(problems, hashes)
 
 
 def _anomaly(where: str, rec: EvidenceRecord) -> str:

@@ -29,9 +29,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.gitcmd import git as run_git
@@ -160,26 +162,11 @@ def commit_contents(
     """
     clear_stale_locks(root)
     parent = head_commit(root)
-    mkdirs_private(root.state)
-    index = root.state / f"index.{os.getpid()}.tmp"
-    env = {"GIT_INDEX_FILE": str(index)}
-    try:
-        if parent:
-            run_git(root.path, "read-tree", parent, env=env)
-        else:
-            run_git(root.path, "read-tree", "--empty", env=env)
-        entries = []
-        for rel, data in contents.items():
-            if data is None:
-                entries.append(f"0 {ZERO_SHA}\t{rel}")
-            else:
-                sha = run_git(root.path, "hash-object", "-w", "--stdin", input=data).text
-                entries.append(f"100644 {sha}\t{rel}")
-        info = "".join(e + "\0" for e in entries).encode("utf-8", "surrogateescape")
-        run_git(root.path, "update-index", "-z", "--index-info", input=info, env=env)
-        tree = run_git(root.path, "write-tree", env=env).text
-    finally:
-        index.unlink(missing_ok=True)
+    blobs = {
+        rel: None if data is None else hash_blob(root, data) for rel, data in contents.items()
+    }
+    tree = write_tree(root, parent, blobs)
+    info = _index_info(blobs)
     body = message.rstrip() + "\n\n" + "".join(f"{k}: {v}\n" for k, v in trailers.items())
     args = ["commit-tree", tree, "-F", "-"] + (["-p", parent] if parent else [])
     if sign is not None:  # git options naming the key (memory/signing.py), then -S
@@ -193,6 +180,171 @@ def commit_contents(
     # reads it; people do).
     run_git(root.path, "update-index", "-z", "--index-info", input=info, check=False)
     return commit
+
+
+def _index_info(changes: Mapping[str, str | None]) -> bytes:
+    """``update-index --index-info`` lines: path -> blob (None: remove), NUL-ended."""
+    return "".join(
+        f"0 {ZERO_SHA}\t{p}\0" if sha is None else f"100644 {sha}\t{p}\0"
+        for p, sha in sorted(changes.items())
+    ).encode("utf-8", "surrogateescape")
+
+
+def write_tree(
+    root: MemoryRoot,
+    base: str | None,
+    changes: Mapping[str, str | None],
+    *,
+    index_name: str = "index",
+) -> str:
+    """A tree: ``base``'s (a commit or tree; None: empty) with ``changes`` (path -> blob,
+    None to delete), built in a private temporary index - the shared index is never
+    touched.  The writer's commits and sync's data commits are both built here; sync
+    names its own index (``clear_stale_locks`` removes only the writer's)."""
+    mkdirs_private(root.state)
+    index = root.state / f"{index_name}.{os.getpid()}.{threading.get_ident()}.tmp"
+    env = {"GIT_INDEX_FILE": str(index)}
+    try:
+        if base:
+            run_git(root.path, "read-tree", base, env=env)
+        else:
+            run_git(root.path, "read-tree", "--empty", env=env)
+        info = _index_info(changes)
+        if info:
+            run_git(root.path, "update-index", "-z", "--index-info", input=info, env=env)
+        return run_git(root.path, "write-tree", env=env).text
+    finally:
+        index.unlink(missing_ok=True)
+
+
+def hash_blob(root: MemoryRoot, data: bytes) -> str:
+    """Store ``data`` as a blob; its id."""
+    return run_git(root.path, "hash-object", "-w", "--stdin", input=data).text
+
+
+def commit_tree(root: MemoryRoot, tree: str, parents: Sequence[str], message: str) -> str:
+    """A commit of ``tree`` (no ref moves); its id."""
+    args = [x for p in parents for x in ("-p", p)]
+    return run_git(root.path, "commit-tree", tree, *args, "-m", message, identity=True).text
+
+
+# -- refs, trees and blobs by id (sync's data branch, memory/sync/) ----------------------
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+# The refs sync reads, cached per root between its own updates: one git call instead of
+# one per look-up.  Only sync moves refs/ea/* and ea-data (under its lock); main is
+# always read fresh (head_commit), since the writer moves it.
+_REFS: dict[Path, dict[str, str]] = {}
+
+
+def ref(root: MemoryRoot, name: str) -> str | None:
+    """The commit a ref under refs/heads or refs/ea points at (cached, see above)."""
+    refs = _REFS.get(root.path)
+    if refs is None:
+        res = run_git(
+            root.path, "for-each-ref", "--format=%(objectname) %(refname)", "refs/heads", "refs/ea"
+        )
+        refs = {}
+        for line in res.text.splitlines():
+            sha, _, refname = line.partition(" ")
+            refs[refname] = sha
+        _REFS[root.path] = refs
+    return refs.get(name)
+
+
+def forget_refs(root: MemoryRoot) -> None:
+    _REFS.pop(root.path, None)
+
+
+def set_refs(root: MemoryRoot, updates: Mapping[str, str]) -> None:
+    """Point several refs at once (one ``update-ref --stdin`` transaction)."""
+    if updates:
+        script = "".join(f"update {name} {sha}\n" for name, sha in updates.items())
+        run_git(root.path, "update-ref", "--stdin", input=script.encode())
+    forget_refs(root)
+
+
+def update_ref(root: MemoryRoot, name: str, new: str, old: str | None, why: str) -> None:
+    """Move ``name`` to ``new`` only if it still points at ``old`` (compare-and-swap)."""
+    forget_refs(root)
+    run_git(root.path, "update-ref", "-m", why, name, new, old or ZERO_SHA)
+
+
+def delete_ref(root: MemoryRoot, name: str) -> None:
+    forget_refs(root)
+    run_git(root.path, "update-ref", "-d", name, check=False)
+
+
+def rev_list(root: MemoryRoot, *revs: str) -> list[str]:
+    """The commits ``git rev-list REVS`` names, newest first."""
+    return run_git(root.path, "rev-list", *revs).text.split()
+
+
+def is_ancestor(root: MemoryRoot, a: str, b: str) -> bool:
+    return run_git(root.path, "merge-base", "--is-ancestor", a, b, check=False).returncode == 0
+
+
+def merge_base(root: MemoryRoot, a: str, b: str) -> str | None:
+    res = run_git(root.path, "merge-base", a, b, check=False)
+    return res.text if res.ok and res.text else None
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    mode: str
+    sha: str
+    size: int
+
+
+def ls_tree(root: MemoryRoot, rev: str | None, *paths: str) -> dict[str, TreeEntry]:
+    """path -> entry of every file of ``rev``'s tree (under ``paths``, if given)."""
+    if rev is None:
+        return {}
+    res = run_git(root.path, "ls-tree", "-r", "-z", "-l", "--full-tree", rev, "--", *paths)
+    out: dict[str, TreeEntry] = {}
+    for item in res.z_items():
+        meta, _, path = item.partition("\t")
+        mode, _kind, sha, size = meta.split()
+        out[path] = TreeEntry(mode, sha, int(size) if size.isdigit() else 0)
+    return out
+
+
+def diff_trees(
+    root: MemoryRoot, a: str | None, b: str
+) -> dict[str, tuple[str | None, str | None, str]]:
+    """path -> (old blob, new blob, new mode) for every file that differs a..b."""
+    res = run_git(root.path, "diff-tree", "-r", "-z", "--no-renames", a or EMPTY_TREE, b)
+    items = res.z_items()
+    out: dict[str, tuple[str | None, str | None, str]] = {}
+    for meta, path in zip(items[0::2], items[1::2], strict=False):
+        _om, new_mode, old_sha, new_sha, _st = meta[1:].split(" ", 4)
+        out[path] = (
+            None if set(old_sha) == {"0"} else old_sha,
+            None if set(new_sha) == {"0"} else new_sha,
+            new_mode,
+        )
+    return out
+
+
+def blob(root: MemoryRoot, sha: str) -> bytes:
+    """A blob that must exist (a missing one is a GitError: the repository is damaged)."""
+    return run_git(root.path, "cat-file", "blob", sha).stdout
+
+
+def blob_sizes(root: MemoryRoot, shas: Sequence[str]) -> dict[str, int]:
+    """sha -> size of each object (one ``cat-file --batch-check``)."""
+    if not shas:
+        return {}
+    res = run_git(
+        root.path, "cat-file", "--batch-check", input="".join(f"{s}\n" for s in shas).encode()
+    )
+    out: dict[str, int] = {}
+    for line in res.text.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[2].isdigit():
+            out[parts[0]] = int(parts[2])
+    return out
 
 
 def commit_paths(

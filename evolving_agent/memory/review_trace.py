@@ -45,7 +45,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from evolving_agent.errors import InvalidInput
+from pydantic import ValidationError
+
+from evolving_agent.errors import InvalidInput, first_error
+from evolving_agent.memory.approvals import Decision, ReviewEdit
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, parse_line
 from evolving_agent.paths import MemoryRoot
 
@@ -65,6 +68,9 @@ PROPOSAL_WRITER = "weekly"
 # Record kinds that carry provenance for files a run writes (appended before the files,
 # one per file, apart from the run's closing batch).
 PROVENANCE_KINDS = frozenset({KIND, PROPOSAL_KIND})
+# The human's review decisions (approve, reject, edit; "approving" before an approval's
+# decision file is written): what makes a decision file the human's, not a planted one.
+DECISION_KIND = "review"
 
 Verdict = Literal[
     "genuine", "untraced", "edited", "missing", "proposal-untraced", "proposal-edited"
@@ -149,6 +155,8 @@ class TraceIndex:
     proposals: dict[str, list[EvidenceRecord]] = field(default_factory=dict)
     # proposal id -> the weekly job record that lists it (roots older than tracing)
     listed: dict[str, EvidenceRecord] = field(default_factory=dict)
+    # review id -> the human's decision records on it
+    decisions: dict[str, list[EvidenceRecord]] = field(default_factory=dict)
 
     @classmethod
     def scan(cls, root: MemoryRoot, records: Iterable[EvidenceRecord] | None = None) -> TraceIndex:
@@ -158,6 +166,10 @@ class TraceIndex:
         return index
 
     def add(self, rec: EvidenceRecord) -> None:
+        if rec.kind == DECISION_KIND:
+            if rec.actor == "human":
+                self.decisions.setdefault(str(rec.data.get("review_id", "")), []).append(rec)
+            return
         if rec.kind == PROPOSAL_KIND and rec.actor == PROPOSAL_WRITER:
             self.proposals.setdefault(str(rec.data.get("proposal_id", "")), []).append(rec)
             return
@@ -171,6 +183,44 @@ class TraceIndex:
         if rec.actor not in QUEUERS.get(by, frozenset()):
             return  # a session (or anyone) saying "monthly queued this" is not the job
         self.records.setdefault(str(rec.data.get("review_id", "")), []).append(rec)
+
+    def check_decision(self, path: Path) -> str:
+        """'' when the decision (or edit) file at ``path`` is well formed and a human's
+        Evidence record made it; else why not, in one line.  What ``verify`` reports, what
+        ``sync`` refuses to take, and what ``review list`` shows as unverifiable."""
+        edit = path.parent.name == "edits"
+        model: type[Decision] | type[ReviewEdit] = ReviewEdit if edit else Decision
+        try:
+            decision = model.model_validate_json(path.read_bytes())
+        except OSError as exc:
+            return f"{path}: unreadable ({exc.strerror})"
+        except ValidationError as exc:
+            return f"{path}: not a {'review edit' if edit else 'decision'} ({first_error(exc)})"
+        if decision.review_id != path.stem:
+            return f"{path}: holds a decision on {decision.review_id!r}, not on {path.stem!r}"
+        records = self.decisions.get(path.stem, [])
+        actions = {str(r.data.get("action", "")) for r in records}
+        if isinstance(decision, ReviewEdit):
+            ok = "edit" in actions
+            what = "an edit"
+        elif decision.status == "rejected":
+            ok = "reject" in actions
+            what = "a rejection"
+        elif decision.commit:
+            ok = any(
+                r.data.get("action") == "approve" and r.data.get("commit") == decision.commit
+                for r in records
+            )
+            what = f"an approval applied by commit {decision.commit[:10]}"
+        else:
+            ok = bool(actions & {"approving", "approve"})
+            what = "an approval"
+        if ok:
+            return ""
+        return (
+            f"{path}: {what} that no human's Evidence record made (unverifiable: written "
+            "behind the review commands, or planted)"
+        )
 
     def proposal(
         self, proposal_id: str, digest: str
@@ -269,7 +319,7 @@ def _queued_records(root: MemoryRoot) -> Iterable[EvidenceRecord]:
     """Only the provenance records (and the weekly job records, for roots older than
     proposal tracing): lines without them are not even parsed."""
     log = EvidenceLog(root)
-    needles = [f'"kind":"{k}"'.encode() for k in sorted(PROVENANCE_KINDS)]
+    needles = [f'"kind":"{k}"'.encode() for k in sorted({*PROVENANCE_KINDS, DECISION_KIND})]
     weekly = b'"job":"weekly"'
     # Every device's chain: a review queued by the today writer's monthly run is genuine
     # on the devices that received it by sync too (memory/devices.py).

@@ -29,11 +29,12 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evolving_agent.errors import InvalidInput
+from evolving_agent.errors import EXIT_DENIED, EvolvingAgentError, InvalidInput
 from evolving_agent.fsio import write_atomic
 from evolving_agent.gitcmd import git
 from evolving_agent.paths import MemoryRoot
@@ -99,8 +100,10 @@ def marker_path(root: MemoryRoot) -> Path:
     return root.state / MARKER
 
 
-def signing_state(root: MemoryRoot) -> SigningState:
-    pinned_path = config_dir() / f"{_root_key(root)}.json"
+def signing_state(root: MemoryRoot, *, pin_of: MemoryRoot | None = None) -> SigningState:
+    """Signing for ``root``, from the marker and this user's pinned record - of ``pin_of``
+    when given (sync's staged copy of a root is checked against the root's own pin)."""
+    pinned_path = config_dir() / f"{_root_key(pin_of or root)}.json"
     pinned = _read_json(pinned_path)
     marker = _read_json(marker_path(root))
     if pinned is None and marker is None:
@@ -118,7 +121,7 @@ def signing_state(root: MemoryRoot) -> SigningState:
                 f"{marker_path(root)}: names key {marker.get('fingerprint')}, but the key "
                 f"pinned in {pinned_path} is {pinned.get('fingerprint')}"
             )
-    signers = config_dir() / f"{_root_key(root)}.allowed_signers"
+    signers = config_dir() / f"{_root_key(pin_of or root)}.allowed_signers"
     if pinned is None:  # another user (the assistant's): only the root's copy is known
         signers = root.state / "signing.allowed_signers"
     return SigningState(
@@ -153,40 +156,126 @@ def _fingerprint(public_key: str) -> str:
     return done.stdout.split()[1]
 
 
-def enable_signing(root: MemoryRoot, key: Path) -> SigningState:
-    """Pin ``key`` as the human's signing key for ``root`` (see the module docstring)."""
-    from evolving_agent.memory import gitrepo
+class SigningRefused(EvolvingAgentError):
+    """A signature the change needs could not be made (no key, the agent said no)."""
 
-    key = key.expanduser().resolve()
-    if not key.exists():
-        raise InvalidInput("no such key file", file=key)
-    public = _public_key(key)
-    fingerprint = _fingerprint(public)
-    decisions = root.area_dir("decisions")
-    before = sorted(
-        p.relative_to(decisions).as_posix() for p in decisions.rglob("*.json") if decisions.is_dir()
+    exit_code = EXIT_DENIED
+
+
+def public_key_of(key: Path) -> str:
+    """The public half of ``key`` (a private key file, or the .pub of an agent's key)."""
+    return _public_key(key)
+
+
+def fingerprint_of(public_key: str) -> str:
+    return _fingerprint(public_key)
+
+
+def can_sign(key: str) -> bool:
+    """Whether this process can sign with ``key`` without asking anyone: a private key
+    file it can read, or a .pub whose key the ssh-agent it can reach holds.  Checked
+    before a write starts, so an unsignable human write is refused before anything
+    lands (the agent may still ask for confirmation when the signature is made)."""
+    path = Path(key)
+    if not key or not path.exists():
+        return False
+    if path.suffix != ".pub":
+        return os.access(path, os.R_OK)
+    if not os.environ.get("SSH_AUTH_SOCK"):
+        return False
+    listed = run_tool(["ssh-add", "-L"], timeout=30)
+    wanted = path.read_text(encoding="utf-8").split()[:2]
+    return listed.returncode == 0 and any(
+        line.split()[:2] == wanted for line in listed.stdout.splitlines()
     )
+
+
+def sign_bytes(key: str, data: bytes, namespace: str) -> str:
+    """An armored ``ssh-keygen -Y sign`` signature of ``data`` by ``key``."""
+    if not can_sign(key):
+        raise SigningRefused(
+            f"cannot sign with {key or '(no key)'}: not a readable private key, and no "
+            "ssh-agent this process can reach holds it"
+        )
+    done = run_tool(
+        [_ssh_keygen(), "-Y", "sign", "-q", "-f", key, "-n", namespace],
+        input=data.decode("utf-8"),
+        timeout=300,  # a passphrase or an agent confirmation may be asked
+    )
+    if done.returncode != 0 or "BEGIN SSH SIGNATURE" not in done.stdout:
+        raise SigningRefused(f"ssh-keygen could not sign with {key}: {done.stderr.strip()[:200]}")
+    return done.stdout
+
+
+def signed_by(public_key: str, data: bytes, signature: str, namespace: str) -> bool:
+    """Whether ``signature`` is ``public_key``'s signature of ``data`` in ``namespace``."""
+    with tempfile.TemporaryDirectory(prefix="ea-sig-") as tmp:
+        signers = Path(tmp) / "allowed_signers"
+        signers.write_text(f'{PRINCIPAL} namespaces="{namespace}" {public_key}\n')
+        sig = Path(tmp) / "data.sig"
+        sig.write_text(signature)
+        done = run_tool(
+            [_ssh_keygen(), "-Y", "verify", "-f", str(signers), "-I", PRINCIPAL,
+             "-n", namespace, "-s", str(sig)],
+            input=data.decode("utf-8"),
+            timeout=60,
+        )  # fmt: skip
+    return done.returncode == 0
+
+
+def pin(
+    root: MemoryRoot,
+    *,
+    key: Path,
+    public_key: str,
+    since: str,
+    decisions_before: list[str],
+    trusted: list[str],
+) -> SigningState:
+    """Write the pinned record (outside the root) and the root's marker for ``key``.
+
+    ``trusted`` are the public keys of the whole chain of trust (memory/signing_chain.py):
+    a commit or decision signed by an earlier key of the chain stays valid."""
     record = {
         "schema_version": 1,
         "root": str(root.real),
         "key": str(key),
-        "public_key": public,
-        "fingerprint": fingerprint,
-        "since": gitrepo.head_commit(root) or "",
-        "decisions_before": before,
+        "public_key": public_key,
+        "fingerprint": _fingerprint(public_key),
+        "since": since,
+        "decisions_before": decisions_before,
     }
     directory = config_dir()
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    signers_line = f'{PRINCIPAL} namespaces="git,{NAMESPACE}" {public}\n'
-    write_atomic(directory / f"{_root_key(root)}.allowed_signers", signers_line.encode())
+    keys = [public_key, *(k for k in trusted if k != public_key)]
+    signers = "".join(f'{PRINCIPAL} namespaces="git,{NAMESPACE}" {k}\n' for k in keys)
+    write_atomic(directory / f"{_root_key(root)}.allowed_signers", signers.encode())
     write_atomic(
         directory / f"{_root_key(root)}.json", (json.dumps(record, indent=2) + "\n").encode()
     )
     marker = {k: record[k] for k in ("schema_version", "public_key", "fingerprint", "since")}
-    marker["decisions_before"] = before
+    marker["decisions_before"] = decisions_before
     write_atomic(marker_path(root), (json.dumps(marker, indent=2) + "\n").encode())
-    write_atomic(root.state / "signing.allowed_signers", signers_line.encode())
+    write_atomic(root.state / "signing.allowed_signers", signers.encode())
     return signing_state(root)
+
+
+def unpin(root: MemoryRoot) -> None:
+    """Remove the pinned record and the root's marker (signing off)."""
+    for path in (
+        config_dir() / f"{_root_key(root)}.json",
+        config_dir() / f"{_root_key(root)}.allowed_signers",
+        marker_path(root),
+        root.state / "signing.allowed_signers",
+    ):
+        path.unlink(missing_ok=True)
+
+
+def decisions_now(root: MemoryRoot) -> list[str]:
+    decisions = root.area_dir("decisions")
+    if not decisions.is_dir():
+        return []
+    return sorted(p.relative_to(decisions).as_posix() for p in decisions.rglob("*.json"))
 
 
 def git_signing_args(state: SigningState) -> list[str]:
@@ -200,10 +289,11 @@ def git_signing_args(state: SigningState) -> list[str]:
 
 def sign_file(state: SigningState, path: Path) -> Path:
     """Write ``path``'s detached signature beside it (``path.sig``); returns its path."""
-    if not state.key:
-        raise InvalidInput(
-            "signing is on for this root but this user has no pinned key "
-            "(run 'evolving-agent signing status'); the decision was not signed"
+    if not can_sign(state.key):
+        raise SigningRefused(
+            f"signing is on for this root and this process cannot sign with the pinned "
+            f"key {state.fingerprint} (run 'evolving-agent signing status'); "
+            f"{path.name} was not written as the human's"
         )
     sig = path.with_name(path.name + SIG_SUFFIX)
     sig.unlink(missing_ok=True)  # ssh-keygen refuses to overwrite
@@ -212,7 +302,7 @@ def sign_file(state: SigningState, path: Path) -> Path:
         timeout=300,  # a passphrase or an agent confirmation may be asked
     )
     if done.returncode != 0:
-        raise InvalidInput(f"could not sign {path.name}: {done.stderr.strip()[:200]}")
+        raise SigningRefused(f"could not sign {path.name}: {done.stderr.strip()[:200]}")
     os.chmod(sig, 0o600)
     return sig
 
@@ -241,10 +331,14 @@ def file_signed(state: SigningState, path: Path) -> bool:
     return done.returncode == 0
 
 
-def commit_signatures(root: MemoryRoot, state: SigningState, shas: list[str]) -> dict[str, str]:
-    """sha -> git's %G? (G good, B bad, N none, U/E/X/Y/R other) and signer fingerprint."""
+def commit_signatures(
+    root: MemoryRoot, state: SigningState, shas: list[str], trusted: frozenset[str] = frozenset()
+) -> dict[str, str]:
+    """sha -> G (signed by the pinned key, or one of ``trusted``: earlier keys of the
+    chain of trust), N (not signed) or B (signed otherwise, or badly)."""
     if not shas or state.allowed_signers is None:
         return {}
+    good_keys = trusted | {state.fingerprint}
     out = git(
         root.path,
         "-c", "gpg.format=ssh",
@@ -257,20 +351,24 @@ def commit_signatures(root: MemoryRoot, state: SigningState, shas: list[str]) ->
     for line in out.splitlines():
         sha, _, rest = line.partition(" ")
         status, _, fingerprint = rest.partition(" ")
-        good = status == "G" and fingerprint.strip() == state.fingerprint
+        good = status == "G" and fingerprint.strip() in good_keys
         result[sha] = "G" if good else ("N" if status == "N" else "B")
     return result
 
 
 def check_signatures(
-    root: MemoryRoot, human_commits: list[tuple[str, str]], reachable_from_since: set[str]
+    root: MemoryRoot,
+    human_commits: list[tuple[str, str]],
+    reachable_from_since: set[str],
+    *,
+    pin_of: MemoryRoot | None = None,
 ) -> list[str]:
     """Problems with signed authority (none when signing is off).
 
     ``human_commits`` are (sha, where) of commits whose writer record says ``human``;
     ``reachable_from_since`` the commits that existed at set-up (no signature needed).
     """
-    state = signing_state(root)
+    state = signing_state(root, pin_of=pin_of)
     if not state.enabled:
         return []
     problems = [state.problem] if state.problem else []

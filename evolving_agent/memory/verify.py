@@ -45,6 +45,7 @@ from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, parse_li
 from evolving_agent.memory.review_trace import TraceIndex
 from evolving_agent.memory.root import INIT_MESSAGE, default_prompt, init_contents, require_root
 from evolving_agent.memory.signing import check_signatures, signing_state
+from evolving_agent.memory.signing_chain import file_problems, read_chain, unsigned_writes
 from evolving_agent.paths import MemoryRoot
 
 REGULAR_MODES = ("100644", "100755")
@@ -83,7 +84,9 @@ class Commit:
         return f"commit {self.sha[:10]} ({self.summary})"
 
 
-def verify_root(root: MemoryRoot) -> VerifyReport:
+def verify_root(root: MemoryRoot, *, pin_of: MemoryRoot | None = None) -> VerifyReport:
+    """Every check of the module docstring.  ``pin_of``: the root whose pinned signing
+    record counts (sync verifies a staged copy of this root against this root's pin)."""
     require_root(root)
     report = VerifyReport()
     log = EvidenceLog(root)
@@ -129,7 +132,7 @@ def verify_root(root: MemoryRoot) -> VerifyReport:
         return report
     human_commits: list[tuple[str, str]] = []
     report.problems += _check_history(root, commits, canon_writes, report, human_commits)
-    report.problems += _check_signed(root, commits, human_commits, report)
+    report.problems += _check_signed(root, commits, human_commits, report, pin_of)
     cited = {gitrepo.parse_trailers(c.message).get("Evidence-Id") for c in commits.values()}
     for rec in elsewhere.values():
         if rec.id in cited and (last_write is None or rec.ts >= last_write.ts):
@@ -381,10 +384,13 @@ def _check_signed(
     commits: dict[str, Commit],
     human_commits: list[tuple[str, str]],
     report: VerifyReport,
+    pin_of: MemoryRoot | None = None,
 ) -> list[str]:
     """With signing on, human commits after set-up and every later decision must carry the
     pinned key's signature (memory/signing.py); without it, say that "human" is a claim."""
-    state = signing_state(root)
+    state = signing_state(root, pin_of=pin_of)
+    chain = read_chain(root)
+    on = chain.on if chain.started else state.enabled
     deployed = deployment(root)
     if deployed is not None:
         # What the OS enforces is not a claim; within the human's own account it still is.
@@ -394,20 +400,32 @@ def _check_signed(
             f"canon/, reviews/, .git and .ea/; the assistant's user {assistant!r} appends "
             "Evidence and writes live/"
         )
-        if not state.enabled:
+        if not on:
             note += f"; signing is off, so any program running as {human!r} is 'human' too"
         report.notes.append(note)
-    if not state.enabled:
+    if not chain.started:  # off, or set up before the chain of trust was recorded
+        if not state.enabled:
+            if deployed is None:
+                report.notes.append(CLAIM_NOTE)
+            return []
+        since: set[str] = set()
+        if state.since:
+            try:
+                since = set(git(root.path, "rev-list", state.since).text.split())
+            except GitError:
+                return [
+                    f"{root.path}: the commit signing was set up at ({state.since[:10]}) is gone"
+                ]
+        return check_signatures(root, human_commits, since, pin_of=pin_of)
+    # The chain in Evidence decides: a vanished or rewritten marker or pin, a change of
+    # signing not signed by the key in force, a human write since the first enable
+    # that no key of the chain signed - all tampering (memory/signing_chain.py).
+    problems = chain.problems + file_problems(root, chain, state)
+    if not on:
         if deployed is None:
             report.notes.append(CLAIM_NOTE)
-        return []
-    since: set[str] = set()
-    if state.since:
-        try:
-            since = set(git(root.path, "rev-list", state.since).text.split())
-        except GitError:
-            return [f"{root.path}: the commit signing was set up at ({state.since[:10]}) is gone"]
-    return check_signatures(root, human_commits, since)
+        return problems
+    return problems + [where for _name, where in unsigned_writes(root, chain, human_commits)]
 
 
 # -- review provenance ---------------------------------------------------------------
@@ -437,6 +455,11 @@ def _check_reviews(root: MemoryRoot, traces: TraceIndex, report: VerifyReport) -
                 f"{path}: a decision on review {review_id}, which no job queued "
                 f"({pending / (review_id + '.json')} does not exist)"
             )
+            continue
+        # Its form and its maker: a human's Evidence record (memory/review_trace.py).
+        problem = traces.check_decision(path)
+        if problem:
+            problems.append(problem)
     return problems
 
 

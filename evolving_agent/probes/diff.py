@@ -24,7 +24,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from filelock import FileLock
 from pydantic import ValidationError
 
 from evolving_agent.errors import NotFound, UsageError
@@ -32,6 +31,7 @@ from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.canon_diff import CanonDiff
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
 from evolving_agent.memory.evidence import now as local_now
+from evolving_agent.memory.locks import human_lock_dir, lock_file
 from evolving_agent.memory.probe_file import Probe, resolve_entry
 from evolving_agent.memory.review_trace import queue_pending
 from evolving_agent.paths import MemoryRoot
@@ -424,9 +424,8 @@ def diff_probes(
     if not queue:
         return result
     when = now or local_now()
-    root.lock_dir.mkdir(parents=True, exist_ok=True)
     # Two diffs at once must not both see "not queued yet" and queue the same card.
-    with FileLock(str(root.lock_dir / "probe-diff.lock"), mode=0o600):
+    with lock_file(human_lock_dir(root) / "probe-diff.lock"):
         cards, already, card_notes = _cards(
             root, result, {p.key: p for p in probes_file.probes}, identity, commit, when
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
-from evolving_agent.errors import InvalidInput, first_error
+from evolving_agent.errors import InvalidInput, TamperingFound, first_error
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.canon_diff import CanonDiff, apply_diff, describe
 from evolving_agent.memory.evidence import now
@@ -39,6 +39,8 @@ EDIT_HEADER = """\
 
 
 def _refuse_decided(review: Review, verb: str) -> None:
+    if review.status == "unverifiable":
+        raise TamperingFound([f"review {review.id}: {review.unverified}"])
     if review.decision is not None:
         raise InvalidInput(f"review {review.id} is already {review.status}; it cannot be {verb}")
 

@@ -23,15 +23,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from filelock import FileLock
-
-from evolving_agent.errors import EXIT_DENIED, EvolvingAgentError, InvalidInput, UsageError
+from evolving_agent.errors import (
+    EXIT_DENIED,
+    EvolvingAgentError,
+    InvalidInput,
+    TamperingFound,
+    UsageError,
+)
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.authority import Approval, Writer
 from evolving_agent.memory.canon import IDENTITY_FILE
 from evolving_agent.memory.canon_diff import CANON_FILE, AppliedDiff, apply_diff, describe
 from evolving_agent.memory.evidence import now
 from evolving_agent.memory.hypotheses import mark_canon
+from evolving_agent.memory.locks import area_lock
 from evolving_agent.memory.policy import Policy
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.hold import require_not_held
@@ -154,6 +159,8 @@ def approvals_in_month(root: MemoryRoot, month: str) -> list[str]:
 
 
 def _refuse_decided(review: Review) -> None:
+    if review.status == "unverifiable":
+        raise TamperingFound([f"review {review.id}: {review.unverified}"])
     d = review.decision
     if d is None or review.status == "applying":
         return
@@ -178,8 +185,7 @@ def plan_approval(root: MemoryRoot, review_id: str) -> ApprovalPlan:
 
 def _canon_texts(root: MemoryRoot) -> tuple[str, str]:
     """(committed, on disk) identity.yaml, read while no writer is mid-commit."""
-    root.lock_dir.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(root.lock_dir / "canon.lock"), mode=0o600):  # the writer's Canon lock
+    with area_lock(root, "canon"):  # the writer's Canon lock
         base = committed_identity(root)
         return base, (root.canon / IDENTITY_FILE).read_text(encoding="utf-8")
 
@@ -272,6 +278,13 @@ def _apply(root: MemoryRoot, plan: ApprovalPlan, approver: str) -> ApprovalResul
     if sha is None:
         assert plan.applied is not None
         if not plan.resuming:
+            # First the intent, in Evidence: a decision file without it is a planted one,
+            # never an interrupted approval to finish (memory/review_trace.py).
+            human.append(
+                "review",
+                f"approving {review.id}",
+                data={"review_id": review.id, "action": "approving", "approver": approver},
+            )
             human.write("decisions", rel, dump(decision))
         approval = Approval(review.id, decision.approver, tuple(review.pending.evidence_ids))
         try:

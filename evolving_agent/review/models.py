@@ -18,13 +18,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 # The diff itself lives in memory (verify re-applies it); these files wrap it.
-from evolving_agent.memory.canon_diff import SCHEMA_VERSION, CanonDiff
+# The decision model lives in memory (the writer and verify read it); re-exported here.
+from evolving_agent.memory.approvals import Decision
+from evolving_agent.memory.approvals import Versioned as _Versioned
+from evolving_agent.memory.canon_diff import CanonDiff
 
-
-class _Versioned(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    schema_version: int = Field(SCHEMA_VERSION, le=SCHEMA_VERSION)
+__all__ = ["Decision", "PendingReview", "ProbeAnswerPair", "ProbeCard", "Proposal"]
 
 
 class Proposal(_Versioned):
@@ -103,15 +102,3 @@ class PendingReview(_Versioned):
         if self.probe is None and not self.proposals:
             raise ValueError("proposals: a review needs at least one proposal")
         return self
-
-
-class Decision(_Versioned):
-    """The human's decision on a pending review.  Read by the writer's approval check."""
-
-    review_id: str
-    status: Literal["approved", "rejected"]
-    approver: str
-    ts: datetime
-    reason: str = ""
-    diff: CanonDiff | None = None  # the diff as approved (after any human edit)
-    commit: str | None = None

@@ -16,20 +16,20 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from filelock import FileLock
 from pydantic import BaseModel, ValidationError
 
 from evolving_agent.errors import InvalidInput, InvalidPath, NotFound, first_error
+from evolving_agent.memory.approvals import ReviewEdit
 from evolving_agent.memory.authority import ScopedReader
 from evolving_agent.memory.canon_diff import CanonDiff
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
+from evolving_agent.memory.locks import human_lock_dir, lock_file
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.review.models import Decision, PendingReview, _Versioned
+from evolving_agent.review.models import Decision, PendingReview
 from evolving_agent.review.provenance import (
     ReviewTampered,
     Trace,
@@ -41,17 +41,7 @@ from evolving_agent.review.provenance import (
 EDITS_DIR = "edits"
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
-Status = Literal["pending", "applying", "approved", "rejected"]
-
-
-class ReviewEdit(_Versioned):
-    """The human's edit of a pending review's diff (the monthly file stays as it was)."""
-
-    review_id: str
-    editor: str
-    ts: datetime
-    diff: CanonDiff
-    original: CanonDiff
+Status = Literal["pending", "applying", "approved", "rejected", "unverifiable"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +51,9 @@ class Review:
     pending: PendingReview
     edit: ReviewEdit | None
     decision: Decision | None
+    # Why the decision (or edit) cannot be shown as the human's: no Evidence record of a
+    # human making it (memory/review_trace.py).  Never finished, never applied.
+    unverified: str = ""
 
     @property
     def id(self) -> str:
@@ -75,6 +68,8 @@ class Review:
 
     @property
     def status(self) -> Status:
+        if self.unverified:
+            return "unverifiable"
         if self.decision is None:
             return "pending"
         if self.decision.status == "rejected":
@@ -139,14 +134,19 @@ def load_review(root: MemoryRoot, review_id: str, index: TraceIndex | None = Non
     pending_path = reader.path("pending", f"{review_id}.json")
     if not pending_path.is_file():
         raise NotFound(f"no review {review_id!r} (see 'evolving-agent review list')")
+    index = index or TraceIndex.scan(root)
     require_genuine(root, review_id, index)
     pending = _load(PendingReview, pending_path)
     assert isinstance(pending, PendingReview)
     if pending.id != review_id:
         raise InvalidInput(f"id: the file holds review {pending.id!r}", file=pending_path)
     edit_path = reader.path("decisions", f"{EDITS_DIR}/{review_id}.json")
-    edit = _load(ReviewEdit, edit_path) if edit_path.is_file() else None
     decision_file = reader.path("decisions", f"{review_id}.json")
+    present = [p for p in (edit_path, decision_file) if p.is_file()]
+    unverified = next(filter(None, (index.check_decision(p) for p in present)), "")
+    if unverified:  # shown as such; its bytes are not the human's to read as a decision
+        return Review(pending, None, None, unverified)
+    edit = _load(ReviewEdit, edit_path) if edit_path.is_file() else None
     decision = _load(Decision, decision_file) if decision_file.is_file() else None
     assert edit is None or isinstance(edit, ReviewEdit)
     assert decision is None or isinstance(decision, Decision)
@@ -189,8 +189,7 @@ def scan_reviews(root: MemoryRoot) -> ReviewList:
 @contextmanager
 def review_lock(root: MemoryRoot) -> Iterator[None]:
     """One human decision at a time (approve, edit and reject share it)."""
-    root.lock_dir.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(root.lock_dir / "review.lock"), mode=0o600):
+    with lock_file(human_lock_dir(root) / "review.lock"):  # the human's alone
         yield
 
 
@@ -216,6 +215,7 @@ def to_json(review: Review) -> dict[str, object]:
         "decided_at": d.ts.isoformat() if d else None,
         "reason": d.reason if d and d.reason else None,
         "commit": d.commit if d else None,
+        "unverified": review.unverified or None,
         # "probe": a card from ``probe diff`` (its findings in ``probe``); else a proposal
         "kind": "probe" if review.pending.probe is not None else "proposal",
         "probe": review.pending.probe.model_dump(mode="json") if review.pending.probe else None,

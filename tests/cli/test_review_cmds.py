@@ -149,6 +149,13 @@ def test_approve_commits_with_provenance_and_keeps_the_humans_comments(
         commit.hexsha,
     )
     assert evidence_of(root, "review") == [
+        {  # the intent, before the decision file: what makes the file the human's
+            "actor": "human",
+            "text": "approving rev-2026-11-1",
+            "review_id": "rev-2026-11-1",
+            "action": "approving",
+            "approver": "alice",
+        },
         {
             "actor": "human",
             "text": "approved rev-2026-11-1: add to habits: 'Ask before offering options.'",
@@ -562,7 +569,54 @@ def _half_decided(root: MemoryRoot, review_id: str) -> None:
         ts=datetime.now(UTC),
         diff=add(NEW_HABIT),
     )
-    Writer(root, "human").write("decisions", f"{review_id}.json", decision.model_dump_json())
+    human = Writer(root, "human")
+    human.append(  # what approve records before it writes the decision
+        "review",
+        f"approving {review_id}",
+        data={"review_id": review_id, "action": "approving", "approver": "alice"},
+    )
+    human.write("decisions", f"{review_id}.json", decision.model_dump_json())
+
+
+def test_a_planted_approval_is_unverifiable_never_an_interrupted_one(root: MemoryRoot) -> None:
+    # Guards issue 31's forged approval that showed as "applying ... interrupted: run
+    # 'review approve' again", inviting the human to finish it.
+    queue(root, "rev-2026-11-1", add(NEW_HABIT))
+    planted = Decision(
+        review_id="rev-2026-11-1",
+        status="approved",
+        approver="alice",
+        ts=datetime.now(UTC),
+        diff=add(NEW_HABIT),
+    )
+    path = root.reviews / "decisions" / "rev-2026-11-1.json"
+    path.write_text(planted.model_dump_json())
+    before = head(root).hexsha
+    listed = run_cli("review", "list")
+    assert listed.exit_code == 0, listed.output
+    assert "rev-2026-11-1  unverifiable" in listed.output
+    assert "interrupted" not in listed.output
+    shown = run_cli("review", "show", "rev-2026-11-1", "--json")
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.output)["status"] == "unverifiable"
+    result = run_cli("review", "approve", "rev-2026-11-1", "--yes")
+    assert result.exit_code == 5, result.output
+    assert "that no human's Evidence record made" in result.output
+    assert head(root).hexsha == before
+    verify = run_cli("verify")
+    assert verify.exit_code == 5
+    assert f"{path}: an approval that no human's Evidence record made" in verify.output
+
+
+def test_a_malformed_decision_is_reported_by_verify(root: MemoryRoot) -> None:
+    queue(root, "rev-2026-11-1", add(NEW_HABIT))
+    path = root.reviews / "decisions" / "rev-2026-11-1.json"
+    path.write_text('{"review_id": "rev-2026-11-1", "status": "maybe"}')
+    verify = run_cli("verify")
+    assert verify.exit_code == 5
+    assert f"{path}: not a decision (" in verify.output
+    listed = run_cli("review", "list")
+    assert listed.exit_code == 0 and "unverifiable" in listed.output
 
 
 def test_rerunning_an_interrupted_approval_finishes_it(root: MemoryRoot) -> None:

@@ -77,12 +77,13 @@ def set_identity(root: MemoryRoot, text: str = IDENTITY) -> None:
 def snapshot(path: Path) -> dict[str, bytes]:
     """Every file under ``path`` (the whole root, including .git), byte for byte.
 
-    Empty lock files under ``.ea/locks`` are left out: taking a lock is not a write.
+    Empty lock files under ``.ea/locks`` and ``.ea/human-locks`` are left out: taking
+    a lock is not a write.
     """
     return {
         str(p.relative_to(path)): p.read_bytes()
         for p in path.rglob("*")
-        if p.is_file() and ".ea/locks" not in p.as_posix()
+        if p.is_file() and not any(d in p.as_posix() for d in (".ea/locks", ".ea/human-locks"))
     }
 
 

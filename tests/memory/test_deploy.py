@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -610,3 +611,89 @@ def test_signing_the_key_and_the_pinned_signers_are_out_of_the_assistants_reach(
     assert forged.returncode != 0 and "Permission denied" in forged.stderr
     verify = users.ea(users.human, signed, "verify")
     assert verify.returncode == 0, verify.stderr
+
+
+# -- locks the human owns -----------------------------------------------------------------
+
+_HOLD = (
+    "import fcntl, os, sys\n"
+    "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)\n"
+    "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+    "print('held', flush=True)\n"
+    "sys.stdin.read()\n"
+)
+
+
+@contextmanager
+def _held_by(users: Users, user: str, root: Path, path: Path) -> Iterator[int]:
+    """A process of ``user`` holding an exclusive flock on ``path`` (made 0600 if new)
+    until the block ends; yields its pid once it holds the lock."""
+    proc = subprocess.Popen(
+        ["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups", "--",
+         users.python, "-c", _HOLD, str(path)],
+        env=users.env(user, root), cwd=str(users.base),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        assert proc.stdout.readline() == "held\n"  # the event: it holds the lock now
+        yield proc.pid
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+
+
+def test_a_lock_file_the_assistant_squats_costs_the_human_no_nightly(users: Users) -> None:
+    # Guards issue 31's "a pre-created run-nightly-DAY.lock makes the human's nightly
+    # exit 3 for that day": the human's run locks are where only the human creates files.
+    root = _make_root(users, "squat")
+    assert users.ea(users.assistant, root, "friction", "too long again").returncode == 0
+    today = date.today().isoformat()
+    squat = root / ".ea" / "locks" / f"run-nightly-{today}.lock"
+    done = users.sh(users.assistant, root, f"umask 077 && : > {squat} && : > .ea/locks/today.lock")
+    assert done.returncode == 0, done.stderr
+    made = users.sh(users.assistant, root, "mkdir .ea/human-locks")
+    assert made.returncode != 0 and "Permission denied" in made.stderr
+    with _held_by(users, users.assistant, root, squat):
+        done = users.ea(users.human, root, "run", "nightly", "--date", today)
+        assert done.returncode == 0, done.stderr
+    # And the day is not lost after the squatter is gone either: run again, same result.
+    again = users.ea(users.human, root, "run", "nightly", "--date", today)
+    assert again.returncode == 0, again.stderr
+    made = users.sh(users.assistant, root, f": > .ea/human-locks/run-nightly-{today}.lock")
+    assert made.returncode != 0 and "Permission denied" in made.stderr
+    assert users.ea(users.human, root, "verify").returncode == 0
+
+
+def test_a_flock_the_assistant_holds_on_todays_evidence_delays_friction_seconds(
+    users: Users,
+) -> None:
+    # Guards "a lock it holds on today's Evidence file hangs the human's friction until
+    # its timeout": another user's flock is waited for seconds, then named (exit 3).
+    root = _make_root(users, "flocked")
+    day_file = root / "evidence" / f"{date.today().isoformat()}.jsonl"
+    assert day_file.is_file()
+    with _held_by(users, users.assistant, root, day_file) as pid:
+        done = users.ea(users.human, root, "friction", "while the assistant holds the day")
+        assert done.returncode == 3, (done.stdout, done.stderr)
+        line = done.stderr.strip()
+        assert len(line.splitlines()) == 1, line
+        assert f"locked by user '{users.assistant}' (pid {pid}" in line
+        assert "gave up after" in line and "nothing was written" in line
+    done = users.ea(users.human, root, "friction", "once it let go")
+    assert done.returncode == 0, done.stderr
+    texts = [r["text"] for r in _records(root) if r["kind"] == "friction"]
+    assert "while the assistant holds the day" not in texts and "once it let go" in texts
+    assert users.ea(users.human, root, "verify").returncode == 0
+
+
+def test_a_flock_the_assistant_holds_on_the_live_lock_is_named(users: Users) -> None:
+    root = _make_root(users, "live-held")
+    lock = root / ".ea" / "locks" / "live.lock"
+    assert users.ea(users.assistant, root, "live", "set", "thread", "mine").returncode == 0
+    with _held_by(users, users.assistant, root, lock) as pid:
+        done = users.ea(users.human, root, "live", "set", "thread", "the human's")
+        assert done.returncode == 3, (done.stdout, done.stderr)
+        assert f"locked by user '{users.assistant}' (pid {pid}" in done.stderr
+    done = users.ea(users.human, root, "live", "set", "thread", "the human's")
+    assert done.returncode == 0, done.stderr

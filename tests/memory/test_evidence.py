@@ -387,11 +387,16 @@ def test_an_append_that_waited_while_its_day_was_sealed_lands_in_the_sealed_file
     fcntl.flock(fd, fcntl.LOCK_EX)
     child = subprocess.Popen([sys.executable, "-c", APPEND_ONE, str(root.path), ts])
     try:
-        # Wait until the child blocks on our lock (/proc/locks lists waiters with '->').
+        # Wait until the child waits on our lock: it holds the day file open (the writer
+        # tries the lock right after opening it, and cannot take it while we hold it).
         deadline = time.monotonic() + 60
+
         def waiting() -> bool:
-            locks = Path("/proc/locks").read_text().splitlines()
-            return any("->" in line and f":{ino} " in line for line in locks)
+            fds = Path(f"/proc/{child.pid}/fd")
+            try:
+                return any(os.stat(link).st_ino == ino for link in fds.iterdir())
+            except OSError:
+                return False
 
         while not waiting():
             assert child.poll() is None, "the child appended without waiting for the lock"

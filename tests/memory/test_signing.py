@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from evolving_agent.memory import authority
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.signing import signing_state
+from evolving_agent.memory.signing import SigningState, pin, public_key_of, signing_state
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import Decision
 from tests.helpers import run_cli
@@ -127,21 +128,22 @@ def test_an_unsigned_human_commit_is_refused_and_then_reported(
     denied = run_cli("write", "--as", "human", "canon", "identity.yaml", input=IDENTITY + "#x\n")
     assert denied.exit_code == 3
     assert "signing is on and this user has no pinned signing key" in denied.output
-    # It deletes the root's marker too, and writes unsigned as "human".
+    # It deletes the root's marker too: Evidence still says signing is on, so the
+    # writer still refuses an unsigned "human" commit.
     (root.state / "signing.json").unlink()
-    assert (
-        run_cli(
-            "write", "--as", "human", "canon", "identity.yaml", input=IDENTITY + "#x\n"
-        ).exit_code
-        == 0
-    )  # noqa: E501
+    again = run_cli("write", "--as", "human", "canon", "identity.yaml", input=IDENTITY + "#x\n")
+    assert again.exit_code == 3, again.output
+    # Behind the writer's back, it commits as the writer would, unsigned.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(authority, "in_force", lambda _root: SigningState(enabled=False))
+        Writer(root, "human").write("canon", "identity.yaml", IDENTITY + "#x\n")
     sha = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=root.path, capture_output=True, text=True, check=True
     ).stdout.strip()
     # The human's view (the pinned record) finds both.
     monkeypatch.setenv("XDG_CONFIG_HOME", str(pinned.parents[2]))
     result = run_cli("verify")
-    assert result.exit_code == 5
+    assert result.exit_code == 5, result.output
     assert "the root's signing marker is gone" in result.output
     assert f"commit {sha[:10]}" in result.output and "a human commit that is not signed" in (
         result.output
@@ -156,7 +158,12 @@ def test_a_commit_signed_by_another_key_is_reported(
     pinned = Path(json.loads(run_cli("signing", "status", "--json").output)["pinned"])
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "assistant-config"))
     other = _key(tmp_path / "assistant_key")
-    assert run_cli("signing", "enable", "--key", str(other)).exit_code == 0
+    refused = run_cli("signing", "enable", "--key", str(other))
+    assert refused.exit_code == 3, refused.output
+    assert "must be signed by that key" in refused.output
+    # By hand, what 'signing enable' used to do: pin its own key over the human's.
+    pin(signed, key=other, public_key=public_key_of(other), since="",
+        decisions_before=[], trusted=[])  # fmt: skip
     assert (
         run_cli(
             "write", "--as", "human", "canon", "identity.yaml", input=IDENTITY + "#y\n"
@@ -166,7 +173,7 @@ def test_a_commit_signed_by_another_key_is_reported(
     monkeypatch.setenv("XDG_CONFIG_HOME", str(pinned.parents[2]))
     result = run_cli("verify")
     assert result.exit_code == 5
-    assert "names key SHA256:" in result.output and "but the key pinned in" in result.output
-    assert "signed, but not by the pinned key" in result.output
+    assert "names key SHA256:" in result.output and "but Evidence record ev-" in result.output
+    assert "signed, but by no key the signing chain pinned" in result.output
     boot = run_cli("boot")
     assert boot.exit_code == 5

@@ -590,3 +590,123 @@ def test_git_reason_keeps_every_fatal_line_and_drops_git_s_advice() -> None:
     )
     assert git_reason("warning: odd\nsomething else broke\n") == "something else broke"
     assert git_reason("", 128) == "git exit 128"
+
+
+# -- sync validates before it merges (issue 31) ----------------------------------------------
+
+
+def _queued_on_both(laptop: MemoryRoot, desktop: MemoryRoot) -> str:
+    set_identity(laptop)
+    queue(laptop, "rev-2026-11-1", add("Ask before offering options."))
+    sync(laptop)
+    sync(desktop)
+    return "rev-2026-11-1"
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ('{"review_id": "rev-2026-11-1", "status": "maybe"}', "not a decision ("),
+        (
+            json.dumps(
+                {
+                    "review_id": "rev-2026-11-1",
+                    "status": "approved",
+                    "approver": "alice",
+                    "ts": "2026-12-01T10:00:00+00:00",
+                    "diff": {
+                        "op": "add",
+                        "section": "habits",
+                        "text": "Ask before offering options.",
+                    },
+                }
+            ),  # fmt: skip
+            "an approval that no human's Evidence record made",
+        ),
+    ],
+    ids=["malformed", "forged-approval"],
+)
+def test_a_bad_decision_on_the_remote_stops_the_sync_with_nothing_changed(
+    body: str, expected: str, tmp_path: Path, remote: Path, laptop: MemoryRoot,
+    desktop: MemoryRoot, monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    # Guards issue 31's "sync takes a malformed decision file from the remote" (then
+    # review list exits 4 everywhere while verify says ok) and the forged approval shown
+    # as an interrupted one: sync checks every received file as verify does, first.
+    monkeypatch.setenv("USER", "alice")
+    review_id = _queued_on_both(laptop, desktop)
+    push_by_hand(remote, tmp_path / "hand", _plant(f"reviews/decisions/{review_id}.json", body))
+    before = ids(desktop)
+    data_before = git(desktop.path, "rev-parse", DATA_REF).text
+    done = subprocess.run(
+        [sys.executable, "-m", "evolving_agent", "--root", str(desktop.path), "sync"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 5, (done.stdout, done.stderr)
+    assert "sync refused: remote 'origin' fails verify: " in done.stderr
+    assert expected in done.stderr and "nothing was changed on this device" in done.stderr
+    assert not (desktop.area_dir("decisions") / f"{review_id}.json").exists()
+    assert ids(desktop) == before
+    assert git(desktop.path, "rev-parse", DATA_REF).text == data_before
+    listed = subprocess.run(
+        [sys.executable, "-m", "evolving_agent", "--root", str(desktop.path), "review", "list"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    assert f"{review_id}  pending" in listed.stdout
+    assert verify_root(desktop).problems == []
+
+
+def test_a_decision_made_on_the_other_device_syncs_with_its_record(
+    laptop: MemoryRoot, desktop: MemoryRoot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evolving_agent.review.actions import reject_review
+
+    monkeypatch.setenv("USER", "alice")
+    review_id = _queued_on_both(laptop, desktop)
+    reject_review(laptop, review_id, reason="not now", approver="alice")
+    sync(laptop)
+    sync(desktop)  # the decision's Evidence record travels in the laptop's chain
+    assert (desktop.area_dir("decisions") / f"{review_id}.json").is_file()
+    assert verify_root(desktop).problems == []
+
+
+def test_a_signed_device_verifies_what_it_receives_against_its_own_chain(
+    tmp_path: Path, laptop: MemoryRoot, desktop: MemoryRoot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The staged copy sync verifies holds this device's signing chain (its statements)
+    # and is checked against this device's pin: signing on must not refuse every sync.
+    from evolving_agent.memory.signing_chain import enable
+
+    monkeypatch.setenv("USER", "alice")
+    key = tmp_path / "human_key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    set_identity(laptop)
+    sync(laptop)
+    sync(desktop)
+    enable(laptop, key)
+    queue(desktop, "rev-2026-11-1", add("Ask before offering options."))
+    sync(desktop)
+    outcome = sync(laptop)  # brings reviews/: the merge is verified on a staged copy
+    assert outcome.pushed
+    assert (laptop.area_dir("pending") / "rev-2026-11-1.json").is_file()
+    assert verify_root(laptop).problems == []
+    # An unsigned human Canon commit made on the other device is refused here.
+    Writer(desktop, "human").write(
+        "canon", "identity.yaml", (desktop.canon / "identity.yaml").read_text() + "# d\n"
+    )
+    sync(desktop)
+    with pytest.raises(SyncRefused, match="a human commit that is not signed"):
+        sync(laptop)
+    assert verify_root(laptop).problems == []
+
+
+@pytest.mark.slow
+def test_the_soak_at_a_small_size_loses_nothing(tmp_path: Path) -> None:
+    """benchmarks/soak_sync.py with 2 cycles: three devices, real CLI processes SIGKILLed
+    at random steps; every event once on every device, Canon unchanged, verify clean."""
+    from benchmarks.soak_sync import soak
+
+    run, problems = soak(tmp_path, cycles=2, kill=0.3, seed=7)
+    assert problems == []
+    assert sum(run.sent.values()) + len(run.maybe) == 2 * 3
