@@ -35,7 +35,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
-from typing import Literal
+from typing import Any, Literal
 
 from evolving_agent.memory.hypotheses import hypothesis_id
 from evolving_agent.memory.similarity import similar
@@ -410,6 +410,7 @@ class Morning:
     carry_type: str | None
     hypothesis: str | None
     stale: bool  # no run wrote this morning's bias (downtime, or a quiet day)
+    register: dict[str, Any] = field(default_factory=dict)  # id -> Hypothesis, as booted
 
 
 @dataclass
@@ -435,7 +436,7 @@ def live_life(life: Life, root: object, *, monthly: bool = True) -> Lived:
     from evolving_agent.jobs.nightly import NightlyPlan, run_nightly
     from evolving_agent.jobs.weekly import run_weekly
     from evolving_agent.memory.authority import Writer
-    from evolving_agent.memory.hypotheses import add_hypothesis
+    from evolving_agent.memory.hypotheses import add_hypothesis, list_hypotheses
     from evolving_agent.paths import MemoryRoot
     from evolving_agent.reflectors.rules import RulesReflector
 
@@ -470,11 +471,12 @@ def live_life(life: Life, root: object, *, monthly: bool = True) -> Lived:
         marker = load_marker(root, "nightly", day)
         assert marker is not None and marker.phase == "done", day
         plan = NightlyPlan.model_validate(marker.plan)
+        register = {h.id: h for h in list_hypotheses(root)}
         if plan.carry is None:
-            lived.mornings[nxt] = Morning(nxt, None, None, None, stale=True)
+            lived.mornings[nxt] = Morning(nxt, None, None, None, True, register)
         else:
             lived.mornings[nxt] = Morning(
-                nxt, plan.bias, plan.carry.type, plan.carry.hypothesis, stale=False
+                nxt, plan.bias, plan.carry.type, plan.carry.hypothesis, False, register
             )
     return lived
 

@@ -12,6 +12,7 @@ import pytest
 from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.hypotheses import add_hypothesis, fold_root
+from evolving_agent.memory.instruction import withheld_note
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors.base import (
     NightlyContext,
@@ -84,10 +85,38 @@ def test_friction_that_reads_as_an_order_never_becomes_the_instruction(root: Mem
     Writer(root, "session").append("friction", INJECT, supports=h.id, ts=at(D0, 10))
     res = run_nightly(root, D0, reflector=Obedient(), now=at(D0 + timedelta(days=1), 3))
     bias = res.plan.bias or ""
-    assert "repeats friction's words outside a quotation" in (res.plan.fallback or "")
+    assert "reads as an instruction to the assistant" in (res.plan.fallback or "")
     assert res.plan.reflector == "rules"
-    assert INJECT not in bias.splitlines()[0]
-    assert INJECT in bias.splitlines()[1]  # …only quoted, as grounding
+    # Friction that speaks to the assistant is not even quoted: it is withheld by note.
+    assert "IGNORE ALL" not in bias and "id_rsa" not in bias
+    assert bias.splitlines()[1].endswith(withheld_note())
+
+
+PUSHBACK = "user: stop listing four options every time and give me the one you would pick"
+
+
+class Echoing(Obedient):
+    """A model that copies the day's (plain) friction into the instruction line."""
+
+    name = "echoing"
+
+    def nightly(self, *, context: NightlyContext, feedback: str | None = None) -> NightlyReflection:
+        good = RulesReflector().nightly(context=context, feedback=feedback)
+        if good.bias is None:
+            return good
+        lines = good.bias.splitlines()
+        return good.model_copy(update={"bias": "\n".join([f"{lines[0]} {PUSHBACK}.", *lines[1:]])})
+
+
+def test_friction_words_outside_a_quote_are_refused(root: MemoryRoot) -> None:
+    h = add_hypothesis(root, "give one answer, not a menu", when="about to list options",
+                       do="give one recommendation", ts=at(D0, 8))
+    Writer(root, "session").append("friction", PUSHBACK, supports=h.id, ts=at(D0, 10))
+    res = run_nightly(root, D0, reflector=Echoing(), now=at(D0 + timedelta(days=1), 3))
+    bias = res.plan.bias or ""
+    assert "repeats friction's words outside a quotation" in (res.plan.fallback or "")
+    assert PUSHBACK not in bias.splitlines()[0]
+    assert PUSHBACK in bias.splitlines()[1]  # …only quoted, as grounding
 
 
 def test_words_from_a_session_or_friction_sit_inside_the_untrusted_fence(root: MemoryRoot) -> None:
