@@ -296,8 +296,11 @@ def choose(
     history: list[CarryNote],
     morning: date,
     yesterday: CarryNote | None,
+    released: list[Hypothesis] | None = None,
 ) -> Choice | None:
-    """The carry for ``morning`` (see the module docstring for the order)."""
+    """The carry for ``morning`` (see the module docstring for the order).
+    ``released``: hypotheses released lately, retired since or not (default: the
+    released among ``stories``) — a belief related to one comes next."""
     options = eligible(stories, history, morning, yesterday)
     if not options:
         return None
@@ -305,7 +308,9 @@ def choose(
     # The new preference takes the released one's place: a belief related to one
     # released in the last few mornings comes next.
     released = [
-        s.h for s in stories if s.h.released and (morning - s.h.released).days <= SUCCESSION_DAYS
+        h
+        for h in (released if released is not None else [s.h for s in stories])
+        if h.released and (morning - h.released).days <= SUCCESSION_DAYS
     ]
     last: dict[str, date] = {}
     for n in history:

@@ -171,11 +171,17 @@ def dated(day: date | None, morning: date | None) -> str:
     return str(day)
 
 
-def quoted(text: str | None, limit: int | None = None) -> str:
+def quoted(
+    text: str | None,
+    limit: int | None = None,
+    evidence: list[str] | None = None,
+    day: date | None = None,
+) -> str:
     """A friction quote for the bias, or the note that withholds it: friction that
-    reads as an instruction to the assistant is never grounding."""
+    reads as an instruction to the assistant is never grounding (the note names the
+    latest event behind it, ``evidence[-1]``, and its day, for ``evidence show``)."""
     if text and reads_as_instruction(text):
-        return withheld_note()
+        return withheld_note(evidence[-1] if evidence else None, day)
     return f"“{clip(text or '', limit) if limit else text or ''}”"
 
 
@@ -196,18 +202,29 @@ def grounding(
         (partner.last_for, partner.last_for_day) if partner and partner.last_for else None
     ) or ((h.last_against, h.last_against_day) if h.state == "split" and h.last_against else None)
     if other and h.last_for and h.stakes == "low":
+        other_ids = partner.supports if partner and partner.last_for else h.contradicts
         return (
-            f"Grounding, {dated(h.last_for_day, morning)}: {quoted(h.last_for, 100)}; the "
-            f"evidence divides: the other way, {dated(other[1], morning)}: "
-            f"{quoted(other[0], 100)}"
+            f"Grounding, {dated(h.last_for_day, morning)}: "
+            f"{quoted(h.last_for, 100, h.supports, h.last_for_day)}; the evidence divides: "
+            f"the other way, {dated(other[1], morning)}: "
+            f"{quoted(other[0], 100, other_ids, other[1])}"
         )
     if h.state == "weakening" and h.last_against:
-        return f"Grounding, {dated(h.last_against_day, morning)}: {quoted(h.last_against)}"
+        return (
+            f"Grounding, {dated(h.last_against_day, morning)}: "
+            f"{quoted(h.last_against, None, h.contradicts, h.last_against_day)}"
+        )
     if h.state != "weakening" and h.last_for:
         latest = "latest occurrence " if h.origin == "nightly" else ""
-        return f"Grounding, {dated(h.last_for_day, morning)}: {latest}{quoted(h.last_for)}"
+        return (
+            f"Grounding, {dated(h.last_for_day, morning)}: {latest}"
+            f"{quoted(h.last_for, None, h.supports, h.last_for_day)}"
+        )
     if h.last_friction:
-        return f"Grounding, {dated(h.last_friction_day, morning)}: {quoted(h.last_friction)}"
+        return (
+            f"Grounding, {dated(h.last_friction_day, morning)}: "
+            f"{quoted(h.last_friction, None, h.supports + h.contradicts, h.last_friction_day)}"
+        )
     return "No friction on it yet: this is a test, not a verdict."
 
 
@@ -370,14 +387,17 @@ def stories(
 
 
 def pick(
-    pool: list[Story], context: NightlyContext
+    pool: list[Story], context: NightlyContext, register: dict[str, Hypothesis] | None = None
 ) -> Choice | None:
-    """Fair choice first; if fairness leaves nothing, any fitting type but yesterday's."""
+    """Fair choice first; if fairness leaves nothing, any fitting type but yesterday's.
+    ``register``: the day's register, retired ones included (a belief released and
+    retired since still hands its place to a related one)."""
     morning = context.day + timedelta(days=1)
     past = history(context)
     prev = context.previous_carry
     yesterday = CarryNote(prev.date or context.day, prev.hypothesis, prev.type) if prev else None
-    got = choose(pool, past, morning, yesterday)
+    released = [h for h in (register or {}).values() if h.released] if register else None
+    got = choose(pool, past, morning, yesterday, released)
     if got is not None:
         return got
     y_type = prev.type if prev else None
@@ -414,7 +434,7 @@ class RulesReflector(Reflector):
         pool = stories(current, changes, register)
         if raised is not None and not addresses_assistant(raised):
             pool.append(Story(raised, supported_today=True))
-        choice = pick(pool, context) if pool else None
+        choice = pick(pool, context, current) if pool else None
         if choice is None:
             # The day's friction no hypothesis explains (a reading of it as evidence —
             # the other side of a pendulum — is an explanation: quoting it alone would

@@ -253,7 +253,7 @@ def grade(lived: Lived) -> Report:
             k = norm_key(m.bias or "")
             if (a in k) != (b in k):
                 return "pa" if a in k else "pb"
-        for pair in life.truth.related:
+        for pair in _pendulums(life):
             if m.hypothesis in pair:
                 if m.carry_type in ("question", "release"):
                     return None  # shows the swing, does not follow it
@@ -267,8 +267,19 @@ def grade(lived: Lived) -> Report:
     return rep
 
 
+def _pendulums(life: Life) -> list[frozenset[str]]:
+    """The tagged pendulums: related pairs whose support takes turns (a reversal's old
+    and new preference are opposites too, but following a change of mind is no swing)."""
+    out = []
+    for pair in life.truth.related:
+        specs = [life.spec(x) for x in pair]
+        if all(s is not None and s.role == "pendulum" for s in specs):
+            out.append(pair)
+    return out
+
+
 def _opposed(life: Life, a: str, b: str) -> bool:
-    return {a, b} == {"pa", "pb"} or frozenset({a, b}) in life.truth.related
+    return {a, b} == {"pa", "pb"} or frozenset({a, b}) in _pendulums(life)
 
 
 # -- the invariants as readable violations -------------------------------------------

@@ -11,6 +11,7 @@ import pytest
 
 from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.memory.authority import ScopedReader, Writer
+from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.hypotheses import add_hypothesis, fold_root
 from evolving_agent.memory.instruction import withheld_note
 from evolving_agent.paths import MemoryRoot
@@ -89,7 +90,8 @@ def test_friction_that_reads_as_an_order_never_becomes_the_instruction(root: Mem
     assert res.plan.reflector == "rules"
     # Friction that speaks to the assistant is not even quoted: it is withheld by note.
     assert "IGNORE ALL" not in bias and "id_rsa" not in bias
-    assert bias.splitlines()[1].endswith(withheld_note())
+    rec = next(r for r in EvidenceLog(root).read_day(D0) if r.kind == "friction")
+    assert bias.splitlines()[1].endswith(withheld_note(rec.id, D0))
 
 
 PUSHBACK = "user: stop listing four options every time and give me the one you would pick"
