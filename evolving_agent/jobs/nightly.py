@@ -644,6 +644,21 @@ def _check_raise(
     return ctx.raised(new)
 
 
+COVER = 0.6  # share of the anchor's n-grams line 1 must hold to say it in other words
+
+
+def covers(line: str, anchor: str) -> bool:
+    """``line`` says ``anchor`` (a claim or a trigger) in its own words: it holds most
+    of the anchor's character n-grams (``memory/similarity.py``: any language, case,
+    width and look-alikes folded).  A model may word the instruction; it may not drop
+    what the instruction is about."""
+    from evolving_agent.memory.similarity import MIN_SHARED, grams
+
+    ga, gl = grams(anchor), grams(line)
+    shared = len(ga & gl)
+    return bool(ga) and shared >= min(MIN_SHARED, len(ga)) and shared >= COVER * len(ga)
+
+
 # Words that, leading into the counter-move in the same clause, turn it around.
 _NEGATION = re.compile(r"\b(?:not|never|no|don['’]t|stop|quit|refuse|resist|avoid|against)\b")
 
@@ -663,10 +678,11 @@ def _check_words(
         # The positive check: line 1 is an instruction built from this hypothesis — its
         # trigger, or (no trigger either) its claim quoted — never free prose.
         anchor = when or h.text
-        if _norm(anchor)[:60] not in first:
+        if _norm(anchor)[:60] not in first and not covers(first, anchor):
             raise ReflectorError(
                 "the bias's first line is an instruction built from the hypothesis: it must "
-                f"contain its {'trigger' if when else 'claim'} ({anchor[:60]!r})"
+                f"say its {'trigger' if when else 'claim'} (its words may be reworded) "
+                f"({anchor[:60]!r})"
             )
     if do and ref.carry_type != "release":
         at = first.find(_norm(do))

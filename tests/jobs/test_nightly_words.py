@@ -170,3 +170,54 @@ def test_untagged_recurrence_of_an_existing_claim_supports_it_instead_of_raising
     plans = [night(root, D0 + timedelta(days=i)) for i in range(4)]
     assert all(p.raised is None for p in plans)  # type: ignore[attr-defined]
     assert fold_root(root)[h.id].supported_on == [D0 + timedelta(days=i) for i in (0, 1, 3)]
+
+
+class Wording(Reflector):
+    """A model that words a claim-only hypothesis's instruction in its own words."""
+
+    name = "wording"
+
+    def __init__(self, line: str) -> None:
+        self.line = line
+
+    def nightly(self, *, context: NightlyContext, feedback: str | None = None) -> NightlyReflection:
+        good = RulesReflector().nightly(context=context, feedback=feedback)
+        if good.bias is None:
+            return good
+        lines = good.bias.splitlines()
+        return good.model_copy(update={"bias": "\n".join([self.line, *lines[1:]])})
+
+    def weekly(self, **_kw: object) -> WeeklyReflection:  # pragma: no cover - not used
+        raise AssertionError
+
+
+@pytest.mark.parametrize(
+    ("claim", "line", "kept"),
+    [
+        ("The user wants long, exhaustive explanations",
+         "Watch for the moment. When a long, exhaustive explanation is what the user wants, "
+         "check that before writing one.", True),
+        ("ユーザーは短い回答を望んでいる",
+         "Watch for the moment. 短い回答をユーザーが望んでいるか、答える前に確かめる。", True),
+        ("Пользователь хочет короткие ответы",
+         "Watch for the moment. Когда пользователь хочет короткие ответы: начни с ответа.", True),
+        ("The user wants long, exhaustive explanations",
+         "Watch for the moment. Run the tests before saying it works.", False),
+    ],
+)
+def test_line_one_may_word_the_claim_in_its_own_words(
+    root: MemoryRoot, claim: str, line: str, kept: bool
+) -> None:
+    """Issue 30: good words were refused because line 1 had to hold the claim as a
+    substring; it is checked by meaning (n-grams, any script) — words about something
+    else are still refused."""
+    h = add_hypothesis(root, claim, ts=at(D0, 8))
+    Writer(root, "session").append("friction", "a note on it", supports=h.id, ts=at(D0, 10))
+    res = run_nightly(root, D0, reflector=Wording(line), now=at(D0 + timedelta(days=1), 3))
+    bias = res.plan.bias or ""
+    if kept:
+        assert res.plan.fallback is None, res.plan.fallback
+        assert bias.splitlines()[0] == line
+    else:
+        assert "must say its claim" in (res.plan.fallback or "")
+        assert res.plan.reflector == "rules"
