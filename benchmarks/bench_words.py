@@ -33,11 +33,15 @@ def one(seed: int) -> tuple[int, int, int, dict[str, int], list[str], dict[str, 
         lived = live_life(life, fresh_root(Path(d) / "memory"))
         rep = grade(lived)
         bad = all_invariants(rep, lived)
-    by_lang: dict[str, str] = {}
+    by_lang: dict[str, str] = {}  # lang -> one grounded glad morning, "type|text"
     for g in rep.mornings:
         spec = life.spec(g.hypothesis or "")
-        if spec is not None and g.glad and spec.lang not in by_lang:
-            by_lang[spec.lang] = f"{g.morning} (seed {seed}, {g.type}):\n{g.bias}"
+        if spec is None and g.hypothesis:  # a raised pattern: the language it quotes
+            lang = next((e.lang for e in life.events if e.text in g.bias), None)
+        else:
+            lang = spec.lang if spec else None
+        if lang and g.glad and "Grounding" in g.bias and lang not in by_lang:
+            by_lang[lang] = f"{g.type}|{g.morning} (seed {seed}, {g.type}):\n{g.bias}"
     return seed, rep.fresh, rep.glad, dict(rep.counts()), bad, by_lang
 
 
@@ -61,7 +65,13 @@ def main() -> None:
             if bad:
                 violating.append((seed, bad[0]))
             for lang, text in by_lang.items():
-                mornings.setdefault(lang, text)
+                ctype = text.split("|", 1)[0]
+                used = {t.split("|", 1)[0] for t in mornings.values()}
+                # one morning a language, as many types as the lives give
+                if lang not in mornings or (ctype not in used and mornings[lang].split(
+                        "|", 1)[0] in [t.split("|", 1)[0] for k, t in mornings.items()
+                                       if k != lang]):
+                    mornings[lang] = text
     took = time.perf_counter() - t0
     print(f"{len(seeds)} lives (seeds {seeds.start}..{seeds.stop - 1}), {fresh} fresh mornings, "
           f"{took:.0f} s")
@@ -74,7 +84,10 @@ def main() -> None:
         print(f"  seed {seed}: {line[:220]}")
     if args.mornings:
         args.mornings.write_text(
-            "\n\n".join(f"[{lang}] {text}" for lang, text in sorted(mornings.items())) + "\n"
+            "\n\n".join(
+                f"[{lang}] {text.split('|', 1)[1]}" for lang, text in sorted(mornings.items())
+            )
+            + "\n"
         )
         print(f"mornings from {len(mornings)} languages written to {args.mornings}")
 
