@@ -401,7 +401,19 @@ def pick(
     if got is not None:
         return got
     y_type = prev.type if prev else None
-    for s in sorted(pool, key=lambda s: (s.h.created, s.h.id)):
+    y_hyp = next((s.h for s in pool if prev and s.h.id == prev.hypothesis), None)
+    # Still no swing where it can be helped: one related to yesterday's comes last
+    # (unless yesterday released it); if only such ones fit, one is carried all the same.
+    order = sorted(
+        pool,
+        key=lambda s: (
+            y_hyp is not None and y_type != "release" and s.h.id != y_hyp.id
+            and related(s.h, y_hyp),
+            s.h.created,
+            s.h.id,
+        ),
+    )
+    for s in order:
         for t in fitting_types(s):
             if t != y_type:
                 return Choice(s.h, t)

@@ -78,10 +78,20 @@ COUNTER_EXAMPLES = {
     "not carried in the next 6 mornings",
     36: "inv 10 (the grader's own): a reversal's old and new preference read as a pendulum "
     "swing; following a change of mind is no swing",
+    159: "inv 10: the tagged pendulum's other side carried the morning after, through the "
+    "fallback choice that skipped the no-swing rule",
+    163: "inv 10: the same, in another life (Russian, shared trigger)",
 }
+# Found by bench_words over seeds 0..199 after the fixes, not fixed yet: the release of
+# the old preference came while a safety rule and the fairness cap held the next mornings.
+OPEN = {91: "inv 3: the new preference not carried in the 6 mornings after the release"}
 
 
-@pytest.mark.parametrize("seed", sorted(COUNTER_EXAMPLES))
+@pytest.mark.parametrize(
+    "seed",
+    [*sorted(COUNTER_EXAMPLES),
+     *(pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=v)) for k, v in OPEN.items())],
+)
 def test_a_counter_example_hypothesis_found_stays_fixed(
     seed: int, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
