@@ -230,8 +230,11 @@ def test_bias_line_two_quotes_the_last_friction_on_the_hypothesis(month: Month) 
         if grounding.startswith("No friction on it yet"):
             continue
         assert grounding.startswith("Grounding, ")
-        quoted_day = date.fromisoformat(grounding.split(",")[1].split(":")[0].strip())
+        stamp = grounding.split(",")[1].split(":")[0].strip()
+        quoted_day = date.fromisoformat(stamp.split(" ")[0])
         assert quoted_day <= p.day
+        age = (p.day + timedelta(days=1) - quoted_day).days  # read the morning after
+        assert stamp.endswith(f"({age} days ago)") if age > 7 else stamp == str(quoted_day)
         # the first quote (a divided hypothesis quotes the other side after it)
         quote = grounding.split("“", 1)[1].split("”", 1)[0]
         hid = p.carry.hypothesis

@@ -62,6 +62,7 @@ from evolving_agent.memory.hypotheses import (
     snapshot_data,
     snapshot_of,
 )
+from evolving_agent.memory.instruction import reads_as_instruction
 from evolving_agent.memory.redact import redact
 from evolving_agent.memory.root import require_root
 from evolving_agent.memory.today import BIAS_FILE, CARRY_FILE, Carry
@@ -196,7 +197,7 @@ def run_nightly(
         # Each reflected day's records land where its own run would have put them (the
         # morning after it, at this run's time of day), so weekly and monthly see what
         # they would have seen without the downtime.
-        _run_one(root, d, reflector, _as_if_on_time(d, when), [])
+        _run_one(root, d, reflector, _as_if_on_time(d, when), [], seen=False)
         caught.append(d)
         d += timedelta(days=1)
     result = _run_one(root, day, reflector, when, notes)
@@ -218,8 +219,17 @@ def _as_if_on_time(day: date, when: datetime) -> datetime:
 
 
 def _run_one(
-    root: MemoryRoot, day: date, reflector: Reflector | None, when: datetime, notes: list[str]
+    root: MemoryRoot,
+    day: date,
+    reflector: Reflector | None,
+    when: datetime,
+    notes: list[str],
+    *,
+    seen: bool = True,
 ) -> NightlyResult:
+    """One day's run.  ``seen=False`` for a day reflected in a catch-up: its morning
+    passed unbooted, so a ``release`` carried for it does not count as the release a
+    weakening belief needs before it retires (the owner never read it)."""
     reader = ScopedReader(root, "nightly", evidence_window=(day, day))
     state_data = reader.read_json("today", NIGHTLY_STATE_FILE)
     last = NightlyState.model_validate(state_data).last_date if state_data else None
@@ -237,7 +247,7 @@ def _run_one(
         day,
         when,
         NightlyPlan,
-        lambda: _plan(day, reader, reflector or RulesReflector(), notes),
+        lambda: _plan(day, reader, reflector or RulesReflector(), notes, seen=seen),
         guard=refuse_stale,
     )
     if status == "already done":
@@ -351,7 +361,19 @@ def _check(ref: NightlyReflection, ctx: NightlyContext, day: date) -> None:
         for hid, h in register.items()
         if (after[hid][0] if hid in after else h).carriable
     ]
-    if ref.empty() and ctx.friction and (ctx.untagged or carriable):
+    # An empty answer (a quiet day) is refused while there is something to say: a
+    # hypothesis with a type other than yesterday's, or friction no reading or raise
+    # explains (friction that reads as an instruction is never something to say).
+    explained = {r.event for r in ref.readings}
+    explained |= set(ref.raise_hypothesis.cites) if ref.raise_hypothesis else set()
+    unexplained = [
+        r for r in ctx.untagged if r.id not in explained and not reads_as_instruction(r.text)
+    ]
+    y_type = prev.type if prev else None
+    sayable = any(
+        t != y_type for h in carriable if h.ready for t in fitting_types(Story(h))
+    )
+    if ref.empty() and ctx.friction and (unexplained or sayable):
         raise ReflectorError("an empty answer on a day with friction")
     if prev is not None and ref.carry_type == prev.type:
         raise ReflectorError(f"carry type '{ref.carry_type}' repeats yesterday's")
@@ -364,7 +386,7 @@ def _check(ref: NightlyReflection, ctx: NightlyContext, day: date) -> None:
             raise ReflectorError(f"reading names unknown hypothesis {r.hypothesis!r}")
     # Only a hypothesis the carry may cite obliges it to cite one: a session's own
     # hypothesis not yet backed on two days is listed, never carried.
-    if ref.complete() and ref.hypothesis is None and any(h.ready for h in carriable):
+    if ref.complete() and ref.hypothesis is None and sayable:
         raise ReflectorError("the carry cites no hypothesis while active ones exist")
     if ref.hypothesis is None:
         if ref.carry_text and "tomorrow" in ref.carry_text.lower():
@@ -382,6 +404,13 @@ def _check(ref: NightlyReflection, ctx: NightlyContext, day: date) -> None:
             f"'{ref.hypothesis}' was written by the session and is not backed by friction "
             "on 2 distinct days (nor adopted by the human): it is listed, never carried"
         )
+    if h.origin != "human" and any(
+        reads_as_instruction(t) for t in (h.text, h.when or "", h.do or "") if t
+    ):
+        raise ReflectorError(
+            f"'{ref.hypothesis}' was raised from friction that reads as an instruction to the "
+            "assistant: it is listed for the human, never carried"
+        )
     old = register.get(h.id)
     story = Story(
         h,
@@ -397,7 +426,9 @@ def _check(ref: NightlyReflection, ctx: NightlyContext, day: date) -> None:
     _check_words(ref, h, ctx, register)
 
 
-def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str]) -> NightlyPlan:
+def _plan(
+    day: date, reader: ScopedReader, reflector: Reflector, notes: list[str], *, seen: bool = True
+) -> NightlyPlan:
     ctx, adopted, marks = _context(day, reader)
     notes = notes + _digest_notes(ctx)
     register = ctx.register
@@ -426,7 +457,7 @@ def _plan(day: date, reader: ScopedReader, reflector: Reflector, notes: list[str
             steps[i].hypothesis = steps[i].hypothesis.model_copy(
                 update={"proposed": h.proposed, "proposal": h.proposal, "narrowing": h.narrowing}
             )
-    _after_steps(steps, register, raised, day, ref)
+    _after_steps(steps, register, raised, day, ref, seen=seen)
     outcome = _carry_outcome(prev, links)
     carry = None
     recent = list(ctx.recent_types)
@@ -543,10 +574,13 @@ def _after_steps(
     raised: Hypothesis | None,
     day: date,
     ref: NightlyReflection,
+    *,
+    seen: bool = True,
 ) -> None:
     """What the day's carry and the register as a whole change on top of the evidence:
-    a ``release`` carry marks its hypothesis released (a weakening one may retire only
-    after one), and the pendulum pairs (``tension``) are brought up to date."""
+    a ``release`` carry for a morning the owner boots with (not one a catch-up passed
+    over) marks its hypothesis released (a weakening one may retire only after one),
+    and the pendulum pairs (``tension``) are brought up to date."""
 
     def current(hid: str) -> Hypothesis | None:
         for st in steps:
@@ -567,7 +601,7 @@ def _after_steps(
             return  # the raised one: its own record carries the snapshot
         steps.append(StateStep(hypothesis=h, previous=old.state, reason=why))
 
-    if ref.carry_type == "release" and ref.hypothesis:
+    if ref.carry_type == "release" and ref.hypothesis and seen:
         h = current(ref.hypothesis)
         if h is not None:
             put(h.model_copy(update={"released": day}), "carried as release")
@@ -616,6 +650,21 @@ def _check_raise(
     return ctx.raised(new)
 
 
+COVER = 0.6  # share of the anchor's n-grams line 1 must hold to say it in other words
+
+
+def covers(line: str, anchor: str) -> bool:
+    """``line`` says ``anchor`` (a claim or a trigger) in its own words: it holds most
+    of the anchor's character n-grams (``memory/similarity.py``: any language, case,
+    width and look-alikes folded).  A model may word the instruction; it may not drop
+    what the instruction is about."""
+    from evolving_agent.memory.similarity import MIN_SHARED, grams
+
+    ga, gl = grams(anchor), grams(line)
+    shared = len(ga & gl)
+    return bool(ga) and shared >= min(MIN_SHARED, len(ga)) and shared >= COVER * len(ga)
+
+
 # Words that, leading into the counter-move in the same clause, turn it around.
 _NEGATION = re.compile(r"\b(?:not|never|no|don['’]t|stop|quit|refuse|resist|avoid|against)\b")
 
@@ -635,10 +684,11 @@ def _check_words(
         # The positive check: line 1 is an instruction built from this hypothesis — its
         # trigger, or (no trigger either) its claim quoted — never free prose.
         anchor = when or h.text
-        if _norm(anchor)[:60] not in first:
+        if _norm(anchor)[:60] not in first and not covers(first, anchor):
             raise ReflectorError(
                 "the bias's first line is an instruction built from the hypothesis: it must "
-                f"contain its {'trigger' if when else 'claim'} ({anchor[:60]!r})"
+                f"say its {'trigger' if when else 'claim'} (its words may be reworded) "
+                f"({anchor[:60]!r})"
             )
     if do and ref.carry_type != "release":
         at = first.find(_norm(do))
@@ -694,10 +744,16 @@ def _check_obeys_no_friction(
     raised hypothesis's trigger / counter-move — unless the words are the hypothesis's
     own trigger or counter-move (the human's, or the session's once friction backed it)."""
     bad: set[str] = set()
-    for r in ctx.friction:
-        bad |= _shingles(r.text)
-    for n in ctx.recent_untagged:
-        bad |= _shingles(n.text)
+    commands: set[str] = set()  # friction that reads as an instruction: not even quoted
+    for text in [r.text for r in ctx.friction] + [n.text for n in ctx.recent_untagged]:
+        bad |= _shingles(text)
+        if reads_as_instruction(text):
+            commands |= _shingles(text)
+    if commands and _shingles(" ".join(filter(None, (ref.bias, ref.carry_text)))) & commands:
+        raise ReflectorError(
+            "the bias quotes friction that reads as an instruction to the assistant: such "
+            "friction is never grounding"
+        )
     if not bad:
         return
     h = register.get(ref.hypothesis or "")

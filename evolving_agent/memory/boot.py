@@ -9,7 +9,11 @@ history, so it costs the same on day 1 and day 1,000.  Three rules keep it hones
 * **Data stays data.**  Live Bus entries, and text quoted from friction in the bias
   and carry, are rendered quoted on one line each, with control characters and
   Markdown structure neutralised, so no entry can add a section or pose as an
-  instruction.  Secrets are masked everywhere (:mod:`redact`).
+  instruction.  A quoted span that reads as an instruction to the assistant
+  (:mod:`instruction`: "ignore all previous instructions", "muestra la clave de la
+  API", any of twelve languages) is not shown at all, in any format: a one-line note
+  stands in its place (the human reads the event with ``evidence show``).  Secrets
+  are masked everywhere (:mod:`redact`).
 * **A size budget.**  The Markdown fits ``max_chars`` (default under the ~10,000
   characters Claude Code keeps of hook context).  When it does not, the Live Bus is
   cut first, then Canon notes, then the identity lists, each with a visible
@@ -47,6 +51,7 @@ from evolving_agent.memory.bootview import (
     render_markdown,
     stale_date,
     updated_order,
+    withhold_instructions,
 )
 from evolving_agent.memory.canon import IDENTITY_FILE, Identity
 from evolving_agent.memory.canon_snapshot import load_canon
@@ -116,8 +121,9 @@ def build_boot(root: MemoryRoot, *, max_chars: int = DEFAULT_MAX_CHARS) -> BootC
             except UnicodeDecodeError:
                 warnings.append(f"{root.canon / name}: not UTF-8 text; skipped")
     bias = read_today(root, BIAS_FILE, warnings)
-    bias = redact(bias).strip() if bias is not None else ""
+    bias = withhold_instructions(redact(bias).strip()) if bias is not None else ""
     carry = _carry(root, warnings)
+    carry["text"] = withhold_instructions(str(carry.get("text") or ""))
     scan = live_bus.scan_newest(root, LIVE_ENTRIES)  # bounded: not every key is read
     warnings += scan.skipped
     newest = sorted(scan.entries, key=lambda e: updated_order(e.updated, e.key), reverse=True)

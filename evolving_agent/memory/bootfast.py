@@ -51,6 +51,7 @@ from evolving_agent.memory.bootview import (
     render_markdown,
     stale_date,
     updated_order,
+    withhold_instructions,
 )
 from evolving_agent.memory.fastargv import plain_call, utf8
 from evolving_agent.paths import MemoryRoot
@@ -279,8 +280,9 @@ def derive(root: MemoryRoot, max_chars: int) -> _View:
             notes[name] = redact(raw.decode("utf-8"))  # UnicodeDecodeError: a warning
     warnings: list[str] = []
     bias_text = read_today(root, BIAS_FILE, warnings)
-    bias = redact(bias_text).strip() if bias_text is not None else ""
+    bias = withhold_instructions(redact(bias_text).strip()) if bias_text is not None else ""
     carry = _carry(root, warnings, redact)
+    carry["text"] = withhold_instructions(str(carry.get("text") or ""))
     entries, total = _live(root)
     newest = sorted(entries, key=lambda e: updated_order(e["updated"], e["key"]), reverse=True)
     live = {

@@ -8,8 +8,10 @@ nightly job checks every reflector's answer against it.
 Fair carry (:func:`eligible`, :func:`choose`): over any 14 mornings with at least 3
 carriable hypotheses none is carried on more than 5 (under 40 %); a hypothesis is not
 carried two mornings running while another can be; one not carried for 13 mornings
-comes first; a weakening one is released before it may retire; one whose evidence
-swings against yesterday's (:func:`in_tension`, the pendulum) waits.
+comes first; a weakening one is released before it may retire, and a belief related to
+it (its opposite, the owner's new preference) comes next; one :func:`related` to
+yesterday's (a shared trigger, linking evidence, opposite complaints — never days that
+merely alternate) waits a morning, so the bias cannot swing between two opposite pulls.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ WINDOW = 14  # mornings the fairness rule looks at
 MAX_SHARE = 5  # at most this many of any WINDOW mornings for one hypothesis (< 40 %)
 MIN_POOL = 3  # the share cap applies when at least this many are carriable
 TENSION_DAYS = 14  # how far back the pendulum check looks
+SUCCESSION_DAYS = 4  # mornings after a release in which a related belief comes first
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,21 @@ class Story:
     def outweighed(self) -> bool:
         return len(set(self.h.contradicted_on)) > len(set(self.h.supported_on))
 
+    @property
+    def raw_pattern(self) -> bool:
+        """A pattern the nightly job raised, with no counter-move yet: nothing in the
+        friction says what to do instead, so it is only watched for."""
+        return self.h.origin == "nightly" and not self.has_move
+
+    @property
+    def releasable(self) -> bool:
+        """Weakening and not yet released — or supported again since its release (a
+        released belief is not ordered again until new support)."""
+        h = self.h
+        if h.state != "weakening" or self.high:
+            return False
+        return h.released is None or any(d > h.released for d in h.supported_on)
+
 
 Fit = Callable[[Story], bool]
 
@@ -58,28 +76,29 @@ Fit = Callable[[Story], bool]
 TYPE_TABLE: tuple[tuple[str, str, Fit], ...] = (
     (
         "release",
-        "weakening (contradicted on more days than supported), low stakes",
-        lambda s: s.h.state == "weakening" and not s.high,
+        "weakening (contradicted on more days than supported, or turned: contradicted on "
+        "its last 3 evidence days after earlier support), low stakes; once, until new support",
+        lambda s: s.releasable,
     ),
     (
         "repair",
         "low stakes, not weakening, with a trigger or counter-move, and the day's friction "
         "showed it again (a slip to make right)",
-        lambda s: (
-            not s.high and s.h.state != "weakening" and s.supported_today and any(s.h.shape())
-        ),
+        lambda s: not s.high
+        and s.h.state != "weakening"
+        and s.supported_today
+        and any(s.h.shape()),
     ),
     (
         "question",
-        "low stakes, and its evidence divides (split) or swings against another's, or it is "
-        "weakening, or emerging and contradicted",
-        lambda s: (
-            not s.high
-            and (
-                s.h.state in ("split", "weakening")
-                or bool(s.h.tension)
-                or (s.h.state == "emerging" and s.contradicted)
-            )
+        "low stakes, and its evidence divides (split) or swings against a related belief's, "
+        "or it is emerging and contradicted",
+        lambda s: not s.high
+        and s.h.state != "weakening"
+        and (
+            s.h.state == "split"
+            or bool(s.h.tension)
+            or (s.h.state == "emerging" and s.contradicted)
         ),
     ),
     (
@@ -117,8 +136,12 @@ FIRM = ("rule-for-tomorrow", "vow", "watchpoint")  # the only types a high-stake
 
 
 def fitting_types(story: Story) -> list[str]:
-    """The types that fit, in table order."""
-    return [t for t, _, fits in TYPE_TABLE if fits(story)]
+    """The types that fit, in table order.  A raised pattern without a counter-move
+    fits only ``watchpoint`` (naming the pattern), never an experiment or a rule."""
+    fits = [t for t, _, fits in TYPE_TABLE if fits(story)]
+    if story.raw_pattern:
+        return [t for t in fits if t == "watchpoint"]
+    return fits
 
 
 @dataclass(frozen=True)
@@ -140,18 +163,54 @@ def type_for(story: Story, history: list[CarryNote], yesterday: str | None) -> s
     fits = [t for t in fitting_types(story) if t != yesterday]
     if not fits:
         return None
-    if story.h.state == "weakening" and story.h.released is None and "release" in fits:
+    if "release" in fits:
         return "release"  # released at least once before it may retire
     order = {t: i for i, t in enumerate(fits)}
     return min(fits, key=lambda t: (used.get(t, date.min), order[t]))
 
 
+TRIGGER_OVERLAP = 0.55  # similarity of two triggers that name the same moment
+
+
+def related(a: Hypothesis, b: Hypothesis) -> bool:
+    """Something relates two beliefs, so that their evidence can swing between them:
+
+    * **overlapping triggers** — the same moment (similar ``when``, any language;
+      :data:`TRIGGER_OVERLAP`, above what unrelated triggers that share a "when about
+      to …" frame reach);
+    * **linking evidence** — an event that supports one and contradicts the other;
+    * **opposite complaints** — the friction behind one complains the opposite way
+      from the friction behind the other ("too long" / "not enough detail",
+      :mod:`memory.opposites`, any language).
+
+    Days that merely alternate are never a relation.  A high-stakes rule is in no
+    pendulum: its contradictions go to the human as a narrowing."""
+    from evolving_agent.memory.opposites import opposite_complaints
+    from evolving_agent.memory.similarity import key, similarity
+
+    if a.id == b.id or a.stakes == "high" or b.stakes == "high":
+        return False
+    if a.when and b.when and (
+        key(a.when) == key(b.when) or similarity(a.when, b.when) >= TRIGGER_OVERLAP
+    ):
+        return True
+    if set(a.supports) & set(b.contradicts) or set(b.supports) & set(a.contradicts):
+        return True
+    return any(
+        opposite_complaints(x, y)
+        for x in (a.last_for, a.last_against)
+        for y in (b.last_for, b.last_against)
+        if x and y and (x is a.last_for) == (y is b.last_for)
+    )
+
+
 def in_tension(a: Hypothesis, b: Hypothesis, day: date) -> bool:
-    """The pendulum: over the last :data:`TENSION_DAYS` days, in the span where both
-    were supported, each on ≥ 3 days, never on the same day, and they took turns day
-    to day (a, b, a, b …: at least three swings, nearly every step one), as when "too
-    long" and "not enough information" take turns."""
-    return interleaved(set(a.supported_on), set(b.supported_on), day)
+    """The pendulum: two :func:`related` beliefs whose support, over the last
+    :data:`TENSION_DAYS` days, in the span where both were supported, each on ≥ 3
+    days, never on the same day, took turns day to day (a, b, a, b …: at least three
+    swings, nearly every step one), as when "too long" and "not enough information"
+    take turns.  Alternation alone, between unrelated beliefs, is a coincidence."""
+    return interleaved(set(a.supported_on), set(b.supported_on), day) and related(a, b)
 
 
 def interleaved(days_a: set[date], days_b: set[date], day: date, least: int = 3) -> bool:
@@ -178,19 +237,6 @@ def interleaved(days_a: set[date], days_b: set[date], day: date, least: int = 3)
     )
     # ... and nearly every step of the union is one: they take turns, not just differ.
     return swings >= 3 and 5 * swings >= 4 * (len(days) - 1)
-
-
-def taking_turns(a: Hypothesis, b: Hypothesis, morning: date) -> bool:
-    """The pendulum starting: over the last 4 days each was supported only on days the
-    other was not, and they took turns (a, b, a).  Too early to hold either from Canon,
-    enough not to swing back to ``a`` the morning after ``b``."""
-    since = morning - timedelta(days=4)
-    sa = {d for d in a.supported_on if since <= d < morning}
-    sb = {d for d in b.supported_on if since <= d < morning}
-    if not sa or not sb or sa & sb:
-        return False
-    labels = [d in sa for d in sorted(sa | sb)]
-    return sum(1 for x, y in zip(labels, labels[1:], strict=False) if x != y) >= 2
 
 
 def tensions(pool: list[Hypothesis], day: date) -> dict[str, list[str]]:
@@ -230,9 +276,10 @@ def eligible(
         if (
             y_hyp is not None
             and y_hyp.id != s.h.id
-            and (in_tension(s.h, y_hyp, morning) or taking_turns(s.h, y_hyp, morning))
+            and y_type != "release"
+            and related(s.h, y_hyp)
         ):
-            continue  # no swing between two pulls on consecutive mornings
+            continue  # no swing between two related pulls on consecutive mornings
         t = type_for(s, history, y_type)
         if t is not None:
             out.append(Choice(s.h, t))
@@ -249,12 +296,22 @@ def choose(
     history: list[CarryNote],
     morning: date,
     yesterday: CarryNote | None,
+    released: list[Hypothesis] | None = None,
 ) -> Choice | None:
-    """The carry for ``morning`` (see the module docstring for the order)."""
+    """The carry for ``morning`` (see the module docstring for the order).
+    ``released``: hypotheses released lately, retired since or not (default: the
+    released among ``stories``) — a belief related to one comes next."""
     options = eligible(stories, history, morning, yesterday)
     if not options:
         return None
     touched = {s.h.id for s in stories if s.supported_today or s.contradicted_today}
+    # The new preference takes the released one's place: a belief related to one
+    # released in the last few mornings comes next.
+    released = [
+        h
+        for h in (released if released is not None else [s.h for s in stories])
+        if h.released and (morning - h.released).days <= SUCCESSION_DAYS
+    ]
     last: dict[str, date] = {}
     for n in history:
         if n.hypothesis:
@@ -264,9 +321,11 @@ def choose(
         h = c.hypothesis
         seen = last.get(h.id)
         overdue = seen is None or (morning - seen).days >= WINDOW - 1
-        unreleased = h.state == "weakening" and h.released is None
+        unreleased = c.type == "release"
+        successor = any(related(h, r) for r in released if r.id != h.id)
         return (
             not unreleased,
+            not successor,
             not overdue,
             h.settled,
             h.id not in touched,

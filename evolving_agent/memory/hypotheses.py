@@ -25,6 +25,9 @@ as two or three days:
 * a new hypothesis is ``emerging``;
 * supported on ≥ 2 days and contradicted on ≥ 2 days, the smaller side at least a third
   of the larger → ``split`` (the evidence divides by context);
+* **turned**: contradicted on each of its last :data:`TURN_DAYS` distinct evidence days,
+  after earlier support (the owner changed their mind: the old support does not
+  outvote it) → ``weakening``, whatever the totals;
 * otherwise contradicted on ≥ 2 days and on more days than supported → ``weakening``; a
   further contradicting day while ``weakening``, once it was carried as ``release`` →
   ``retired`` (terminal);
@@ -65,6 +68,8 @@ REGISTER_FILE = "hypotheses.json"
 # The promotion floor: support *recorded* on this many distinct days, the first and the
 # last at least this many days apart, contradicted on fewer than a third as many days.
 FLOOR_DAYS = 5
+# A turn: the last this-many distinct evidence days all contradicted it, after support.
+TURN_DAYS = 3
 FLOOR_SPAN_DAYS = 7
 UNRESOLVED: tuple[str, ...] = ("emerging", "split", "weakening")
 
@@ -253,12 +258,15 @@ def judge(
     *,
     high_stakes: bool = False,
     released: bool = True,
+    turned: bool = False,
 ) -> tuple[str, str]:
     """The state rules on distinct-day counts: (new state, reason).
 
     ``high_stakes``: never weaken, split or retire — the contradictions are the case for
     a narrowing the human decides.  ``released``: a weakening hypothesis retires on a
-    further contradicting day only once it was carried as ``release``."""
+    further contradicting day only once it was carried as ``release``.  ``turned``: its
+    last :data:`TURN_DAYS` evidence days all contradicted it, after earlier support
+    (:func:`has_turned`)."""
     if high_stakes:
         kept = state if state in ("emerging", "live") else "live"
         if new_con_day:
@@ -269,6 +277,13 @@ def judge(
         if sup_days >= 2 and sup_days > con_days:
             return "live", f"supported on {sup_days} distinct days, more than contradicted"
         return kept, "new evidence, state unchanged"
+    if turned:
+        if state == "weakening" and new_con_day and released:
+            return "retired", "contradicted on a further day while weakening, after a release"
+        return "weakening", (
+            f"turned: contradicted on each of its last {TURN_DAYS} distinct evidence days, "
+            "after earlier support"
+        )
     if sup_days >= 2 and con_days >= 2 and 3 * min(sup_days, con_days) >= max(sup_days, con_days):
         return "split", (
             f"evidence divides by context: supported on {sup_days} days, contradicted on {con_days}"
@@ -280,6 +295,16 @@ def judge(
     if sup_days >= 2 and sup_days > con_days:
         return "live", f"supported on {sup_days} distinct days, more than contradicted"
     return state, "new evidence, state unchanged"
+
+
+def has_turned(sup_days: list[date], con_days: list[date]) -> bool:
+    """Its last :data:`TURN_DAYS` distinct evidence days were all contradictions (none of
+    them also a support), and some support came before them: a change of mind."""
+    both = sorted(set(sup_days) | set(con_days))
+    last = both[-TURN_DAYS:]
+    if len(last) < TURN_DAYS or any(d in set(sup_days) for d in last):
+        return False
+    return any(d < last[0] for d in sup_days)
 
 
 def advance(
@@ -317,6 +342,7 @@ def advance(
         new_con_day,
         high_stakes=h.stakes == "high",
         released=h.released is not None,
+        turned=has_turned(sup_days, con_days),
     )
     update: dict[str, Any] = {
         "state": state,

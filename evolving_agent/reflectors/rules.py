@@ -41,7 +41,7 @@ from evolving_agent.memory.carry import (
     Story,
     choose,
     fitting_types,
-    interleaved,
+    related,
 )
 from evolving_agent.memory.hypotheses import (
     Hypothesis,
@@ -52,6 +52,8 @@ from evolving_agent.memory.hypotheses import (
     quote,
     sanitise,
 )
+from evolving_agent.memory.instruction import reads_as_instruction, withheld_note
+from evolving_agent.memory.opposites import opposite_complaints
 from evolving_agent.memory.similarity import similar
 from evolving_agent.reflectors.base import (
     NewHypothesis,
@@ -97,11 +99,27 @@ def _sentence(text: str) -> str:
     return text[:1].upper() + text[1:] + "."
 
 
+def pattern_words(h: Hypothesis, limit: int = 90) -> str:
+    """The moment a raised pattern names: the first occurrence its claim quotes."""
+    m = re.search(r"[“\"](.*)[”\"]", h.text)
+    return clip(quote(m.group(1) if m else h.text, 400), limit)
+
+
 def instruction(h: Hypothesis) -> str:
     """Trigger + counter-move, as one executable sentence (never the bare claim as an
     order: a claim phrased as a failure would become an order to fail).  The human's
-    own words are quoted when they would trip a meaning check ("at least once")."""
+    own words are quoted when they would trip a meaning check ("at least once").
+
+    A raised pattern without a counter-move is only watched for, by name: nothing in
+    the friction says what to do instead (for an omission the fix is to add what was
+    missing, for a complaint something else), so the session is asked to propose one."""
     when, do = h.shape()
+    if h.origin == "nightly" and not do:
+        return _sentence(
+            f"when {when or RAISED_TRIGGER} (“{pattern_words(h)}”): catch it before it "
+            f"happens and name it; if you see the fix, propose it with evolving-agent "
+            f"hypothesis propose {h.id} --do"
+        )
     if when and do:
         return _guarded(f"when {when}: {do}", f"when “{when}”: “{do}”")
     if do:
@@ -140,36 +158,92 @@ def frame(h: Hypothesis, ctype: str) -> str:
     return FRAMES[ctype][0]
 
 
-def grounding(h: Hypothesis, register: dict[str, Hypothesis]) -> str:
-    """Line 2: the latest friction on the hypothesis, quoted as written.  When its
-    evidence divides (split, or it swings against another hypothesis) both sides are
-    quoted, so the bias shows the swing instead of following it; a high-stakes rule is
-    grounded in the latest case for it."""
-    partner = next((register[t] for t in h.tension if t in register), None)
+MAX_FRESH_DAYS = 7  # a grounding older than this says how old it is
+
+
+def dated(day: date | None, morning: date | None) -> str:
+    """A grounding's date, with its age when it is more than a week old on the morning
+    it is read ("2027-03-04 (12 days ago)"): an old quote is never served as fresh."""
+    if day is None:
+        return "an earlier day"
+    if morning is not None and (morning - day).days > MAX_FRESH_DAYS:
+        return f"{day} ({(morning - day).days} days ago)"
+    return str(day)
+
+
+def quoted(
+    text: str | None,
+    limit: int | None = None,
+    evidence: list[str] | None = None,
+    day: date | None = None,
+) -> str:
+    """A friction quote for the bias, or the note that withholds it: friction that
+    reads as an instruction to the assistant is never grounding (the note names the
+    latest event behind it, ``evidence[-1]``, and its day, for ``evidence show``)."""
+    if text and reads_as_instruction(text):
+        return withheld_note(evidence[-1] if evidence else None, day)
+    return f"“{clip(text or '', limit) if limit else text or ''}”"
+
+
+def grounding(
+    h: Hypothesis, register: dict[str, Hypothesis], morning: date | None = None
+) -> str:
+    """Line 2: the latest friction on the hypothesis, quoted as written, dated (with its
+    age past a week).  When its evidence divides both sides are quoted, so the bias
+    shows the swing instead of following it — the other side is always evidence
+    *against* this belief: a contradiction of it (a split), or the latest support of a
+    :func:`memory.carry.related` belief it swings against (its opposite); never another
+    belief's evidence merely dated nearby.  A high-stakes rule is grounded in the
+    latest case for it."""
+    partner = next(
+        (register[t] for t in h.tension if t in register and related(h, register[t])), None
+    )
     other = (
         (partner.last_for, partner.last_for_day) if partner and partner.last_for else None
     ) or ((h.last_against, h.last_against_day) if h.state == "split" and h.last_against else None)
     if other and h.last_for and h.stakes == "low":
+        other_ids = partner.supports if partner and partner.last_for else h.contradicts
         return (
-            f"Grounding, {h.last_for_day}: “{clip(h.last_for)}”; the evidence divides: the "
-            f"other way, {other[1]}: “{clip(other[0] or '')}”"
+            f"Grounding, {dated(h.last_for_day, morning)}: "
+            f"{quoted(h.last_for, 100, h.supports, h.last_for_day)}; the evidence divides: "
+            f"the other way, {dated(other[1], morning)}: "
+            f"{quoted(other[0], 100, other_ids, other[1])}"
         )
     if h.state == "weakening" and h.last_against:
-        return f"Grounding, {h.last_against_day}: “{h.last_against}”"
+        return (
+            f"Grounding, {dated(h.last_against_day, morning)}: "
+            f"{quoted(h.last_against, None, h.contradicts, h.last_against_day)}"
+        )
     if h.state != "weakening" and h.last_for:
         latest = "latest occurrence " if h.origin == "nightly" else ""
-        return f"Grounding, {h.last_for_day}: {latest}“{h.last_for}”"
+        return (
+            f"Grounding, {dated(h.last_for_day, morning)}: {latest}"
+            f"{quoted(h.last_for, None, h.supports, h.last_for_day)}"
+        )
     if h.last_friction:
-        return f"Grounding, {h.last_friction_day}: “{h.last_friction}”"
+        return (
+            f"Grounding, {dated(h.last_friction_day, morning)}: "
+            f"{quoted(h.last_friction, None, h.supports + h.contradicts, h.last_friction_day)}"
+        )
     return "No friction on it yet: this is a test, not a verdict."
 
 
 def clip(text: str, limit: int = 100) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    """At most ``limit`` characters, cut at a word's end where the script has spaces."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space >= limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:") + "…"
 
 
 def bias_lines(
-    h: Hypothesis, ctype: str, register: dict[str, Hypothesis] | None = None
+    h: Hypothesis,
+    ctype: str,
+    register: dict[str, Hypothesis] | None = None,
+    morning: date | None = None,
 ) -> list[str]:
     if ctype == "release":
         claim = quote(h.text, 100)
@@ -180,7 +254,7 @@ def bias_lines(
         )
     else:
         first = f"{frame(h, ctype)}. {instruction(h)}"
-    second = grounding(h, register or {})
+    second = grounding(h, register or {}, morning)
     lines = [first, second]
     if h.stakes == "high":
         narrowing = (
@@ -233,30 +307,31 @@ def raise_from(
     another day file: a note written a minute earlier under another ``TZ`` is not a
     recurrence.
 
-    The pendulum: when the recurrence's days take turns with a raised pattern's days
-    ("too long" one day, "not enough information" the next), it is not a new pattern
-    but the other side of that one: its events are read as *contradicting* it
-    (appended to ``pendulum``), so the pattern splits instead of the bias swinging."""
+    The pendulum: an event that complains the opposite way from a raised pattern
+    (``memory/opposites.py``, any language: "too long" one day, "not enough
+    information" the next) is not a new pattern but the other side of that one (of
+    every one it opposes: the same complaint may be raised once per language): its
+    events are read as *contradicting* it (appended to ``pendulum``), so the pattern
+    splits instead of the bias swinging.  Days that merely alternate relate nothing."""
     recent = context.recent_untagged
     for ev in context.untagged:
         if explained and ev.id in explained:
             continue
         key = day_key(ev)
         matches = [n for n in recent if n.counts_on != key and similar_text(n.text, ev.text)]
-        if not matches:
+        against = [
+            h
+            for h in patterns or []
+            if h.stakes == "low" and opposite_complaints(ev.text, h.last_for or h.text)
+        ]
+        if against and pendulum is not None:
+            # the other side of every pattern it opposes (the same complaint may have
+            # been raised once per language)
+            for h in against:
+                for eid in [n.id for n in matches] + [ev.id]:
+                    pendulum.append(Reading(event=eid, hypothesis=h.id, relation="contradicts"))
             continue
-        days = {n.counts_on for n in matches} | {key}
-        against = next(
-            (
-                h
-                for h in patterns or []
-                if h.stakes == "low" and interleaved(set(h.supported_on), days, context.day, 2)
-            ),
-            None,
-        )
-        if against is not None and pendulum is not None:
-            for eid in [n.id for n in matches] + [ev.id]:
-                pendulum.append(Reading(event=eid, hypothesis=against.id, relation="contradicts"))
+        if not matches:
             continue
         first = min(matches, key=lambda n: (n.day, n.id))
         text = f"A pattern that recurs: “{quote(first.text, 160)}”"
@@ -286,14 +361,21 @@ def history(context: NightlyContext) -> list[CarryNote]:
     return notes
 
 
+def addresses_assistant(h: Hypothesis) -> bool:
+    """A pattern raised from (or a session's hypothesis worded as) friction that reads as
+    an instruction to the assistant: listed for the human, never carried."""
+    if h.origin == "human":
+        return False
+    return any(reads_as_instruction(t) for t in (h.text, h.when or "", h.do or "") if t)
+
+
 def stories(
-    current: dict[str, Hypothesis],
-    changes: dict[str, tuple[Hypothesis, str]],
+    current: dict[str, Hypothesis], changes: dict[str, tuple[Hypothesis, str]],
     register: dict[str, Hypothesis],
 ) -> list[Story]:
     out = []
     for hid, h in current.items():
-        if not h.ready:
+        if not h.ready or addresses_assistant(h):
             continue
         sup = con = False
         if hid in changes and hid in register:
@@ -304,17 +386,34 @@ def stories(
     return out
 
 
-def pick(pool: list[Story], context: NightlyContext) -> Choice | None:
-    """Fair choice first; if fairness leaves nothing, any fitting type but yesterday's."""
+def pick(
+    pool: list[Story], context: NightlyContext, register: dict[str, Hypothesis] | None = None
+) -> Choice | None:
+    """Fair choice first; if fairness leaves nothing, any fitting type but yesterday's.
+    ``register``: the day's register, retired ones included (a belief released and
+    retired since still hands its place to a related one)."""
     morning = context.day + timedelta(days=1)
     past = history(context)
     prev = context.previous_carry
     yesterday = CarryNote(prev.date or context.day, prev.hypothesis, prev.type) if prev else None
-    got = choose(pool, past, morning, yesterday)
+    released = [h for h in (register or {}).values() if h.released] if register else None
+    got = choose(pool, past, morning, yesterday, released)
     if got is not None:
         return got
     y_type = prev.type if prev else None
-    for s in sorted(pool, key=lambda s: (s.h.created, s.h.id)):
+    y_hyp = next((s.h for s in pool if prev and s.h.id == prev.hypothesis), None)
+    # Still no swing where it can be helped: one related to yesterday's comes last
+    # (unless yesterday released it); if only such ones fit, one is carried all the same.
+    order = sorted(
+        pool,
+        key=lambda s: (
+            y_hyp is not None and y_type != "release" and s.h.id != y_hyp.id
+            and related(s.h, y_hyp),
+            s.h.created,
+            s.h.id,
+        ),
+    )
+    for s in order:
         for t in fitting_types(s):
             if t != y_type:
                 return Choice(s.h, t)
@@ -340,20 +439,34 @@ class RulesReflector(Reflector):
             readings = readings + swing
             links = day_links(friction, [(r.event, r.hypothesis, r.relation) for r in readings])
             changes = apply_day(register, context.day, links, friction, note_keys(context))
-            current = {hid: changes[hid][0] if hid in changes else h for hid, h in register.items()}
+            current = {
+                hid: changes[hid][0] if hid in changes else h for hid, h in register.items()
+            }
         raised = context.raised(new) if new else None
         pool = stories(current, changes, register)
-        if raised is not None:
+        if raised is not None and not addresses_assistant(raised):
             pool.append(Story(raised, supported_today=True))
-        choice = pick(pool, context) if pool else None
+        choice = pick(pool, context, current) if pool else None
         if choice is None:
-            untagged = context.untagged
+            # The day's friction no hypothesis explains (a reading of it as evidence —
+            # the other side of a pendulum — is an explanation: quoting it alone would
+            # follow the swing), and never friction that reads as an instruction.
+            explained = {r.event for r in readings} | set(new.cites if new else [])
+            untagged = [
+                r
+                for r in context.untagged
+                if r.id not in explained and not reads_as_instruction(r.text)
+            ]
             if not untagged:
                 return NightlyReflection(readings=readings, raise_hypothesis=new)
             prev = context.previous_carry
             ctype = "question" if prev and prev.type == "watchpoint" else "watchpoint"
             quoted = quote(untagged[0].text, 110)
-            earlier = [n for n in context.recent_untagged if n.counts_on != day_key(untagged[0])]
+            earlier = [
+                n
+                for n in context.recent_untagged
+                if n.counts_on != day_key(untagged[0]) and not reads_as_instruction(n.text)
+            ]
             if earlier:  # the last unexplained moment before: the swing shows, not followed
                 last = max(earlier, key=lambda n: (n.day, n.id))
                 quoted += f"” — and on {last.day}: “{quote(last.text, 80)}"
@@ -362,7 +475,8 @@ class RulesReflector(Reflector):
                 raise_hypothesis=new,
                 carry_type=ctype,  # one of the nine
                 carry_text=(
-                    f"{FRAMES[ctype][1]}: notice whether the moment quoted in today's bias repeats."
+                    f"{FRAMES[ctype][1]}: notice whether the moment quoted in today's bias "
+                    "repeats."
                 ),
                 bias=(
                     f"{FRAMES[ctype][0]}. When the moment quoted below starts to happen "
@@ -378,8 +492,9 @@ class RulesReflector(Reflector):
             hypothesis=chosen.id,
             carry_type=ctype,  # one of the nine
             carry_text=carry_text(chosen, ctype),
-            bias="\n".join(bias_lines(chosen, ctype, current)),
+            bias="\n".join(bias_lines(chosen, ctype, current, context.day + timedelta(days=1))),
         )
+
 
     def weekly(self, *, context: WeeklyContext, feedback: str | None = None) -> WeeklyReflection:
         drafts = []

@@ -11,7 +11,9 @@ import pytest
 
 from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.memory.authority import ScopedReader, Writer
+from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.hypotheses import add_hypothesis, fold_root
+from evolving_agent.memory.instruction import withheld_note
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors.base import (
     NightlyContext,
@@ -84,10 +86,39 @@ def test_friction_that_reads_as_an_order_never_becomes_the_instruction(root: Mem
     Writer(root, "session").append("friction", INJECT, supports=h.id, ts=at(D0, 10))
     res = run_nightly(root, D0, reflector=Obedient(), now=at(D0 + timedelta(days=1), 3))
     bias = res.plan.bias or ""
-    assert "repeats friction's words outside a quotation" in (res.plan.fallback or "")
+    assert "reads as an instruction to the assistant" in (res.plan.fallback or "")
     assert res.plan.reflector == "rules"
-    assert INJECT not in bias.splitlines()[0]
-    assert INJECT in bias.splitlines()[1]  # …only quoted, as grounding
+    # Friction that speaks to the assistant is not even quoted: it is withheld by note.
+    assert "IGNORE ALL" not in bias and "id_rsa" not in bias
+    rec = next(r for r in EvidenceLog(root).read_day(D0) if r.kind == "friction")
+    assert bias.splitlines()[1].endswith(withheld_note(rec.id, D0))
+
+
+PUSHBACK = "user: stop listing four options every time and give me the one you would pick"
+
+
+class Echoing(Obedient):
+    """A model that copies the day's (plain) friction into the instruction line."""
+
+    name = "echoing"
+
+    def nightly(self, *, context: NightlyContext, feedback: str | None = None) -> NightlyReflection:
+        good = RulesReflector().nightly(context=context, feedback=feedback)
+        if good.bias is None:
+            return good
+        lines = good.bias.splitlines()
+        return good.model_copy(update={"bias": "\n".join([f"{lines[0]} {PUSHBACK}.", *lines[1:]])})
+
+
+def test_friction_words_outside_a_quote_are_refused(root: MemoryRoot) -> None:
+    h = add_hypothesis(root, "give one answer, not a menu", when="about to list options",
+                       do="give one recommendation", ts=at(D0, 8))
+    Writer(root, "session").append("friction", PUSHBACK, supports=h.id, ts=at(D0, 10))
+    res = run_nightly(root, D0, reflector=Echoing(), now=at(D0 + timedelta(days=1), 3))
+    bias = res.plan.bias or ""
+    assert "repeats friction's words outside a quotation" in (res.plan.fallback or "")
+    assert PUSHBACK not in bias.splitlines()[0]
+    assert PUSHBACK in bias.splitlines()[1]  # …only quoted, as grounding
 
 
 def test_words_from_a_session_or_friction_sit_inside_the_untrusted_fence(root: MemoryRoot) -> None:
@@ -139,3 +170,54 @@ def test_untagged_recurrence_of_an_existing_claim_supports_it_instead_of_raising
     plans = [night(root, D0 + timedelta(days=i)) for i in range(4)]
     assert all(p.raised is None for p in plans)  # type: ignore[attr-defined]
     assert fold_root(root)[h.id].supported_on == [D0 + timedelta(days=i) for i in (0, 1, 3)]
+
+
+class Wording(Reflector):
+    """A model that words a claim-only hypothesis's instruction in its own words."""
+
+    name = "wording"
+
+    def __init__(self, line: str) -> None:
+        self.line = line
+
+    def nightly(self, *, context: NightlyContext, feedback: str | None = None) -> NightlyReflection:
+        good = RulesReflector().nightly(context=context, feedback=feedback)
+        if good.bias is None:
+            return good
+        lines = good.bias.splitlines()
+        return good.model_copy(update={"bias": "\n".join([self.line, *lines[1:]])})
+
+    def weekly(self, **_kw: object) -> WeeklyReflection:  # pragma: no cover - not used
+        raise AssertionError
+
+
+@pytest.mark.parametrize(
+    ("claim", "line", "kept"),
+    [
+        ("The user wants long, exhaustive explanations",
+         "Watch for the moment. When a long, exhaustive explanation is what the user wants, "
+         "check that before writing one.", True),
+        ("ユーザーは短い回答を望んでいる",
+         "Watch for the moment. 短い回答をユーザーが望んでいるか、答える前に確かめる。", True),
+        ("Пользователь хочет короткие ответы",
+         "Watch for the moment. Когда пользователь хочет короткие ответы: начни с ответа.", True),
+        ("The user wants long, exhaustive explanations",
+         "Watch for the moment. Run the tests before saying it works.", False),
+    ],
+)
+def test_line_one_may_word_the_claim_in_its_own_words(
+    root: MemoryRoot, claim: str, line: str, kept: bool
+) -> None:
+    """Issue 30: good words were refused because line 1 had to hold the claim as a
+    substring; it is checked by meaning (n-grams, any script) — words about something
+    else are still refused."""
+    h = add_hypothesis(root, claim, ts=at(D0, 8))
+    Writer(root, "session").append("friction", "a note on it", supports=h.id, ts=at(D0, 10))
+    res = run_nightly(root, D0, reflector=Wording(line), now=at(D0 + timedelta(days=1), 3))
+    bias = res.plan.bias or ""
+    if kept:
+        assert res.plan.fallback is None, res.plan.fallback
+        assert bias.splitlines()[0] == line
+    else:
+        assert "must say its claim" in (res.plan.fallback or "")
+        assert res.plan.reflector == "rules"

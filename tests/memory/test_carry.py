@@ -11,6 +11,7 @@ from evolving_agent.memory.carry import (
     choose,
     fitting_types,
     in_tension,
+    related,
     type_for,
 )
 from evolving_agent.memory.hypotheses import Hypothesis
@@ -45,8 +46,26 @@ def test_types_come_from_the_hypothesis_s_own_story() -> None:
 def test_a_weakening_hypothesis_is_released_first_and_never_gets_yesterday_s_type() -> None:
     weak = Story(h(state="weakening"))
     assert type_for(weak, [], None) == "release"
-    assert type_for(weak, [], "release") == "question"
+    # Only a release fits a weakening belief: never questioned or ordered on yesterday's.
+    assert type_for(weak, [], "release") is None
     assert type_for(Story(h(stakes="high", do="d")), [], "vow") in FIRM
+
+
+def test_a_released_belief_is_not_carried_again_until_new_support() -> None:
+    released = h(state="weakening", do="d", released=D0 + timedelta(days=3),
+                 supported_on=[D0], contradicted_on=[D0 + timedelta(days=i) for i in (1, 2, 3)])
+    assert fitting_types(Story(released)) == []
+    again = released.model_copy(update={"supported_on": [D0, D0 + timedelta(days=5)]})
+    assert fitting_types(Story(again))[0] == "release"
+
+
+def test_a_raised_pattern_without_a_counter_move_is_only_watched_for() -> None:
+    raised = h(origin="nightly", when="the pattern quoted below starts again")
+    for state in ("emerging", "live", "split"):
+        story = Story(raised.model_copy(update={"state": state}), supported_today=True)
+        assert fitting_types(story) == ["watchpoint"], state
+    proposed = raised.model_copy(update={"do": "add the changelog entry"})
+    assert "experiment" in fitting_types(Story(proposed))
 
 
 def test_the_choice_always_fits_and_never_repeats_yesterday_s_type() -> None:
@@ -90,10 +109,31 @@ def test_fair_carry_caps_a_hypothesis_at_five_of_fourteen_mornings() -> None:
 
 def test_the_pendulum_is_tension_two_unrelated_sparse_hypotheses_are_not() -> None:
     day = D0 + timedelta(days=9)
-    even = h("h-a", supported_on=[D0 + timedelta(days=i) for i in (0, 2, 4, 6, 8)])
-    odd = h("h-b", supported_on=[D0 + timedelta(days=i) for i in (1, 3, 5, 7, 9)])
+    when = "about to decide how long the answer is"
+    even = h("h-a", when=when, supported_on=[D0 + timedelta(days=i) for i in (0, 2, 4, 6, 8)])
+    odd = h("h-b", when=when, supported_on=[D0 + timedelta(days=i) for i in (1, 3, 5, 7, 9)])
     assert in_tension(even, odd, day)
     sparse = h("h-c", supported_on=[D0 + timedelta(days=i) for i in (3, 9)])
     assert not in_tension(even, sparse, day)
     weekly = h("h-d", supported_on=[D0 + timedelta(days=i) for i in (1, 9)])
     assert not in_tension(even, weekly, day)
+
+
+def test_alternating_days_alone_are_no_tension() -> None:
+    """Invariant 2 (issue 30): two beliefs about unrelated things, supported on
+    alternating days by chance, are not a pendulum; a relation makes them one."""
+    day = D0 + timedelta(days=9)
+    days_a = [D0 + timedelta(days=i) for i in (0, 2, 4, 6, 8)]
+    days_b = [D0 + timedelta(days=i) for i in (1, 3, 5, 7, 9)]
+    tests = h("h-a", when="about to say it is fixed", do="run the tests", supported_on=days_a)
+    menu = h("h-b", when="about to list alternatives", do="give one", supported_on=days_b)
+    assert not related(tests, menu) and not in_tension(tests, menu, day)
+    # opposite complaints, in Japanese, relate them ...
+    long = tests.model_copy(update={"last_for": "回答が長すぎると言われた"})
+    short = menu.model_copy(update={"last_for": "もっと詳しくと言われた"})
+    assert related(long, short) and in_tension(long, short, day)
+    # ... as does an event that supports one and contradicts the other
+    linked = menu.model_copy(update={"contradicts": ["ev-1"]})
+    assert in_tension(tests.model_copy(update={"supports": ["ev-1"]}), linked, day)
+    # a high-stakes rule is in no pendulum
+    assert not related(long.model_copy(update={"stakes": "high"}), short)

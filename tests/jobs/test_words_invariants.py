@@ -1,0 +1,98 @@
+"""Issue 30's invariants on generated lives: the daily words hold on any life.
+
+Each example is a life from :func:`tests.helpers.lives.generate_life` (twelve languages,
+known truth), lived through the real jobs with the rules reflector and graded by
+:mod:`tests.helpers.grader`: every "the other way" quote is evidence against the carried
+belief (1); tension only between related beliefs (2); a turned low-stakes belief is
+released within N + 2 mornings, not ordered again until new support, and the new
+preference takes its place (3); a high-stakes rule is never released or weakened (4's
+bias half); a grounding older than 7 days says its age (5); a raised pattern without a
+counter-move is only a watchpoint naming it, and an injected instruction is never
+carried or quoted (6); the bias does not swing between a pendulum's sides (10's bias
+half).  Hypothesis draws the seeds: 20 lives in the fast part, 200 in the slow part.
+Every counter-example it shrank to is kept below as a plain regression test.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.helpers.grader import all_invariants, grade
+from tests.helpers.lives import describe, generate_life, live_life
+from tests.helpers.roots import fresh_root
+
+SEEDS = st.integers(min_value=0, max_value=2**31 - 1)
+SETTINGS = dict(
+    deadline=None,  # a life is six to eight weeks of real jobs
+    derandomize=True,  # the same lives on every run: a failure is a seed to keep
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+def violations(seed: int, tmp: pytest.TempPathFactory) -> list[str]:
+    life = generate_life(seed)
+    lived = live_life(life, fresh_root(tmp.mktemp(f"life-{seed}") / "memory"))
+    return all_invariants(grade(lived), lived)
+
+
+def check(seed: int, tmp: pytest.TempPathFactory) -> None:
+    bad = violations(seed, tmp)
+    assert not bad, describe(generate_life(seed)) + "\n" + "\n".join(bad[:5])
+
+
+@settings(max_examples=20, **SETTINGS)  # type: ignore[arg-type]
+@given(seed=SEEDS)
+def test_the_invariants_hold_on_twenty_generated_lives(
+    seed: int, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    check(seed, tmp_path_factory)
+
+
+@pytest.mark.slow
+@settings(max_examples=200, **SETTINGS)  # type: ignore[arg-type]
+@given(seed=SEEDS)
+def test_the_invariants_hold_on_two_hundred_generated_lives(
+    seed: int, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    check(seed, tmp_path_factory)
+
+
+# The counter-examples Hypothesis shrank to (each a seed: the life is the example),
+# with what each showed before its fix.
+COUNTER_EXAMPLES = {
+    0: "inv 1/2: a new preference 'in tension' with a high-stakes rule by day alternation "
+    "alone, quoting the rule's friction as 'the other way'; then inv 3: the turned "
+    "preference released only in a downtime catch-up nobody booted",
+    1: "inv 1/2: two unrelated beliefs alternating by chance held in tension, each quoting "
+    "the other's friction; inv 3: a turned preference left in split, never released",
+    2: "inv 10: after the tagged pendulum's swing its two sides carried on alternate "
+    "mornings; inv 5: 8-11 day old quotes unlabelled",
+    3: "inv 6: a raised pattern carried as experiment / vow with 'stop, and choose what the "
+    "user asked for instead'; inv 3: release in a catch-up",
+    4: "inv 2: a safety rule in tension with a raised pattern; inv 6: an injected "
+    "instruction (Thai) raised and quoted as grounding",
+    18: "inv 3: the old preference released, retired the next day, and the new preference "
+    "not carried in the next 6 mornings",
+    36: "inv 10 (the grader's own): a reversal's old and new preference read as a pendulum "
+    "swing; following a change of mind is no swing",
+    159: "inv 10: the tagged pendulum's other side carried the morning after, through the "
+    "fallback choice that skipped the no-swing rule",
+    163: "inv 10: the same, in another life (Russian, shared trigger)",
+}
+# Found by bench_words over seeds 0..199 after the fixes, not fixed yet: the release of
+# the old preference came while a safety rule and the fairness cap held the next mornings.
+OPEN = {91: "inv 3: the new preference not carried in the 6 mornings after the release"}
+
+
+@pytest.mark.parametrize(
+    "seed",
+    [*sorted(COUNTER_EXAMPLES),
+     *(pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=v)) for k, v in OPEN.items())],
+)
+def test_a_counter_example_hypothesis_found_stays_fixed(
+    seed: int, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    check(seed, tmp_path_factory)
