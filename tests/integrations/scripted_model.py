@@ -279,7 +279,11 @@ def _handler_for(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
         def _fail(self, api: str, step: Fail) -> None:
             extra = {"Retry-After": str(step.retry_after)} if step.retry_after is not None else {}
             if api == "gemini":
-                reason = {429: "RESOURCE_EXHAUSTED", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED"}
+                reason = {
+                    429: "RESOURCE_EXHAUSTED",
+                    401: "UNAUTHENTICATED",
+                    403: "PERMISSION_DENIED",
+                }
                 data = {
                     "error": {
                         "code": step.status,
@@ -559,8 +563,10 @@ def _gemini_response(model: ScriptedModel, body: dict[str, Any], step: Step) -> 
         call = {"name": "write_file", "args": {"file_path": step.path, "content": step.content}}
         part = {"functionCall": call}
     elif isinstance(step, Shell | WriteFile):
-        command = step.command if isinstance(step, Shell) else (
-            f"printf %s {_sh_quote(step.content)} > {_sh_quote(step.path)}"
+        command = (
+            step.command
+            if isinstance(step, Shell)
+            else (f"printf %s {_sh_quote(step.content)} > {_sh_quote(step.path)}")
         )
         part = {"functionCall": {"name": _GEMINI_SHELL, "args": {"command": command}}}
     elif isinstance(step, CallTool):
@@ -759,4 +765,81 @@ def claude_env(home: Path, url: str) -> dict[str, str]:
         }
     )
     home.mkdir(parents=True, exist_ok=True)
+    return env
+
+
+GEMINI_MODEL = "gemini-2.5-flash"  # a fixed model: "auto" would first ask a router model
+
+
+def gemini_env(home: Path, url: str, settings: dict[str, Any] | None = None) -> dict[str, str]:
+    """Environment for a ``gemini`` child: its own HOME, a dummy key, the scripted server.
+
+    ``settings`` are merged into ``~/.gemini/settings.json`` after the login choice and
+    model (the key alone would pick the gateway auth type, which headless mode refuses)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GEMINI_", "GOOGLE_", "CLAUDE", "ANTHROPIC_"))
+    }
+    config = home / ".gemini"
+    config.mkdir(parents=True, exist_ok=True)
+    base: dict[str, Any] = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "model": {"name": GEMINI_MODEL},
+        "privacy": {"usageStatisticsEnabled": False},
+    }
+    (config / "settings.json").write_text(json.dumps({**base, **(settings or {})}, indent=2))
+    env.update(
+        {
+            "HOME": str(home),
+            "GEMINI_API_KEY": "scripted-dummy-key",
+            "GOOGLE_GEMINI_BASE_URL": url,
+            "NO_COLOR": "1",
+        }
+    )
+    return env
+
+
+OPENCODE_MODEL = "scripted/scripted-model"
+
+
+def opencode_env(home: Path, url: str, extra: dict[str, Any] | None = None) -> dict[str, str]:
+    """Environment for an ``opencode`` child: its own HOME and XDG folders, and a global
+    ``opencode.json`` whose one provider is the scripted server (Messages API, through
+    OpenCode's bundled ``@ai-sdk/anthropic``), priced so a turn's cost is known:
+    $1 / $10 per million input / output tokens."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCODE_", "XDG_"))}
+    config = home / ".config" / "opencode"
+    config.mkdir(parents=True, exist_ok=True)
+    data: dict[str, Any] = {
+        "$schema": "https://opencode.ai/config.json",
+        "model": OPENCODE_MODEL,
+        "provider": {
+            "scripted": {
+                "npm": "@ai-sdk/anthropic",
+                "name": "scripted",
+                "options": {"baseURL": f"{url}/v1", "apiKey": "sk-ant-scripted-dummy"},
+                "models": {
+                    "scripted-model": {"name": "scripted", "cost": {"input": 1, "output": 10}}
+                },
+            }
+        },
+        "share": "disabled",
+        "autoupdate": False,
+    }
+    for key, value in (extra or {}).items():
+        data[key] = {**data[key], **value} if isinstance(data.get(key), dict) else value
+    (config / "opencode.json").write_text(json.dumps(data, indent=2))
+    env.update(
+        {
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_DATA_HOME": str(home / ".local" / "share"),
+            "XDG_CACHE_HOME": str(home / ".cache"),
+            "XDG_STATE_HOME": str(home / ".local" / "state"),
+            "OPENCODE_DISABLE_MODELS_FETCH": "1",
+            "OPENCODE_DISABLE_AUTOUPDATE": "1",
+            "NO_COLOR": "1",
+        }
+    )
     return env
