@@ -28,6 +28,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from evolving_agent.process import Completed
 from evolving_agent.reflectors.base import ReflectorUnavailable
 from evolving_agent.reflectors.command import NO_ANSWER, CliPresetReflector, first_error_line
 
@@ -80,7 +81,17 @@ class GeminiReflector(CliPresetReflector):
         policy = scratch / "deny-all.toml"
         policy.write_text(DENY_ALL)
         self.argv = [*self.preset_argv(), "--policy", str(policy)]
-        return {"GEMINI_CLI_HOME": str(home)}
+        # TMPDIR: Gemini CLI leaves an error report file there on every API error.
+        return {"GEMINI_CLI_HOME": str(home), "TMPDIR": str(scratch)}
+
+    def failure_reason(self, done: Completed) -> str:
+        """Gemini CLI's API error (``HTTP 400: API key not valid…``) where it printed one."""
+        for text in (done.stderr, done.stdout):
+            at = text.find('{"error"')
+            if at >= 0 and not done.timed_out and not done.launch_error:
+                line = text[at:].splitlines()[0]
+                return f"gemini: {api_error_text(line)} (exit {done.returncode})"
+        return super().failure_reason(done)
 
     def answer_of(self, stdout: str) -> str:
         return answer_of(stdout)

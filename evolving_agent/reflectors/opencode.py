@@ -2,7 +2,7 @@
 
 For users who have OpenCode and a provider set up there.  The prompt goes on stdin to::
 
-    opencode run --format json --pure
+    opencode run --format json --pure --dir SCRATCH
 
 with an empty config home made for the call: ``XDG_CONFIG_HOME`` points at an empty
 folder (no global ``opencode.json``, ``AGENTS.md``, agents, commands or plugins), and
@@ -87,7 +87,11 @@ class OpenCodeReflector(CliPresetReflector):
         config_home.mkdir()
         config = scratch / "opencode.json"
         config.write_text(json.dumps(carried_config()), encoding="utf-8")
+        # OpenCode takes its folder from $PWD: without these it would read the project
+        # (opencode.json, AGENTS.md) of the folder the job was started from.
+        self.argv = [*self.preset_argv(), "--dir", str(scratch)]
         return {
+            "PWD": str(scratch),
             "XDG_CONFIG_HOME": str(config_home),
             "OPENCODE_CONFIG": str(config),
             "OPENCODE_CONFIG_DIR": "",

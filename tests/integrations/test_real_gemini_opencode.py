@@ -71,6 +71,15 @@ def opencode_world(world: World, name: str, extra: dict[str, Any] | None = None)
     return env
 
 
+def model_calls(world: World, script: str, api: str) -> list[Any]:
+    """The script's requests, without OpenCode's side call that names the session."""
+    return [
+        r
+        for r in world.model.requests(script, api=api)
+        if "You are a title generator" not in json.dumps(r.body.get("system"))
+    ]
+
+
 def events(proc: Any) -> list[dict[str, Any]]:
     return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
 
@@ -163,7 +172,7 @@ def test_gemini_search_edits_scores_resumes_and_forgets(world: World) -> None:
 
     yolo = "--approval-mode yolo"
     run_ = search(world, "gemini-search", "gemini", env, marker, "--policy", "forget",
-                  "--rounds", "2", "--turns", "4", "--agent-args", yolo)  # fmt: skip
+                  "--rounds", "2", "--turns", "4", "--agent-args", yolo, timeout=600)  # fmt: skip
 
     assert run_.proc.returncode == 0, run_.proc.stderr
     assert [r["score"] for r in run_.rows] == [2, 3, 4, 5]
@@ -191,19 +200,19 @@ def test_gemini_search_with_the_shell_refused_fails_the_turn_and_names_it(world:
     assert "--approval-mode yolo" in row["error"]
 
 
-def test_gemini_rate_limit_is_named_retried_and_bounded(world: World) -> None:
+def test_gemini_stopped_while_retrying_a_429_is_retried_like_the_429(world: World) -> None:
     env = gemini_world(world, "gemini-429")
     marker = world.model.script("gemini-429", [Fail(429, "Resource has been exhausted", 0)])
 
-    run_ = search(world, "gemini-429", "gemini", env, marker, "--policy", "single",
-                  "--turns", "1", "--retries", "1")  # fmt: skip
+    run_ = search(world, "gemini-429", "gemini", env, marker, "--policy", "single", "--turns",
+                  "1", "--retries", "1", "--turn-timeout", "25", timeout=400)  # fmt: skip
 
     assert run_.proc.returncode == 4
     (row,) = run_.rows
-    assert row["attempts"] == 2
-    assert row["error"] == "gemini reported an error: HTTP 429: Resource has been exhausted"
-    # Gemini CLI's own attempts were capped at 3 per harness attempt, not 10.
-    assert len(world.model.requests("gemini-429", api="gemini")) == 6
+    assert row["attempts"] == 2  # a timeout, but retried: Gemini CLI was retrying a 429
+    assert row["error"] == (
+        "turn timed out after 25s (gemini); gemini was retrying an API error (HTTP 429)"
+    )
 
 
 def test_opencode_search_edits_scores_resumes_forgets_and_counts_cost(world: World) -> None:
@@ -211,11 +220,12 @@ def test_opencode_search_edits_scores_resumes_forgets_and_counts_cost(world: Wor
     marker = world.model.script("opencode-search", [Shell(INCREMENT), Say("bigger now")])
 
     run_ = search(world, "opencode-search", "opencode", env, marker, "--policy", "forget",
-                  "--rounds", "2", "--turns", "4")  # fmt: skip
+                  "--rounds", "2", "--turns", "4", timeout=600)  # fmt: skip
 
     assert run_.proc.returncode == 0, run_.proc.stderr
     assert [r["score"] for r in run_.rows] == [2, 3, 4, 5]
     assert all(r["error"] is None and r["denied"] == 0 for r in run_.rows)
+    assert all(r["failed_commands"] == 0 for r in run_.rows)
     s = [r["session"] for r in run_.rows]
     assert s[0] == s[1] != s[2] == s[3] and s[0].startswith("ses_")
     firsts = [r for r in first_requests(world, "opencode-search", "messages") if r.tool_names()]
@@ -320,7 +330,7 @@ def test_reflector_runs_clean_of_the_users_hooks_servers_and_instructions(
 
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0] == f"nightly {DAY}: done (reflector: {client})"
-    (asked,) = [r for r in world.model.requests(name, api=API[client]) if "Context:" in r.text()]
+    (asked,) = model_calls(world, name, API[client])
     # The hook's boot context (world.root's bias) and the user's instructions are absent.
     assert BIAS not in asked.text()
     # No MCP tool at all; Claude, Gemini CLI and OpenCode offer no tool whatever.
@@ -400,4 +410,8 @@ def test_reflector_persistent_429_is_named_as_a_429_within_bounded_retries(
     assert proc.returncode == 0, proc.stderr
     status = proc.stdout.splitlines()[0]
     assert "429" in status and "timed out" not in status, status
-    assert len(world.model.requests(name, api=API[client])) <= 8
+    # Claude's retries capped at 2, Gemini CLI's attempts at 3, Codex's provider at 0 here;
+    # OpenCode's own retries are its own (no setting bounds them), ended before the timeout.
+    bound = {"claude": 3, "codex": 1, "gemini": 3}
+    if client in bound:
+        assert len(model_calls(world, name, API[client])) <= bound[client]

@@ -29,17 +29,15 @@ is refused: ``auto_edit`` leaves the shell out altogether (a model that calls it
 counted (``denied``); a refused shell fails the turn with the flag that allows it.
 
 **Retries.**  Gemini CLI retries a 429 or 5xx up to 10 times with growing waits (minutes
-for a persistent 429).  Unless the environment names its own system-defaults file, the
-agent gives it one (``GEMINI_CLI_SYSTEM_DEFAULTS_PATH``, the lowest settings layer, so a
-user's own ``general.maxAttempts`` still wins) with 3 attempts, and the harness's own
-retries do the rest.  A turn stopped at ``--turn-timeout`` while Gemini was retrying says
-so, with the HTTP status, and is retried like that error.
+for a persistent 429; ``general.maxAttempts`` in the user's settings.json lowers it — a
+system-defaults file does not, tried with the pinned 0.61.0).  A turn stopped at
+``--turn-timeout`` while Gemini was retrying says so, with the HTTP status from its
+"Attempt N failed with status 429" lines, and is retried like that error.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections import Counter
 from typing import Any
@@ -60,8 +58,6 @@ from evolving_agent.search.agents.base import (
 
 DEFAULT_ARGS = ("--approval-mode", "auto_edit")
 OUTPUT_ARGS = ("--output-format", "stream-json", "--skip-trust")
-DEFAULTS_ENV = "GEMINI_CLI_SYSTEM_DEFAULTS_PATH"
-DEFAULT_ATTEMPTS = 3
 # USD per million tokens (Gemini 2.5 Pro's list price); cached input is billed at its rate.
 DEFAULT_PRICES = {"input": 1.25, "cached_input": 0.31, "output": 10.0}
 SHELL_TOOL = "run_shell_command"
@@ -124,25 +120,12 @@ class GeminiAgent(Agent):
             argv += ["--resume", request.session_id, *self.resume_args]
         return [*argv, f"--prompt={request.prompt}"]
 
-    def env(self, request: TurnRequest) -> dict[str, str]:
-        env = dict(request.env)
-        if DEFAULTS_ENV in env or DEFAULTS_ENV in os.environ or request.state_dir is None:
-            return env
-        path = request.state_dir / "gemini" / "system-defaults.json"
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"general": {"maxAttempts": DEFAULT_ATTEMPTS}}))
-            tmp.replace(path)
-        env[DEFAULTS_ENV] = str(path)
-        return env
-
     def run_turn(self, *, request: TurnRequest) -> TurnResult:
         done = run_process(
             self.argv(request),
             cwd=request.workspace,
             timeout=request.timeout,
-            env=self.env(request),
+            env=request.env,
         )
         events = json_lines(done.stdout)
         session: str | None = None

@@ -2,12 +2,15 @@
 
 New session::
 
-    opencode run --format json [NEW ARGS] -- PROMPT
+    opencode run --format json --dir WORKSPACE [NEW ARGS] -- PROMPT
 
 continued session::
 
-    opencode run --format json --session SESSION_ID [RESUME ARGS] -- PROMPT
+    opencode run --format json --dir WORKSPACE --session SESSION_ID [RESUME ARGS] -- PROMPT
 
+``--dir`` (and ``PWD``) name the workspace: OpenCode takes its folder from ``$PWD``, not
+from the process's working directory, so without them an agent started from a shell
+in another folder would work there.
 The prompt comes after ``--``, so a task that starts with ``---`` is never an option.
 OpenCode makes its own session ids (``ses_…``), so a new session's id is the
 ``sessionID`` its events carry; ``--session`` continues it.  ``RESUME ARGS`` default to
@@ -77,7 +80,7 @@ class OpenCodeAgent(Agent):
         )
 
     def argv(self, request: TurnRequest) -> list[str]:
-        argv = [*self.argv0, *OUTPUT_ARGS]
+        argv = [*self.argv0, *OUTPUT_ARGS, "--dir", str(request.workspace)]
         if request.new_session:
             argv += self.new_args
         else:
@@ -85,8 +88,11 @@ class OpenCodeAgent(Agent):
         return [*argv, "--", request.prompt]
 
     def run_turn(self, *, request: TurnRequest) -> TurnResult:
+        # OpenCode takes its folder from $PWD, not the process's cwd: without --dir and
+        # PWD it would work in the folder the harness was started from.
+        env = {**request.env, "PWD": str(request.workspace)}
         done = run_process(
-            self.argv(request), cwd=request.workspace, timeout=request.timeout, env=request.env
+            self.argv(request), cwd=request.workspace, timeout=request.timeout, env=env
         )
         events = json_lines(done.stdout)
         session: str | None = None
