@@ -205,13 +205,13 @@ def test_gemini_stopped_while_retrying_a_429_is_retried_like_the_429(world: Worl
     marker = world.model.script("gemini-429", [Fail(429, "Resource has been exhausted", 0)])
 
     run_ = search(world, "gemini-429", "gemini", env, marker, "--policy", "single", "--turns",
-                  "1", "--retries", "1", "--turn-timeout", "25", timeout=400)  # fmt: skip
+                  "1", "--retries", "1", "--turn-timeout", "60", timeout=400)  # fmt: skip
 
     assert run_.proc.returncode == 4
     (row,) = run_.rows
     assert row["attempts"] == 2  # a timeout, but retried: Gemini CLI was retrying a 429
     assert row["error"] == (
-        "turn timed out after 25s (gemini); gemini was retrying an API error (HTTP 429)"
+        "turn timed out after 60s (gemini); gemini was retrying an API error (HTTP 429)"
     )
 
 
