@@ -13,6 +13,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from evolving_agent.jobs.dispatch import resolve_reflector
 from evolving_agent.paths import MemoryRoot
@@ -178,3 +180,40 @@ def test_gemini_and_opencode_presets_carry_only_the_login_and_model(
     assert (config["mcp"], config["instructions"], config["plugin"]) == ({}, [], [])
     assert config["permission"] == {"*": "deny"}
     assert list(Path(oenv["XDG_CONFIG_HOME"]).iterdir()) == []
+
+
+NOISE = [
+    "Warning: 256-color support not detected.",
+    "Ripgrep is not available. Falling back to GrepTool.",
+    "    at main (file:///usr/lib/node_modules/cli.js:1:1)",
+    "}",
+    "  status: 429",
+    "",
+    "\x1b[0m",
+]
+
+
+@given(
+    noise=st.lists(st.sampled_from(NOISE), max_size=6),
+    reason=st.text(
+        alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), min_size=1
+    ).filter(
+        lambda t: (
+            t.strip()
+            and not t.strip().lower().startswith(("warn", "at ", "status"))
+            and t.strip() not in ("{", "}", "[", "]", "{,", "},", "[,", "],")
+        )
+    ),
+    tail=st.lists(st.text(max_size=40), max_size=4),
+    code=st.integers(min_value=1, max_value=255),
+)
+def test_the_failure_reason_is_the_first_line_that_says_something(
+    noise: list[str], reason: str, tail: list[str], code: int
+) -> None:
+    from evolving_agent.process import Completed
+    from evolving_agent.reflectors.command import first_reason
+
+    stderr = "\n".join([*noise, reason, *tail])
+    got = first_reason(Completed(code, "", stderr))
+    assert "\n" not in got
+    assert got == f"{reason.strip()[:300]} (exit {code})"
