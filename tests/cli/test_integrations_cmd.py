@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from evolving_agent.cli import cli
@@ -60,4 +62,15 @@ def test_a_missing_root_still_prints_and_warns(tmp_path: Path) -> None:
 def test_an_unknown_client_is_a_usage_error() -> None:
     code, _out, err = show("cursor")
     assert code == 2
-    assert "'cursor' is not one of 'claude', 'codex'" in err
+    assert "'cursor' is not one of 'claude', 'codex', 'gemini', 'opencode'" in err
+
+
+@pytest.mark.parametrize("client", ["gemini", "opencode"])
+def test_new_clients_print_the_absolute_path_of_the_running_program(client: str) -> None:
+    # Regression (issue 34): a bare `evolving-agent` is not on PATH in a new shell.
+    code, out, _err = show(client)
+    assert code == 0
+    commands = re.findall(r'"(/[^"]*evolving[-_]agent[^"]*|/[^"]*python[^"]*)"', out)
+    assert commands and all(Path(c.split()[0]).is_absolute() for c in commands)
+    assert '"command": "evolving-agent"' not in out and '"evolving-agent",\n' not in out
+    assert "--trust evolving-agent evolving-agent" not in out
