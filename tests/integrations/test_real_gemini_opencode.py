@@ -356,9 +356,7 @@ def test_new_reflector_presets_retry_an_invalid_answer_then_fall_back_visibly(
     status = proc.stdout.splitlines()[0]
     assert status.startswith(f"nightly {DAY}: done (reflector: rules; {client} reflector output ")
     assert "was invalid twice" in status
-    first, retry = [
-        r for r in world.model.requests(name, api=API[client]) if "Context:" in r.text()
-    ]
+    first, retry = model_calls(world, name, API[client])
     assert "Your previous answer was refused" in last_prompt(retry.api, retry.body)
     assert "went well" not in (root.today / "bias.md").read_text()
 
