@@ -12,7 +12,7 @@ from evolving_agent.paths import root_problem
 
 @click.group("integrations")
 def integrations_group() -> None:
-    """Set-ups for the assistant's client (Claude Code, Codex, Gemini CLI, OpenCode)."""
+    """Set-ups for the assistant's client (Claude Code, Codex, Gemini, OpenCode)."""
 
 
 @integrations_group.command("show")
