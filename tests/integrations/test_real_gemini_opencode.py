@@ -11,6 +11,8 @@ set-up is used exactly as ``integrations show`` prints it, each search run is th
 from __future__ import annotations
 
 import json
+import os
+import re
 import shlex
 import shutil
 from pathlib import Path
@@ -413,3 +415,21 @@ def test_reflector_persistent_429_is_named_as_a_429_within_bounded_retries(
     bound = {"claude": 3, "codex": 1, "gemini": 3}
     if client in bound:
         assert len(model_calls(world, name, API[client])) <= bound[client]
+
+
+# -- the adapters' flags against the real --help -----------------------------------------------
+
+
+def test_gemini_and_opencode_flags_the_adapters_pass_exist() -> None:
+    from evolving_agent.search.agents import gemini as gemini_agent
+
+    gemini_help = run(["gemini", "--help"], Path.cwd(), dict(os.environ)).stdout
+    used = [*gemini_agent.OUTPUT_ARGS, *gemini_agent.DEFAULT_ARGS, "--session-id", "--resume",
+            "--prompt", "--policy", "--approval-mode"]  # fmt: skip
+    for flag in (a for a in used if a.startswith("-")):
+        assert re.search(rf"(^|\s){re.escape(flag)}\b", gemini_help), flag
+    assert '"stream-json"' in gemini_help and '"auto_edit"' in gemini_help
+    shown = run(["opencode", "run", "--help"], Path.cwd(), dict(os.environ))
+    run_help = shown.stdout + shown.stderr  # yargs prints help on stderr
+    for flag in ("--format", "--session", "--dir", "--pure"):
+        assert re.search(rf"(^|\s){flag}\b", run_help), flag
