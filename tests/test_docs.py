@@ -314,7 +314,9 @@ def test_every_page_exists_and_relative_links_resolve() -> None:
 
 
 def test_claude_settings_snippet_is_a_session_start_hook() -> None:
-    settings = [json.loads(b) for b in fenced("integrations.md", "json") if '"hooks"' in b]
+    # (Gemini CLI's settings have a SessionStart hook too, and no "permissions".)
+    blocks = fenced("integrations.md", "json")
+    settings = [json.loads(b) for b in blocks if '"hooks"' in b and '"permissions"' in b]
     assert len(settings) == 1
     (entry,) = settings[0]["hooks"]["SessionStart"]
     (hook,) = entry["hooks"]

@@ -48,7 +48,7 @@ def test_memory_never_imports_jobs_or_reflectors() -> None:
 
 
 def test_registry_by_name_and_unknown_names_list_the_valid_ones() -> None:
-    assert list(REGISTRY) == ["rules", "command", "openai", "claude", "codex"]
+    assert list(REGISTRY) == ["rules", "command", "openai", "claude", "codex", "gemini", "opencode"]
     assert reflector_class("rules") is RulesReflector
     assert isinstance(get_reflector("rules"), RulesReflector)
     with pytest.raises(UsageError, match=r"choose one of: rules, command, openai, claude, codex"):

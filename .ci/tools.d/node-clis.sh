@@ -9,3 +9,11 @@ fi
 if ! claude --version 2>/dev/null | grep -qF "$_want_claude"; then
   as_root npm install -g --no-fund --no-audit --loglevel=error "@anthropic-ai/claude-code@$_want_claude"
 fi
+_want_gemini=0.61.0
+_want_opencode=1.18.33
+if ! gemini --version 2>/dev/null | grep -qF "$_want_gemini"; then
+  as_root npm install -g --no-fund --no-audit --loglevel=error "@google/gemini-cli@$_want_gemini"
+fi
+if ! opencode --version 2>/dev/null | grep -qF "$_want_opencode"; then
+  as_root npm install -g --no-fund --no-audit --loglevel=error "opencode-ai@$_want_opencode"
+fi

@@ -90,7 +90,7 @@ COMMAND_SUMMARIES = {
         "Serve the session's tools over stdio (MCP): friction, live_set, boot, hypotheses, "
         "hypothesis_add."
     ),
-    "integrations": "Set-ups for the assistant's client (Claude Code, Codex).",
+    "integrations": "Set-ups for the assistant's client (Claude Code, Codex, Gemini, OpenCode).",
     "remote": "The git remotes this device syncs with (any git URL; a bare repository will do).",
     "sync": "Exchange this device's Evidence, Live Bus, reviews and Canon with a remote.",
     "clone": "Set up a new device of the self held at URL, in DIRECTORY.",

@@ -57,7 +57,7 @@ _OPTIONS = (
     click.option(
         "--agent-cmd",
         default=None,
-        help="Command for --agent command (or the claude/codex executable).",
+        help="Command for --agent command (or the claude/codex/gemini/opencode executable).",
     ),
     click.option(
         "--agent-args",

@@ -1,4 +1,4 @@
-"""``integrations show claude|codex``: print the tested set-ups with the root filled in."""
+"""``integrations show CLIENT``: print the tested set-ups with the root filled in."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from evolving_agent.paths import root_problem
 
 @click.group("integrations")
 def integrations_group() -> None:
-    """Set-ups for the assistant's client (Claude Code, Codex)."""
+    """Set-ups for the assistant's client (Claude Code, Codex, Gemini, OpenCode)."""
 
 
 @integrations_group.command("show")
@@ -29,7 +29,7 @@ def integrations_group() -> None:
 @json_option(help="Print the set-ups as JSON (key, title, where, lang, text, note).")
 @click.pass_context
 def show_cmd(ctx: click.Context, client: str, program: str | None, as_json: bool) -> None:
-    """Print the set-ups for CLIENT (claude or codex), with the memory root filled in.
+    """Print the set-ups for CLIENT (claude, codex, gemini, opencode), root filled in.
 
     Each is what the tests run against the real CLI: the SessionStart hook and
     permissions for Claude Code, the MCP server (root in its arguments, so it arrives

@@ -34,7 +34,7 @@ from typing import Literal
 from evolving_agent.errors import UsageError
 from evolving_agent.process import own_command
 
-CLIENTS = ("claude", "codex")
+CLIENTS = ("claude", "codex", "gemini", "opencode")
 SERVER = "evolving-agent"
 # The Claude Code permission rule that allows every tool of our server.
 CLAUDE_ALLOW = f"mcp__{SERVER}"
@@ -210,12 +210,111 @@ def codex_setups(root: str, program: Program = None) -> list[Setup]:
     ]
 
 
+MEMORY_INSTRUCTIONS = "\n".join(
+    [
+        "## Memory (evolving-agent)",
+        "",
+        "At the start of every session, call the evolving-agent `boot` tool and follow",
+        "today's bias in it. When something really felt off (you caught yourself doing",
+        "what the bias warns against, or the user corrected you), record it once, in one",
+        "sentence, with the `friction` tool. There is no quota: a session with no",
+        "friction is fine. Note where work stopped with `live_set`.",
+    ]
+)
+
+
+def gemini_setups(root: str, program: Program = None) -> list[Setup]:
+    """Gemini CLI: the SessionStart hook and the trusted MCP server in settings.json."""
+    argv = program_argv(program)
+    hook_cmd = " ".join([*map(_q, argv), "--root", _q(root), "boot", "--format", "claude-hook"])
+    settings = {
+        "mcpServers": {
+            SERVER: {"command": argv[0], "args": [*argv[1:], *mcp_args(root)], "trust": True}
+        },
+        "hooks": {
+            "SessionStart": [
+                {
+                    "matcher": "*",
+                    "hooks": [
+                        {
+                            "name": "evolving-agent-boot",
+                            "type": "command",
+                            "command": hook_cmd,
+                            "timeout": 10000,
+                        }
+                    ],
+                }
+            ]
+        },
+    }
+    add = " ".join(
+        ["gemini mcp add --scope user --trust", SERVER, *map(_q, argv), *map(_q, mcp_args(root))]
+    )
+    return [
+        Setup(
+            "gemini-settings",
+            "Boot context at every session start, and the memory tools allowed",
+            "~/.gemini/settings.json",
+            "json",
+            _json(settings),
+            "Merge these two keys into your settings.json. The hook's additionalContext "
+            "is prepended to the first prompt (`gemini -p` too). `trust: true` is the allow "
+            "rule: without it, headless Gemini CLI refuses every call to the server's "
+            "tools (a policy rule with mcpName = \"evolving-agent\" and decision = "
+            '"allow" does the same).',
+        ),
+        Setup(
+            "gemini-mcp-add",
+            "Or register the server from the shell (then add the hook above by hand)",
+            "shell",
+            "bash",
+            add,
+        ),
+    ]
+
+
+def opencode_setups(root: str, program: Program = None) -> list[Setup]:
+    """OpenCode: the MCP server and its allow rule in opencode.json, and AGENTS.md."""
+    argv = program_argv(program)
+    config = {
+        "$schema": "https://opencode.ai/config.json",
+        "mcp": {SERVER: {"type": "local", "command": [*argv, *mcp_args(root)], "enabled": True}},
+        "permission": {f"{SERVER}_*": "allow"},
+    }
+    return [
+        Setup(
+            "opencode-config",
+            "The MCP server, its tools allowed",
+            "~/.config/opencode/opencode.json",
+            "json",
+            _json(config),
+            "Merge these keys into your opencode.json. OpenCode names the tools "
+            f"{SERVER}_boot, {SERVER}_friction, ...; the permission rule lets `opencode run` "
+            "call them without asking.",
+        ),
+        Setup(
+            "opencode-agents",
+            "Boot context at session start: tell the model to call `boot` "
+            "(~/.config/opencode/AGENTS.md, or the project's AGENTS.md)",
+            "AGENTS.md",
+            "markdown",
+            MEMORY_INSTRUCTIONS,
+            "OpenCode has no session-start hook that adds context; its AGENTS.md is in "
+            "every session's system prompt.",
+        ),
+    ]
+
+
 def setups_for(client: str, root: str, program: Program = None) -> list[Setup]:
-    """The set-ups of ``client`` (``claude`` or ``codex``) for the memory root ``root``."""
+    """The set-ups of ``client`` (one of :data:`CLIENTS`) for the memory root ``root``."""
     if client == "claude":
         return claude_setups(root, program)
     if client == "codex":
         return codex_setups(root, program)
+    if client == "gemini":
+        return gemini_setups(root, program)
+    if client == "opencode":
+        return opencode_setups(root, program)
     raise UsageError(f"unknown client {client!r}; choose one of: {', '.join(CLIENTS)}")
 
 

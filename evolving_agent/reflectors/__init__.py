@@ -29,6 +29,8 @@ REGISTRY: dict[str, str] = {
     "openai": "evolving_agent.reflectors.openai:OpenAIReflector",
     "claude": "evolving_agent.reflectors.claude:ClaudeReflector",
     "codex": "evolving_agent.reflectors.codex:CodexReflector",
+    "gemini": "evolving_agent.reflectors.gemini:GeminiReflector",
+    "opencode": "evolving_agent.reflectors.opencode:OpenCodeReflector",
 }
 assert tuple(REGISTRY) == REFLECTOR_NAMES, "the settings' names and the registry agree"
 

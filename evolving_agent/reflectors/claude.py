@@ -4,14 +4,25 @@ For users who have Claude Code and no API key for anything else.  The prompt goe
 stdin to::
 
     claude -p --output-format json --tools "" --strict-mcp-config --no-session-persistence
+              --setting-sources ""
 
 ``--tools ""`` leaves the model no built-in tool at all (no Edit, Write, Bash), and
 ``--strict-mcp-config`` with no ``--mcp-config`` no MCP server either — in particular
 not this root's own memory server, through which a reflector could append as
-``session`` while the job holds write authority.  The answer is the result object's
-``result`` text; ``is_error`` (an API error, a 429 after Claude's own retries) means the
-backend never answered: :class:`ReflectorUnavailable`, the job falls back to rules at
-once and says why.
+``session`` while the job holds write authority.  ``--setting-sources ""`` loads none
+of the user's, project's or local settings: no hooks (the SessionStart hook that
+``integrations show claude`` installs would put the boot context, Live Bus and all,
+into the prompt outside its untrusted fence), no permissions, no settings ``env``; the
+login is not a setting and still works.  It runs in an empty scratch folder, so no
+project's CLAUDE.md is found.
+
+The answer is the result object's ``result`` text; ``is_error`` (an API error, a 429
+after Claude's own retries, "Not logged in") means the backend never answered:
+:class:`ReflectorUnavailable` named as Claude names it (``claude: Not logged in ·
+Please run /login``), and the job falls back to rules at once.  Claude's own retries
+are capped at 2 (``CLAUDE_CODE_MAX_RETRIES``, unless the environment sets it), so a
+persistent 429 is named as a 429 within seconds, not as a timeout after ten growing
+waits.
 
 It runs with the command reflector's containment (own process group, scratch
 directory, Canon/schedule/prompt snapshot restored and the job failed if anything
@@ -23,10 +34,12 @@ changed) and the same meaning checks, retry and ``rules`` fallback.  ``--reflect
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 from evolving_agent.reflectors.base import ReflectorUnavailable
-from evolving_agent.reflectors.command import CliPresetReflector
+from evolving_agent.reflectors.command import NO_ANSWER, CliPresetReflector, first_error_line
 
 PRESET_ARGS = (
     "-p",
@@ -36,7 +49,11 @@ PRESET_ARGS = (
     "",
     "--strict-mcp-config",
     "--no-session-persistence",
+    "--setting-sources",
+    "",
 )
+MAX_RETRIES_ENV = "CLAUDE_CODE_MAX_RETRIES"
+DEFAULT_MAX_RETRIES = "2"
 
 
 class ClaudeReflector(CliPresetReflector):
@@ -48,6 +65,11 @@ class ClaudeReflector(CliPresetReflector):
 
     def answer_of(self, stdout: str) -> str:
         return answer_of(stdout)
+
+    def call_env(self, scratch: Path) -> dict[str, str]:
+        if MAX_RETRIES_ENV in os.environ:
+            return {}
+        return {MAX_RETRIES_ENV: DEFAULT_MAX_RETRIES}
 
 
 def answer_of(stdout: str) -> str:
@@ -61,9 +83,10 @@ def answer_of(stdout: str) -> str:
         if isinstance(data, dict):
             break
     if not isinstance(data, dict):
-        raise ReflectorUnavailable("claude printed no JSON result")
+        raise ReflectorUnavailable(f"claude printed no JSON result {NO_ANSWER}")
     if data.get("is_error"):
         status = data.get("api_error_status")
-        shown = f" (HTTP {status})" if status else ""
-        raise ReflectorUnavailable(f"claude reported an error{shown}: {data.get('result')}")
+        text = first_error_line(str(data.get("result") or data.get("subtype") or "is_error"))
+        shown = f" (HTTP {status})" if status and str(status) not in text else ""
+        raise ReflectorUnavailable(f"claude: {text}{shown}")
     return str(data.get("result") or "")

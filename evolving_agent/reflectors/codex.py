@@ -3,15 +3,18 @@
 For users who have Codex and no API key for anything else.  The prompt goes on stdin
 to::
 
-    codex exec --json --sandbox read-only --skip-git-repo-check --ephemeral
-               [-c mcp_servers.NAME.enabled=false ...] -
+    codex exec --json --sandbox read-only --skip-git-repo-check --ephemeral -
 
-The read-only sandbox lets the model's shell commands write nothing; every MCP server
-of the user's ``config.toml`` is switched off for the call (MCP tools run outside the
-sandbox, and this root's own memory server among them could append as ``session`` while
-the job holds write authority).  The answer is the last ``agent_message``;
-``turn.failed`` / ``error`` events (a 429 after Codex's retries) mean the backend never
-answered: :class:`ReflectorUnavailable`, the job falls back to rules at once.
+with ``CODEX_HOME`` set to an empty config home made for the call: it holds only the
+user's login (``auth.json``) and the few settings that say which model to ask
+(``model``, ``model_provider`` and its ``model_providers`` table, the reasoning
+effort), nothing else of their ``config.toml`` — no MCP server (MCP tools run outside
+the sandbox, and this root's own memory server among them could append as ``session``
+while the job holds write authority), no hooks, no ``AGENTS.md`` or rules, no skills.
+The read-only sandbox lets the model's shell commands write nothing.  The answer is the
+last ``agent_message``; ``turn.failed`` / ``error`` events (a 429 after Codex's retries)
+mean the backend never answered: :class:`ReflectorUnavailable` with Codex's own words,
+read before the exit status, and the job falls back to rules at once.
 
 It runs with the command reflector's containment and the same meaning checks, retry and
 ``rules`` fallback.  ``--reflector-cmd`` (or ``reflector.command``) names the program and
@@ -23,26 +26,49 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from evolving_agent.reflectors.base import ReflectorUnavailable
-from evolving_agent.reflectors.command import CliPresetReflector
+from evolving_agent.reflectors.command import NO_ANSWER, CliPresetReflector, first_error_line
 
 PRESET_ARGS = ("exec", "--json", "--sandbox", "read-only", "--skip-git-repo-check", "--ephemeral")
 
 
-def mcp_server_names(environ: dict[str, str] | None = None) -> list[str]:
-    """The MCP servers the user's Codex config declares (to switch them off)."""
+# The settings of the user's config.toml that say which model to ask; nothing else is kept.
+CARRIED = ("model", "model_provider", "model_providers", "model_reasoning_effort")
+
+
+def codex_home(environ: dict[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
-    home = Path(env.get("CODEX_HOME") or Path(env.get("HOME", "~")).expanduser() / ".codex")
+    return Path(env.get("CODEX_HOME") or Path(env.get("HOME", "~")).expanduser() / ".codex")
+
+
+def carried_config(home: Path) -> str:
+    """The model settings of ``home/config.toml`` as TOML (empty when there are none)."""
     try:
         config = tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return []
-    servers = config.get("mcp_servers")
-    return sorted(servers) if isinstance(servers, dict) else []
+        return ""
+    lines = [f"{key} = {_toml(config[key])}" for key in CARRIED if key in config]
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _toml(value: Any) -> str:
+    """A TOML value (inline tables for tables)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_key(str(k))} = {_toml(v)}" for k, v in value.items()) + "}"
+    return json.dumps(str(value))
 
 
 class CodexReflector(CliPresetReflector):
@@ -50,20 +76,25 @@ class CodexReflector(CliPresetReflector):
     program = "codex"
 
     def preset_argv(self) -> list[str]:
-        # Read at every call: the user's config may have gained a server since.
-        off = [
-            part
-            for name in mcp_server_names()
-            for part in ("-c", f"mcp_servers.{_key(name)}.enabled=false")
-        ]
-        return [*self.base_argv, *PRESET_ARGS, *off, "-"]
+        return [*self.base_argv, *PRESET_ARGS, "-"]
+
+    def call_env(self, scratch: Path) -> dict[str, str]:
+        """An empty config home with only the login and the model settings."""
+        user = codex_home()
+        home = scratch / "codex-home"
+        home.mkdir()
+        auth = user / "auth.json"
+        if auth.is_file():
+            shutil.copy2(auth, home / "auth.json")
+        (home / "config.toml").write_text(carried_config(user), encoding="utf-8")
+        return {"CODEX_HOME": str(home)}
 
     def answer_of(self, stdout: str) -> str:
         return answer_of(stdout)
 
 
 def _key(name: str) -> str:
-    """A TOML dotted-key part: bare when it can be (codex takes a quoted part literally)."""
+    """A TOML key: bare when it can be, else quoted."""
     return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
 
 
@@ -89,7 +120,7 @@ def answer_of(stdout: str) -> str:
         elif kind == "error" and failed is None:
             failed = str(event.get("message") or "")
     if failed is not None:
-        raise ReflectorUnavailable(f"codex turn failed: {failed[:300]}")
+        raise ReflectorUnavailable(f"codex: {first_error_line(failed) or 'turn failed'}")
     if message is None:
-        raise ReflectorUnavailable("codex printed no answer (no agent_message event)")
+        raise ReflectorUnavailable(f"codex printed no agent_message {NO_ANSWER}")
     return message

@@ -18,6 +18,7 @@ exit is :class:`ReflectorUnavailable`: the job falls back to rules at once and s
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import stat
@@ -28,7 +29,7 @@ from typing import ClassVar
 
 from evolving_agent.errors import EXIT_TAMPERED, EvolvingAgentError, UsageError
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.process import run_process
+from evolving_agent.process import Completed, run_process
 from evolving_agent.reflectors.base import (
     PromptReflector,
     Reflector,
@@ -137,6 +138,39 @@ def _remove(path: Path) -> None:
 
 # -- the reflector ---------------------------------------------------------------------------
 
+# How a preset's answer_of ends its message when the output holds no answer and no error.
+NO_ANSWER = "(no answer in its output)"
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# Lines that are never the reason: warnings every call prints, stack frames, braces.
+_NOISE = re.compile(
+    r"^(warning\b|warn\b|ripgrep is not available|loaded cached credentials|"
+    r"at |[{}\[\]],?$|status: \d+|\d{4}-\d\d-\d\dT[\d:.]+Z (warn|info|debug)\b)",
+    re.IGNORECASE,
+)
+
+
+def first_reason(done: Completed) -> str:
+    """The program's first error line (stderr, else stdout) and its exit status, one line:
+    ``Not logged in · Please run /login (exit 1)``."""
+    code = done.returncode
+    status = "command not found (exit 127)" if code == 127 else f"exit {code}"
+    if code is not None and code < 0:
+        status = f"killed by signal {-code}"
+    for text in (done.stderr, done.stdout):
+        line = first_error_line(text)
+        if line:
+            return f"{line} ({status})"
+    return status
+
+
+def first_error_line(text: str) -> str:
+    """The first line of ``text`` that says something (not a warning or a stack frame)."""
+    for raw in text.splitlines():
+        line = _ANSI.sub("", raw).strip()
+        if line and not _NOISE.match(line):
+            return line[:300]
+    return ""
+
 
 class CommandReflector(PromptReflector):
     name = "command"
@@ -171,15 +205,19 @@ class CommandReflector(PromptReflector):
         return self
 
     def complete(self, prompt: str) -> str:
+        done = self.call(prompt)
+        if not done.ok:
+            raise ReflectorUnavailable(self.failure_reason(done))
+        return done.stdout
+
+    def call(self, prompt: str) -> Completed:
+        """Run the command once, contained, with ``prompt`` on stdin."""
         root = self.root
         before = snapshot(root) if root is not None else None
         with tempfile.TemporaryDirectory(prefix="ea-reflector-") as scratch:
+            env = {"EA_REFLECTOR_SCRATCH": scratch, **self.call_env(Path(scratch))}
             done = run_process(
-                self.argv,
-                cwd=Path(scratch),
-                timeout=self.timeout,
-                input=prompt,
-                env={"EA_REFLECTOR_SCRATCH": scratch},
+                self.argv, cwd=Path(scratch), timeout=self.timeout, input=prompt, env=env
             )
         if root is not None and before is not None:
             after = snapshot(root)
@@ -187,12 +225,19 @@ class CommandReflector(PromptReflector):
             if changed:
                 restore(root, before, after)
                 raise ReflectorTampered(self.name, changed)
-        if not done.ok:
-            why = done.describe_failure()
-            if done.timed_out:
-                why = f"timed out after {self.timeout:g}s"
-            raise ReflectorUnavailable(f"{self.argv[0]}: {why}" if not done.launch_error else why)
-        return done.stdout
+        return done
+
+    def call_env(self, scratch: Path) -> dict[str, str]:
+        """Extra environment for one call (a preset's empty config home in ``scratch``)."""
+        return {}
+
+    def failure_reason(self, done: Completed) -> str:
+        """One line: the program and its own first error line (then the exit status)."""
+        if done.launch_error:
+            return done.launch_error
+        if done.timed_out:
+            return f"{self.argv[0]}: timed out after {self.timeout:g}s"
+        return f"{self.argv[0]}: {first_reason(done)}"
 
 
 class CliPresetReflector(CommandReflector):
@@ -227,7 +272,18 @@ class CliPresetReflector(CommandReflector):
 
     def complete(self, prompt: str) -> str:
         self.argv = self.preset_argv()
-        return self.answer_of(super().complete(prompt))
+        done = self.call(prompt)
+        if not done.ok and not done.timed_out and not done.launch_error:
+            # The CLI's own JSON error (a 429, "Not logged in") comes before its exit status.
+            try:
+                self.answer_of(done.stdout)
+            except ReflectorUnavailable as exc:
+                if not str(exc).endswith(NO_ANSWER):
+                    raise
+            raise ReflectorUnavailable(self.failure_reason(done))
+        if not done.ok:
+            raise ReflectorUnavailable(self.failure_reason(done))
+        return self.answer_of(done.stdout)
 
     def answer_of(self, stdout: str) -> str:
         """The model's answer from the CLI's output (ReflectorUnavailable when none)."""

@@ -10,15 +10,24 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ReflectorName = Literal["rules", "command", "openai", "claude", "codex"]
-REFLECTOR_NAMES: tuple[str, ...] = ("rules", "command", "openai", "claude", "codex")
+ReflectorName = Literal["rules", "command", "openai", "claude", "codex", "gemini", "opencode"]
+REFLECTOR_NAMES: tuple[str, ...] = (
+    "rules",
+    "command",
+    "openai",
+    "claude",
+    "codex",
+    "gemini",
+    "opencode",
+)
 
 
 class ReflectorSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: ReflectorName = "rules"
-    # 'command': the CLI that reads a prompt on stdin; 'claude' / 'codex': the program
+    # 'command': the CLI that reads a prompt on stdin; 'claude' / 'codex' / 'gemini' /
+    # 'opencode': the program
     # and any extra flags (default: claude / codex), before the preset's own flags.
     command: str | None = None
     base_url: str = "http://127.0.0.1:11434/v1"  # for 'openai'

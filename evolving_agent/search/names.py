@@ -13,6 +13,8 @@ AGENT_REGISTRY = {
     "tsp-example": "evolving_agent.search.agents.tsp_example:TspExampleAgent",
     "claude": "evolving_agent.search.agents.claude:ClaudeAgent",
     "codex": "evolving_agent.search.agents.codex:CodexAgent",
+    "gemini": "evolving_agent.search.agents.gemini:GeminiAgent",
+    "opencode": "evolving_agent.search.agents.opencode:OpenCodeAgent",
     "command": "evolving_agent.search.agents.command:CommandAgent",
 }
 AGENT_NAMES = tuple(AGENT_REGISTRY)

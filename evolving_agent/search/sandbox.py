@@ -64,7 +64,7 @@ def missing_protections(kind: str, agent: str) -> str | None:
             "directory, teammates' workspaces, the scorer's files, the harness's /proc "
             "entries; install bubblewrap for --sandbox bwrap"
         )
-    if agent in ("claude", "codex"):
+    if agent in ("claude", "codex", "gemini", "opencode"):
         return (
             f"the {agent} agent runs outside bwrap (it needs its own home, login and "
             "network); confine it with its own sandbox through --agent-args; scorers "

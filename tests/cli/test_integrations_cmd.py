@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -69,18 +70,18 @@ def test_a_missing_root_still_prints_and_warns(tmp_path: Path) -> None:
 def test_an_unknown_client_is_a_usage_error() -> None:
     code, _out, err = show("cursor")
     assert code == 2
-    assert "'cursor' is not one of 'claude', 'codex'" in err
+    assert "'cursor' is not one of 'claude', 'codex', 'gemini', 'opencode'" in err
 
 
 def test_every_command_names_the_program_by_its_absolute_path(tmp_path: Path) -> None:
     # A newcomer's new shell had no venv on PATH: `claude mcp list` said "Failed to
     # connect — ENOENT" and the SessionStart hook ran nothing.
     root = fresh_root(tmp_path / "memory")
-    for client in ("claude", "codex"):
+    for client in ("claude", "codex", "gemini", "opencode"):
         code, out, err = show(client, "--root", str(root.path), "--json")
         assert (code, err) == (0, "")
         for s in json.loads(out):
-            if s["key"] in ("claude-project-settings", "codex-agents"):  # start nothing
+            if s["key"] in ("claude-project-settings", "codex-agents", "opencode-agents"):
                 continue
             assert PROGRAM in s["text"], s["key"]
             assert '"command": "evolving-agent"' not in s["text"]
@@ -154,3 +155,14 @@ def test_the_printed_mcp_line_connects_from_a_shell_without_the_venv(tmp_path: P
         ["claude", "mcp", "list"], env=env, capture_output=True, text=True, timeout=120
     )
     assert f"{PROGRAM} --root {root.path} mcp - ✔ Connected" in listed.stdout, listed.stdout
+
+
+@pytest.mark.parametrize("client", ["gemini", "opencode"])
+def test_new_clients_print_the_absolute_path_of_the_running_program(client: str) -> None:
+    # Regression (issue 34): a bare `evolving-agent` is not on PATH in a new shell.
+    code, out, _err = show(client)
+    assert code == 0
+    commands = re.findall(r'"(/[^"]*evolving[-_]agent[^"]*|/[^"]*python[^"]*)"', out)
+    assert commands and all(Path(c.split()[0]).is_absolute() for c in commands)
+    assert '"command": "evolving-agent"' not in out and '"evolving-agent",\n' not in out
+    assert "--trust evolving-agent evolving-agent" not in out

@@ -182,7 +182,8 @@ def _base_args(tmp: Path, **swap: str) -> list[str]:
         (
             {"--agent": "gpt"},
             2,
-            "error: unknown agent 'gpt'; choose one of: tsp-example, claude, codex, command",
+            "error: unknown agent 'gpt'; choose one of: tsp-example, claude, codex, gemini, "
+            "opencode, command",
         ),
         (
             {"--policy": "swarm"},

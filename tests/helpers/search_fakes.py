@@ -186,11 +186,78 @@ for event in (
 """
 
 
+GEMINI = r"""
+# Gemini CLI 0.61: headless with --prompt, stream-json events, --session-id / --resume.
+KNOWN = {"--output-format": True, "-o": True, "--skip-trust": False, "--session-id": True,
+         "--resume": True, "-r": True, "--approval-mode": True, "--prompt": True, "-p": True,
+         "-m": True, "--model": True, "-y": False, "--yolo": False, "--policy": True}
+opts, pos = parse(sys.argv[1:], KNOWN, "Unknown argument: {}", 42)
+prompt = (opts.get("--prompt") or opts.get("-p") or [""])[-1]
+log(prompt=prompt)
+if "--skip-trust" not in opts:
+    print("Gemini CLI is not running in a trusted directory.", file=sys.stderr)
+    sys.exit(55)
+if "--session-id" in opts:
+    sid = opts["--session-id"][-1]
+else:
+    sid = (opts.get("--resume") or opts.get("-r"))[-1]
+    if not (STATE / f"gemini-{sid}").exists():
+        print(f"Error resuming session: Invalid session identifier \"{sid}\".", file=sys.stderr)
+        sys.exit(42)
+(STATE / f"gemini-{sid}").write_text("x")
+if (opts.get("--approval-mode") or ["default"])[-1] in ("auto_edit", "yolo"):
+    bump()
+for event in (
+    {"type": "init", "session_id": sid, "model": "gemini-2.5-flash"},
+    {"type": "message", "role": "assistant", "content": "Bumped it.", "delta": True},
+    {"type": "result", "status": "success",
+     "stats": {"input_tokens": 1000, "cached": 400, "output_tokens": 200}},
+):
+    print(json.dumps(event))
+"""
+
+OPENCODE = r"""
+# OpenCode 1.18: `run --format json [--session ID] [--dir D] -- PROMPT`, its own session ids.
+if sys.argv[1:2] != ["run"]:
+    print("unknown command", file=sys.stderr)
+    sys.exit(1)
+KNOWN = {"--format": True, "--session": True, "-s": True, "--dir": True, "-m": True,
+         "--model": True, "--agent": True, "--pure": False}
+opts, pos = parse(sys.argv[2:], KNOWN, "Unknown argument: {}", 1)
+log(prompt=" ".join(pos))
+if "--session" in opts:
+    sid = opts["--session"][-1]
+    if not (STATE / f"opencode-{sid}").exists():
+        print("Error: Session not found", file=sys.stderr)
+        sys.exit(1)
+else:
+    sid = "ses_" + uuid.uuid4().hex[:20]
+(STATE / f"opencode-{sid}").write_text("x")
+os.chdir((opts.get("--dir") or ["."])[-1])
+bump()
+tokens = {"total": 1200, "input": 800, "output": 200, "reasoning": 0,
+          "cache": {"read": 200, "write": 0}}
+for event in (
+    {"type": "step_start", "sessionID": sid, "part": {"type": "step-start"}},
+    {"type": "text", "sessionID": sid, "part": {"type": "text", "text": "Bumped it."}},
+    {"type": "step_finish", "sessionID": sid,
+     "part": {"type": "step-finish", "tokens": tokens, "cost": 0.004}},
+):
+    print(json.dumps(event))
+"""
+
+
 def install_fakes(tmp: Path) -> tuple[Path, Path]:
-    """Write ``claude`` and ``codex`` into ``tmp/bin``; returns (bin dir, call log)."""
+    """Write ``claude``, ``codex``, ``gemini`` and ``opencode`` into ``tmp/bin``; returns
+    (bin dir, call log)."""
     bindir = tmp / "bin"
     bindir.mkdir(exist_ok=True)
-    for name, body in (("claude", CLAUDE), ("codex", CODEX)):
+    for name, body in (
+        ("claude", CLAUDE),
+        ("codex", CODEX),
+        ("gemini", GEMINI),
+        ("opencode", OPENCODE),
+    ):
         exe = bindir / name
         exe.write_text(f"#!{PY}\n{textwrap.dedent(COMMON)}\n{textwrap.dedent(body)}")
         exe.chmod(0o755)

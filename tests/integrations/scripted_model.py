@@ -7,7 +7,11 @@ enough of two wire protocols:
   uses through a custom model provider (:func:`codex_home` writes the ``config.toml``);
 * the Anthropic **Messages API** (``POST /v1/messages``, streamed or not, plus
   ``/v1/messages/count_tokens``) — what Claude Code uses with ``ANTHROPIC_BASE_URL``
-  and a dummy ``ANTHROPIC_API_KEY`` (:func:`claude_env`).
+  and a dummy ``ANTHROPIC_API_KEY`` (:func:`claude_env`), and OpenCode through its
+  bundled ``@ai-sdk/anthropic`` provider (:func:`opencode_config`);
+* the **Gemini API** (``POST /v1beta/models/M:streamGenerateContent?alt=sse``,
+  ``:generateContent``, ``:countTokens``) — what Gemini CLI uses with
+  ``GOOGLE_GEMINI_BASE_URL`` and a dummy ``GEMINI_API_KEY`` (:func:`gemini_env`).
 
 **Scripts.**  A test registers a script under a name (``server.script("edit", [...])``)
 and puts the marker ``[[script:edit]]`` in the prompt it gives the CLI.  Each request
@@ -109,7 +113,7 @@ Step = Say | Answer | Shell | WriteFile | CallTool | Fail
 class Seen:
     """One request the server received."""
 
-    api: str  # "responses" | "messages" | "count_tokens" | "other"
+    api: str  # "responses" | "messages" | "gemini" | "count_tokens" | "other"
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
@@ -229,7 +233,13 @@ def _handler_for(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
                 model.record(Seen("count_tokens", path, dict(self.headers), body, None, None))
                 self._json(200, {"input_tokens": 100})
                 return
-            if path.endswith("/responses"):
+            if path.endswith(":countTokens"):
+                model.record(Seen("count_tokens", path, dict(self.headers), body, None, None))
+                self._json(200, {"totalTokens": 100})
+                return
+            if path.endswith((":generateContent", ":streamGenerateContent")):
+                api = "gemini"
+            elif path.endswith("/responses"):
                 api = "responses"
             elif path.endswith("/messages"):
                 api = "messages"
@@ -241,6 +251,12 @@ def _handler_for(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             model.record(Seen(api, path, dict(self.headers), body, script, index))
             if isinstance(step, Fail):
                 self._fail(api, step)
+            elif api == "gemini":
+                chunk = _gemini_response(model, body, step)
+                if path.endswith(":streamGenerateContent"):
+                    self._sse(iter([("", chunk)]))
+                else:
+                    self._json(200, chunk)
             elif api == "responses":
                 self._sse(_responses_events(model, body, step))
             elif body.get("stream"):
@@ -262,8 +278,25 @@ def _handler_for(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
 
         def _fail(self, api: str, step: Fail) -> None:
             extra = {"Retry-After": str(step.retry_after)} if step.retry_after is not None else {}
+            if api == "gemini":
+                reason = {
+                    429: "RESOURCE_EXHAUSTED",
+                    401: "UNAUTHENTICATED",
+                    403: "PERMISSION_DENIED",
+                }
+                data = {
+                    "error": {
+                        "code": step.status,
+                        "message": step.message,
+                        "status": reason.get(step.status, "INTERNAL"),
+                    }
+                }
+                self._json(step.status, data, extra)
+                return
             if api == "messages":
-                kind = "rate_limit_error" if step.status == 429 else "api_error"
+                kind = {429: "rate_limit_error", 401: "authentication_error"}.get(
+                    step.status, "api_error"
+                )
                 data: dict[str, Any] = {
                     "type": "error",
                     "error": {"type": kind, "message": step.message},
@@ -279,7 +312,8 @@ def _handler_for(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             self.send_header("Connection", "close")
             self.end_headers()
             for name, data in events:
-                self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+                head = f"event: {name}\n" if name else ""
+                self.wfile.write(f"{head}data: {json.dumps(data)}\n\n".encode())
                 self.wfile.flush()
             self.close_connection = True
 
@@ -290,11 +324,14 @@ def _handler_for(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
 
 
 def tool_names(api: str, body: dict[str, Any]) -> list[str]:
-    """The names of the tools a request offers (Responses or Messages shape)."""
+    """The names of the tools a request offers (Responses, Messages or Gemini shape)."""
     names = []
     for tool in body.get("tools") or []:
         if not isinstance(tool, dict):
             continue
+        for declared in tool.get("functionDeclarations") or []:  # the Gemini API
+            if isinstance(declared, dict) and declared.get("name"):
+                names.append(str(declared["name"]))
         name = tool.get("name") or (tool.get("function") or {}).get("name")
         if name:
             names.append(str(name))
@@ -318,6 +355,12 @@ def _strings(value: Any) -> Iterator[str]:
 
 def last_prompt(api: str, body: dict[str, Any]) -> str:
     """The text of the conversation's last user message (a prompt, not a tool result)."""
+    if api == "gemini":
+        for content in reversed(body.get("contents") or []):
+            texts = _gemini_texts(content)
+            if texts:
+                return "\n".join(texts)
+        return ""
     items: Any = body.get("input") if api == "responses" else body.get("messages")
     if isinstance(items, str):
         return items
@@ -340,6 +383,8 @@ def last_prompt(api: str, body: dict[str, Any]) -> str:
 
 def _script_and_progress(api: str, body: dict[str, Any]) -> tuple[str | None, int]:
     """The script named in the conversation's last user text, and the tool results since."""
+    if api == "gemini":
+        return _gemini_progress(body)
     items: list[Any] = body.get("input") if api == "responses" else body.get("messages")  # type: ignore[assignment]
     if isinstance(items, str):
         items = [{"role": "user", "content": items}]
@@ -477,6 +522,73 @@ def _sh_quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 
 
+# -- the Gemini API (Gemini CLI) ---------------------------------------------------------------
+
+_GEMINI_SHELL = "run_shell_command"
+
+
+def _gemini_parts(content: object) -> list[dict[str, Any]]:
+    parts = content.get("parts") if isinstance(content, dict) else None
+    return [p for p in parts or [] if isinstance(p, dict)]
+
+
+def _gemini_texts(content: object) -> list[str]:
+    """A user turn's prompt text (none for a turn of tool answers)."""
+    if not isinstance(content, dict) or content.get("role") != "user":
+        return []
+    parts = _gemini_parts(content)
+    if any("functionResponse" in p for p in parts):
+        return []
+    return [str(p["text"]) for p in parts if isinstance(p.get("text"), str)]
+
+
+def _gemini_progress(body: dict[str, Any]) -> tuple[str | None, int]:
+    script: str | None = None
+    results = 0
+    for content in body.get("contents") or []:
+        texts = _gemini_texts(content)
+        if texts:
+            results = 0
+            found = MARKER.findall("\n".join(texts))
+            if found:
+                script = found[-1]
+        results += sum(1 for p in _gemini_parts(content) if "functionResponse" in p)
+    return script, results
+
+
+def _gemini_response(model: ScriptedModel, body: dict[str, Any], step: Step) -> dict[str, Any]:
+    names = tool_names("gemini", body)
+    part: dict[str, Any]
+    if isinstance(step, WriteFile) and "write_file" in names:
+        call = {"name": "write_file", "args": {"file_path": step.path, "content": step.content}}
+        part = {"functionCall": call}
+    elif isinstance(step, Shell | WriteFile):
+        command = (
+            step.command
+            if isinstance(step, Shell)
+            else (f"printf %s {_sh_quote(step.content)} > {_sh_quote(step.path)}")
+        )
+        part = {"functionCall": {"name": _GEMINI_SHELL, "args": {"command": command}}}
+    elif isinstance(step, CallTool):
+        name = next((n for n in names if n.endswith(step.name)), step.name)
+        part = {"functionCall": {"name": name, "args": dict(step.arguments)}}
+    else:
+        part = {"text": step.text if isinstance(step, Say) else "ok"}
+    if "functionCall" in part:
+        part["functionCall"]["id"] = model.next_id("call")
+    return {
+        "candidates": [
+            {"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}
+        ],
+        "usageMetadata": {
+            "promptTokenCount": 100,
+            "candidatesTokenCount": 10,
+            "totalTokenCount": 110,
+        },
+        "modelVersion": body.get("model", "scripted"),
+    }
+
+
 # -- the Messages API (Claude Code) -----------------------------------------------------------
 
 TOOL_SEARCH = "ToolSearch"
@@ -499,7 +611,9 @@ def deferred_tools(body: dict[str, Any]) -> list[str]:
 def _messages_block(model: ScriptedModel, body: dict[str, Any], step: Step) -> dict[str, Any]:
     names = tool_names("messages", body)
     if isinstance(step, Shell):
-        return _tool_use(model, "Bash", {"command": step.command, "description": "run"})
+        # Claude Code's shell tool is "Bash", OpenCode's "bash".
+        shell = next((n for n in names if n.lower() == "bash"), "Bash")
+        return _tool_use(model, shell, {"command": step.command, "description": "run"})
     if isinstance(step, WriteFile):
         path = step.path
         return _tool_use(model, "Write", {"file_path": path, "content": step.content})
@@ -651,4 +765,81 @@ def claude_env(home: Path, url: str) -> dict[str, str]:
         }
     )
     home.mkdir(parents=True, exist_ok=True)
+    return env
+
+
+GEMINI_MODEL = "gemini-2.5-flash"  # a fixed model: "auto" would first ask a router model
+
+
+def gemini_env(home: Path, url: str, settings: dict[str, Any] | None = None) -> dict[str, str]:
+    """Environment for a ``gemini`` child: its own HOME, a dummy key, the scripted server.
+
+    ``settings`` are merged into ``~/.gemini/settings.json`` after the login choice and
+    model (the key alone would pick the gateway auth type, which headless mode refuses)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GEMINI_", "GOOGLE_", "CLAUDE", "ANTHROPIC_"))
+    }
+    config = home / ".gemini"
+    config.mkdir(parents=True, exist_ok=True)
+    base: dict[str, Any] = {
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "model": {"name": GEMINI_MODEL},
+        "privacy": {"usageStatisticsEnabled": False},
+    }
+    (config / "settings.json").write_text(json.dumps({**base, **(settings or {})}, indent=2))
+    env.update(
+        {
+            "HOME": str(home),
+            "GEMINI_API_KEY": "scripted-dummy-key",
+            "GOOGLE_GEMINI_BASE_URL": url,
+            "NO_COLOR": "1",
+        }
+    )
+    return env
+
+
+OPENCODE_MODEL = "scripted/scripted-model"
+
+
+def opencode_env(home: Path, url: str, extra: dict[str, Any] | None = None) -> dict[str, str]:
+    """Environment for an ``opencode`` child: its own HOME and XDG folders, and a global
+    ``opencode.json`` whose one provider is the scripted server (Messages API, through
+    OpenCode's bundled ``@ai-sdk/anthropic``), priced so a turn's cost is known:
+    $1 / $10 per million input / output tokens."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENCODE_", "XDG_"))}
+    config = home / ".config" / "opencode"
+    config.mkdir(parents=True, exist_ok=True)
+    data: dict[str, Any] = {
+        "$schema": "https://opencode.ai/config.json",
+        "model": OPENCODE_MODEL,
+        "provider": {
+            "scripted": {
+                "npm": "@ai-sdk/anthropic",
+                "name": "scripted",
+                "options": {"baseURL": f"{url}/v1", "apiKey": "sk-ant-scripted-dummy"},
+                "models": {
+                    "scripted-model": {"name": "scripted", "cost": {"input": 1, "output": 10}}
+                },
+            }
+        },
+        "share": "disabled",
+        "autoupdate": False,
+    }
+    for key, value in (extra or {}).items():
+        data[key] = {**data[key], **value} if isinstance(data.get(key), dict) else value
+    (config / "opencode.json").write_text(json.dumps(data, indent=2))
+    env.update(
+        {
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_DATA_HOME": str(home / ".local" / "share"),
+            "XDG_CACHE_HOME": str(home / ".cache"),
+            "XDG_STATE_HOME": str(home / ".local" / "state"),
+            "OPENCODE_DISABLE_MODELS_FETCH": "1",
+            "OPENCODE_DISABLE_AUTOUPDATE": "1",
+            "NO_COLOR": "1",
+        }
+    )
     return env

@@ -116,7 +116,9 @@ def verify(world: World) -> subprocess.CompletedProcess[str]:
     )
 
 
-def run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def run(
+    argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 180
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         argv,
         cwd=cwd,
@@ -124,7 +126,7 @@ def run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Completed
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=timeout,
     )
 
 
@@ -345,7 +347,13 @@ class SearchRun:
 
 
 def search(
-    world: World, name: str, agent: str, env: dict[str, str], marker: str, *args: str
+    world: World,
+    name: str,
+    agent: str,
+    env: dict[str, str],
+    marker: str,
+    *args: str,
+    timeout: float = 180,
 ) -> SearchRun:
     """``evolving-agent search run --json`` on the toy task: make value.txt larger."""
     base = world.dir(f"{name}-search")
@@ -364,7 +372,7 @@ def search(
         "--agent", agent, "--out", str(out), "--json", "--quiet", "--retry-backoff", "0",
         "--turn-timeout", "120", *args,
     ]  # fmt: skip
-    proc = run(argv, base, env)
+    proc = run(argv, base, env, timeout)
     summary = json.loads(proc.stdout) if proc.stdout.strip() else {}
     log = out / "log.jsonl"
     rows = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []

@@ -1,4 +1,4 @@
-"""Agent backends: one contract test for all four, plus full runs through fake CLIs.
+"""Agent backends: one contract test for all of them, plus full runs through fake CLIs.
 
 The fake ``claude`` and ``codex`` executables print the documented output formats:
 Claude Code's ``--output-format json`` result object, and Codex's ``exec --json``
@@ -99,7 +99,8 @@ print(json.dumps({"session_id": os.environ["EA_SESSION_ID"], "input_tokens": 3})
 
 
 def test_unknown_agent_lists_the_valid_ones() -> None:
-    with pytest.raises(UsageError, match="choose one of: tsp-example, claude, codex, command"):
+    names = "tsp-example, claude, codex, gemini, opencode, command"
+    with pytest.raises(UsageError, match=f"choose one of: {names}"):
         make_agent("gpt")
 
 

@@ -279,10 +279,13 @@ class CodexAgent(Agent):
             ran = [Command(str(c.get("aggregated_output") or ""), _failed(c)) for c in commands]
         bad = [c for c in ran if c.failed]
         refused = [c for c in bad if _REFUSED.search(c.output)]
+        # Codex's own words first: a 429 or 5xx it gave up on (``turn.failed``) exits 1
+        # too, and the exit status alone would hide the status that makes it transient.
         error = failure(done, "codex", request.timeout)
         if error is not None and done.timed_out and retrying:
             error = f"{error}; codex{RETRYING}after: {retrying}"
-        error = error or failed
+        elif failed is not None:
+            error = failed
         mode = sandbox_mode(args)
         if error is None and mode is not None and _NO_HELPER in done.stderr:
             error = (
