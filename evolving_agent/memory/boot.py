@@ -36,7 +36,6 @@ from evolving_agent.memory.bootview import (
     DEFAULT_MAX_CHARS,
     LIVE_ENTRIES,
     LIVE_ENTRY_CHARS,
-    LIVE_MAX_KEYS,
     MAX_CHARS_ENV,
     MIN_MAX_CHARS,
     NOTICE_CHARS,
@@ -50,6 +49,7 @@ from evolving_agent.memory.bootview import (
 )
 from evolving_agent.memory.canon import IDENTITY_FILE, Identity
 from evolving_agent.memory.canon_snapshot import load_canon
+from evolving_agent.memory.live_listing import LIVE_MAX_KEYS
 from evolving_agent.memory.policy import Policy
 from evolving_agent.memory.redact import redact_fast as redact
 from evolving_agent.memory.redact import redact_fast_data as redact_data

@@ -46,13 +46,13 @@ from evolving_agent.memory.bootview import (
     _one_line,
     claude_hook_json,
     context_json,
-    list_live,
     read_today,
     render_markdown,
     stale_date,
     updated_order,
 )
 from evolving_agent.memory.fastargv import plain_call, utf8
+from evolving_agent.memory.live_listing import list_live
 from evolving_agent.paths import MemoryRoot
 
 CACHE_NAME = "boot-cache.json"

@@ -22,8 +22,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.bootview import LIVE_MAX_KEYS, list_live, over_limit_warning
 from evolving_agent.memory.evidence import now
+from evolving_agent.memory.live_listing import LIVE_MAX_KEYS, list_live, over_limit_warning
 from evolving_agent.memory.redact import redact
 from evolving_agent.paths import MemoryRoot
 
@@ -176,7 +176,7 @@ def scan(root: MemoryRoot) -> LiveScan:
 
 def scan_newest(root: MemoryRoot, keep: int) -> LiveScan:
     """The ``keep`` most recently written entries, reading no other file (boot's scan:
-    its cost does not grow with the number of keys; see ``bootview.list_live``)."""
+    its cost does not grow with the number of keys; see ``live_listing.list_live``)."""
     out = LiveScan()
     base = root.live
     if not _plain_dir(base, out):
