@@ -28,8 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
 
-from evolving_agent.memory.evidence import EvidenceRecord
-from evolving_agent.memory.hypotheses import recorded_day
+from evolving_agent.memory.evidence import EvidenceRecord, recorded_day
 
 JOB_KINDS = frozenset({"hypothesis", "hypothesis-state", "hypothesis-proposal", "job"})
 PER_LINK = 10

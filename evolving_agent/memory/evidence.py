@@ -572,3 +572,27 @@ def parse_line(raw: bytes | str, *, file: Path | str, line: int) -> EvidenceReco
         return EvidenceRecord.model_validate_json(raw)
     except ValidationError as exc:
         raise InvalidInput(first_error(exc, whole="(record)"), file=file, line=line) from None
+
+
+# -- the day a record counts on (the distinct-day rules of the register and the digest) --
+
+
+def day_key(rec: EvidenceRecord) -> date:
+    """The day a record counts on for every distinct-day rule: the UTC date of its
+    instant (``ts``, the time it was recorded; an import keeps the claimed time in
+    ``data.claimed_ts``).  Not the day file, which follows the writer's offset: switching
+    ``TZ`` must not turn one minute into two or three "distinct days", while two real
+    days (≥ 24 h apart) are two UTC dates wherever the laptop was."""
+    return rec.ts.astimezone(UTC).date()
+
+
+def recorded_day(rec: EvidenceRecord) -> date:
+    """The day an event was appended, as counted: its :func:`day_key`.  (An older import
+    stamped ``data.recorded``, a local date; it is honoured as it was written.)"""
+    raw = rec.data.get("recorded") if isinstance(rec.data, dict) else None
+    if isinstance(raw, str):
+        try:
+            return date.fromisoformat(raw)
+        except ValueError:
+            pass
+    return day_key(rec)

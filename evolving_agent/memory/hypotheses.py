@@ -41,14 +41,15 @@ import hashlib
 import json
 import re
 import unicodedata
-from datetime import UTC, date
+from datetime import date
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evolving_agent.errors import InvalidInput, NotFound, first_error
 from evolving_agent.memory.authority import ScopedReader, Writer
-from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
+from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, recorded_day
+from evolving_agent.memory.evidence import day_key as day_key  # re-exported, where it was
 from evolving_agent.memory.policy import Actor
 from evolving_agent.memory.redact import redact
 from evolving_agent.memory.root import require_root
@@ -729,27 +730,6 @@ def show_hypothesis(root: MemoryRoot, hid: str) -> HypothesisDetail:
 
 
 # -- one day's evidence against the register -------------------------------------------
-
-
-def day_key(rec: EvidenceRecord) -> date:
-    """The day a record counts on for every distinct-day rule: the UTC date of its
-    instant (``ts``, the time it was recorded; an import keeps the claimed time in
-    ``data.claimed_ts``).  Not the day file, which follows the writer's offset: switching
-    ``TZ`` must not turn one minute into two or three "distinct days", while two real
-    days (≥ 24 h apart) are two UTC dates wherever the laptop was."""
-    return rec.ts.astimezone(UTC).date()
-
-
-def recorded_day(rec: EvidenceRecord) -> date:
-    """The day an event was appended, as counted: its :func:`day_key`.  (An older import
-    stamped ``data.recorded``, a local date; it is honoured as it was written.)"""
-    raw = rec.data.get("recorded") if isinstance(rec.data, dict) else None
-    if isinstance(raw, str):
-        try:
-            return date.fromisoformat(raw)
-        except ValueError:
-            pass
-    return day_key(rec)
 
 
 def day_links(
