@@ -46,10 +46,13 @@ from typing import Any
 from evolving_agent.errors import EXIT_DENIED, EvolvingAgentError, InvalidInput
 from evolving_agent.memory.atomic import atomic_write
 from evolving_agent.memory.evidence import seal_days_before
-from evolving_agent.memory.root import require_root
+from evolving_agent.memory.root import (  # re-exported: the deployment record, where it was
+    DEPLOY_FILE,
+    deployment,
+    require_root,
+)
 from evolving_agent.paths import MemoryRoot
 
-DEPLOY_FILE = "deploy.json"  # below .ea/
 GIT_SHARED = "0640"
 
 # What the assistant's user may write: (root-relative prefix, sticky).
@@ -121,15 +124,6 @@ def area_of(rel: Sequence[str]) -> tuple[int, int]:
         if tuple(rel[: len(prefix)]) == prefix:
             return (STICKY_DIR if sticky else SHARED_DIR), SHARED_FILE
     return READ_DIR, READ_FILE
-
-
-def deployment(root: MemoryRoot) -> dict[str, Any] | None:
-    """The recorded deployment of ``root`` (``.ea/deploy.json``), or None."""
-    try:
-        data = json.loads((root.state / DEPLOY_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) and data.get("kind") == "os-users" else None
 
 
 def seal_reflected(root: MemoryRoot, day: date) -> list[date]:

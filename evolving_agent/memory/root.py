@@ -7,8 +7,10 @@ the one commit allowed to create Canon without a review from a forged one.
 
 from __future__ import annotations
 
+import json
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory import gitrepo
@@ -98,3 +100,16 @@ def require_root(root: MemoryRoot) -> MemoryRoot:
     if problem is not None:
         raise InvalidInput(problem)
     return root
+
+
+# The OS-user deployment, as ``deploy`` records it; read here, below both deploy and verify.
+DEPLOY_FILE = "deploy.json"  # below .ea/
+
+
+def deployment(root: MemoryRoot) -> dict[str, Any] | None:
+    """The recorded deployment of ``root`` (``.ea/deploy.json``), or None."""
+    try:
+        data = json.loads((root.state / DEPLOY_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("kind") == "os-users" else None

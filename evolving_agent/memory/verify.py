@@ -40,10 +40,15 @@ from evolving_agent.gitcmd import GitError, git
 from evolving_agent.memory import gitrepo
 from evolving_agent.memory.approvals import read_decision
 from evolving_agent.memory.canon_diff import CanonDiff, apply_diff
-from evolving_agent.memory.deploy import deployment
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, parse_line
 from evolving_agent.memory.review_trace import TraceIndex
-from evolving_agent.memory.root import INIT_MESSAGE, default_prompt, init_contents, require_root
+from evolving_agent.memory.root import (
+    INIT_MESSAGE,
+    default_prompt,
+    deployment,
+    init_contents,
+    require_root,
+)
 from evolving_agent.memory.signing import check_signatures, signing_state
 from evolving_agent.paths import MemoryRoot
 
