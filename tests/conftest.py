@@ -217,7 +217,7 @@ SLOW: dict[str, set[str]] = {
         "test_after_five_missed_nights_nightly_runs_once",
         "test_schedule_run_process_catches_up_and_stops_on_ctrl_c",
     },
-    "memory/test_atomic": {
+    "memory/base/test_atomic": {
         "test_sigkill_mid_write_leaves_old_or_new_file_never_a_mix",
     },
     "memory/test_boot": {
@@ -235,7 +235,7 @@ SLOW: dict[str, set[str]] = {
     "memory/test_evidence_timezones": {"*"},
     "memory/test_hypotheses_distinct_days": {"*"},
     "memory/test_policy": {"*"},
-    "memory/test_redact": {
+    "memory/base/test_redact": {
         "test_a_pasted_key_and_injection_never_reach_tomorrows_context",
     },
     "memory/test_root": {

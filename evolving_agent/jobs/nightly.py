@@ -38,6 +38,7 @@ from evolving_agent.jobs.markers import (
     refuse_future,
 )
 from evolving_agent.memory.authority import ScopedReader, Writer
+from evolving_agent.memory.base.redact import redact
 from evolving_agent.memory.carry import Story, fitting_types, tensions
 from evolving_agent.memory.day_digest import (
     MAX_FRICTION,
@@ -61,7 +62,6 @@ from evolving_agent.memory.hypotheses import (
     snapshot_data,
     snapshot_of,
 )
-from evolving_agent.memory.redact import redact
 from evolving_agent.memory.root import require_root
 from evolving_agent.memory.today import BIAS_FILE, CARRY_FILE, Carry
 from evolving_agent.paths import MemoryRoot
@@ -674,7 +674,7 @@ SHINGLE = 24  # characters of friction that may not appear in an instruction
 
 
 def _shingles(text: str) -> set[str]:
-    from evolving_agent.memory.similarity import key
+    from evolving_agent.memory.base.similarity import key
 
     k = key(text)
     return {k[i : i + SHINGLE] for i in range(max(0, len(k) - SHINGLE + 1))}

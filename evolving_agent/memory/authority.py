@@ -28,13 +28,13 @@ from filelock import FileLock
 from evolving_agent.errors import InvalidInput, InvalidPath, ReadOutOfScope, WriteDenied
 from evolving_agent.fsio import in_flight, shared_mode
 from evolving_agent.memory import gitrepo
-from evolving_agent.memory.atomic import atomic_write, open_dir, read_plain
+from evolving_agent.memory.base.atomic import atomic_write, open_dir, read_plain
+from evolving_agent.memory.base.redact import redact
 from evolving_agent.memory.canon import check_canon_text
 from evolving_agent.memory.canon_snapshot import record_canon_snapshot
 from evolving_agent.memory.day_stream import DayStream
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
 from evolving_agent.memory.policy import HUMAN_ONLY_WRITERS, Actor, Policy, check_actor
-from evolving_agent.memory.redact import redact
 from evolving_agent.memory.signing import (
     SIG_SUFFIX,
     file_signed,
@@ -342,7 +342,7 @@ class Writer:
     def _approval_problem(self) -> str:
         if self.approval is None:
             return "the monthly job needs an approved review to write canon"
-        from evolving_agent.memory.approvals import approved_review
+        from evolving_agent.memory.base.approvals import approved_review
 
         if not approved_review(self.root, self.approval.review_id):
             return f"review {self.approval.review_id} is not approved, or was already applied"

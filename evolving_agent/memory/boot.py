@@ -31,7 +31,11 @@ from evolving_agent.errors import EvolvingAgentError, InvalidInput, ReadOutOfSco
 from evolving_agent.fsio import walk
 from evolving_agent.memory import bootfast
 from evolving_agent.memory import live as live_bus
-from evolving_agent.memory.atomic import atomic_write
+from evolving_agent.memory.base.atomic import atomic_write
+from evolving_agent.memory.base.live_listing import LIVE_MAX_KEYS
+from evolving_agent.memory.base.redact import redact_fast as redact
+from evolving_agent.memory.base.redact import redact_fast_data as redact_data
+from evolving_agent.memory.base.yamlio import parse_yaml, validate
 from evolving_agent.memory.bootview import (
     DEFAULT_MAX_CHARS,
     LIVE_ENTRIES,
@@ -49,15 +53,11 @@ from evolving_agent.memory.bootview import (
 )
 from evolving_agent.memory.canon import IDENTITY_FILE, Identity
 from evolving_agent.memory.canon_snapshot import load_canon
-from evolving_agent.memory.live_listing import LIVE_MAX_KEYS
 from evolving_agent.memory.policy import Policy
-from evolving_agent.memory.redact import redact_fast as redact
-from evolving_agent.memory.redact import redact_fast_data as redact_data
 from evolving_agent.memory.root import require_root
 from evolving_agent.memory.signing import MARKER as SIGNING_MARKER
 from evolving_agent.memory.signing import check_head, signing_state
 from evolving_agent.memory.today import BIAS_FILE, CARRY_FILE, EMPTY_BIAS, EMPTY_CARRY, Carry
-from evolving_agent.memory.yamlio import parse_yaml, validate
 from evolving_agent.paths import MemoryRoot
 
 __all__ = ["DEFAULT_MAX_CHARS", "MAX_CHARS_ENV", "MIN_MAX_CHARS", "BootContext", "build_boot"]

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from evolving_agent.memory.base.fastargv import plain_call, utf8
+from evolving_agent.memory.base.live_listing import list_live
 from evolving_agent.memory.bootview import (
     BIAS_FILE,
     CARRY_FILE,
@@ -51,8 +53,6 @@ from evolving_agent.memory.bootview import (
     stale_date,
     updated_order,
 )
-from evolving_agent.memory.fastargv import plain_call, utf8
-from evolving_agent.memory.live_listing import list_live
 from evolving_agent.paths import MemoryRoot
 
 CACHE_NAME = "boot-cache.json"
@@ -254,9 +254,9 @@ def _signing_on(root: MemoryRoot) -> bool:
 
 def derive(root: MemoryRoot, max_chars: int) -> _View:
     """The boot context the full boot would build, when it would build it without warnings."""
+    from evolving_agent.memory.base.redact import redact_fast as redact
+    from evolving_agent.memory.base.redact import redact_fast_data as redact_data
     from evolving_agent.memory.canon_snapshot import load_canon
-    from evolving_agent.memory.redact import redact_fast as redact
-    from evolving_agent.memory.redact import redact_fast_data as redact_data
 
     # require_root, without its errors (the full path words them).  The session's read
     # scope (canon, today, live) is fixed in code (policy.READ_SCOPES), not configurable.

@@ -11,9 +11,9 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from evolving_agent.errors import InvalidInput
+from evolving_agent.memory.base.yamlio import parse_yaml, validate
 from evolving_agent.memory.policy import POLICY_FILE, PolicyFile
 from evolving_agent.memory.probe_file import PROBES_FILE, check_probes_text
-from evolving_agent.memory.yamlio import parse_yaml, validate
 from evolving_agent.paths import MemoryRoot
 
 IDENTITY_FILE = "identity.yaml"

@@ -31,8 +31,8 @@ from ruamel.yaml.tokens import CommentToken
 from ruamel.yaml.util import load_yaml_guess_indent
 
 from evolving_agent.errors import InvalidInput
+from evolving_agent.memory.base.yamlio import parse_yaml, validate
 from evolving_agent.memory.canon import Identity
-from evolving_agent.memory.yamlio import parse_yaml, validate
 
 CANON_FILE = "canon/identity.yaml"
 SCHEMA_VERSION = 1

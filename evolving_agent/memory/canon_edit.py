@@ -13,8 +13,8 @@ from pathlib import Path
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory import gitrepo
-from evolving_agent.memory.atomic import atomic_write, mkdirs_private
 from evolving_agent.memory.authority import Writer, confine
+from evolving_agent.memory.base.atomic import atomic_write, mkdirs_private
 from evolving_agent.memory.canon import check_canon_text
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot

@@ -23,7 +23,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from evolving_agent.memory.atomic import UnsafePath, atomic_write, open_creating, open_dir
+from evolving_agent.memory.base.atomic import UnsafePath, atomic_write, open_creating, open_dir
 from evolving_agent.paths import MemoryRoot
 
 SCHEMA_VERSION = 1

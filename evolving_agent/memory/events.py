@@ -20,7 +20,7 @@ from pydantic_core import PydanticCustomError
 
 from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.bounds import (
+from evolving_agent.memory.base.bounds import (
     MAX_FIELD_CHARS,
     MAX_IMPORT_LINE_BYTES,
     MAX_TEXT_BYTES,

@@ -56,7 +56,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.fsio import write_atomic_at
 from evolving_agent.memory import chain
-from evolving_agent.memory.atomic import UnsafePath, open_dir, read_plain
+from evolving_agent.memory.base.atomic import UnsafePath, open_dir, read_plain
+from evolving_agent.memory.base.redact import redact, redact_data
 from evolving_agent.memory.chain import (  # re-exported: the chain's names, where they were
     CHUNK_BYTES,
     CHUNK_LINES,
@@ -68,7 +69,6 @@ from evolving_agent.memory.chain import (  # re-exported: the chain's names, whe
     now,
 )
 from evolving_agent.memory.policy import Actor
-from evolving_agent.memory.redact import redact, redact_data
 from evolving_agent.paths import MemoryRoot
 
 __all__ = ["CHUNK_BYTES", "CHUNK_LINES", "SCHEMA_VERSION", "Head", "canonical", "genesis", "now"]
@@ -194,7 +194,7 @@ class Repair:
 
 
 def _masked(draft: EvidenceDraft) -> EvidenceDraft:
-    """The draft with secrets masked (see memory/redact.py): Evidence never holds a key."""
+    """The draft with secrets masked (see memory/base/redact.py): Evidence never holds a key."""
     update: dict[str, object] = {"text": redact(draft.text), "data": redact_data(draft.data)}
     for name in ("session", "supports", "contradicts"):  # free text from the caller too
         value = getattr(draft, name)

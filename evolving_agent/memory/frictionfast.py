@@ -3,7 +3,7 @@
 A friction write is what a session hook or an assistant runs mid-conversation, and the
 full path imports click, pydantic and the whole writer before it appends one line.
 This module appends the same record through the same code: the same checks
-(:mod:`~evolving_agent.memory.bounds`: the root, empty or oversized text, a one-line
+(:mod:`~evolving_agent.memory.base.bounds`: the root, empty or oversized text, a one-line
 ``--session``, a day already reflected), the same permission (the actor, and the write
 table of the last writer commit's ``policy.yaml``), the same redaction, and the same
 chain writer (:mod:`~evolving_agent.memory.chain`: flock, hash chain, fsync, anchor,
@@ -14,7 +14,7 @@ It gives up before writing anything - and the caller runs the full CLI, which th
 words the error exactly as always - whenever anything is unusual: an option it does
 not know (``--help``, ``--supports``/``--contradicts``, which look up the register), a
 check that fails, a policy that may override a grant (anything but the plain shape
-:func:`~evolving_agent.memory.authority_table.grants_nothing` accepts), a root whose
+:func:`~evolving_agent.memory.base.authority_table.grants_nothing` accepts), a root whose
 Canon cannot be read.  Once it appends, it does not give up: an error then is printed
 the way the CLI prints it, with its exit code, so nothing is written twice.
 """
@@ -26,11 +26,11 @@ import sys
 from dataclasses import dataclass
 
 from evolving_agent.errors import EvolvingAgentError
-from evolving_agent.memory.authority_table import ACTORS, DEFAULT_WRITE, grants_nothing
-from evolving_agent.memory.bounds import check_fields, check_text, refuse_reflected_day
+from evolving_agent.memory.base.authority_table import ACTORS, DEFAULT_WRITE, grants_nothing
+from evolving_agent.memory.base.bounds import check_fields, check_text, refuse_reflected_day
+from evolving_agent.memory.base.fastargv import plain_call
+from evolving_agent.memory.base.redact import redact
 from evolving_agent.memory.chain import HEADS, Body, Chain, now, ts_json
-from evolving_agent.memory.fastargv import plain_call
-from evolving_agent.memory.redact import redact
 from evolving_agent.paths import MemoryRoot, root_problem
 from evolving_agent.textsafe import neutralise
 

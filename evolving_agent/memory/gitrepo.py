@@ -35,7 +35,7 @@ from datetime import datetime
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.gitcmd import git as run_git
-from evolving_agent.memory.atomic import mkdirs_private
+from evolving_agent.memory.base.atomic import mkdirs_private
 from evolving_agent.paths import MemoryRoot
 
 # Paths whose every change must come through the writer (verify checks them all).

@@ -48,10 +48,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evolving_agent.errors import InvalidInput, NotFound, first_error
 from evolving_agent.memory.authority import ScopedReader, Writer
+from evolving_agent.memory.base.redact import redact
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, recorded_day
 from evolving_agent.memory.evidence import day_key as day_key  # re-exported, where it was
 from evolving_agent.memory.policy import Actor
-from evolving_agent.memory.redact import redact
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 
@@ -187,7 +187,7 @@ def hypothesis_id(text: str) -> str:
 def duplicate_of(text: str, register: dict[str, Hypothesis]) -> Hypothesis | None:
     """An active hypothesis with the same claim once normalised (NFKC, case fold, no
     zero-width or bidi characters, confusables skeleton, spacing ignored)."""
-    from evolving_agent.memory.similarity import key
+    from evolving_agent.memory.base.similarity import key
 
     k = key(text)
     for h in register.values():

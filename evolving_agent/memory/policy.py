@@ -21,7 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evolving_agent.errors import InvalidInput
-from evolving_agent.memory.authority_table import (  # re-exported: the table, where it was
+from evolving_agent.memory.base.authority_table import (  # re-exported: the table, where it was
     ACTORS,
     CANON_WRITERS_ALLOWED,
     DEFAULT_WRITE,
@@ -33,7 +33,7 @@ from evolving_agent.memory.authority_table import (  # re-exported: the table, w
     Actor,
     check_actor,
 )
-from evolving_agent.memory.yamlio import parse_yaml, validate
+from evolving_agent.memory.base.yamlio import parse_yaml, validate
 from evolving_agent.paths import AREAS, MemoryRoot
 
 __all__ = ["ACTORS", "HUMAN_ONLY_WRITERS", "JOB_ACTORS", "Actor", "check_actor"]

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from evolving_agent.errors import InvalidInput
-from evolving_agent.memory.yamlio import line_of, validate
+from evolving_agent.memory.base.yamlio import line_of, validate
 
 PROBES_FILE = "probes.yaml"
 SECTIONS = ("values", "self_understanding", "habits")

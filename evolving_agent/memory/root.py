@@ -14,7 +14,7 @@ from typing import Any
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory import gitrepo
-from evolving_agent.memory.atomic import atomic_write, make_private_dir
+from evolving_agent.memory.base.atomic import atomic_write, make_private_dir
 from evolving_agent.memory.canon import IDENTITY_FILE, IDENTITY_TEMPLATE, POLICY_TEMPLATE
 from evolving_agent.memory.canon_snapshot import record_canon_snapshot
 from evolving_agent.memory.policy import POLICY_FILE

@@ -51,7 +51,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from evolving_agent.errors import EXIT_INVALID, EXIT_TAMPERED, EvolvingAgentError, InvalidInput
 from evolving_agent.gitcmd import GitResult, git
 from evolving_agent.memory import gitrepo
-from evolving_agent.memory.atomic import atomic_write, make_private_dir, mkdirs_private
+from evolving_agent.memory.base.atomic import atomic_write, make_private_dir, mkdirs_private
 from evolving_agent.memory.canon_snapshot import record_canon_snapshot
 from evolving_agent.memory.devices import (
     TODAY_WRITER_FILE,

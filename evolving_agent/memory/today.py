@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from evolving_agent.memory.redact import redact
+from evolving_agent.memory.base.redact import redact
 from evolving_agent.paths import MemoryRoot
 
 if TYPE_CHECKING:

@@ -38,7 +38,7 @@ from evolving_agent.errors import EvolvingAgentError, InvalidInput
 from evolving_agent.fsio import read_files
 from evolving_agent.gitcmd import GitError, git
 from evolving_agent.memory import gitrepo
-from evolving_agent.memory.approvals import read_decision
+from evolving_agent.memory.base.approvals import read_decision
 from evolving_agent.memory.canon_diff import CanonDiff, apply_diff
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, parse_line
 from evolving_agent.memory.review_trace import TraceIndex

@@ -4,7 +4,7 @@
 Nightly
   1. Apply the day's tagged friction to the register with the shared state rules
      (``memory/hypotheses.py``).
-  2. Read untagged friction: an untagged event *similar* (``memory/similarity.py``:
+  2. Read untagged friction: an untagged event *similar* (``memory/base/similarity.py``:
      normalised character n-grams, any language) to a hypothesis the nightly job
      raised, or to the claim of any other hypothesis, counts as its support (a
      ``reading``).  So a pattern recurring after it was raised supports it instead of
@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
+from evolving_agent.memory.base.similarity import similar
 from evolving_agent.memory.carry import (
     CarryNote,
     Choice,
@@ -52,7 +53,6 @@ from evolving_agent.memory.hypotheses import (
     quote,
     sanitise,
 )
-from evolving_agent.memory.similarity import similar
 from evolving_agent.reflectors.base import (
     NewHypothesis,
     NightlyContext,
@@ -88,7 +88,7 @@ STOP_AND_CHOOSE = "stop, and choose what the user asked for instead"
 
 
 def similar_text(a: str, b: str) -> bool:
-    """Similarity for raising and reading (see ``memory/similarity.py``)."""
+    """Similarity for raising and reading (see ``memory/base/similarity.py``)."""
     return similar(a, b)
 
 

@@ -222,7 +222,7 @@ def test_top_level_help_imports_no_command_module() -> None:
     # memory.fastargv is the option reader the fast paths share (standard library only).
     assert proc.stderr.strip() == (
         "['evolving_agent.cli._common', 'evolving_agent.cli._output', "
-        "'evolving_agent.memory', 'evolving_agent.memory.fastargv']"
+        "'evolving_agent.memory', 'evolving_agent.memory.base.fastargv']"
     )
 
 

@@ -19,9 +19,9 @@ import pytest
 
 from evolving_agent.memory import bootfast, bootview, live, today
 from evolving_agent.memory.authority import Writer
+from evolving_agent.memory.base.yamlio import parse_yaml, validate
 from evolving_agent.memory.canon import IDENTITY_FILE, IDENTITY_TEMPLATE, Identity
 from evolving_agent.memory.root import init_root
-from evolving_agent.memory.yamlio import parse_yaml, validate
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli
 from tests.helpers.fixtures import LivedMonth, copy_tree

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from evolving_agent.memory.base.redact import redact, redact_data
 from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, _seal, now
-from evolving_agent.memory.redact import redact, redact_data
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli, run_proc
 from tests.helpers.roots import fresh_root

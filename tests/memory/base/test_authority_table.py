@@ -1,5 +1,5 @@
 """The plain authority table, and which policy.yaml texts surely grant nothing
-(memory/authority_table.py): the friction fast path trusts the default table only for
+(memory/base/authority_table.py): the friction fast path trusts the default table only for
 those, so every text it accepts must parse, through the real policy models, to exactly
 that table."""
 
@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from evolving_agent.memory.authority_table import DEFAULT_WRITE, grants_nothing
+from evolving_agent.memory.base.authority_table import DEFAULT_WRITE, grants_nothing
+from evolving_agent.memory.base.yamlio import parse_yaml, validate
 from evolving_agent.memory.canon import POLICY_TEMPLATE
 from evolving_agent.memory.policy import Policy, PolicyFile
-from evolving_agent.memory.yamlio import parse_yaml, validate
 
 PLAIN = [
     POLICY_TEMPLATE,

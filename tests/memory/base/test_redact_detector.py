@@ -1,4 +1,4 @@
-"""The maintained detector behind memory/redact.py, and the contract with our own tables.
+"""The maintained detector behind memory/base/redact.py, and the contract with our own tables.
 
 The detector (bc-detect-secrets' regex plugins) is the source of provider-key rules.  Our
 own rows stay only where it falls short, and these tests keep both claims true: every row
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from evolving_agent.memory.redact import (
+from evolving_agent.memory.base.redact import (
     _FALLBACK,
     _GAPS,
     DETECTOR,

@@ -1,4 +1,4 @@
-"""Round-trip YAML reading (``memory/yamlio.py``): parsed documents are shared by text,
+"""Round-trip YAML reading (``memory/base/yamlio.py``): parsed documents are shared by text,
 never by object."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from evolving_agent.errors import InvalidInput
-from evolving_agent.memory.yamlio import dump_yaml, line_of, parse_yaml
+from evolving_agent.memory.base.yamlio import dump_yaml, line_of, parse_yaml
 
 TEXT = "# the human's comment\nname: Assistant\nvalues:\n  - careful\n  - direct\n"
 

@@ -1,4 +1,4 @@
-"""Secret shapes masked at every entry point (memory/redact.py).
+"""Secret shapes masked at every entry point (memory/base/redact.py).
 
 Guards the issue's finding "redaction misses 19 of 21 common secret shapes" and "a
 token in a canon edit -m message is kept in git and printed by canon log".
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from evolving_agent.memory.base.redact import redact
 from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.redact import redact
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli
 from tests.helpers.roots import fresh_root
@@ -194,7 +194,7 @@ def test_a_token_in_a_canon_edit_message_never_reaches_git(
 def test_the_prefilter_changes_no_result() -> None:
     # Guards the speed-up: the one-scan prefilter may only skip texts no pass would touch
     # (upper case, Turkish dotted I and Kelvin sign included, which lower-case unevenly).
-    from evolving_agent.memory.redact import _redact, _redact_all
+    from evolving_agent.memory.base.redact import _redact, _redact_all
 
     texts = [text for _, text, _ in SHAPES] + PROSE + [LINE]
     texts += [t.upper() for t in texts] + ["PASSWORD=hunter22", "İPASS=x1y2z3", "\u212aEY=a1b2c3"]

@@ -68,7 +68,7 @@ def root(tmp_path: Path) -> MemoryRoot:
 def test_a_day_file_made_in_a_shared_evidence_directory_is_group_writable(tmp_path: Path) -> None:
     # The OS-user deployment: a day file the assistant's user creates must take the human's
     # jobs' appends, and a shared directory the human set up is never tightened back.
-    from evolving_agent.memory.atomic import make_private_dir
+    from evolving_agent.memory.base.atomic import make_private_dir
     from evolving_agent.memory.evidence import EvidenceLog
 
     root = init_root(tmp_path / "m")

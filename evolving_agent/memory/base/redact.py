@@ -12,7 +12,7 @@ Three layers (docs/authority.md, "Secrets", has the evaluation behind the choice
    Its entropy plugins (they flag the sha256 hashes Evidence carries) and its keyword
    and Basic-auth plugins (layer 3 does those better for prose) are left out.
 2. ``_GAPS``: the shapes its plugins miss (Anthropic, OpenAI, GitLab, PyPI, webhooks,
-   PGP and PuTTY key blocks, ...).  tests/memory/test_redact_detector.py checks each
+   PGP and PuTTY key blocks, ...).  tests/memory/base/test_redact_detector.py checks each
    row against the installed detector, so a row it learns fails there and goes.
 3. What no scanner catches in prose and shell lines: keyword assignments
    (``password=``, ``DB_PASS:``, ``PGPASSWORD=``), command-line flags (``--password
@@ -79,7 +79,7 @@ _SECRET_NAMES = (
 # _GAPS: shapes the maintained detector (below) does not find — PGP key blocks and PuTTY
 # key files (it masks only their first line), and providers its plugins lack.  Always
 # applied.
-# tests/memory/test_redact_detector.py checks that the detector still misses each one, so
+# tests/memory/base/test_redact_detector.py checks that the detector still misses each one, so
 # an entry whose provider the detector gains fails that test and is deleted here.
 _GAPS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     (

@@ -1,10 +1,10 @@
-"""Similarity in any language: one normal form, character n-grams (memory/similarity.py)."""
+"""Similarity in any language: one normal form, character n-grams (memory/base/similarity.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from evolving_agent.memory.similarity import grams, key, normalise, similar, similarity
+from evolving_agent.memory.base.similarity import grams, key, normalise, similar, similarity
 
 JA = "「ついでにテストも書けます」と書きかけて消した"
 
