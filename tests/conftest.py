@@ -1,7 +1,7 @@
 """Shared fixtures: every test gets its own memory root under tmp_path and a git identity.
 
 Git needs an author for commits; a fresh machine may have none, so the tests (like the
-product itself, see ``memory/gitrepo.py``) never rely on a global one.
+product itself, see ``memory/canon/gitrepo.py``) never rely on a global one.
 
 Expensive things are made once per session and shared: one MCP server (``mcp_server``)
 that the MCP tests talk to, each checking only what its own calls changed, one simulated
@@ -234,7 +234,7 @@ SLOW: dict[str, set[str]] = {
     },
     "memory/test_evidence_timezones": {"*"},
     "memory/test_hypotheses_distinct_days": {"*"},
-    "memory/test_policy": {"*"},
+    "memory/canon/test_policy": {"*"},
     "memory/base/test_redact": {
         "test_a_pasted_key_and_injection_never_reach_tomorrows_context",
     },

@@ -97,15 +97,15 @@ def with_import(pristine: Path, tmp_path: Path, module: str, line: str) -> Path:
         ),
         # ... Canon and the writer validating each other ...
         (
-            "evolving_agent.memory.canon",
+            "evolving_agent.memory.canon.canon",
             "from evolving_agent.memory import authority",
             "No import cycles between sibling modules or packages",
             ".canon -> .authority",
         ),
         # ... the git layer recording Canon snapshots ...
         (
-            "evolving_agent.memory.gitrepo",
-            "from evolving_agent.memory import canon_snapshot",
+            "evolving_agent.memory.canon.gitrepo",
+            "from evolving_agent.memory.canon import canon_snapshot",
             "No import cycles between sibling modules or packages",
             ".gitrepo -> .canon_snapshot",
         ),

@@ -10,6 +10,7 @@ import click
 
 from evolving_agent.cli._common import echo_json, json_option, root_from
 from evolving_agent.cli._output import echo, paged
+from evolving_agent.memory.canon.policy import Actor
 from evolving_agent.memory.hypotheses import (
     Hypothesis,
     add_hypothesis,
@@ -20,7 +21,6 @@ from evolving_agent.memory.hypotheses import (
     show_hypothesis,
     split_hypothesis,
 )
-from evolving_agent.memory.policy import Actor
 from evolving_agent.textsafe import one_line
 
 STAKES = click.Choice(["low", "high"])

@@ -15,8 +15,8 @@ from evolving_agent.errors import EvolvingAgentError, TamperingFound, UsageError
 from evolving_agent.memory import events, live
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.bootview import DEFAULT_MAX_CHARS, MAX_CHARS_ENV, MIN_MAX_CHARS
+from evolving_agent.memory.canon.policy import ACTORS, Actor
 from evolving_agent.memory.evidence import EvidenceRecord
-from evolving_agent.memory.policy import ACTORS, Actor
 from evolving_agent.memory.root import init_root, require_root
 from evolving_agent.paths import LAYERS, Layer, MemoryRoot
 from evolving_agent.textsafe import one_line

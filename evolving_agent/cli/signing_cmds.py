@@ -8,8 +8,8 @@ import click
 
 from evolving_agent.cli._common import echo_json, json_option, root_from
 from evolving_agent.cli._output import echo
+from evolving_agent.memory.canon.signing import SigningState, enable_signing, signing_state
 from evolving_agent.memory.root import require_root
-from evolving_agent.memory.signing import SigningState, enable_signing, signing_state
 
 
 @click.group("signing")

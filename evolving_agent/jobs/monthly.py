@@ -33,9 +33,9 @@ from evolving_agent.jobs.markers import (
     refuse_future,
 )
 from evolving_agent.memory.authority import ScopedReader, Writer
-from evolving_agent.memory.canon_diff import CanonDiff
+from evolving_agent.memory.canon.canon_diff import CanonDiff
+from evolving_agent.memory.canon.policy import Policy
 from evolving_agent.memory.evidence import now as local_now
-from evolving_agent.memory.policy import Policy
 from evolving_agent.memory.review_trace import TraceIndex, queued_record, sha256_of
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot

@@ -27,21 +27,21 @@ from filelock import FileLock
 
 from evolving_agent.errors import InvalidInput, InvalidPath, ReadOutOfScope, WriteDenied
 from evolving_agent.fsio import in_flight, shared_mode
-from evolving_agent.memory import gitrepo
 from evolving_agent.memory.base.atomic import atomic_write, open_dir, read_plain
 from evolving_agent.memory.base.redact import redact
-from evolving_agent.memory.canon import check_canon_text
-from evolving_agent.memory.canon_snapshot import record_canon_snapshot
-from evolving_agent.memory.day_stream import DayStream
-from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
-from evolving_agent.memory.policy import HUMAN_ONLY_WRITERS, Actor, Policy, check_actor
-from evolving_agent.memory.signing import (
+from evolving_agent.memory.canon import gitrepo
+from evolving_agent.memory.canon.canon import check_canon_text
+from evolving_agent.memory.canon.canon_snapshot import record_canon_snapshot
+from evolving_agent.memory.canon.policy import HUMAN_ONLY_WRITERS, Actor, Policy, check_actor
+from evolving_agent.memory.canon.signing import (
     SIG_SUFFIX,
     file_signed,
     git_signing_args,
     sign_file,
     signing_state,
 )
+from evolving_agent.memory.day_stream import DayStream
+from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
 from evolving_agent.paths import AREAS, Area, MemoryRoot, area_parts
 
 NAME_MAX = 255  # bytes in one file name (Linux, macOS)

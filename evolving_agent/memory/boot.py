@@ -51,12 +51,12 @@ from evolving_agent.memory.bootview import (
     stale_date,
     updated_order,
 )
-from evolving_agent.memory.canon import IDENTITY_FILE, Identity
-from evolving_agent.memory.canon_snapshot import load_canon
-from evolving_agent.memory.policy import Policy
+from evolving_agent.memory.canon.canon import IDENTITY_FILE, Identity
+from evolving_agent.memory.canon.canon_snapshot import load_canon
+from evolving_agent.memory.canon.policy import Policy
+from evolving_agent.memory.canon.signing import MARKER as SIGNING_MARKER
+from evolving_agent.memory.canon.signing import check_head, signing_state
 from evolving_agent.memory.root import require_root
-from evolving_agent.memory.signing import MARKER as SIGNING_MARKER
-from evolving_agent.memory.signing import check_head, signing_state
 from evolving_agent.memory.today import BIAS_FILE, CARRY_FILE, EMPTY_BIAS, EMPTY_CARRY, Carry
 from evolving_agent.paths import MemoryRoot
 

@@ -242,7 +242,7 @@ def render(view: _View, fmt: str) -> str:
 
 
 def _signing_on(root: MemoryRoot) -> bool:
-    """The root's signing marker, or this user's pinned record (memory/signing.py)."""
+    """The root's signing marker, or this user's pinned record (memory/canon/signing.py)."""
     if os.path.lexists(os.path.join(root.path, ".ea", "signing.json")):
         return True
     import hashlib
@@ -256,7 +256,7 @@ def derive(root: MemoryRoot, max_chars: int) -> _View:
     """The boot context the full boot would build, when it would build it without warnings."""
     from evolving_agent.memory.base.redact import redact_fast as redact
     from evolving_agent.memory.base.redact import redact_fast_data as redact_data
-    from evolving_agent.memory.canon_snapshot import load_canon
+    from evolving_agent.memory.canon.canon_snapshot import load_canon
 
     # require_root, without its errors (the full path words them).  The session's read
     # scope (canon, today, live) is fixed in code (policy.READ_SCOPES), not configurable.

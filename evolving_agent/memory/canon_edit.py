@@ -1,7 +1,7 @@
 """The human's own Canon edit (``canon edit``): validated, written and committed.
 
 The edit goes through the writer as ``human``, so it is validated by the one Canon
-validator (:func:`evolving_agent.memory.canon.check_canon_text`) and committed with
+validator (:func:`evolving_agent.memory.canon.canon.check_canon_text`) and committed with
 provenance like any other Canon write.  An edit the writer refuses is not lost: its
 text is kept in ``.ea/rejected-<name>`` and the error says where, so every front end
 (not only the CLI) keeps the person's work.
@@ -12,10 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from evolving_agent.errors import InvalidInput
-from evolving_agent.memory import gitrepo
 from evolving_agent.memory.authority import Writer, confine
 from evolving_agent.memory.base.atomic import atomic_write, mkdirs_private
-from evolving_agent.memory.canon import check_canon_text
+from evolving_agent.memory.canon import gitrepo
+from evolving_agent.memory.canon.canon import check_canon_text
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 

@@ -34,7 +34,7 @@ from evolving_agent.paths import MemoryRoot
 from evolving_agent.results import Result
 
 if TYPE_CHECKING:
-    from evolving_agent.memory.policy import Actor
+    from evolving_agent.memory.canon.policy import Actor
 
 
 def record_friction(

@@ -58,6 +58,7 @@ from evolving_agent.fsio import write_atomic_at
 from evolving_agent.memory import chain
 from evolving_agent.memory.base.atomic import UnsafePath, open_dir, read_plain
 from evolving_agent.memory.base.redact import redact, redact_data
+from evolving_agent.memory.canon.policy import Actor
 from evolving_agent.memory.chain import (  # re-exported: the chain's names, where they were
     CHUNK_BYTES,
     CHUNK_LINES,
@@ -68,7 +69,6 @@ from evolving_agent.memory.chain import (  # re-exported: the chain's names, whe
     genesis,
     now,
 )
-from evolving_agent.memory.policy import Actor
 from evolving_agent.paths import MemoryRoot
 
 __all__ = ["CHUNK_BYTES", "CHUNK_LINES", "SCHEMA_VERSION", "Head", "canonical", "genesis", "now"]
@@ -549,7 +549,7 @@ def repair_days(root: MemoryRoot, actor: str, day: date | None = None) -> list[R
     What an append does on its own when it meets a torn tail, by hand: the bytes go to
     ``evidence/torn/``, a ``repair`` record holds their hash, the chain goes on.
     """
-    from evolving_agent.memory.policy import check_actor
+    from evolving_agent.memory.canon.policy import check_actor
 
     check_actor(actor)
     log = EvidenceLog(root)

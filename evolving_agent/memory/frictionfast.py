@@ -71,7 +71,7 @@ def parse_argv(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> R
 
 def _policy_grants_nothing(root: MemoryRoot) -> bool:
     """Whether the policy the writer would load leaves the default write table."""
-    from evolving_agent.memory.canon_snapshot import load_canon
+    from evolving_agent.memory.canon.canon_snapshot import load_canon
 
     # As memory.policy.Policy.load: the Canon of the last writer commit, not hand edits.
     data = load_canon(root).files.get(POLICY_FILE)

@@ -49,9 +49,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from evolving_agent.errors import InvalidInput, NotFound, first_error
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.base.redact import redact
+from evolving_agent.memory.canon.policy import Actor
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, recorded_day
 from evolving_agent.memory.evidence import day_key as day_key  # re-exported, where it was
-from evolving_agent.memory.policy import Actor
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 

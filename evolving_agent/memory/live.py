@@ -28,7 +28,7 @@ from evolving_agent.memory.evidence import now
 from evolving_agent.paths import MemoryRoot
 
 if TYPE_CHECKING:
-    from evolving_agent.memory.policy import Actor
+    from evolving_agent.memory.canon.policy import Actor
 
 KEY_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 MAX_TEXT_CHARS = 4000  # a note of where work stopped, not a document

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from evolving_agent.errors import InvalidInput
-from evolving_agent.memory import gitrepo
 from evolving_agent.memory.base.atomic import atomic_write, make_private_dir
-from evolving_agent.memory.canon import IDENTITY_FILE, IDENTITY_TEMPLATE, POLICY_TEMPLATE
-from evolving_agent.memory.canon_snapshot import record_canon_snapshot
-from evolving_agent.memory.policy import POLICY_FILE
-from evolving_agent.memory.probe_file import PROBES_FILE, PROBES_TEMPLATE
+from evolving_agent.memory.canon import gitrepo
+from evolving_agent.memory.canon.canon import IDENTITY_FILE, IDENTITY_TEMPLATE, POLICY_TEMPLATE
+from evolving_agent.memory.canon.canon_snapshot import record_canon_snapshot
+from evolving_agent.memory.canon.policy import POLICY_FILE
+from evolving_agent.memory.canon.probe_file import PROBES_FILE, PROBES_TEMPLATE
 from evolving_agent.paths import LAYERS, REVIEW_AREAS, MemoryRoot, root_problem
 
 SCHEDULE_TEMPLATE = """\

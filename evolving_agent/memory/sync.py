@@ -50,9 +50,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from evolving_agent.errors import EXIT_INVALID, EXIT_TAMPERED, EvolvingAgentError, InvalidInput
 from evolving_agent.gitcmd import GitResult, git
-from evolving_agent.memory import gitrepo
 from evolving_agent.memory.base.atomic import atomic_write, make_private_dir, mkdirs_private
-from evolving_agent.memory.canon_snapshot import record_canon_snapshot
+from evolving_agent.memory.canon import gitrepo
+from evolving_agent.memory.canon.canon_snapshot import record_canon_snapshot
 from evolving_agent.memory.devices import (
     TODAY_WRITER_FILE,
     DeviceInfo,
@@ -941,7 +941,7 @@ def verify_merged(root: MemoryRoot, remote: str, here: DeviceInfo, plan: MergePl
 def _stage_signing(root: MemoryRoot, stage: MemoryRoot) -> None:
     """Where signing is on, the scratch root checks signatures against the key this
     device trusts (its pinned allowed signers), not against anything the remote sent."""
-    from evolving_agent.memory.signing import marker_path, signing_state
+    from evolving_agent.memory.canon.signing import marker_path, signing_state
 
     state = signing_state(root)
     if not state.enabled:

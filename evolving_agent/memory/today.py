@@ -16,7 +16,7 @@ from evolving_agent.memory.base.redact import redact
 from evolving_agent.paths import MemoryRoot
 
 if TYPE_CHECKING:
-    from evolving_agent.memory.policy import Actor
+    from evolving_agent.memory.canon.policy import Actor
 
 CarryType = Literal[
     "vow",  # keep it tomorrow

@@ -37,9 +37,10 @@ from pathlib import Path
 from evolving_agent.errors import EvolvingAgentError, InvalidInput
 from evolving_agent.fsio import read_files
 from evolving_agent.gitcmd import GitError, git
-from evolving_agent.memory import gitrepo
 from evolving_agent.memory.base.approvals import read_decision
-from evolving_agent.memory.canon_diff import CanonDiff, apply_diff
+from evolving_agent.memory.canon import gitrepo
+from evolving_agent.memory.canon.canon_diff import CanonDiff, apply_diff
+from evolving_agent.memory.canon.signing import check_signatures, signing_state
 from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, parse_line
 from evolving_agent.memory.review_trace import TraceIndex
 from evolving_agent.memory.root import (
@@ -49,7 +50,6 @@ from evolving_agent.memory.root import (
     init_contents,
     require_root,
 )
-from evolving_agent.memory.signing import check_signatures, signing_state
 from evolving_agent.paths import MemoryRoot
 
 REGULAR_MODES = ("100644", "100755")
@@ -388,7 +388,7 @@ def _check_signed(
     report: VerifyReport,
 ) -> list[str]:
     """With signing on, human commits after set-up and every later decision must carry the
-    pinned key's signature (memory/signing.py); without it, say that "human" is a claim."""
+    pinned key's signature (memory/canon/signing.py); without it, say that "human" is a claim."""
     state = signing_state(root)
     deployed = deployment(root)
     if deployed is not None:

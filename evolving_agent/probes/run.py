@@ -30,11 +30,11 @@ from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.base.redact import redact
 from evolving_agent.memory.base.yamlio import parse_yaml, validate
 from evolving_agent.memory.boot import build_boot
-from evolving_agent.memory.canon import IDENTITY_FILE, Identity
-from evolving_agent.memory.canon_snapshot import load_canon
+from evolving_agent.memory.canon.canon import IDENTITY_FILE, Identity
+from evolving_agent.memory.canon.canon_snapshot import load_canon
+from evolving_agent.memory.canon.policy import Actor
+from evolving_agent.memory.canon.probe_file import check_probes_text, resolve_entry
 from evolving_agent.memory.evidence import now as local_now
-from evolving_agent.memory.policy import Actor
-from evolving_agent.memory.probe_file import check_probes_text, resolve_entry
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.probes.models import (

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from evolving_agent.errors import EvolvingAgentError, first_error
 from evolving_agent.memory.authority import ScopedReader
 from evolving_agent.memory.base.redact import redact
-from evolving_agent.memory.canon_diff import Section
+from evolving_agent.memory.canon.canon_diff import Section
 from evolving_agent.memory.day_digest import DayDigest, digest_records
 from evolving_agent.memory.evidence import EvidenceRecord
 from evolving_agent.memory.hypotheses import (

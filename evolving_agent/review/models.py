@@ -6,7 +6,7 @@
                                  reads differently: :class:`ProbeCard`)
 ``reviews/decisions/<id>.json``  written by the human (approve / reject), read by the writer
 
-A diff (:class:`~evolving_agent.memory.canon_diff.CanonDiff`) is one operation on one
+A diff (:class:`~evolving_agent.memory.canon.canon_diff.CanonDiff`) is one operation on one
 list section of ``canon/identity.yaml``.
 """
 
@@ -18,7 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 # The diff itself lives in memory (verify re-applies it); these files wrap it.
-from evolving_agent.memory.canon_diff import SCHEMA_VERSION, CanonDiff
+from evolving_agent.memory.canon.canon_diff import SCHEMA_VERSION, CanonDiff
 
 
 class _Versioned(BaseModel):

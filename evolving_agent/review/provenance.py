@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from evolving_agent.errors import EXIT_TAMPERED, EvolvingAgentError
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.policy import Actor
+from evolving_agent.memory.canon.policy import Actor
 from evolving_agent.memory.review_trace import Trace, TraceIndex, check_review
 from evolving_agent.paths import MemoryRoot
 

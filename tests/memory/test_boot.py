@@ -18,9 +18,9 @@ from click.testing import CliRunner
 from evolving_agent.cli import cli
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.boot import build_boot
-from evolving_agent.memory.canon import IDENTITY_TEMPLATE
-from evolving_agent.memory.canon_snapshot import check_canon_snapshot, state_file
-from evolving_agent.memory.gitrepo import blob_sha
+from evolving_agent.memory.canon.canon import IDENTITY_TEMPLATE
+from evolving_agent.memory.canon.canon_snapshot import check_canon_snapshot, state_file
+from evolving_agent.memory.canon.gitrepo import blob_sha
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import new_root, run_cli, run_proc
 from tests.helpers.roots import fresh_root

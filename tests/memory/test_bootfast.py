@@ -20,7 +20,7 @@ import pytest
 from evolving_agent.memory import bootfast, bootview, live, today
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.base.yamlio import parse_yaml, validate
-from evolving_agent.memory.canon import IDENTITY_FILE, IDENTITY_TEMPLATE, Identity
+from evolving_agent.memory.canon.canon import IDENTITY_FILE, IDENTITY_TEMPLATE, Identity
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli

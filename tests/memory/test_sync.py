@@ -23,8 +23,8 @@ from freezegun import freeze_time
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.gitcmd import git
-from evolving_agent.memory import gitrepo
 from evolving_agent.memory.authority import Writer
+from evolving_agent.memory.canon import gitrepo
 from evolving_agent.memory.devices import (
     NotTodayWriter,
     check_today_writer,

@@ -17,7 +17,7 @@ from typing import Any
 import git
 import pytest
 
-from evolving_agent.memory import gitrepo
+from evolving_agent.memory.canon import gitrepo
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.probes import resolve_answerer

@@ -17,8 +17,8 @@ from typing import Any
 import git
 import pytest
 
-from evolving_agent.memory import gitrepo
 from evolving_agent.memory.authority import Writer
+from evolving_agent.memory.canon import gitrepo
 from evolving_agent.memory.evidence import EvidenceLog
 from evolving_agent.memory.hypotheses import add_hypothesis
 from evolving_agent.paths import MemoryRoot

@@ -1,6 +1,6 @@
 """The default authority table as plain data: who may write and read which layer.
 
-:mod:`evolving_agent.memory.policy` overlays it with ``canon/policy.yaml`` (parsed with
+:mod:`evolving_agent.memory.canon.policy` overlays it with ``canon/policy.yaml`` (parsed with
 ruamel and checked with pydantic); this module needs neither, so the friction fast path
 (:mod:`evolving_agent.memory.frictionfast`) can check an actor and, for a policy that
 overrides no grant (:func:`grants_nothing`), the write table itself.
@@ -81,7 +81,7 @@ def grants_nothing(data: bytes) -> bool:
     and ``removal_confirm_fraction`` within their bounds, each key once.  Such a file
     leaves :data:`DEFAULT_WRITE` as the write table and parses cleanly; anything else
     (a ``write:`` table, flow style, quotes, escapes, tags, tabs, an out-of-range
-    value) is False, and the caller parses it for real (memory/policy.py).
+    value) is False, and the caller parses it for real (memory/canon/policy.py).
     """
     try:
         text = data.decode("utf-8")

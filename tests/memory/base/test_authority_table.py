@@ -9,8 +9,8 @@ import pytest
 
 from evolving_agent.memory.base.authority_table import DEFAULT_WRITE, grants_nothing
 from evolving_agent.memory.base.yamlio import parse_yaml, validate
-from evolving_agent.memory.canon import POLICY_TEMPLATE
-from evolving_agent.memory.policy import Policy, PolicyFile
+from evolving_agent.memory.canon.canon import POLICY_TEMPLATE
+from evolving_agent.memory.canon.policy import Policy, PolicyFile
 
 PLAIN = [
     POLICY_TEMPLATE,

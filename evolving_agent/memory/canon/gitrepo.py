@@ -182,7 +182,7 @@ def commit_contents(
         index.unlink(missing_ok=True)
     body = message.rstrip() + "\n\n" + "".join(f"{k}: {v}\n" for k, v in trailers.items())
     args = ["commit-tree", tree, "-F", "-"] + (["-p", parent] if parent else [])
-    if sign is not None:  # git options naming the key (memory/signing.py), then -S
+    if sign is not None:  # git options naming the key (memory/canon/signing.py), then -S
         args = [*sign, "commit-tree", "-S", *args[1:]]
     commit = run_git(
         root.path, *args, input=body.encode("utf-8"), identity=_identity_needed(root)

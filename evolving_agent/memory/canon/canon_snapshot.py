@@ -36,7 +36,7 @@ from typing import Any
 from evolving_agent.errors import InvalidInput
 from evolving_agent.fsio import TreeFiles, read_files
 from evolving_agent.memory.base.atomic import atomic_write
-from evolving_agent.memory.gitrepo import blob_sha, parse_trailers
+from evolving_agent.memory.canon.gitrepo import blob_sha, parse_trailers
 from evolving_agent.paths import MemoryRoot
 
 STATE_NAME = "canon-state.json"

@@ -12,8 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory.base.yamlio import parse_yaml, validate
-from evolving_agent.memory.policy import POLICY_FILE, PolicyFile
-from evolving_agent.memory.probe_file import PROBES_FILE, check_probes_text
+from evolving_agent.memory.canon.policy import POLICY_FILE, PolicyFile
+from evolving_agent.memory.canon.probe_file import PROBES_FILE, check_probes_text
 from evolving_agent.paths import MemoryRoot
 
 IDENTITY_FILE = "identity.yaml"
@@ -45,7 +45,7 @@ habits:
 
 POLICY_TEMPLATE = """\
 # Authority policy override.  Only the human can change this file (it is in Canon).
-# The defaults live in code (evolving_agent/memory/policy.py); list a layer here to
+# The defaults live in code (evolving_agent/memory/canon/policy.py); list a layer here to
 # replace who may write it.  Canon is always human, or monthly with an approved review.
 schema_version: 1
 # write:

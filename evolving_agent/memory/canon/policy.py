@@ -111,7 +111,7 @@ class Policy:
         cached = _CACHE.get(path)
         if cached is not None and cached[0] == key:
             return cached[1]
-        from evolving_agent.memory.canon_snapshot import load_canon
+        from evolving_agent.memory.canon.canon_snapshot import load_canon
 
         try:
             canon = load_canon(root)

@@ -155,7 +155,7 @@ def _fingerprint(public_key: str) -> str:
 
 def enable_signing(root: MemoryRoot, key: Path) -> SigningState:
     """Pin ``key`` as the human's signing key for ``root`` (see the module docstring)."""
-    from evolving_agent.memory import gitrepo
+    from evolving_agent.memory.canon import gitrepo
 
     key = key.expanduser().resolve()
     if not key.exists():
@@ -300,7 +300,7 @@ def check_head(root: MemoryRoot) -> list[str]:
     """Boot's check when signing is on: the commit Canon is served from (HEAD) is signed
     by the pinned key if the human made it, or applies a signed decision if the monthly
     job did.  One git call and at most one ssh-keygen: not the whole history (verify)."""
-    from evolving_agent.memory import gitrepo
+    from evolving_agent.memory.canon import gitrepo
 
     state = signing_state(root)
     if not state.enabled:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evolving_agent.errors import InvalidInput
-from evolving_agent.memory.canon_diff import CanonDiff, apply_diff
+from evolving_agent.memory.canon.canon_diff import CanonDiff, apply_diff
 from tests.helpers.review import IDENTITY
 
 

@@ -1,4 +1,4 @@
-"""Signed human authority (memory/signing.py) with real SSH keys, real git and ssh-keygen.
+"""Signed human authority (memory/canon/signing.py) with real SSH keys, real git and ssh-keygen.
 
 Guards the issue's door "human approval is a claim": with signing on, a human commit or
 decision made without the pinned key is tampering, in verify and at boot.
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.signing import signing_state
+from evolving_agent.memory.canon.signing import signing_state
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import Decision
 from tests.helpers import run_cli

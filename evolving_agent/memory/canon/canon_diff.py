@@ -32,7 +32,7 @@ from ruamel.yaml.util import load_yaml_guess_indent
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory.base.yamlio import parse_yaml, validate
-from evolving_agent.memory.canon import Identity
+from evolving_agent.memory.canon.canon import Identity
 
 CANON_FILE = "canon/identity.yaml"
 SCHEMA_VERSION = 1
