@@ -27,7 +27,7 @@ from datetime import time as dtime
 from pathlib import Path
 
 from evolving_agent.memory import live
-from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog
+from evolving_agent.memory.evidence.evidence import EvidenceDraft, EvidenceLog
 from evolving_agent.memory.hypotheses import add_hypothesis
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot

@@ -4,7 +4,7 @@
 by :mod:`evolving_agent.memory.bootfast` with the standard library only; click, pydantic
 and ruamel are imported only when that path declines (any other command or option, or
 anything unusual about the root), and then the full CLI runs as if nothing had happened.
-``evolving-agent friction TEXT`` is appended by :mod:`evolving_agent.memory.frictionfast`
+``evolving-agent friction TEXT`` is appended by :mod:`evolving_agent.memory.evidence.frictionfast`
 the same way (the standard library only, else the full CLI), and
 ``evolving-agent [--root R] mcp`` likewise starts the MCP server without the CLI
 (:func:`evolving_agent.integrations.mcp_server.try_serve`).
@@ -26,7 +26,7 @@ def main() -> None:
             sys.exit(code)
     if "friction" in argv:
         # The command hooks and assistants run most: appended without click or pydantic.
-        from evolving_agent.memory.frictionfast import try_friction
+        from evolving_agent.memory.evidence.frictionfast import try_friction
 
         code = try_friction(argv)
         if code is not None:

@@ -225,14 +225,14 @@ SLOW: dict[str, set[str]] = {
         "test_the_happy_path_runs_no_git_and_reads_no_history",
     },
     "memory/test_bootfast": {"*"},
-    "memory/test_evidence": {
+    "memory/evidence/test_evidence": {
         "test_8_processes_x_60_appends_lose_nothing_and_never_interleave",
     },
-    "memory/test_evidence_import": {
+    "memory/evidence/test_evidence_import": {
         "test_back_dated_import_counts_as_one_recorded_day",
         "test_evidence_import_of_a_non_utf8_line_names_file_and_line",
     },
-    "memory/test_evidence_timezones": {"*"},
+    "memory/evidence/test_evidence_timezones": {"*"},
     "memory/test_hypotheses_distinct_days": {"*"},
     "memory/canon/test_policy": {"*"},
     "memory/base/test_redact": {

@@ -120,9 +120,9 @@ def with_import(pristine: Path, tmp_path: Path, module: str, line: str) -> Path:
         # ... and search reaching into the memory side.
         (
             "evolving_agent.search.stats",
-            "from evolving_agent.memory import evidence",
+            "from evolving_agent.memory.evidence import evidence",
             "search depends only on errors and the shared process and git runners",
-            "evolving_agent.search.stats -> evolving_agent.memory.evidence",
+            "evolving_agent.search.stats -> evolving_agent.memory.evidence.evidence",
         ),
     ],
 )

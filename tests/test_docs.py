@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from evolving_agent.cli import cli
-from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.paths import MemoryRoot
 from tests.helpers.roots import fresh_root
 

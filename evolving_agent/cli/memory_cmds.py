@@ -16,7 +16,7 @@ from evolving_agent.memory import events, live
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.bootview import DEFAULT_MAX_CHARS, MAX_CHARS_ENV, MIN_MAX_CHARS
 from evolving_agent.memory.canon.policy import ACTORS, Actor
-from evolving_agent.memory.evidence import EvidenceRecord
+from evolving_agent.memory.evidence.evidence import EvidenceRecord
 from evolving_agent.memory.root import init_root, require_root
 from evolving_agent.paths import LAYERS, Layer, MemoryRoot
 from evolving_agent.textsafe import one_line
@@ -344,7 +344,7 @@ def evidence_repair(ctx: click.Context, day: object, actor: Actor) -> None:
     """
     from datetime import datetime
 
-    from evolving_agent.memory.evidence import repair_days
+    from evolving_agent.memory.evidence.evidence import repair_days
 
     root = require_root(root_from(ctx))
     the_day = day.date() if isinstance(day, datetime) else None

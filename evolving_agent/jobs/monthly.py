@@ -35,7 +35,7 @@ from evolving_agent.jobs.markers import (
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.canon.canon_diff import CanonDiff
 from evolving_agent.memory.canon.policy import Policy
-from evolving_agent.memory.evidence import now as local_now
+from evolving_agent.memory.evidence.evidence import now as local_now
 from evolving_agent.memory.review_trace import TraceIndex, queued_record, sha256_of
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot

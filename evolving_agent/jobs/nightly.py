@@ -40,15 +40,15 @@ from evolving_agent.jobs.markers import (
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.base.redact import redact
 from evolving_agent.memory.carry import Story, fitting_types, tensions
-from evolving_agent.memory.day_digest import (
+from evolving_agent.memory.deploy import seal_reflected
+from evolving_agent.memory.evidence.day_digest import (
     MAX_FRICTION,
     PER_LINK,
     UNTAGGED_FIRST,
     UNTAGGED_LAST,
 )
-from evolving_agent.memory.deploy import seal_reflected
-from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
-from evolving_agent.memory.evidence import now as local_now
+from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord
+from evolving_agent.memory.evidence.evidence import now as local_now
 from evolving_agent.memory.hypotheses import (
     Hypothesis,
     HypothesisState,

@@ -29,7 +29,7 @@ from evolving_agent.errors import EvolvingAgentError, InvalidInput, UsageError, 
 from evolving_agent.jobs.dispatch import fallback_of, run_job
 from evolving_agent.jobs.settings import load_schedule
 from evolving_agent.memory.base.atomic import atomic_write
-from evolving_agent.memory.evidence import now as local_now
+from evolving_agent.memory.evidence.evidence import now as local_now
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 

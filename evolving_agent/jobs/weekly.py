@@ -30,8 +30,8 @@ from evolving_agent.jobs.markers import (
 )
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.canon.canon_diff import CanonDiff
-from evolving_agent.memory.evidence import EvidenceRecord
-from evolving_agent.memory.evidence import now as local_now
+from evolving_agent.memory.evidence.evidence import EvidenceRecord
+from evolving_agent.memory.evidence.evidence import now as local_now
 from evolving_agent.memory.hypotheses import (
     Hypothesis,
     advance,

@@ -40,8 +40,8 @@ from evolving_agent.memory.canon.signing import (
     sign_file,
     signing_state,
 )
-from evolving_agent.memory.day_stream import DayStream
-from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
+from evolving_agent.memory.evidence.day_stream import DayStream
+from evolving_agent.memory.evidence.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
 from evolving_agent.paths import AREAS, Area, MemoryRoot, area_parts
 
 NAME_MAX = 255  # bytes in one file name (Linux, macOS)

@@ -45,7 +45,7 @@ from typing import Any
 
 from evolving_agent.errors import EXIT_DENIED, EvolvingAgentError, InvalidInput
 from evolving_agent.memory.base.atomic import atomic_write
-from evolving_agent.memory.evidence import seal_days_before
+from evolving_agent.memory.evidence.evidence import seal_days_before
 from evolving_agent.memory.root import (  # re-exported: the deployment record, where it was
     DEPLOY_FILE,
     deployment,

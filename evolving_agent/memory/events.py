@@ -28,7 +28,7 @@ from evolving_agent.memory.base.bounds import (
     check_text,
     refuse_reflected_day,
 )
-from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
+from evolving_agent.memory.evidence.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.results import Result

@@ -50,8 +50,8 @@ from evolving_agent.errors import InvalidInput, NotFound, first_error
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.base.redact import redact
 from evolving_agent.memory.canon.policy import Actor
-from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, recorded_day
-from evolving_agent.memory.evidence import day_key as day_key  # re-exported, where it was
+from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord, recorded_day
+from evolving_agent.memory.evidence.evidence import day_key as day_key  # re-exported, where it was
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 
@@ -453,7 +453,7 @@ def _clean(text: str | None, what: str, limit: int = 300) -> str | None:
 
 
 def _day_of(ts: Any) -> tuple[Any, date]:
-    from evolving_agent.memory.evidence import now
+    from evolving_agent.memory.evidence.evidence import now
 
     when = ts or now()
     return when, (when.astimezone().date() if when.tzinfo else when.date())

@@ -24,7 +24,7 @@ from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.base.live_listing import LIVE_MAX_KEYS, list_live, over_limit_warning
 from evolving_agent.memory.base.redact import redact
-from evolving_agent.memory.evidence import now
+from evolving_agent.memory.evidence.evidence import now
 from evolving_agent.paths import MemoryRoot
 
 if TYPE_CHECKING:

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from evolving_agent.errors import InvalidInput
-from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, parse_line
+from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord, parse_line
 from evolving_agent.paths import MemoryRoot
 
 if TYPE_CHECKING:
@@ -272,7 +272,7 @@ def _queued_records(root: MemoryRoot) -> Iterable[EvidenceRecord]:
     needles = [f'"kind":"{k}"'.encode() for k in sorted(PROVENANCE_KINDS)]
     weekly = b'"job":"weekly"'
     # Every device's chain: a review queued by the today writer's monthly run is genuine
-    # on the devices that received it by sync too (memory/devices.py).
+    # on the devices that received it by sync too (memory/evidence/devices.py).
     for chain in (log, *log.device_logs()):
         for day in chain.days():
             path = chain.day_file(day)

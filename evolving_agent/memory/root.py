@@ -88,9 +88,9 @@ def init_root(path: Path) -> MemoryRoot:
         {"Actor": "init"},
     )
     record_canon_snapshot(root)  # boot serves only Canon matching this commit
-    from evolving_agent.memory.devices import create_device
+    from evolving_agent.memory.evidence.devices import create_device
 
-    create_device(root)  # this root's own chain is evidence/DAY.jsonl (memory/devices.py)
+    create_device(root)  # this root's own chain is evidence/DAY.jsonl (memory/evidence/devices.py)
     return root
 
 

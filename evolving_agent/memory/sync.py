@@ -53,7 +53,7 @@ from evolving_agent.gitcmd import GitResult, git
 from evolving_agent.memory.base.atomic import atomic_write, make_private_dir, mkdirs_private
 from evolving_agent.memory.canon import gitrepo
 from evolving_agent.memory.canon.canon_snapshot import record_canon_snapshot
-from evolving_agent.memory.devices import (
+from evolving_agent.memory.evidence.devices import (
     TODAY_WRITER_FILE,
     DeviceInfo,
     TodayWriter,
@@ -63,7 +63,7 @@ from evolving_agent.memory.devices import (
     shared_path,
     today_writer,
 )
-from evolving_agent.memory.evidence import (
+from evolving_agent.memory.evidence.evidence import (
     EvidenceDraft,
     EvidenceLog,
     genesis,

@@ -41,7 +41,7 @@ from evolving_agent.memory.base.approvals import read_decision
 from evolving_agent.memory.canon import gitrepo
 from evolving_agent.memory.canon.canon_diff import CanonDiff, apply_diff
 from evolving_agent.memory.canon.signing import check_signatures, signing_state
-from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, parse_line
+from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord, parse_line
 from evolving_agent.memory.review_trace import TraceIndex
 from evolving_agent.memory.root import (
     INIT_MESSAGE,
@@ -530,7 +530,7 @@ _PLAIN_DIRS = (
     ".ea",
     ".ea/evidence",
     ".ea/locks",
-    "evidence/devices",  # chains synced in from other devices (memory/devices.py)
+    "evidence/devices",  # chains synced in from other devices (memory/evidence/devices.py)
     ".ea/sync",
 )
 

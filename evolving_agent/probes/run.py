@@ -34,7 +34,7 @@ from evolving_agent.memory.canon.canon import IDENTITY_FILE, Identity
 from evolving_agent.memory.canon.canon_snapshot import load_canon
 from evolving_agent.memory.canon.policy import Actor
 from evolving_agent.memory.canon.probe_file import check_probes_text, resolve_entry
-from evolving_agent.memory.evidence import now as local_now
+from evolving_agent.memory.evidence.evidence import now as local_now
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.probes.models import (

@@ -29,8 +29,8 @@ from evolving_agent.errors import EvolvingAgentError, first_error
 from evolving_agent.memory.authority import ScopedReader
 from evolving_agent.memory.base.redact import redact
 from evolving_agent.memory.canon.canon_diff import Section
-from evolving_agent.memory.day_digest import DayDigest, digest_records
-from evolving_agent.memory.evidence import EvidenceRecord
+from evolving_agent.memory.evidence.day_digest import DayDigest, digest_records
+from evolving_agent.memory.evidence.evidence import EvidenceRecord
 from evolving_agent.memory.hypotheses import (
     Hypothesis,
     day_key,
@@ -323,7 +323,7 @@ class NightlyContext:
 
     @cached_property
     def digest(self) -> DayDigest:
-        """The day, read once as a stream and kept bounded (``memory/day_digest.py``)."""
+        """The day, read once as a stream and kept bounded (``memory/evidence/day_digest.py``)."""
         if self.day_digest is not None:
             return self.day_digest
         stream = self.reader.day_stream(self.day)

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ValidationError
 from evolving_agent.errors import InvalidInput, InvalidPath, NotFound, first_error
 from evolving_agent.memory.authority import ScopedReader
 from evolving_agent.memory.canon.canon_diff import CanonDiff
-from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
+from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import Decision, PendingReview, _Versioned

@@ -20,7 +20,7 @@ from mcp import ClientSession
 from mcp.types import CallToolResult, TextContent
 
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
+from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord
 from evolving_agent.memory.hypotheses import add_hypothesis, list_hypotheses
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import MemoryRoot

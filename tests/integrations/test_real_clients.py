@@ -29,7 +29,7 @@ from freezegun import freeze_time
 
 from evolving_agent.integrations.setups import Setup
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.search.agents import claude as claude_agent
 from evolving_agent.search.agents import codex as codex_agent

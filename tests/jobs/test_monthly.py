@@ -10,7 +10,7 @@ import pytest
 
 from evolving_agent.jobs.monthly import held_line, run_monthly
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.memory.hypotheses import Hypothesis, add_hypothesis
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli

@@ -17,7 +17,7 @@ from evolving_agent.errors import ReadOutOfScope
 from evolving_agent.jobs import nightly as nightly_mod
 from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.memory.hypotheses import add_hypothesis, check_register
 from evolving_agent.memory.today import CARRY_TYPES
 from evolving_agent.paths import MemoryRoot

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evolving_agent.errors import InvalidInput
-from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.memory.hypotheses import (
     add_hypothesis,
     edit_hypothesis,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
+from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord
 from evolving_agent.memory.review_trace import queued_record
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_proc

@@ -25,7 +25,7 @@ from evolving_agent.errors import InvalidInput
 from evolving_agent.gitcmd import git
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.canon import gitrepo
-from evolving_agent.memory.devices import (
+from evolving_agent.memory.evidence.devices import (
     NotTodayWriter,
     check_today_writer,
     device_path,
@@ -33,7 +33,7 @@ from evolving_agent.memory.devices import (
     take_today,
     today_writer,
 )
-from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.memory.live import entries, set_entry
 from evolving_agent.memory.root import init_root
 from evolving_agent.memory.sync import (

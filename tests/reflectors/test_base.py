@@ -21,7 +21,7 @@ from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.jobs.prompts import default_prompt, prompt_loader
 from evolving_agent.jobs.weekly import run_weekly
 from evolving_agent.memory.authority import ScopedReader, Writer
-from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.memory.hypotheses import Hypothesis, add_hypothesis, check_register
 from evolving_agent.memory.today import Carry
 from evolving_agent.paths import MemoryRoot

@@ -2,7 +2,7 @@
 
 :mod:`evolving_agent.memory.canon.policy` overlays it with ``canon/policy.yaml`` (parsed with
 ruamel and checked with pydantic); this module needs neither, so the friction fast path
-(:mod:`evolving_agent.memory.frictionfast`) can check an actor and, for a policy that
+(:mod:`evolving_agent.memory.evidence.frictionfast`) can check an actor and, for a policy that
 overrides no grant (:func:`grants_nothing`), the write table itself.
 """
 

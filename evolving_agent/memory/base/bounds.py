@@ -6,7 +6,7 @@ line), an import line at :data:`MAX_IMPORT_LINE_BYTES`; and no event dated on a 
 nightly job already reflected (a clock stepped back).  Over a limit the check raises
 ``InvalidInput`` (exit 4, one line) before anything is written.  Kept apart from
 :mod:`evolving_agent.memory.events` so the friction fast path
-(:mod:`evolving_agent.memory.frictionfast`) runs the very same checks without pydantic.
+(:mod:`evolving_agent.memory.evidence.frictionfast`) runs the very same checks without pydantic.
 """
 
 from __future__ import annotations

@@ -69,7 +69,7 @@ def test_a_day_file_made_in_a_shared_evidence_directory_is_group_writable(tmp_pa
     # The OS-user deployment: a day file the assistant's user creates must take the human's
     # jobs' appends, and a shared directory the human set up is never tightened back.
     from evolving_agent.memory.base.atomic import make_private_dir
-    from evolving_agent.memory.evidence import EvidenceLog
+    from evolving_agent.memory.evidence.evidence import EvidenceLog
 
     root = init_root(tmp_path / "m")
     for rel in ("evidence", ".ea/evidence", ".ea/locks"):
@@ -90,6 +90,6 @@ def test_a_day_file_made_in_a_shared_evidence_directory_is_group_writable(tmp_pa
 
 
 def _draft():  # type: ignore[no-untyped-def]
-    from evolving_agent.memory.evidence import EvidenceDraft, now
+    from evolving_agent.memory.evidence.evidence import EvidenceDraft, now
 
     return EvidenceDraft(ts=now(), kind="friction", actor="session", text="shared")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from evolving_agent.memory.base.redact import redact, redact_data
-from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, _seal, now
+from evolving_agent.memory.evidence.evidence import EvidenceDraft, EvidenceLog, _seal, now
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli, run_proc
 from tests.helpers.roots import fresh_root
@@ -156,7 +156,7 @@ def root_with_raw_key(tmp_path: Path) -> tuple[MemoryRoot, Path]:
     draft = EvidenceDraft(ts=now(), kind="friction", actor="session", text=f"old {ANTHROPIC}")
     log = EvidenceLog(root)
     path = log.day_file(draft.day())
-    from evolving_agent.memory.evidence import genesis
+    from evolving_agent.memory.evidence.evidence import genesis
 
     _, line = _seal(draft, genesis(draft.day()))
     path.write_bytes(line)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, _seal, genesis, now
+from evolving_agent.memory.evidence.evidence import EvidenceDraft, EvidenceLog, _seal, genesis, now
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_proc
 from tests.helpers.fixtures import McpServer

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from evolving_agent.memory.base.redact import redact
-from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli
 from tests.helpers.roots import fresh_root

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.evidence.evidence import EvidenceLog
 from tests.helpers import run_proc
 from tests.helpers.roots import fresh_root
 

@@ -29,7 +29,7 @@ unfinished chunk of the import.
 Day files are opened below the resolved root with ``O_NOFOLLOW`` and must be plain
 files: an Evidence directory or day file that is a symlink is refused.
 
-Devices (see ``memory/devices.py``): this root's own chain is ``evidence/DAY.jsonl``;
+Devices (see ``memory/evidence/devices.py``): this root's own chain is ``evidence/DAY.jsonl``;
 chains received by ``sync`` from other devices of the same self live, unchanged, in
 ``evidence/devices/<device>/DAY.jsonl`` with their anchors under
 ``.ea/evidence/devices/<device>/``.  Readers (:meth:`EvidenceLog.read_day`,
@@ -55,11 +55,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.fsio import write_atomic_at
-from evolving_agent.memory import chain
 from evolving_agent.memory.base.atomic import UnsafePath, open_dir, read_plain
 from evolving_agent.memory.base.redact import redact, redact_data
 from evolving_agent.memory.canon.policy import Actor
-from evolving_agent.memory.chain import (  # re-exported: the chain's names, where they were
+from evolving_agent.memory.evidence import chain
+from evolving_agent.memory.evidence.chain import (  # re-exported: the chain's names
     CHUNK_BYTES,
     CHUNK_LINES,
     SCHEMA_VERSION,

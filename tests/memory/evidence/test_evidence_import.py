@@ -12,7 +12,7 @@ import json
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
 
-from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.evidence.evidence import EvidenceLog
 from tests.helpers import new_root, run_cli, run_proc
 from tests.helpers.roots import fresh_root
 

@@ -1,6 +1,6 @@
 """What the nightly job keeps of one day: bounded, however large the day.
 
-The day is read once, as a stream (:class:`evolving_agent.memory.day_stream.DayStream`),
+The day is read once, as a stream (:class:`evolving_agent.memory.evidence.day_stream.DayStream`),
 and folded into a :class:`DayDigest` that holds only what reflection uses:
 
 - every record the job itself reads besides friction (:data:`JOB_KINDS`: hypothesis
@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
 
-from evolving_agent.memory.evidence import EvidenceRecord, recorded_day
+from evolving_agent.memory.evidence.evidence import EvidenceRecord, recorded_day
 
 JOB_KINDS = frozenset({"hypothesis", "hypothesis-state", "hypothesis-proposal", "job"})
 PER_LINK = 10

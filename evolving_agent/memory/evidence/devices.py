@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from evolving_agent.errors import EXIT_DENIED, EvolvingAgentError, InvalidInput
 from evolving_agent.gitcmd import git
 from evolving_agent.memory.base.atomic import atomic_write, mkdirs_private
-from evolving_agent.memory.evidence import DEVICE_RE, EvidenceDraft, EvidenceLog, now
+from evolving_agent.memory.evidence.evidence import DEVICE_RE, EvidenceDraft, EvidenceLog, now
 from evolving_agent.paths import MemoryRoot
 
 SCHEMA_VERSION = 1

@@ -6,7 +6,7 @@ This module appends the same record through the same code: the same checks
 (:mod:`~evolving_agent.memory.base.bounds`: the root, empty or oversized text, a one-line
 ``--session``, a day already reflected), the same permission (the actor, and the write
 table of the last writer commit's ``policy.yaml``), the same redaction, and the same
-chain writer (:mod:`~evolving_agent.memory.chain`: flock, hash chain, fsync, anchor,
+chain writer (:mod:`~evolving_agent.memory.evidence.chain`: flock, hash chain, fsync, anchor,
 torn tails, symlink and hard-link refusal).  The record's bytes are the full path's:
 ``verify`` recomputes its hash through the pydantic models.
 
@@ -30,7 +30,7 @@ from evolving_agent.memory.base.authority_table import ACTORS, DEFAULT_WRITE, gr
 from evolving_agent.memory.base.bounds import check_fields, check_text, refuse_reflected_day
 from evolving_agent.memory.base.fastargv import plain_call
 from evolving_agent.memory.base.redact import redact
-from evolving_agent.memory.chain import HEADS, Body, Chain, now, ts_json
+from evolving_agent.memory.evidence.chain import HEADS, Body, Chain, now, ts_json
 from evolving_agent.paths import MemoryRoot, root_problem
 from evolving_agent.textsafe import neutralise
 

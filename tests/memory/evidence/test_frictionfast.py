@@ -1,4 +1,4 @@
-"""The friction fast path (memory/frictionfast.py): the same record and every guard of the
+"""The friction fast path (memory/evidence/frictionfast.py): the same record and every guard of the
 full path, without click, pydantic, apscheduler or asyncio.  Real console processes
 (``python -m evolving_agent``, which is what the hooks run), real roots, real git."""
 
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.frictionfast import parse_argv
+from evolving_agent.memory.evidence.evidence import EvidenceLog
+from evolving_agent.memory.evidence.frictionfast import parse_argv
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_proc
 from tests.helpers.roots import fresh_root

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from freezegun import freeze_time
 
-from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import new_root, run_cli, run_proc, run_verify
 from tests.helpers.roots import fresh_root
@@ -338,7 +338,7 @@ APPEND_ONE = textwrap.dedent(
     import sys
     from datetime import datetime
     from pathlib import Path
-    from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog
+    from evolving_agent.memory.evidence.evidence import EvidenceDraft, EvidenceLog
     from evolving_agent.paths import MemoryRoot
 
     ts = datetime.fromisoformat(sys.argv[2])
@@ -356,7 +356,7 @@ def test_an_append_that_waited_while_its_day_was_sealed_lands_in_the_sealed_file
     # lock, so an appender that was waiting on the old file must append to the new one.
     import fcntl
 
-    from evolving_agent.memory.evidence import EvidenceDraft, _replace_sealed
+    from evolving_agent.memory.evidence.evidence import EvidenceDraft, _replace_sealed
 
     root = fresh_root(tmp_path / "m")
     ts = "2026-11-28T12:00:00+00:00"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from evolving_agent.memory import day_digest as digest
 from evolving_agent.memory.authority import ScopedReader
-from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog
+from evolving_agent.memory.evidence import day_digest as digest
+from evolving_agent.memory.evidence.evidence import EvidenceDraft, EvidenceLog
 from evolving_agent.memory.hypotheses import add_hypothesis
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors.base import NightlyContext

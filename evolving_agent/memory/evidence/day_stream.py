@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from datetime import date
 
 from evolving_agent.errors import InvalidInput
-from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, genesis, parse_line
+from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord, genesis, parse_line
 
 _HASH_TAIL = b',"hash":"'
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from datetime import date, datetime, time, timedelta
 
-from evolving_agent.memory.day_stream import DayStream
-from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog
+from evolving_agent.memory.evidence.day_stream import DayStream
+from evolving_agent.memory.evidence.evidence import EvidenceDraft, EvidenceLog
 from evolving_agent.paths import MemoryRoot
 from tests.helpers.roots import fresh_root
 

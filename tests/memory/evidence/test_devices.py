@@ -10,7 +10,7 @@ import pytest
 from evolving_agent.errors import InvalidInput
 from evolving_agent.jobs.dispatch import run_job
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.devices import (
+from evolving_agent.memory.evidence.devices import (
     NotTodayWriter,
     TodayWriter,
     device_path,
@@ -21,7 +21,7 @@ from evolving_agent.memory.devices import (
     take_today,
     today_writer,
 )
-from evolving_agent.memory.evidence import EvidenceLog, now
+from evolving_agent.memory.evidence.evidence import EvidenceLog, now
 from evolving_agent.memory.root import init_root
 
 

@@ -1,12 +1,13 @@
 """The Evidence chain on disk: append, anchor and repair day files, with the standard library.
 
-This is the write half of :mod:`evolving_agent.memory.evidence` (read its docstring for
+This is the write half of :mod:`evolving_agent.memory.evidence.evidence` (read its docstring for
 the format: canonical JSON lines, per-day hash chain, ``flock`` + ``O_APPEND`` + fsync,
 end anchors under ``.ea/evidence/``, torn tails moved to ``evidence/torn/``, day files
 opened with ``O_NOFOLLOW`` and refused when they are symlinks or hard links).  It works
 on plain JSON bodies, not on the pydantic models, so that a friction write (the command
 hooks run most) can append without importing pydantic: see
-:mod:`evolving_agent.memory.frictionfast`.  :class:`~evolving_agent.memory.evidence.EvidenceLog`
+:mod:`evolving_agent.memory.evidence.frictionfast`.
+:class:`~evolving_agent.memory.evidence.evidence.EvidenceLog`
 validates drafts with its models and appends them through :class:`Chain`.
 """
 

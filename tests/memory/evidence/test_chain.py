@@ -1,4 +1,4 @@
-"""The chain writer's own JSON (memory/chain.py): a record's time is written exactly as
+"""The chain writer's own JSON (memory/evidence/chain.py): a record's time is written exactly as
 the pydantic models write it, since verify recomputes the hash through them."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from evolving_agent.memory.chain import ts_json
-from evolving_agent.memory.evidence import EvidenceDraft
+from evolving_agent.memory.evidence.chain import ts_json
+from evolving_agent.memory.evidence.evidence import EvidenceDraft
 
 TIMES = [
     datetime(2026, 12, 1, 11, 23, 51, 123456, tzinfo=UTC),
