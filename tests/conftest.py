@@ -233,7 +233,7 @@ SLOW: dict[str, set[str]] = {
         "test_evidence_import_of_a_non_utf8_line_names_file_and_line",
     },
     "memory/evidence/test_evidence_timezones": {"*"},
-    "memory/test_hypotheses_distinct_days": {"*"},
+    "memory/ops/test_hypotheses_distinct_days": {"*"},
     "memory/canon/test_policy": {"*"},
     "memory/base/test_redact": {
         "test_a_pasted_key_and_injection_never_reach_tomorrows_context",

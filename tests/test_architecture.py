@@ -75,10 +75,10 @@ def with_import(pristine: Path, tmp_path: Path, module: str, line: str) -> Path:
     [
         # An upward import: memory reaching for a job.
         (
-            "evolving_agent.memory.today",
+            "evolving_agent.memory.ops.today",
             "from evolving_agent.jobs import scheduler",
             "The memory stack imports downward only",
-            "evolving_agent.memory.today -> evolving_agent.jobs.scheduler",
+            "evolving_agent.memory.ops.today -> evolving_agent.jobs.scheduler",
         ),
         # Today's cycles, as they were before this architecture was enforced:
         # verify re-applying a diff that lived in review/ ...

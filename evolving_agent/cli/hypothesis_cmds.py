@@ -1,7 +1,7 @@
 """Commands: hypothesis add / edit / retire / split / list / show.
 
 States are qualitative; there is no score.  Each command parses, calls one function of
-``memory/hypotheses.py`` and prints; every change is an Evidence record.
+``memory/ops/hypotheses.py`` and prints; every change is an Evidence record.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import click
 from evolving_agent.cli._common import echo_json, json_option, root_from
 from evolving_agent.cli._output import echo, paged
 from evolving_agent.memory.canon.policy import Actor
-from evolving_agent.memory.hypotheses import (
+from evolving_agent.memory.ops.hypotheses import (
     Hypothesis,
     add_hypothesis,
     edit_hypothesis,

@@ -12,11 +12,11 @@ import click
 from evolving_agent.cli._common import echo_json, echo_messages, json_option, root_from
 from evolving_agent.cli._output import echo, paged
 from evolving_agent.errors import EvolvingAgentError, TamperingFound, UsageError
-from evolving_agent.memory import events, live
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.bootview import DEFAULT_MAX_CHARS, MAX_CHARS_ENV, MIN_MAX_CHARS
 from evolving_agent.memory.canon.policy import ACTORS, Actor
 from evolving_agent.memory.evidence.evidence import EvidenceRecord
+from evolving_agent.memory.ops import events, live
 from evolving_agent.memory.root import init_root, require_root
 from evolving_agent.paths import LAYERS, Layer, MemoryRoot
 from evolving_agent.textsafe import one_line
@@ -377,7 +377,7 @@ def write_cmd(ctx: click.Context, actor: Actor, layer: Layer, relpath: str) -> N
     if layer == "live":  # the same checks as 'live set': a bad entry never reaches boot
         path = live.write_entry_file(root, actor, relpath, data)
     elif layer == "today":
-        from evolving_agent.memory.today import write_today_file
+        from evolving_agent.memory.ops.today import write_today_file
 
         path = write_today_file(root, actor, relpath, data)
     else:

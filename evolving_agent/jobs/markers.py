@@ -33,7 +33,7 @@ from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.base.atomic import atomic_write
 from evolving_agent.memory.evidence.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord
-from evolving_agent.memory.review_trace import PROVENANCE_KINDS
+from evolving_agent.memory.ops.review_trace import PROVENANCE_KINDS
 from evolving_agent.paths import MemoryRoot
 
 P = TypeVar("P", bound=BaseModel)

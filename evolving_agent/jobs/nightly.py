@@ -39,7 +39,6 @@ from evolving_agent.jobs.markers import (
 )
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.base.redact import redact
-from evolving_agent.memory.carry import Story, fitting_types, tensions
 from evolving_agent.memory.deploy import seal_reflected
 from evolving_agent.memory.evidence.day_digest import (
     MAX_FRICTION,
@@ -49,7 +48,8 @@ from evolving_agent.memory.evidence.day_digest import (
 )
 from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord
 from evolving_agent.memory.evidence.evidence import now as local_now
-from evolving_agent.memory.hypotheses import (
+from evolving_agent.memory.ops.carry import Story, fitting_types, tensions
+from evolving_agent.memory.ops.hypotheses import (
     Hypothesis,
     HypothesisState,
     SessionProposal,
@@ -62,8 +62,8 @@ from evolving_agent.memory.hypotheses import (
     snapshot_data,
     snapshot_of,
 )
+from evolving_agent.memory.ops.today import BIAS_FILE, CARRY_FILE, Carry
 from evolving_agent.memory.root import require_root
-from evolving_agent.memory.today import BIAS_FILE, CARRY_FILE, Carry
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors import Reflector, ReflectorError, reflect_with_fallback
 from evolving_agent.reflectors.base import (

@@ -30,7 +30,6 @@ from pydantic import BaseModel, Field, ValidationError
 from evolving_agent.errors import EvolvingAgentError, InvalidInput, ReadOutOfScope, TamperingFound
 from evolving_agent.fsio import walk
 from evolving_agent.memory import bootfast
-from evolving_agent.memory import live as live_bus
 from evolving_agent.memory.base.atomic import atomic_write
 from evolving_agent.memory.base.live_listing import LIVE_MAX_KEYS
 from evolving_agent.memory.base.redact import redact_fast as redact
@@ -56,8 +55,9 @@ from evolving_agent.memory.canon.canon_snapshot import load_canon
 from evolving_agent.memory.canon.policy import Policy
 from evolving_agent.memory.canon.signing import MARKER as SIGNING_MARKER
 from evolving_agent.memory.canon.signing import check_head, signing_state
+from evolving_agent.memory.ops import live as live_bus
+from evolving_agent.memory.ops.today import BIAS_FILE, CARRY_FILE, EMPTY_BIAS, EMPTY_CARRY, Carry
 from evolving_agent.memory.root import require_root
-from evolving_agent.memory.today import BIAS_FILE, CARRY_FILE, EMPTY_BIAS, EMPTY_CARRY, Carry
 from evolving_agent.paths import MemoryRoot
 
 __all__ = ["DEFAULT_MAX_CHARS", "MAX_CHARS_ENV", "MIN_MAX_CHARS", "BootContext", "build_boot"]

@@ -42,7 +42,7 @@ from evolving_agent.memory.canon import gitrepo
 from evolving_agent.memory.canon.canon_diff import CanonDiff, apply_diff
 from evolving_agent.memory.canon.signing import check_signatures, signing_state
 from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord, parse_line
-from evolving_agent.memory.review_trace import TraceIndex
+from evolving_agent.memory.ops.review_trace import TraceIndex
 from evolving_agent.memory.root import (
     INIT_MESSAGE,
     default_prompt,

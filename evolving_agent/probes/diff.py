@@ -33,7 +33,7 @@ from evolving_agent.memory.canon.canon_diff import CanonDiff
 from evolving_agent.memory.canon.probe_file import Probe, resolve_entry
 from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord
 from evolving_agent.memory.evidence.evidence import now as local_now
-from evolving_agent.memory.review_trace import queue_pending
+from evolving_agent.memory.ops.review_trace import queue_pending
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.probes.judge import Judge
 from evolving_agent.probes.models import (

@@ -3,7 +3,7 @@
 
 Nightly
   1. Apply the day's tagged friction to the register with the shared state rules
-     (``memory/hypotheses.py``).
+     (``memory/ops/hypotheses.py``).
   2. Read untagged friction: an untagged event *similar* (``memory/base/similarity.py``:
      normalised character n-grams, any language) to a hypothesis the nightly job
      raised, or to the claim of any other hypothesis, counts as its support (a
@@ -14,7 +14,7 @@ Nightly
      ``nightly``) citing those events.  Its claim names the pattern by quoting its first
      occurrence (“A pattern that recurs: …”); its trigger is the moment it starts again;
      it has no counter-move, so no friction word ever becomes an instruction.
-  4. Choose the hypothesis and its type with ``memory/carry.py``: the type table (types
+  4. Choose the hypothesis and its type with ``memory/ops/carry.py``: the type table (types
      that fit the hypothesis's own story; never yesterday's type) and the fairness rule.
      None carriable: watch for the day's first untagged friction (quoted in line 2 only);
      no friction either: a quiet day — nothing is written, nothing invented.
@@ -36,7 +36,7 @@ import re
 from datetime import date, timedelta
 
 from evolving_agent.memory.base.similarity import similar
-from evolving_agent.memory.carry import (
+from evolving_agent.memory.ops.carry import (
     CarryNote,
     Choice,
     Story,
@@ -44,7 +44,7 @@ from evolving_agent.memory.carry import (
     fitting_types,
     interleaved,
 )
-from evolving_agent.memory.hypotheses import (
+from evolving_agent.memory.ops.hypotheses import (
     Hypothesis,
     apply_day,
     day_key,

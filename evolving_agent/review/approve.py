@@ -31,7 +31,7 @@ from evolving_agent.memory.canon.canon import IDENTITY_FILE
 from evolving_agent.memory.canon.canon_diff import CANON_FILE, AppliedDiff, apply_diff, describe
 from evolving_agent.memory.canon.policy import Policy
 from evolving_agent.memory.evidence.evidence import now
-from evolving_agent.memory.hypotheses import mark_canon
+from evolving_agent.memory.ops.hypotheses import mark_canon
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.hold import require_not_held
 from evolving_agent.review.models import Decision

@@ -11,7 +11,7 @@ import pytest
 
 from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.memory.authority import ScopedReader, Writer
-from evolving_agent.memory.hypotheses import add_hypothesis, fold_root
+from evolving_agent.memory.ops.hypotheses import add_hypothesis, fold_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors.base import (
     NightlyContext,

@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from evolving_agent.memory import bootfast, bootview, live, today
+from evolving_agent.memory import bootfast, bootview
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.base.yamlio import parse_yaml, validate
 from evolving_agent.memory.canon.canon import IDENTITY_FILE, IDENTITY_TEMPLATE, Identity
+from evolving_agent.memory.ops import live, today
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli

@@ -34,7 +34,7 @@ from evolving_agent.memory.evidence.devices import (
     today_writer,
 )
 from evolving_agent.memory.evidence.evidence import EvidenceLog
-from evolving_agent.memory.live import entries, set_entry
+from evolving_agent.memory.ops.live import entries, set_entry
 from evolving_agent.memory.root import init_root
 from evolving_agent.memory.sync import (
     DATA_REF,
@@ -332,7 +332,7 @@ def test_nightly_on_the_today_writer_reflects_friction_from_the_other_device(
     laptop: MemoryRoot, desktop: MemoryRoot
 ) -> None:
     from evolving_agent.jobs.nightly import run_nightly
-    from evolving_agent.memory.hypotheses import add_hypothesis
+    from evolving_agent.memory.ops.hypotheses import add_hypothesis
 
     day = date(2026, 12, 3)
     with freeze_time(datetime(2026, 12, 3, 9).astimezone()):

@@ -5,7 +5,7 @@ The limits of docs/authority.md ("Limits"): an event's text at :data:`MAX_TEXT_B
 line), an import line at :data:`MAX_IMPORT_LINE_BYTES`; and no event dated on a day the
 nightly job already reflected (a clock stepped back).  Over a limit the check raises
 ``InvalidInput`` (exit 4, one line) before anything is written.  Kept apart from
-:mod:`evolving_agent.memory.events` so the friction fast path
+:mod:`evolving_agent.memory.ops.events` so the friction fast path
 (:mod:`evolving_agent.memory.evidence.frictionfast`) runs the very same checks without pydantic.
 """
 

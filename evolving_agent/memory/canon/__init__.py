@@ -1,6 +1,6 @@
 """Canon: the identity the human wrote, the policy beside it, and how boot trusts them.
 
-- ``canon``: the Canon files (``identity.md``) and their checks.
+- ``canon``: the assistant's identity (``canon/identity.yaml``), written by the human.
 - ``policy``: who may write and read what (``canon/policy.yaml`` over the table in
   ``base.authority_table``); loaded from the Canon the writer last committed.
 - ``probe_file``: ``canon/probes.yaml``, the probes the human asks the agent to pass.

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from freezegun import freeze_time
 
-from evolving_agent.memory import live
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.events import MAX_TEXT_BYTES
 from evolving_agent.memory.evidence.evidence import EvidenceLog
+from evolving_agent.memory.ops import live
+from evolving_agent.memory.ops.events import MAX_TEXT_BYTES
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli
 from tests.helpers.fixtures import McpServer

@@ -10,7 +10,7 @@ from evolving_agent.errors import InvalidInput
 from evolving_agent.memory.base.yamlio import parse_yaml
 from evolving_agent.memory.canon.canon import IDENTITY_TEMPLATE, check_canon_text
 from evolving_agent.memory.canon.probe_file import PROBES_TEMPLATE, ProbesFile, resolve_entry
-from evolving_agent.memory.canon_edit import EditRefused, save_canon
+from evolving_agent.memory.ops.canon_edit import EditRefused, save_canon
 from evolving_agent.paths import MemoryRoot
 from tests.helpers.roots import fresh_root
 

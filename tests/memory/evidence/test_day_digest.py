@@ -12,7 +12,7 @@ import pytest
 from evolving_agent.memory.authority import ScopedReader
 from evolving_agent.memory.evidence import day_digest as digest
 from evolving_agent.memory.evidence.evidence import EvidenceDraft, EvidenceLog
-from evolving_agent.memory.hypotheses import add_hypothesis
+from evolving_agent.memory.ops.hypotheses import add_hypothesis
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors.base import NightlyContext
 from tests.helpers import run_proc

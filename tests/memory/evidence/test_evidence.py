@@ -30,7 +30,7 @@ APPENDER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from evolving_agent.memory.events import record_friction
+    from evolving_agent.memory.ops.events import record_friction
     from evolving_agent.paths import MemoryRoot
 
     root, worker, n = MemoryRoot(Path(sys.argv[1])), sys.argv[2], int(sys.argv[3])

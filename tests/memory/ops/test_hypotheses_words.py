@@ -9,7 +9,7 @@ import pytest
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory.evidence.evidence import EvidenceLog
-from evolving_agent.memory.hypotheses import (
+from evolving_agent.memory.ops.hypotheses import (
     add_hypothesis,
     edit_hypothesis,
     fold_root,

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from evolving_agent.memory.hypotheses import Hypothesis
+from evolving_agent.memory.ops.hypotheses import Hypothesis
 
 WINDOW = 14  # mornings the fairness rule looks at
 MAX_SHARE = 5  # at most this many of any WINDOW mornings for one hypothesis (< 40 %)

@@ -1,10 +1,10 @@
-"""The type table and fair carry (memory/carry.py)."""
+"""The type table and fair carry (memory/ops/carry.py)."""
 
 from __future__ import annotations
 
 from datetime import date, timedelta
 
-from evolving_agent.memory.carry import (
+from evolving_agent.memory.ops.carry import (
     FIRM,
     CarryNote,
     Story,
@@ -13,7 +13,7 @@ from evolving_agent.memory.carry import (
     in_tension,
     type_for,
 )
-from evolving_agent.memory.hypotheses import Hypothesis
+from evolving_agent.memory.ops.hypotheses import Hypothesis
 
 D0 = date(2027, 3, 1)
 
@@ -50,7 +50,7 @@ def test_a_weakening_hypothesis_is_released_first_and_never_gets_yesterday_s_typ
 
 
 def test_the_choice_always_fits_and_never_repeats_yesterday_s_type() -> None:
-    from evolving_agent.memory.today import CARRY_TYPES
+    from evolving_agent.memory.ops.today import CARRY_TYPES
 
     morning = D0 + timedelta(days=5)
     pool = [

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from evolving_agent.memory.evidence.evidence import EvidenceLog
-from evolving_agent.memory.hypotheses import Hypothesis, fold, meets_floor
+from evolving_agent.memory.ops.hypotheses import Hypothesis, fold, meets_floor
 from evolving_agent.paths import MemoryRoot
 from tests.helpers.roots import fresh_root
 

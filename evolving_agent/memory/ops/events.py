@@ -64,7 +64,7 @@ def record_friction(
     )
     linked = [h for h in (supports, contradicts) if h]
     if linked:
-        from evolving_agent.memory.hypotheses import list_hypotheses  # only when linked
+        from evolving_agent.memory.ops.hypotheses import list_hypotheses  # only when linked
 
         known = {h.id for h in list_hypotheses(root)}
         for hid in linked:

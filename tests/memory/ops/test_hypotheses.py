@@ -13,7 +13,7 @@ from evolving_agent.cli import cli
 from evolving_agent.errors import InvalidInput
 from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.hypotheses import (
+from evolving_agent.memory.ops.hypotheses import (
     REGISTER_FILE,
     Hypothesis,
     add_hypothesis,
@@ -280,7 +280,7 @@ def test_rebuild_register_repairs_the_cache(root: MemoryRoot) -> None:
 def test_show_dates_a_human_step_on_the_day_it_was_taken(root: MemoryRoot) -> None:
     # A newcomer retired a hypothesis on 2026-11-30 and `hypothesis show` dated the step
     # 2026-10-16, the last day of evidence on it.
-    from evolving_agent.memory.hypotheses import retire_hypothesis, show_hypothesis
+    from evolving_agent.memory.ops.hypotheses import retire_hypothesis, show_hypothesis
 
     a = add_hypothesis(root, "answers should be short", ts=at(D0, 8))
     session = Writer(root, "session")

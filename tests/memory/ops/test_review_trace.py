@@ -1,6 +1,6 @@
 """Provenance one step back: a pending review traces, through the Evidence chain, to the
 monthly run that queued it and from there to the weekly runs that wrote its proposals
-(evolving_agent/memory/review_trace.py).  Real jobs, real files, real CLI processes."""
+(evolving_agent/memory/ops/review_trace.py).  Real jobs, real files, real CLI processes."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord
-from evolving_agent.memory.review_trace import queued_record
+from evolving_agent.memory.ops.review_trace import queued_record
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_proc
 from tests.helpers.fixtures import isolated_env
