@@ -1,7 +1,7 @@
 """The console script and ``python -m evolving_agent``: boot's fast path, else the CLI.
 
 ``evolving-agent boot`` runs on every session start, so it is served, when it can be,
-by :mod:`evolving_agent.memory.bootfast` with the standard library only; click, pydantic
+by :mod:`evolving_agent.memory.boot.bootfast` with the standard library only; click, pydantic
 and ruamel are imported only when that path declines (any other command or option, or
 anything unusual about the root), and then the full CLI runs as if nothing had happened.
 ``evolving-agent friction TEXT`` is appended by :mod:`evolving_agent.memory.evidence.frictionfast`
@@ -19,7 +19,7 @@ from typing import Any
 def main() -> None:
     argv = sys.argv[1:]
     if "boot" in argv:
-        from evolving_agent.memory.bootfast import try_boot
+        from evolving_agent.memory.boot.bootfast import try_boot
 
         code = try_boot(argv, write_file=_write_boot_file)
         if code is not None:

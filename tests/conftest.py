@@ -220,11 +220,11 @@ SLOW: dict[str, set[str]] = {
     "memory/base/test_atomic": {
         "test_sigkill_mid_write_leaves_old_or_new_file_never_a_mix",
     },
-    "memory/test_boot": {
+    "memory/boot/test_boot": {
         "test_a_failing_write_file_never_costs_the_hook_its_stdout",
         "test_the_happy_path_runs_no_git_and_reads_no_history",
     },
-    "memory/test_bootfast": {"*"},
+    "memory/boot/test_bootfast": {"*"},
     "memory/evidence/test_evidence": {
         "test_8_processes_x_60_appends_lose_nothing_and_never_interleave",
     },

@@ -13,7 +13,7 @@ from evolving_agent.cli._common import echo_json, echo_messages, json_option, ro
 from evolving_agent.cli._output import echo, paged
 from evolving_agent.errors import EvolvingAgentError, TamperingFound, UsageError
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.bootview import DEFAULT_MAX_CHARS, MAX_CHARS_ENV, MIN_MAX_CHARS
+from evolving_agent.memory.boot.bootview import DEFAULT_MAX_CHARS, MAX_CHARS_ENV, MIN_MAX_CHARS
 from evolving_agent.memory.canon.policy import ACTORS, Actor
 from evolving_agent.memory.evidence.evidence import EvidenceRecord
 from evolving_agent.memory.ops import events, live
@@ -96,7 +96,7 @@ def boot_cmd(ctx: click.Context, fmt: str, write_file: Path | None, max_chars: i
       evolving-agent boot --format claude-hook --write-file .claude/evolving-agent-boot.md
     """
     from evolving_agent.integrations.bootfile import write_boot_file
-    from evolving_agent.memory.boot import build_boot
+    from evolving_agent.memory.boot.boot import build_boot
 
     root = root_from(ctx)
     boot = build_boot(root, max_chars=max_chars)

@@ -14,7 +14,7 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict
 
-from evolving_agent.memory.boot import build_boot
+from evolving_agent.memory.boot.boot import build_boot
 from evolving_agent.memory.ops import events, live
 from evolving_agent.memory.ops.hypotheses import add_hypothesis, list_hypotheses, propose_shape
 from evolving_agent.memory.ops.live import LiveEntry

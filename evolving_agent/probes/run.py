@@ -2,7 +2,7 @@
 
 The probes come from the Canon the writer last committed (as boot serves it), each
 entry reference resolved against that Canon's identity.  The context is
-:func:`~evolving_agent.memory.boot.build_boot`'s Markdown, byte for byte what a session
+:func:`~evolving_agent.memory.boot.boot.build_boot`'s Markdown, byte for byte what a session
 starts with; its sha256 goes into every record so two answers can be told apart by
 what the model saw.
 
@@ -29,7 +29,7 @@ from evolving_agent.errors import InvalidInput, UsageError
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.base.redact import redact
 from evolving_agent.memory.base.yamlio import parse_yaml, validate
-from evolving_agent.memory.boot import build_boot
+from evolving_agent.memory.boot.boot import build_boot
 from evolving_agent.memory.canon.canon import IDENTITY_FILE, Identity
 from evolving_agent.memory.canon.canon_snapshot import load_canon
 from evolving_agent.memory.canon.policy import Actor

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from evolving_agent.memory.boot import build_boot
+from evolving_agent.memory.boot.boot import build_boot
 from evolving_agent.memory.evidence.evidence import EvidenceLog
 from tests.helpers.roots import fresh_root
 

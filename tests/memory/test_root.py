@@ -12,7 +12,7 @@ from pathlib import Path
 import git
 import pytest
 
-from evolving_agent.memory.boot import build_boot
+from evolving_agent.memory.boot.boot import build_boot
 from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot, resolve_root

@@ -18,7 +18,7 @@ from pathlib import Path
 import git
 import pytest
 
-from evolving_agent.memory.boot import build_boot
+from evolving_agent.memory.boot.boot import build_boot
 from evolving_agent.memory.ops.canon_edit import save_canon
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.probes import resolve_answerer

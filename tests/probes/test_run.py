@@ -10,7 +10,7 @@ import git
 import pytest
 
 from evolving_agent.errors import UsageError
-from evolving_agent.memory.boot import build_boot
+from evolving_agent.memory.boot.boot import build_boot
 from evolving_agent.memory.canon.canon_snapshot import load_canon
 from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord
 from evolving_agent.paths import MemoryRoot

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from evolving_agent.cli import cli
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.boot import build_boot
+from evolving_agent.memory.boot.boot import build_boot
 from evolving_agent.memory.canon.canon import IDENTITY_TEMPLATE
 from evolving_agent.memory.canon.canon_snapshot import check_canon_snapshot, state_file
 from evolving_agent.memory.canon.gitrepo import blob_sha

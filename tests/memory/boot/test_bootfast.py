@@ -1,4 +1,4 @@
-"""The boot fast path (memory/bootfast.py): the full boot's bytes, without click or pydantic.
+"""The boot fast path (memory/boot/bootfast.py): the full boot's bytes, without click or pydantic.
 
 Each comparison runs the full boot first (in-process, through the click command), which
 also writes the identity attestation, then asks the fast path for the same format and
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from evolving_agent.memory import bootfast, bootview
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.base.yamlio import parse_yaml, validate
+from evolving_agent.memory.boot import bootfast, bootview
 from evolving_agent.memory.canon.canon import IDENTITY_FILE, IDENTITY_TEMPLATE, Identity
 from evolving_agent.memory.ops import live, today
 from evolving_agent.memory.root import init_root

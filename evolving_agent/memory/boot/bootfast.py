@@ -34,7 +34,7 @@ from typing import Any
 
 from evolving_agent.memory.base.fastargv import plain_call, utf8
 from evolving_agent.memory.base.live_listing import list_live
-from evolving_agent.memory.bootview import (
+from evolving_agent.memory.boot.bootview import (
     BIAS_FILE,
     CARRY_FILE,
     DEFAULT_MAX_CHARS,

@@ -29,13 +29,13 @@ from pydantic import BaseModel, Field, ValidationError
 
 from evolving_agent.errors import EvolvingAgentError, InvalidInput, ReadOutOfScope, TamperingFound
 from evolving_agent.fsio import walk
-from evolving_agent.memory import bootfast
 from evolving_agent.memory.base.atomic import atomic_write
 from evolving_agent.memory.base.live_listing import LIVE_MAX_KEYS
 from evolving_agent.memory.base.redact import redact_fast as redact
 from evolving_agent.memory.base.redact import redact_fast_data as redact_data
 from evolving_agent.memory.base.yamlio import parse_yaml, validate
-from evolving_agent.memory.bootview import (
+from evolving_agent.memory.boot import bootfast
+from evolving_agent.memory.boot.bootview import (
     DEFAULT_MAX_CHARS,
     LIVE_ENTRIES,
     LIVE_ENTRY_CHARS,
