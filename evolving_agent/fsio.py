@@ -12,7 +12,7 @@ the directory itself (``memory/base/atomic.py``, which refuses symlinked directo
 memory root) keeps that guarantee; ``write_atomic`` opens the directory by path.
 
 A file is as open as the *setgid* directory it is created in (:func:`shared_mode`):
-in a shared-group deployment (``evolving-agent deploy os-users``, memory/deploy.py)
+in a shared-group deployment (``evolving-agent deploy os-users``, memory/sync/deploy.py)
 the directories are setgid and their group bits say what the group may do with new
 entries; everywhere else (a private 0700 directory) the mode asked for is the mode
 given, whatever the umask.

@@ -39,7 +39,6 @@ from evolving_agent.jobs.markers import (
 )
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.base.redact import redact
-from evolving_agent.memory.deploy import seal_reflected
 from evolving_agent.memory.evidence.day_digest import (
     MAX_FRICTION,
     PER_LINK,
@@ -64,6 +63,7 @@ from evolving_agent.memory.ops.hypotheses import (
 )
 from evolving_agent.memory.ops.today import BIAS_FILE, CARRY_FILE, Carry
 from evolving_agent.memory.root import require_root
+from evolving_agent.memory.sync.deploy import seal_reflected
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors import Reflector, ReflectorError, reflect_with_fallback
 from evolving_agent.reflectors.base import (

@@ -392,7 +392,7 @@ class Writer:
     @contextmanager
     def _os_refusal(self, area: Area, relpath: str) -> Iterator[None]:
         """The operating system's refusal is a denied write too: in the OS-user
-        deployment (memory/deploy.py) the assistant's user may not write canon/,
+        deployment (memory/sync/deploy.py) the assistant's user may not write canon/,
         reviews/, .git or .ea/, whatever actor it claims.  Recorded when Evidence
         takes the record (the assistant's user may append), then exit 3."""
         try:

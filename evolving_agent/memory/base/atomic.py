@@ -7,7 +7,7 @@ what this module adds is the privacy and the confinement below a memory root.
 
 Everything is created private (0700 directories, 0600 files), whatever the umask: a
 memory root holds a person's friction and identity.  The one exception is a root set
-up for two OS users (``evolving-agent deploy os-users``, memory/deploy.py): its
+up for two OS users (``evolving-agent deploy os-users``, memory/sync/deploy.py): its
 directories are setgid to a shared group, and what is created in one gets the group
 bits that directory passes on (``fsio.shared_mode``) - group-readable in the human's
 areas, group-writable in ``evidence/`` and ``live/`` - so the human's jobs read what

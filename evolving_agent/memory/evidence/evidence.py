@@ -307,7 +307,7 @@ class EvidenceLog:
     def seal_day(self, day: date) -> bool:
         """Make a finished day's file and head the caller's and read-only for the group.
 
-        Only in a shared-group ``evidence/`` (memory/deploy.py) and only by the user
+        Only in a shared-group ``evidence/`` (memory/sync/deploy.py) and only by the user
         who owns it (the human): the bytes are copied unchanged to a new file of mode
         0640, renamed over the day under its lock (the sticky directory lets its owner
         replace another user's file), and the head likewise.  From then on the

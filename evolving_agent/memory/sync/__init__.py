@@ -26,6 +26,9 @@ put on disk, so a sync killed at any point is completed by the next one (every s
 idempotent and guarded by compare-and-swap ref updates).  The remote only ever sees
 fast-forward, ``--atomic`` pushes.  Work grows with what changed since the last sync:
 the snapshot reads only day files that grew, the merge only paths that changed.
+
+This package is the top of memory/ (it may import every room below it): the sync itself
+is here, ``deploy`` shares one root between the human's and the assistant's OS users.
 """
 
 from __future__ import annotations

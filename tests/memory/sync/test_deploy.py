@@ -1,4 +1,4 @@
-"""The OS-user deployment, run with two real OS users (memory/deploy.py).
+"""The OS-user deployment, run with two real OS users (memory/sync/deploy.py).
 
 Each module run creates a group and two throwaway users with ``groupadd`` / ``useradd``
 (unique names, removed at teardown), builds a root as the human's user, deploys it as
