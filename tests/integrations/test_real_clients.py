@@ -38,7 +38,7 @@ from tests.helpers import run_cli
 from tests.helpers.fixtures import isolated_env
 from tests.helpers.ramdisk import DISK_TEMP
 from tests.helpers.roots import fresh_root
-from tests.integrations.scripted_model import (
+from tests.helpers.scripted_model import (
     Answer,
     CallTool,
     Fail,

@@ -26,7 +26,7 @@ from evolving_agent.probes.diff import diff_probes
 from evolving_agent.probes.run import run_probes
 from tests.helpers.probe_fakes import ANSWERS, tree_hash
 from tests.helpers.roots import fresh_root
-from tests.integrations.scripted_model import (
+from tests.helpers.scripted_model import (
     Say,
     ScriptedModel,
     claude_env,

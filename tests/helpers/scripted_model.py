@@ -27,7 +27,7 @@ ends with the given one, e.g. an MCP tool ``friction``), :class:`Fail` (an HTTP 
 e.g. 429).  Every request is kept in :attr:`ScriptedModel.seen` for assertions.
 
 Importable by other test modules (probes reuse it): ``from
-tests.integrations.scripted_model import ScriptedModel, Say, Shell``.
+tests.helpers.scripted_model import ScriptedModel, Say, Shell``.
 """
 
 from __future__ import annotations
