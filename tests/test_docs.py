@@ -394,7 +394,7 @@ CODE_PATH = re.compile(
 
 def test_every_module_path_the_docs_name_exists() -> None:
     # Modules were renamed this session (jobs/runner.py -> jobs/dispatch.py, jobs/runs.py ->
-    # jobs/markers.py, memory/reviews.py -> memory/base/approvals.py); a page naming the old
+    # jobs/markers.py, memory/reviews.py -> memory/canon/approvals.py); a page naming the old
     # file sends a newcomer to nothing.
     package = DOCS.parent / "evolving_agent"
     bases = [DOCS.parent, package, package / "search"]

@@ -15,8 +15,8 @@ on is the lowest room that has everything it needs:
   one, its recorded deployment).
 - ``evidence/``: the append-only hash chain, its day stream and digest, the fast friction
   path, devices.
-- ``canon/``: the identity, the policy, the probes file, Canon diffs and snapshots,
-  signing, and the root's git repository.
-- ``base/``: atomic files, the authority table, approvals, event bounds, YAML, redaction,
+- ``canon/``: the identity, the policy, the probes file, Canon diffs, their approvals and
+  snapshots, signing, and the root's git repository.
+- ``base/``: atomic files, the authority table, event bounds, YAML, redaction,
   similarity, the fast paths' argv, the Live Bus listing.
 """

@@ -342,7 +342,7 @@ class Writer:
     def _approval_problem(self) -> str:
         if self.approval is None:
             return "the monthly job needs an approved review to write canon"
-        from evolving_agent.memory.base.approvals import approved_review
+        from evolving_agent.memory.canon.approvals import approved_review
 
         if not approved_review(self.root, self.approval.review_id):
             return f"review {self.approval.review_id} is not approved, or was already applied"

@@ -37,8 +37,8 @@ from pathlib import Path
 from evolving_agent.errors import EvolvingAgentError, InvalidInput
 from evolving_agent.fsio import read_files
 from evolving_agent.gitcmd import GitError, git
-from evolving_agent.memory.base.approvals import read_decision
 from evolving_agent.memory.canon import gitrepo
+from evolving_agent.memory.canon.approvals import read_decision
 from evolving_agent.memory.canon.canon_diff import CanonDiff, apply_diff
 from evolving_agent.memory.canon.signing import check_signatures, signing_state
 from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord, parse_line

@@ -3,7 +3,6 @@
 - ``atomic``: temp + fsync + rename, private directories, symlink-refusing opens.
 - ``authority_table``: the plain table of who may write which area (no pydantic; the
   fast friction path reads it); ``policy`` (in ``canon/``) loads the human's edits of it.
-- ``approvals``: reading the human's recorded approval decisions.
 - ``bounds``: the limits one event or note must keep (size, one line, a reflected day).
 - ``yamlio``: round-trip parsing of the human's YAML, with line numbers in errors.
 - ``redact``: masking secrets (the full detector and the standard-library fast path).

@@ -5,6 +5,7 @@
   ``base.authority_table``); loaded from the Canon the writer last committed.
 - ``probe_file``: ``canon/probes.yaml``, the probes the human asks the agent to pass.
 - ``canon_diff``: the diff a review proposes to the Canon, and applying it.
+- ``approvals``: the human's decision on such a review, good for one Canon commit.
 - ``canon_snapshot``: the snapshot of the last committed Canon that boot serves.
 - ``gitrepo``: the root's own git repository (commits, trailers, blobs): the one git reader.
 - ``signing``: signed writer commits, and checking them.

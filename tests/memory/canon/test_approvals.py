@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evolving_agent.memory.base.approvals import approved_review, read_decision
+from evolving_agent.memory.canon.approvals import approved_review, read_decision
 from evolving_agent.paths import MemoryRoot
 from tests.helpers.roots import fresh_root
 
