@@ -27,9 +27,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from evolving_agent.memory import live
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.canon import IDENTITY_TEMPLATE
+from evolving_agent.memory.canon.canon import IDENTITY_TEMPLATE
+from evolving_agent.memory.ops import live
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 

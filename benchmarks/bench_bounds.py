@@ -26,9 +26,9 @@ from datetime import date, datetime, timedelta
 from datetime import time as dtime
 from pathlib import Path
 
-from evolving_agent.memory import live
-from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog
-from evolving_agent.memory.hypotheses import add_hypothesis
+from evolving_agent.memory.evidence.evidence import EvidenceDraft, EvidenceLog
+from evolving_agent.memory.ops import live
+from evolving_agent.memory.ops.hypotheses import add_hypothesis
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 

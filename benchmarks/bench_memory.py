@@ -21,9 +21,9 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from evolving_agent.memory.boot import build_boot
-from evolving_agent.memory.events import record_friction
-from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog
+from evolving_agent.memory.boot.boot import build_boot
+from evolving_agent.memory.evidence.evidence import EvidenceDraft, EvidenceLog
+from evolving_agent.memory.ops.events import record_friction
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 

@@ -22,8 +22,8 @@ from datetime import time as dtime
 from pathlib import Path
 
 from evolving_agent.jobs.nightly import MAX_CATCH_UP, run_nightly
-from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog
-from evolving_agent.memory.hypotheses import add_hypothesis
+from evolving_agent.memory.evidence.evidence import EvidenceDraft, EvidenceLog
+from evolving_agent.memory.ops.hypotheses import add_hypothesis
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot
 

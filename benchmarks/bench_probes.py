@@ -79,9 +79,9 @@ else:
 
 
 def suite(tmp: Path, probes: int, repeats: int) -> None:
-    from evolving_agent.memory.canon_edit import save_canon
-    from evolving_agent.memory.evidence import EvidenceLog
-    from evolving_agent.memory.yamlio import parse_yaml
+    from evolving_agent.memory.base.yamlio import parse_yaml
+    from evolving_agent.memory.evidence.evidence import EvidenceLog
+    from evolving_agent.memory.ops.canon_edit import save_canon
     from evolving_agent.probes import resolve_answerer
     from evolving_agent.probes.suggest import render, suggest
 
@@ -104,7 +104,7 @@ def suite(tmp: Path, probes: int, repeats: int) -> None:
     d = diff_probes(root, "keep", "drop", queue=False)
     diff_s = time.perf_counter() - start
     answers = list(EvidenceLog(root).iter_kind("probe"))
-    from evolving_agent.memory.boot import build_boot
+    from evolving_agent.memory.boot.boot import build_boot
 
     context = len(build_boot(root).markdown())
     sent = sum(context + len(p["prompt"]) for p in drafts) * repeats

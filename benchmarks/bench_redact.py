@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from evolving_agent.memory.redact import DETECTOR, redact
+from evolving_agent.memory.base.redact import DETECTOR, redact
 from evolving_agent.memory.root import init_root
 
 PLAIN = "offered three options when one was asked for; the user stopped me"

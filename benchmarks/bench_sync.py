@@ -25,7 +25,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog
+from evolving_agent.memory.evidence.evidence import EvidenceDraft, EvidenceLog
 from evolving_agent.memory.root import init_root
 from evolving_agent.memory.sync import add_remote, clone, sync
 from evolving_agent.paths import MemoryRoot

@@ -31,8 +31,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evolving_agent.memory import gitrepo
-from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.canon import gitrepo
+from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.memory.root import init_root
 from evolving_agent.memory.sync import KILL_ENV, add_remote, clone, sync
 from evolving_agent.memory.verify import verify_root
@@ -129,7 +129,7 @@ class Soak:
 
 
 def _friction(root: MemoryRoot) -> Counter[str]:
-    # A root's days read every device's chain (memory/devices.py): each record once.
+    # A root's days read every device's chain (memory/evidence/devices.py): each record once.
     return Counter(r.text for r in EvidenceLog(root).iter_all() if r.kind == "friction")
 
 

@@ -21,8 +21,8 @@ from pathlib import Path
 from evolving_agent.errors import InvalidInput, WriteDenied
 from evolving_agent.extras import check as check_extra
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.boot import build_boot
-from evolving_agent.memory.hypotheses import list_hypotheses
+from evolving_agent.memory.boot.boot import build_boot
+from evolving_agent.memory.ops.hypotheses import list_hypotheses
 from evolving_agent.memory.root import init_root
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import MemoryRoot

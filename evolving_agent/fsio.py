@@ -8,11 +8,11 @@ rename itself survives a power cut.  A failure, even ``KeyboardInterrupt``, leav
 temp file behind.
 
 ``write_atomic_at`` works relative to an open directory fd, so a caller that walked to
-the directory itself (``memory/atomic.py``, which refuses symlinked directories below a
+the directory itself (``memory/base/atomic.py``, which refuses symlinked directories below a
 memory root) keeps that guarantee; ``write_atomic`` opens the directory by path.
 
 A file is as open as the *setgid* directory it is created in (:func:`shared_mode`):
-in a shared-group deployment (``evolving-agent deploy os-users``, memory/deploy.py)
+in a shared-group deployment (``evolving-agent deploy os-users``, memory/sync/deploy.py)
 the directories are setgid and their group bits say what the group may do with new
 entries; everywhere else (a private 0700 directory) the mode asked for is the mode
 given, whatever the umask.

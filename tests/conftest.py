@@ -1,7 +1,7 @@
 """Shared fixtures: every test gets its own memory root under tmp_path and a git identity.
 
 Git needs an author for commits; a fresh machine may have none, so the tests (like the
-product itself, see ``memory/gitrepo.py``) never rely on a global one.
+product itself, see ``memory/canon/gitrepo.py``) never rely on a global one.
 
 Expensive things are made once per session and shared: one MCP server (``mcp_server``)
 that the MCP tests talk to, each checking only what its own calls changed, one simulated
@@ -217,25 +217,25 @@ SLOW: dict[str, set[str]] = {
         "test_after_five_missed_nights_nightly_runs_once",
         "test_schedule_run_process_catches_up_and_stops_on_ctrl_c",
     },
-    "memory/test_atomic": {
+    "memory/base/test_atomic": {
         "test_sigkill_mid_write_leaves_old_or_new_file_never_a_mix",
     },
-    "memory/test_boot": {
+    "memory/boot/test_boot": {
         "test_a_failing_write_file_never_costs_the_hook_its_stdout",
         "test_the_happy_path_runs_no_git_and_reads_no_history",
     },
-    "memory/test_bootfast": {"*"},
-    "memory/test_evidence": {
+    "memory/boot/test_bootfast": {"*"},
+    "memory/evidence/test_evidence": {
         "test_8_processes_x_60_appends_lose_nothing_and_never_interleave",
     },
-    "memory/test_evidence_import": {
+    "memory/evidence/test_evidence_import": {
         "test_back_dated_import_counts_as_one_recorded_day",
         "test_evidence_import_of_a_non_utf8_line_names_file_and_line",
     },
-    "memory/test_evidence_timezones": {"*"},
-    "memory/test_hypotheses_distinct_days": {"*"},
-    "memory/test_policy": {"*"},
-    "memory/test_redact": {
+    "memory/evidence/test_evidence_timezones": {"*"},
+    "memory/ops/test_hypotheses_distinct_days": {"*"},
+    "memory/canon/test_policy": {"*"},
+    "memory/base/test_redact": {
         "test_a_pasted_key_and_injection_never_reach_tomorrows_context",
     },
     "memory/test_root": {

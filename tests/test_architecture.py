@@ -1,9 +1,11 @@
 """The architecture is a checked contract, not a convention.
 
-``.importlinter`` holds three import-linter contracts: the memory stack imports
+``.importlinter`` holds four import-linter contracts: the memory stack imports
 downward only (cli > demo > integrations > jobs > review > reflectors > memory > paths >
-process | gitcmd | fsio > errors | results), search never imports the memory side, and no two
-sibling modules or packages import each other.  The first test runs them on the real package
+process | gitcmd | fsio > errors | results), inside memory each room imports only the rooms
+below it (sync > boot | verify > ops > authority | root > evidence > canon > base, every
+module in one of them), search never imports the memory side, and no two sibling modules or
+packages import each other.  The first test runs them on the real package
 (so plain ``pytest``, the README's test command, enforces them); the others copy the
 package, add one import of the kind this codebase used to have, and check the
 contracts refuse it and name it.
@@ -26,7 +28,8 @@ CONFIG = REPO / ".importlinter"
 
 def lint_imports(cwd: Path) -> subprocess.CompletedProcess[str]:
     """``lint-imports`` with this interpreter, finding ``evolving_agent`` in ``cwd`` first."""
-    env = {**os.environ, "PYTHONPATH": str(cwd)}
+    # Wide enough that an import chain is printed on one line, as the tests match it.
+    env = {**os.environ, "PYTHONPATH": str(cwd), "COLUMNS": "200"}
     return subprocess.run(
         [
             sys.executable,
@@ -47,7 +50,7 @@ def lint_imports(cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_the_package_keeps_every_contract() -> None:
     result = lint_imports(REPO)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Contracts: 3 kept, 0 broken." in result.stdout
+    assert "Contracts: 4 kept, 0 broken." in result.stdout
 
 
 @pytest.fixture(scope="module")
@@ -75,10 +78,10 @@ def with_import(pristine: Path, tmp_path: Path, module: str, line: str) -> Path:
     [
         # An upward import: memory reaching for a job.
         (
-            "evolving_agent.memory.today",
+            "evolving_agent.memory.ops.today",
             "from evolving_agent.jobs import scheduler",
             "The memory stack imports downward only",
-            "evolving_agent.memory.today -> evolving_agent.jobs.scheduler",
+            "evolving_agent.memory.ops.today -> evolving_agent.jobs.scheduler",
         ),
         # Today's cycles, as they were before this architecture was enforced:
         # verify re-applying a diff that lived in review/ ...
@@ -97,15 +100,15 @@ def with_import(pristine: Path, tmp_path: Path, module: str, line: str) -> Path:
         ),
         # ... Canon and the writer validating each other ...
         (
-            "evolving_agent.memory.canon",
+            "evolving_agent.memory.canon.canon",
             "from evolving_agent.memory import authority",
             "No import cycles between sibling modules or packages",
             ".canon -> .authority",
         ),
         # ... the git layer recording Canon snapshots ...
         (
-            "evolving_agent.memory.gitrepo",
-            "from evolving_agent.memory import canon_snapshot",
+            "evolving_agent.memory.canon.gitrepo",
+            "from evolving_agent.memory.canon import canon_snapshot",
             "No import cycles between sibling modules or packages",
             ".gitrepo -> .canon_snapshot",
         ),
@@ -117,12 +120,49 @@ def with_import(pristine: Path, tmp_path: Path, module: str, line: str) -> Path:
             "No import cycles between sibling modules or packages",
             ".config -> .agents",
         ),
+        # Inside memory, the back-arrows the rooms were split along: the Live Bus
+        # listing through boot's view ...
+        (
+            "evolving_agent.memory.ops.live",
+            "from evolving_agent.memory.boot import bootview",
+            "Inside memory, each room imports only the rooms below it",
+            "evolving_agent.memory.ops.live -> evolving_agent.memory.boot.bootview",
+        ),
+        # ... the day digest counting days through the register ...
+        (
+            "evolving_agent.memory.evidence.day_digest",
+            "from evolving_agent.memory.ops import hypotheses",
+            "Inside memory, each room imports only the rooms below it",
+            "evolving_agent.memory.evidence.day_digest -> evolving_agent.memory.ops.hypotheses",
+        ),
+        # ... verify reading the deployment from sync's deploy ...
+        (
+            "evolving_agent.memory.verify",
+            "from evolving_agent.memory.sync import deploy",
+            "Inside memory, each room imports only the rooms below it",
+            "evolving_agent.memory.verify -> evolving_agent.memory.sync.deploy",
+        ),
+        # ... the floor loading the Canon snapshot ...
+        (
+            "evolving_agent.memory.base.authority_table",
+            "from evolving_agent.memory.canon import canon_snapshot",
+            "Inside memory, each room imports only the rooms below it",
+            "evolving_agent.memory.base.authority_table -> "
+            "evolving_agent.memory.canon.canon_snapshot",
+        ),
+        # ... and two rooms of one floor leaning on each other.
+        (
+            "evolving_agent.memory.verify",
+            "from evolving_agent.memory.boot import boot",
+            "Inside memory, each room imports only the rooms below it",
+            "evolving_agent.memory.verify -> evolving_agent.memory.boot.boot",
+        ),
         # ... and search reaching into the memory side.
         (
             "evolving_agent.search.stats",
-            "from evolving_agent.memory import evidence",
+            "from evolving_agent.memory.evidence import evidence",
             "search depends only on errors and the shared process and git runners",
-            "evolving_agent.search.stats -> evolving_agent.memory.evidence",
+            "evolving_agent.search.stats -> evolving_agent.memory.evidence.evidence",
         ),
     ],
 )
@@ -134,6 +174,18 @@ def test_a_bad_import_breaks_its_contract_and_is_named(
     assert f"{contract} BROKEN" in result.stdout
     broken = result.stdout.split("Broken contracts", 1)[1]
     assert named in broken
+
+
+def test_a_module_in_no_room_of_memory_breaks_the_rooms_contract(
+    pristine: Path, tmp_path: Path
+) -> None:
+    # Every module of memory/ sits in a named room: a new one must say where it goes.
+    shutil.copytree(pristine / "evolving_agent", tmp_path / "evolving_agent")
+    (tmp_path / "evolving_agent" / "memory" / "stray.py").write_text('"""Nowhere yet."""\n')
+    result = lint_imports(tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Inside memory, each room imports only the rooms below it BROKEN" in result.stdout
+    assert "evolving_agent.memory.stray" in result.stdout.split("Broken contracts", 1)[1]
 
 
 # -- one runner for child processes, one for git ----------------------------------------

@@ -24,7 +24,7 @@ import pytest
 from click.testing import CliRunner
 
 from evolving_agent.cli import cli
-from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import docblocks
 from tests.helpers.fixtures import KeptDemo, copy_tree
@@ -399,7 +399,7 @@ CODE_PATH = re.compile(
 
 def test_every_module_path_the_docs_name_exists() -> None:
     # Modules were renamed this session (jobs/runner.py -> jobs/dispatch.py, jobs/runs.py ->
-    # jobs/markers.py, memory/reviews.py -> memory/approvals.py); a page naming the old
+    # jobs/markers.py, memory/reviews.py -> memory/canon/approvals.py); a page naming the old
     # file sends a newcomer to nothing.
     package = DOCS.parent / "evolving_agent"
     bases = [DOCS.parent, package, package / "search"]

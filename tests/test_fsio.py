@@ -60,7 +60,7 @@ def test_search_json_goes_through_it(tmp_path: Path) -> None:
 
 
 def test_a_setgid_directory_passes_its_group_bits_on_whatever_the_umask(tmp_path: Path) -> None:
-    # The OS-user deployment (memory/deploy.py): a file the assistant's user makes in a
+    # The OS-user deployment (memory/sync/deploy.py): a file the assistant's user makes in a
     # shared directory must stay readable and writable by the human's group.
     shared, private = tmp_path / "shared", tmp_path / "private"
     shared.mkdir()

@@ -21,8 +21,13 @@ from freezegun import freeze_time
 from evolving_agent.cli import cli
 from evolving_agent.jobs.markers import load_marker
 from evolving_agent.jobs.nightly import NightlyPlan
-from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.hypotheses import Hypothesis, check_register, fold_root, hypothesis_id
+from evolving_agent.memory.evidence.evidence import EvidenceLog
+from evolving_agent.memory.ops.hypotheses import (
+    Hypothesis,
+    check_register,
+    fold_root,
+    hypothesis_id,
+)
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import cli_ok

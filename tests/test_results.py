@@ -1,7 +1,7 @@
 """Core operations carry their own warnings and rescues, so no front end can forget them.
 
-The CLI and MCP renderings are tested with those front ends (memory/test_evidence.py,
-integrations/test_mcp_server.py, memory/test_canon_edit.py); these tests call the library
+The CLI and MCP renderings are tested with those front ends (memory/evidence/test_evidence.py,
+integrations/test_mcp_server.py, memory/ops/test_canon_edit.py); these tests call the library
 directly, as a third front end would, and get the same facts.
 """
 
@@ -13,10 +13,10 @@ from pathlib import Path
 import git
 import pytest
 
-from evolving_agent.memory.canon_edit import EditRefused, rescue_file, save_canon
-from evolving_agent.memory.events import record_friction
-from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.hypotheses import add_hypothesis
+from evolving_agent.memory.evidence.evidence import EvidenceLog
+from evolving_agent.memory.ops.canon_edit import EditRefused, rescue_file, save_canon
+from evolving_agent.memory.ops.events import record_friction
+from evolving_agent.memory.ops.hypotheses import add_hypothesis
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.results import Message
 from tests.helpers.roots import fresh_root

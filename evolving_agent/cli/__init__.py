@@ -29,7 +29,7 @@ from evolving_agent.errors import (
     EXIT_USAGE,
     EvolvingAgentError,
 )
-from evolving_agent.memory.fastargv import utf8
+from evolving_agent.memory.base.fastargv import utf8
 
 RAISE_ENV = "EVOLVING_AGENT_RAISE"
 

@@ -133,7 +133,7 @@ def edit_cmd(ctx: click.Context, file: str, message: str) -> None:
     Example:
       evolving-agent canon edit identity.yaml -m "values: add brevity"
     """
-    from evolving_agent.memory.canon_edit import EditRefused, edit_start, save_canon
+    from evolving_agent.memory.ops.canon_edit import EditRefused, edit_start, save_canon
 
     root = root_from(ctx)
     before, kept = edit_start(root, file)

@@ -6,7 +6,7 @@ import click
 
 from evolving_agent.cli._common import echo_json, json_option, root_from
 from evolving_agent.cli._output import echo
-from evolving_agent.memory.deploy import deploy_os_users
+from evolving_agent.memory.sync.deploy import deploy_os_users
 
 
 @click.group("deploy")

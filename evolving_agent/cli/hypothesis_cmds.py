@@ -1,7 +1,7 @@
 """Commands: hypothesis add / edit / retire / split / list / show.
 
 States are qualitative; there is no score.  Each command parses, calls one function of
-``memory/hypotheses.py`` and prints; every change is an Evidence record.
+``memory/ops/hypotheses.py`` and prints; every change is an Evidence record.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ import click
 
 from evolving_agent.cli._common import echo_json, json_option, root_from
 from evolving_agent.cli._output import echo, paged
-from evolving_agent.memory.hypotheses import (
+from evolving_agent.memory.canon.policy import Actor
+from evolving_agent.memory.ops.hypotheses import (
     Hypothesis,
     add_hypothesis,
     edit_hypothesis,
@@ -20,7 +21,6 @@ from evolving_agent.memory.hypotheses import (
     show_hypothesis,
     split_hypothesis,
 )
-from evolving_agent.memory.policy import Actor
 from evolving_agent.textsafe import one_line
 
 STAKES = click.Choice(["low", "high"])

@@ -12,11 +12,11 @@ import click
 from evolving_agent.cli._common import DAY, echo_json, echo_messages, json_option, root_from
 from evolving_agent.cli._output import echo, paged
 from evolving_agent.errors import EvolvingAgentError, TamperingFound, UsageError
-from evolving_agent.memory import events, live
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.bootview import DEFAULT_MAX_CHARS, MAX_CHARS_ENV, MIN_MAX_CHARS
-from evolving_agent.memory.evidence import EvidenceRecord
-from evolving_agent.memory.policy import ACTORS, Actor
+from evolving_agent.memory.boot.bootview import DEFAULT_MAX_CHARS, MAX_CHARS_ENV, MIN_MAX_CHARS
+from evolving_agent.memory.canon.policy import ACTORS, Actor
+from evolving_agent.memory.evidence.evidence import EvidenceRecord
+from evolving_agent.memory.ops import events, live
 from evolving_agent.memory.root import init_root, require_root
 from evolving_agent.paths import LAYERS, Layer, MemoryRoot
 from evolving_agent.textsafe import one_line
@@ -96,7 +96,7 @@ def boot_cmd(ctx: click.Context, fmt: str, write_file: Path | None, max_chars: i
       evolving-agent boot --format claude-hook --write-file .claude/evolving-agent-boot.md
     """
     from evolving_agent.integrations.bootfile import write_boot_file
-    from evolving_agent.memory.boot import build_boot
+    from evolving_agent.memory.boot.boot import build_boot
 
     root = root_from(ctx)
     boot = build_boot(root, max_chars=max_chars)
@@ -350,7 +350,7 @@ def evidence_repair(ctx: click.Context, day: object, actor: Actor) -> None:
     """
     from datetime import datetime
 
-    from evolving_agent.memory.evidence import repair_days
+    from evolving_agent.memory.evidence.evidence import repair_days
 
     root = require_root(root_from(ctx))
     the_day = day.date() if isinstance(day, datetime) else None
@@ -383,7 +383,7 @@ def write_cmd(ctx: click.Context, actor: Actor, layer: Layer, relpath: str) -> N
     if layer == "live":  # the same checks as 'live set': a bad entry never reaches boot
         path = live.write_entry_file(root, actor, relpath, data)
     elif layer == "today":
-        from evolving_agent.memory.today import write_today_file
+        from evolving_agent.memory.ops.today import write_today_file
 
         path = write_today_file(root, actor, relpath, data)
     else:

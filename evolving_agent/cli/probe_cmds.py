@@ -59,7 +59,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
     Example:
       evolving-agent probe list
     """
-    from evolving_agent.memory.probe_file import resolve_entry
+    from evolving_agent.memory.canon.probe_file import resolve_entry
     from evolving_agent.probes.rules import describe
     from evolving_agent.probes.run import committed_probes
 

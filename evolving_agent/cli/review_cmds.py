@@ -15,7 +15,7 @@ import click
 from evolving_agent.cli._common import echo_json, json_option, root_from
 from evolving_agent.cli._output import echo, paged, typed_ahead
 from evolving_agent.errors import MissingExtra, UsageError
-from evolving_agent.memory.canon_diff import describe, unified
+from evolving_agent.memory.canon.canon_diff import describe, unified
 from evolving_agent.memory.root import require_root
 from evolving_agent.review.actions import edit_text, record_edit, reject_review
 from evolving_agent.review.approve import ApprovalPlan, approve_review, plan_approval

@@ -8,7 +8,7 @@ import click
 
 from evolving_agent.cli._common import echo_json, json_option, root_from
 from evolving_agent.cli._output import echo
-from evolving_agent.memory.devices import device_status, take_today
+from evolving_agent.memory.evidence.devices import device_status, take_today
 from evolving_agent.memory.root import require_root
 from evolving_agent.memory.sync import add_remote, clone, remote_status, sync
 

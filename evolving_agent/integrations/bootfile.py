@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from evolving_agent.errors import InvalidInput
-from evolving_agent.memory.atomic import atomic_write
+from evolving_agent.memory.base.atomic import atomic_write
 from evolving_agent.paths import MemoryRoot
 
 

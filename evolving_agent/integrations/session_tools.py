@@ -14,10 +14,10 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict
 
-from evolving_agent.memory import events, live
-from evolving_agent.memory.boot import build_boot
-from evolving_agent.memory.hypotheses import add_hypothesis, list_hypotheses, propose_shape
-from evolving_agent.memory.live import LiveEntry
+from evolving_agent.memory.boot.boot import build_boot
+from evolving_agent.memory.ops import events, live
+from evolving_agent.memory.ops.hypotheses import add_hypothesis, list_hypotheses, propose_shape
+from evolving_agent.memory.ops.live import LiveEntry
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 

@@ -25,7 +25,7 @@ from evolving_agent.jobs.prompts import prompt_loader
 from evolving_agent.jobs.settings import JOB_NAMES, SYNC_JOB, load_schedule
 from evolving_agent.jobs.weekly import run_weekly
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.devices import check_today_writer
+from evolving_agent.memory.evidence.devices import check_today_writer
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors import Reflector, get_reflector
@@ -71,7 +71,7 @@ def run_job(
         return sync(root)  # type: ignore[return-value]  # a result the scheduler logs
     if job not in JOB_NAMES:
         raise UsageError(f"unknown job {job!r} (valid: {', '.join(JOB_NAMES)})")
-    check_today_writer(root, job)  # one device writes Today (memory/devices.py)
+    check_today_writer(root, job)  # one device writes Today (memory/evidence/devices.py)
     if job == "monthly":
         return run_monthly(root, day, now=now)  # consolidation is deterministic: no reflector
     refl = resolve_reflector(root, reflector, reflector_cmd)

@@ -29,11 +29,11 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evolving_agent.errors import InvalidInput, first_error
-from evolving_agent.memory.atomic import atomic_write
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord
-from evolving_agent.memory.locks import human_lock_dir, lock_file
-from evolving_agent.memory.review_trace import PROVENANCE_KINDS
+from evolving_agent.memory.base.atomic import atomic_write
+from evolving_agent.memory.base.locks import human_lock_dir, lock_file
+from evolving_agent.memory.evidence.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord
+from evolving_agent.memory.ops.review_trace import PROVENANCE_KINDS
 from evolving_agent.paths import MemoryRoot
 
 P = TypeVar("P", bound=BaseModel)
@@ -88,7 +88,7 @@ def save_marker(root: MemoryRoot, marker: RunMarker) -> None:
 @contextmanager
 def run_lock(root: MemoryRoot, job: str, day: date) -> Iterator[None]:
     """Hold the per-job-and-date lock (released on any exit).  It lives where only the
-    human can create a file (memory/locks.py): a lock file another user pre-created in
+    human can create a file (memory/base/locks.py): a lock file another user pre-created in
     the shared ``.ea/locks/`` is not this one, and cannot cost the human a day."""
     with lock_file(human_lock_dir(root) / f"run-{job}-{day.isoformat()}.lock"):
         yield

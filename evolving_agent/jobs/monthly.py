@@ -33,10 +33,10 @@ from evolving_agent.jobs.markers import (
     refuse_future,
 )
 from evolving_agent.memory.authority import ScopedReader, Writer
-from evolving_agent.memory.canon_diff import CanonDiff
-from evolving_agent.memory.evidence import now as local_now
-from evolving_agent.memory.policy import Policy
-from evolving_agent.memory.review_trace import TraceIndex, queued_record, sha256_of
+from evolving_agent.memory.canon.canon_diff import CanonDiff
+from evolving_agent.memory.canon.policy import Policy
+from evolving_agent.memory.evidence.evidence import now as local_now
+from evolving_agent.memory.ops.review_trace import TraceIndex, queued_record, sha256_of
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.hold import ack_command, holds
@@ -66,7 +66,7 @@ class MonthlyPlan(BaseModel):
     reviews: list[PendingReview]
     skipped: list[str]  # proposal ids left out (already queued / decided)
     deferred: list[str] = []  # over the limit: wait for next month's queue
-    # Proposals no weekly run wrote, or changed since (memory/review_trace.py): left out.
+    # Proposals no weekly run wrote, or changed since (memory/ops/review_trace.py): left out.
     refused: list[str] = []
     # What was read of each queued proposal: its sha256 (and legacy: written before
     # proposals were traced), for the review-queued records.
@@ -128,7 +128,7 @@ def run_monthly(
     writer = Writer(root, "monthly")
     bodies = {r.id: (r.model_dump_json(indent=2) + "\n").encode() for r in plan.reviews}
     # Provenance first: a crash after it leaves a record and no review (harmless); a
-    # review file without its record is a planted one (memory/review_trace.py).
+    # review file without its record is a planted one (memory/ops/review_trace.py).
     _record_queued(root, writer, marker, plan, bodies)
     for review_id, body in bodies.items():
         writer.write("pending", f"{review_id}.json", body)

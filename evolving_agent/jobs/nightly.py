@@ -38,17 +38,18 @@ from evolving_agent.jobs.markers import (
     refuse_future,
 )
 from evolving_agent.memory.authority import ScopedReader, Writer
-from evolving_agent.memory.carry import Story, fitting_types, tensions
-from evolving_agent.memory.day_digest import (
+from evolving_agent.memory.base.instruction import reads_as_instruction
+from evolving_agent.memory.base.redact import redact
+from evolving_agent.memory.evidence.day_digest import (
     MAX_FRICTION,
     PER_LINK,
     UNTAGGED_FIRST,
     UNTAGGED_LAST,
 )
-from evolving_agent.memory.deploy import seal_reflected
-from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
-from evolving_agent.memory.evidence import now as local_now
-from evolving_agent.memory.hypotheses import (
+from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord
+from evolving_agent.memory.evidence.evidence import now as local_now
+from evolving_agent.memory.ops.carry import Story, fitting_types, tensions
+from evolving_agent.memory.ops.hypotheses import (
     Hypothesis,
     HypothesisState,
     SessionProposal,
@@ -62,10 +63,9 @@ from evolving_agent.memory.hypotheses import (
     snapshot_data,
     snapshot_of,
 )
-from evolving_agent.memory.instruction import reads_as_instruction
-from evolving_agent.memory.redact import redact
+from evolving_agent.memory.ops.today import BIAS_FILE, CARRY_FILE, Carry
 from evolving_agent.memory.root import require_root
-from evolving_agent.memory.today import BIAS_FILE, CARRY_FILE, Carry
+from evolving_agent.memory.sync.deploy import seal_reflected
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors import Reflector, ReflectorError, reflect_with_fallback
 from evolving_agent.reflectors.base import (
@@ -655,10 +655,10 @@ COVER = 0.6  # share of the anchor's n-grams line 1 must hold to say it in other
 
 def covers(line: str, anchor: str) -> bool:
     """``line`` says ``anchor`` (a claim or a trigger) in its own words: it holds most
-    of the anchor's character n-grams (``memory/similarity.py``: any language, case,
+    of the anchor's character n-grams (``memory/base/similarity.py``: any language, case,
     width and look-alikes folded).  A model may word the instruction; it may not drop
     what the instruction is about."""
-    from evolving_agent.memory.similarity import MIN_SHARED, grams
+    from evolving_agent.memory.base.similarity import MIN_SHARED, grams
 
     ga, gl = grams(anchor), grams(line)
     shared = len(ga & gl)
@@ -730,7 +730,7 @@ SHINGLE = 24  # characters of friction that may not appear in an instruction
 
 
 def _shingles(text: str) -> set[str]:
-    from evolving_agent.memory.similarity import key
+    from evolving_agent.memory.base.similarity import key
 
     k = key(text)
     return {k[i : i + SHINGLE] for i in range(max(0, len(k) - SHINGLE + 1))}

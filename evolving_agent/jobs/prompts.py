@@ -12,7 +12,7 @@ from importlib import resources
 from pathlib import Path
 
 from evolving_agent.errors import InvalidInput
-from evolving_agent.memory.atomic import atomic_write, read_plain
+from evolving_agent.memory.base.atomic import atomic_write, read_plain
 from evolving_agent.paths import MemoryRoot
 
 PROMPT_JOBS = ("nightly", "weekly")

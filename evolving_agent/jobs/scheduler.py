@@ -28,9 +28,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from evolving_agent.errors import EvolvingAgentError, InvalidInput, UsageError, first_error
 from evolving_agent.jobs.dispatch import fallback_of, run_job
 from evolving_agent.jobs.settings import load_schedule
-from evolving_agent.memory.atomic import atomic_write
-from evolving_agent.memory.evidence import now as local_now
-from evolving_agent.memory.locks import human_lock_dir
+from evolving_agent.memory.base.atomic import atomic_write
+from evolving_agent.memory.base.locks import human_lock_dir
+from evolving_agent.memory.evidence.evidence import now as local_now
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 
@@ -216,7 +216,7 @@ class JobScheduler:
 
     def acquire(self) -> None:
         for root in self.roots:
-            # The human's: no other user can hold or squat it (memory/locks.py).
+            # The human's: no other user can hold or squat it (memory/base/locks.py).
             lock = FileLock(str(human_lock_dir(root) / "scheduler.lock"), mode=0o600)
             try:
                 lock.acquire(timeout=0)

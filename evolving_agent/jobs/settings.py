@@ -25,7 +25,7 @@ from tzlocal import get_localzone
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.jobs.cronexpr import CronError, CronSpec, parse_cron
-from evolving_agent.memory.yamlio import load_model, parse_yaml, validate
+from evolving_agent.memory.base.yamlio import load_model, parse_yaml, validate
 from evolving_agent.paths import MemoryRoot
 
 # The reflector settings live with the reflectors (reflectors never import jobs).

@@ -25,7 +25,7 @@ from evolving_agent.jobs.monthly import run_monthly
 from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.jobs.weekly import run_weekly
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.hypotheses import add_hypothesis, hypothesis_id, list_hypotheses
+from evolving_agent.memory.ops.hypotheses import add_hypothesis, hypothesis_id, list_hypotheses
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors.rules import RulesReflector

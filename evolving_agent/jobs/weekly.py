@@ -29,10 +29,10 @@ from evolving_agent.jobs.markers import (
     refuse_future,
 )
 from evolving_agent.memory.authority import ScopedReader, Writer
-from evolving_agent.memory.canon_diff import CanonDiff
-from evolving_agent.memory.evidence import EvidenceRecord
-from evolving_agent.memory.evidence import now as local_now
-from evolving_agent.memory.hypotheses import (
+from evolving_agent.memory.canon.canon_diff import CanonDiff
+from evolving_agent.memory.evidence.evidence import EvidenceRecord
+from evolving_agent.memory.evidence.evidence import now as local_now
+from evolving_agent.memory.ops.hypotheses import (
     Hypothesis,
     advance,
     meets_floor,
@@ -40,7 +40,7 @@ from evolving_agent.memory.hypotheses import (
     sanitise,
     snapshot_of,
 )
-from evolving_agent.memory.review_trace import proposal_record
+from evolving_agent.memory.ops.review_trace import proposal_record
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors import Reflector, ReflectorError, reflect_with_fallback
@@ -119,7 +119,7 @@ def run_weekly(
         return WeeklyResult(status=status, plan=plan, record_ids=marker.record_ids)
     writer = Writer(root, "weekly")
     bodies = {p.id: (p.model_dump_json(indent=2) + "\n").encode() for p in plan.proposals}
-    # Provenance first, one record per file (memory/review_trace.py): a crash after it
+    # Provenance first, one record per file (memory/ops/review_trace.py): a crash after it
     # leaves a record and no proposal (harmless); a proposal without one was planted.
     provenance = [proposal_record(pid, body, run=marker.run_id) for pid, body in bodies.items()]
     append_provenance_once(root, writer, marker, provenance, "proposal_id")

@@ -1,17 +1,22 @@
 """The memory root: four layers behind one permission-checked writer, and what reads them.
 
-Writing: ``authority`` (the ``Writer``: policy check, path confinement, atomic write,
-git commit for tracked files) with ``policy`` (who may write and read what; the plain
-table in ``authority_table``), ``atomic`` (temp + fsync + rename) and ``gitrepo`` (the
-root's own repository).  Layers:
-``canon`` / ``canon_diff`` / ``canon_edit`` / ``canon_snapshot`` (the identity, its
-diffs, the human's edits, the snapshot boot trusts), ``evidence`` and ``events``
-(the append-only hash chain and what appends to it; ``chain`` writes the day files,
-``bounds`` checks an event's limits, ``frictionfast`` appends a friction event with
-the standard library only, ``fastargv`` holds the fast paths' shared argv pieces),
-``live`` (the Live Bus), ``today`` (bias and carry), ``hypotheses`` (the register, a fold
-over Evidence), ``approvals``.
-Reading: ``boot`` (the session's context; ``bootview`` renders it, ``bootfast`` serves it
-with the standard library only) and ``verify`` (provenance and tampering).  ``root``
-creates and finds a root, ``redact`` masks secrets, ``yamlio`` parses the human's YAML.
+The rooms, from the top down; each imports only the rooms below it (the
+``memory-rooms`` layers contract in ``.importlinter``), so the floor a change belongs
+on is the lowest room that has everything it needs:
+
+- ``sync/``: one self on several devices through a git remote; ``deploy``, one root
+  shared by the human's and the assistant's OS users.
+- ``boot/`` (the context a session starts with, and its standard-library fast path) |
+  ``verify`` (is every byte where the writer put it: provenance and tampering).
+- ``ops/``: what writes through the Writer, one verb each: events, the Canon edit, the
+  Live Bus, Today and carry, the hypothesis register, review provenance.
+- ``authority`` (the ``Writer``: policy check, path confinement, atomic write, git commit
+  for tracked files; the read-scoped job context) | ``root`` (creating a root, finding
+  one, its recorded deployment).
+- ``evidence/``: the append-only hash chain, its day stream and digest, the fast friction
+  path, devices.
+- ``canon/``: the identity, the policy, the probes file, Canon diffs, their approvals and
+  snapshots, signing, and the root's git repository.
+- ``base/``: atomic files, the authority table, event bounds, YAML, redaction,
+  similarity, the fast paths' argv, the Live Bus listing.
 """

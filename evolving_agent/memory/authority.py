@@ -25,16 +25,14 @@ from typing import Any, Literal
 
 from evolving_agent.errors import InvalidInput, InvalidPath, ReadOutOfScope, WriteDenied
 from evolving_agent.fsio import in_flight
-from evolving_agent.memory import gitrepo
-from evolving_agent.memory.atomic import atomic_write, open_dir, read_plain
-from evolving_agent.memory.canon import check_canon_text
-from evolving_agent.memory.canon_snapshot import record_canon_snapshot
-from evolving_agent.memory.day_stream import DayStream
-from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
-from evolving_agent.memory.locks import area_lock
-from evolving_agent.memory.policy import HUMAN_ONLY_WRITERS, Actor, Policy, check_actor
-from evolving_agent.memory.redact import redact
-from evolving_agent.memory.signing import (
+from evolving_agent.memory.base.atomic import atomic_write, open_dir, read_plain
+from evolving_agent.memory.base.locks import area_lock
+from evolving_agent.memory.base.redact import redact
+from evolving_agent.memory.canon import gitrepo
+from evolving_agent.memory.canon.canon import check_canon_text
+from evolving_agent.memory.canon.canon_snapshot import record_canon_snapshot
+from evolving_agent.memory.canon.policy import HUMAN_ONLY_WRITERS, Actor, Policy, check_actor
+from evolving_agent.memory.canon.signing import (
     SIG_SUFFIX,
     SigningState,
     can_sign,
@@ -42,7 +40,9 @@ from evolving_agent.memory.signing import (
     git_signing_args,
     sign_file,
 )
-from evolving_agent.memory.signing_chain import in_force
+from evolving_agent.memory.evidence.day_stream import DayStream
+from evolving_agent.memory.evidence.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
+from evolving_agent.memory.evidence.evidence.signing_chain import in_force
 from evolving_agent.paths import AREAS, Area, MemoryRoot, area_parts
 
 NAME_MAX = 255  # bytes in one file name (Linux, macOS)
@@ -349,7 +349,7 @@ class Writer:
     def _approval_problem(self) -> str:
         if self.approval is None:
             return "the monthly job needs an approved review to write canon"
-        from evolving_agent.memory.approvals import approved_review
+        from evolving_agent.memory.canon.approvals import approved_review
 
         if not approved_review(self.root, self.approval.review_id):
             return f"review {self.approval.review_id} is not approved, or was already applied"
@@ -410,7 +410,7 @@ class Writer:
     @contextmanager
     def _os_refusal(self, area: Area, relpath: str) -> Iterator[None]:
         """The operating system's refusal is a denied write too: in the OS-user
-        deployment (memory/deploy.py) the assistant's user may not write canon/,
+        deployment (memory/sync/deploy.py) the assistant's user may not write canon/,
         reviews/, .git or .ea/, whatever actor it claims.  Recorded when Evidence
         takes the record (the assistant's user may append), then exit 3."""
         try:
@@ -430,7 +430,7 @@ class Writer:
         parts = self.root.lock_dir.relative_to(self.root.path).parts
         os.close(open_dir(self.root.real, list(parts)))
         # A human-only layer's lock is where only the human can create a file, a shared
-        # layer's waits seconds at most for another user (memory/locks.py).
+        # layer's waits seconds at most for another user (memory/base/locks.py).
         with area_lock(self.root, area):
             _clear_temps(self.root, area)
             yield

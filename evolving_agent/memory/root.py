@@ -7,16 +7,18 @@ the one commit allowed to create Canon without a review from a forged one.
 
 from __future__ import annotations
 
+import json
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from evolving_agent.errors import InvalidInput
-from evolving_agent.memory import gitrepo
-from evolving_agent.memory.atomic import atomic_write, make_private_dir
-from evolving_agent.memory.canon import IDENTITY_FILE, IDENTITY_TEMPLATE, POLICY_TEMPLATE
-from evolving_agent.memory.canon_snapshot import record_canon_snapshot
-from evolving_agent.memory.policy import POLICY_FILE
-from evolving_agent.memory.probe_file import PROBES_FILE, PROBES_TEMPLATE
+from evolving_agent.memory.base.atomic import atomic_write, make_private_dir
+from evolving_agent.memory.canon import gitrepo
+from evolving_agent.memory.canon.canon import IDENTITY_FILE, IDENTITY_TEMPLATE, POLICY_TEMPLATE
+from evolving_agent.memory.canon.canon_snapshot import record_canon_snapshot
+from evolving_agent.memory.canon.policy import POLICY_FILE
+from evolving_agent.memory.canon.probe_file import PROBES_FILE, PROBES_TEMPLATE
 from evolving_agent.paths import LAYERS, REVIEW_AREAS, MemoryRoot, root_problem
 
 SCHEDULE_TEMPLATE = """\
@@ -86,9 +88,9 @@ def init_root(path: Path) -> MemoryRoot:
         {"Actor": "init"},
     )
     record_canon_snapshot(root)  # boot serves only Canon matching this commit
-    from evolving_agent.memory.devices import create_device
+    from evolving_agent.memory.evidence.devices import create_device
 
-    create_device(root)  # this root's own chain is evidence/DAY.jsonl (memory/devices.py)
+    create_device(root)  # this root's own chain is evidence/DAY.jsonl (memory/evidence/devices.py)
     return root
 
 
@@ -98,3 +100,16 @@ def require_root(root: MemoryRoot) -> MemoryRoot:
     if problem is not None:
         raise InvalidInput(problem)
     return root
+
+
+# The OS-user deployment, as ``deploy`` records it; read here, below both deploy and verify.
+DEPLOY_FILE = "deploy.json"  # below .ea/
+
+
+def deployment(root: MemoryRoot) -> dict[str, Any] | None:
+    """The recorded deployment of ``root`` (``.ea/deploy.json``), or None."""
+    try:
+        data = json.loads((root.state / DEPLOY_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("kind") == "os-users" else None

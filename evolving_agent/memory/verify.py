@@ -37,15 +37,24 @@ from pathlib import Path
 from evolving_agent.errors import EvolvingAgentError, InvalidInput
 from evolving_agent.fsio import read_files
 from evolving_agent.gitcmd import GitError, git
-from evolving_agent.memory import gitrepo
-from evolving_agent.memory.approvals import read_decision
-from evolving_agent.memory.canon_diff import CanonDiff, apply_diff
-from evolving_agent.memory.deploy import deployment
-from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, parse_line
-from evolving_agent.memory.review_trace import TraceIndex
-from evolving_agent.memory.root import INIT_MESSAGE, default_prompt, init_contents, require_root
-from evolving_agent.memory.signing import check_signatures, signing_state
-from evolving_agent.memory.signing_chain import file_problems, read_chain, unsigned_writes
+from evolving_agent.memory.canon import gitrepo
+from evolving_agent.memory.canon.approvals import read_decision
+from evolving_agent.memory.canon.canon_diff import CanonDiff, apply_diff
+from evolving_agent.memory.canon.signing import check_signatures, signing_state
+from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord, parse_line
+from evolving_agent.memory.evidence.evidence.signing_chain import (
+    file_problems,
+    read_chain,
+    unsigned_writes,
+)
+from evolving_agent.memory.ops.review_trace import TraceIndex
+from evolving_agent.memory.root import (
+    INIT_MESSAGE,
+    default_prompt,
+    deployment,
+    init_contents,
+    require_root,
+)
 from evolving_agent.paths import MemoryRoot
 
 REGULAR_MODES = ("100644", "100755")
@@ -387,7 +396,7 @@ def _check_signed(
     pin_of: MemoryRoot | None = None,
 ) -> list[str]:
     """With signing on, human commits after set-up and every later decision must carry the
-    pinned key's signature (memory/signing.py); without it, say that "human" is a claim."""
+    pinned key's signature (memory/canon/signing.py); without it, say that "human" is a claim."""
     state = signing_state(root, pin_of=pin_of)
     chain = read_chain(root)
     on = chain.on if chain.started else state.enabled
@@ -419,7 +428,7 @@ def _check_signed(
         return check_signatures(root, human_commits, since, pin_of=pin_of)
     # The chain in Evidence decides: a vanished or rewritten marker or pin, a change of
     # signing not signed by the key in force, a human write since the first enable
-    # that no key of the chain signed - all tampering (memory/signing_chain.py).
+    # that no key of the chain signed - all tampering (memory/evidence/signing_chain.py).
     problems = chain.problems + file_problems(root, chain, state)
     if not on:
         if deployed is None:
@@ -456,7 +465,7 @@ def _check_reviews(root: MemoryRoot, traces: TraceIndex, report: VerifyReport) -
                 f"({pending / (review_id + '.json')} does not exist)"
             )
             continue
-        # Its form and its maker: a human's Evidence record (memory/review_trace.py).
+        # Its form and its maker: a human's Evidence record (memory/ops/review_trace.py).
         problem = traces.check_decision(path)
         if problem:
             problems.append(problem)
@@ -548,7 +557,7 @@ _PLAIN_DIRS = (
     ".ea",
     ".ea/evidence",
     ".ea/locks",
-    "evidence/devices",  # chains synced in from other devices (memory/devices.py)
+    "evidence/devices",  # chains synced in from other devices (memory/evidence/devices.py)
     ".ea/sync",
 )
 

@@ -1,7 +1,7 @@
 """Probes: does an identity survive a model change?
 
 ``canon/probes.yaml`` (Canon, human-written, validated in
-:mod:`evolving_agent.memory.probe_file`) holds situations tied to Canon entries.
+:mod:`evolving_agent.memory.canon.probe_file`) holds situations tied to Canon entries.
 
 ``models``  what is recorded and reported: answer records, verdicts, rows, continuity
 ``run``     ``probe run``: each probe through one model with exactly boot's context,

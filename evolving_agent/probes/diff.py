@@ -28,12 +28,12 @@ from pydantic import ValidationError
 
 from evolving_agent.errors import NotFound, UsageError
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.canon_diff import CanonDiff
-from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
-from evolving_agent.memory.evidence import now as local_now
-from evolving_agent.memory.locks import human_lock_dir, lock_file
-from evolving_agent.memory.probe_file import Probe, resolve_entry
-from evolving_agent.memory.review_trace import queue_pending
+from evolving_agent.memory.base.locks import human_lock_dir, lock_file
+from evolving_agent.memory.canon.canon_diff import CanonDiff
+from evolving_agent.memory.canon.probe_file import Probe, resolve_entry
+from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord
+from evolving_agent.memory.evidence.evidence import now as local_now
+from evolving_agent.memory.ops.review_trace import queue_pending
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.probes.judge import Judge
 from evolving_agent.probes.models import (

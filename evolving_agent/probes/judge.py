@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from string import Template
 
-from evolving_agent.memory.probe_file import Probe
-from evolving_agent.memory.redact import redact
+from evolving_agent.memory.base.redact import redact
+from evolving_agent.memory.canon.probe_file import Probe
 from evolving_agent.probes.models import JudgeVerdict, VerdictStatus
 from evolving_agent.probes.rules import describe
 from evolving_agent.reflectors.base import (

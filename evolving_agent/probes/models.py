@@ -1,7 +1,7 @@
 """What probes record and report: answers (Evidence ``probe`` data), verdicts, the diff.
 
 The probe file itself is Canon and lives below, in
-:mod:`evolving_agent.memory.probe_file` (the writer validates it); re-exported here.
+:mod:`evolving_agent.memory.canon.probe_file` (the writer validates it); re-exported here.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evolving_agent.memory.probe_file import (  # noqa: F401  # re-exported
+from evolving_agent.memory.canon.probe_file import (  # noqa: F401  # re-exported
     PROBES_FILE,
     Probe,
     ProbeChecks,

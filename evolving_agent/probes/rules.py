@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from evolving_agent.memory.probe_file import ProbeChecks
+from evolving_agent.memory.canon.probe_file import ProbeChecks
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+")
 _FENCE = re.compile(r"```.*?(?:```|$)", re.S)

@@ -2,7 +2,7 @@
 
 The probes come from the Canon the writer last committed (as boot serves it), each
 entry reference resolved against that Canon's identity.  The context is
-:func:`~evolving_agent.memory.boot.build_boot`'s Markdown, byte for byte what a session
+:func:`~evolving_agent.memory.boot.boot.build_boot`'s Markdown, byte for byte what a session
 starts with; its sha256 goes into every record so two answers can be told apart by
 what the model saw.
 
@@ -27,15 +27,15 @@ from typing import Any
 
 from evolving_agent.errors import InvalidInput, UsageError
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.boot import build_boot
-from evolving_agent.memory.canon import IDENTITY_FILE, Identity
-from evolving_agent.memory.canon_snapshot import load_canon
-from evolving_agent.memory.evidence import now as local_now
-from evolving_agent.memory.policy import Actor
-from evolving_agent.memory.probe_file import check_probes_text, resolve_entry
-from evolving_agent.memory.redact import redact
+from evolving_agent.memory.base.redact import redact
+from evolving_agent.memory.base.yamlio import parse_yaml, validate
+from evolving_agent.memory.boot.boot import build_boot
+from evolving_agent.memory.canon.canon import IDENTITY_FILE, Identity
+from evolving_agent.memory.canon.canon_snapshot import load_canon
+from evolving_agent.memory.canon.policy import Actor
+from evolving_agent.memory.canon.probe_file import check_probes_text, resolve_entry
+from evolving_agent.memory.evidence.evidence import now as local_now
 from evolving_agent.memory.root import require_root
-from evolving_agent.memory.yamlio import parse_yaml, validate
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.probes.models import (
     MAX_ANSWER_CHARS,

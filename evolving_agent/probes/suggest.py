@@ -23,7 +23,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from evolving_agent.memory.probe_file import SECTIONS
+from evolving_agent.memory.canon.probe_file import SECTIONS
 from evolving_agent.paths import MemoryRoot
 
 SITUATIONS_FILE = "probes/situations.yaml"  # under evolving_agent/data/
@@ -107,10 +107,10 @@ def suggest(identity: dict[str, Any], existing: set[str] | None = None) -> list[
 def draft_for_root(root: MemoryRoot, *, every: bool = False) -> list[dict[str, Any]]:
     """Drafts for the Canon boot serves; entries with a probe already are left out unless
     ``every``."""
-    from evolving_agent.memory.canon import IDENTITY_FILE, Identity
-    from evolving_agent.memory.canon_snapshot import load_canon
-    from evolving_agent.memory.probe_file import PROBES_FILE, check_probes_text, resolve_entry
-    from evolving_agent.memory.yamlio import parse_yaml, validate
+    from evolving_agent.memory.base.yamlio import parse_yaml, validate
+    from evolving_agent.memory.canon.canon import IDENTITY_FILE, Identity
+    from evolving_agent.memory.canon.canon_snapshot import load_canon
+    from evolving_agent.memory.canon.probe_file import PROBES_FILE, check_probes_text, resolve_entry
 
     canon = load_canon(root)
     ident_path = root.canon / IDENTITY_FILE

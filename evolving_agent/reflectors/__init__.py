@@ -5,7 +5,7 @@ module and class that implement it and imports them only when asked, so an unkno
 name lists the valid ones and a missing optional dependency only matters when used.
 ``reflectors`` never imports ``jobs`` (the jobs import the reflectors).  The nightly
 context's day is read as a stream and folded into the bounded part reflection reads
-(``memory/day_digest.py``), so neither the job nor a model's prompt grows with a
+(``memory/evidence/day_digest.py``), so neither the job nor a model's prompt grows with a
 flooded day.
 """
 

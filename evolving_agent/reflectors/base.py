@@ -27,18 +27,18 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from evolving_agent.errors import EvolvingAgentError, first_error
 from evolving_agent.memory.authority import ScopedReader
-from evolving_agent.memory.canon_diff import Section
-from evolving_agent.memory.day_digest import DayDigest, digest_records
-from evolving_agent.memory.evidence import EvidenceRecord
-from evolving_agent.memory.hypotheses import (
+from evolving_agent.memory.base.redact import redact
+from evolving_agent.memory.canon.canon_diff import Section
+from evolving_agent.memory.evidence.day_digest import DayDigest, digest_records
+from evolving_agent.memory.evidence.evidence import EvidenceRecord
+from evolving_agent.memory.ops.hypotheses import (
     Hypothesis,
     day_key,
     hypothesis_id,
     quote,
     read_register,
 )
-from evolving_agent.memory.redact import redact
-from evolving_agent.memory.today import BIAS_FILE, CARRY_FILE, Carry, CarryType
+from evolving_agent.memory.ops.today import BIAS_FILE, CARRY_FILE, Carry, CarryType
 from evolving_agent.reflectors.settings import ReflectorSettings
 
 NIGHTLY_STATE_FILE = "nightly.json"
@@ -324,7 +324,7 @@ class NightlyContext:
 
     @cached_property
     def digest(self) -> DayDigest:
-        """The day, read once as a stream and kept bounded (``memory/day_digest.py``)."""
+        """The day, read once as a stream and kept bounded (``memory/evidence/day_digest.py``)."""
         if self.day_digest is not None:
             return self.day_digest
         stream = self.reader.day_stream(self.day)
@@ -454,7 +454,7 @@ class NightlyContext:
     def fitting(self, h: Hypothesis) -> list[str]:
         """The types the type table lets this hypothesis be carried as today (before the
         day's evidence moves its state; the job checks the answer after)."""
-        from evolving_agent.memory.carry import Story, fitting_types
+        from evolving_agent.memory.ops.carry import Story, fitting_types
 
         story = Story(
             h,
@@ -559,7 +559,7 @@ class WeeklyContext:
 
 
 def _carry_types() -> tuple[str, ...]:
-    from evolving_agent.memory.today import CARRY_TYPES
+    from evolving_agent.memory.ops.today import CARRY_TYPES
 
     return CARRY_TYPES
 

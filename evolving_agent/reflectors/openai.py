@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 from evolving_agent.errors import MissingExtra
 from evolving_agent.extras import require
-from evolving_agent.memory.redact import redact
+from evolving_agent.memory.base.redact import redact
 from evolving_agent.reflectors.base import (
     PromptReflector,
     Reflector,

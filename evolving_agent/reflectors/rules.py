@@ -3,8 +3,8 @@
 
 Nightly
   1. Apply the day's tagged friction to the register with the shared state rules
-     (``memory/hypotheses.py``).
-  2. Read untagged friction: an untagged event *similar* (``memory/similarity.py``:
+     (``memory/ops/hypotheses.py``).
+  2. Read untagged friction: an untagged event *similar* (``memory/base/similarity.py``:
      normalised character n-grams, any language) to a hypothesis the nightly job
      raised, or to the claim of any other hypothesis, counts as its support (a
      ``reading``).  So a pattern recurring after it was raised supports it instead of
@@ -14,7 +14,7 @@ Nightly
      ``nightly``) citing those events.  Its claim names the pattern by quoting its first
      occurrence (“A pattern that recurs: …”); its trigger is the moment it starts again;
      it has no counter-move, so no friction word ever becomes an instruction.
-  4. Choose the hypothesis and its type with ``memory/carry.py``: the type table (types
+  4. Choose the hypothesis and its type with ``memory/ops/carry.py``: the type table (types
      that fit the hypothesis's own story; never yesterday's type) and the fairness rule.
      None carriable: watch for the day's first untagged friction (quoted in line 2 only);
      no friction either: a quiet day — nothing is written, nothing invented.
@@ -35,7 +35,10 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
-from evolving_agent.memory.carry import (
+from evolving_agent.memory.base.instruction import reads_as_instruction, withheld_note
+from evolving_agent.memory.base.opposites import opposite_complaints
+from evolving_agent.memory.base.similarity import similar
+from evolving_agent.memory.ops.carry import (
     CarryNote,
     Choice,
     Story,
@@ -43,7 +46,7 @@ from evolving_agent.memory.carry import (
     fitting_types,
     related,
 )
-from evolving_agent.memory.hypotheses import (
+from evolving_agent.memory.ops.hypotheses import (
     Hypothesis,
     apply_day,
     day_key,
@@ -52,9 +55,6 @@ from evolving_agent.memory.hypotheses import (
     quote,
     sanitise,
 )
-from evolving_agent.memory.instruction import reads_as_instruction, withheld_note
-from evolving_agent.memory.opposites import opposite_complaints
-from evolving_agent.memory.similarity import similar
 from evolving_agent.reflectors.base import (
     NewHypothesis,
     NightlyContext,
@@ -90,7 +90,7 @@ STOP_AND_CHOOSE = "stop, and choose what the user asked for instead"
 
 
 def similar_text(a: str, b: str) -> bool:
-    """Similarity for raising and reading (see ``memory/similarity.py``)."""
+    """Similarity for raising and reading (see ``memory/base/similarity.py``)."""
     return similar(a, b)
 
 
@@ -308,7 +308,7 @@ def raise_from(
     recurrence.
 
     The pendulum: an event that complains the opposite way from a raised pattern
-    (``memory/opposites.py``, any language: "too long" one day, "not enough
+    (``memory/base/opposites.py``, any language: "too long" one day, "not enough
     information" the next) is not a new pattern but the other side of that one (of
     every one it opposes: the same complaint may be raised once per language): its
     events are read as *contradicting* it (appended to ``pendulum``), so the pattern

@@ -12,10 +12,10 @@ from pydantic import ValidationError
 
 from evolving_agent.errors import InvalidInput, TamperingFound, first_error
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.canon_diff import CanonDiff, apply_diff, describe
-from evolving_agent.memory.evidence import now
-from evolving_agent.memory.redact import redact
-from evolving_agent.memory.yamlio import dump_yaml, parse_yaml
+from evolving_agent.memory.base.redact import redact
+from evolving_agent.memory.base.yamlio import dump_yaml, parse_yaml
+from evolving_agent.memory.canon.canon_diff import CanonDiff, apply_diff, describe
+from evolving_agent.memory.evidence.evidence import now
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.approve import committed_identity
 from evolving_agent.review.models import Decision

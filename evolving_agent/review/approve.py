@@ -30,14 +30,14 @@ from evolving_agent.errors import (
     TamperingFound,
     UsageError,
 )
-from evolving_agent.memory import gitrepo
 from evolving_agent.memory.authority import Approval, Writer
-from evolving_agent.memory.canon import IDENTITY_FILE
-from evolving_agent.memory.canon_diff import CANON_FILE, AppliedDiff, apply_diff, describe
-from evolving_agent.memory.evidence import now
-from evolving_agent.memory.hypotheses import mark_canon
-from evolving_agent.memory.locks import area_lock
-from evolving_agent.memory.policy import Policy
+from evolving_agent.memory.base.locks import area_lock
+from evolving_agent.memory.canon import gitrepo
+from evolving_agent.memory.canon.canon import IDENTITY_FILE
+from evolving_agent.memory.canon.canon_diff import CANON_FILE, AppliedDiff, apply_diff, describe
+from evolving_agent.memory.canon.policy import Policy
+from evolving_agent.memory.evidence.evidence import now
+from evolving_agent.memory.ops.hypotheses import mark_canon
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.hold import require_not_held
 from evolving_agent.review.models import Decision
@@ -279,7 +279,7 @@ def _apply(root: MemoryRoot, plan: ApprovalPlan, approver: str) -> ApprovalResul
         assert plan.applied is not None
         if not plan.resuming:
             # First the intent, in Evidence: a decision file without it is a planted one,
-            # never an interrupted approval to finish (memory/review_trace.py).
+            # never an interrupted approval to finish (memory/ops/review_trace.py).
             human.append(
                 "review",
                 f"approving {review.id}",

@@ -39,10 +39,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory.authority import ScopedReader
-from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, now
-from evolving_agent.memory.hypotheses import Hypothesis, snapshot_of
+from evolving_agent.memory.canon.signing import file_signed, signing_state
+from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord, now
+from evolving_agent.memory.ops.hypotheses import Hypothesis, snapshot_of
 from evolving_agent.memory.root import require_root
-from evolving_agent.memory.signing import file_signed, signing_state
 from evolving_agent.paths import MemoryRoot
 
 FlagKind = Literal[

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 from evolving_agent.errors import EvolvingAgentError, InvalidInput
-from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord, now
-from evolving_agent.memory.hypotheses import Hypothesis, snapshot_of
+from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord, now
+from evolving_agent.memory.ops.hypotheses import Hypothesis, snapshot_of
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.history import CanonChange, canon_log

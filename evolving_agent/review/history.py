@@ -23,8 +23,8 @@ from typing import Final
 
 from evolving_agent.errors import InvalidInput, NotFound
 from evolving_agent.gitcmd import NO_DIFF_PROGRAMS, git
-from evolving_agent.memory import gitrepo
 from evolving_agent.memory.authority import Writer
+from evolving_agent.memory.canon import gitrepo
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 

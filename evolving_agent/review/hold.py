@@ -19,7 +19,7 @@ from pathlib import Path
 
 from evolving_agent.errors import EXIT_DENIED, EvolvingAgentError, InvalidInput
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.evidence import now
+from evolving_agent.memory.evidence.evidence import now
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.drift import ACKS_DIR, DriftAck, DriftFlag, watch
 from evolving_agent.review.store import Review, check_person, dump

@@ -6,7 +6,7 @@
                                  reads differently: :class:`ProbeCard`)
 ``reviews/decisions/<id>.json``  written by the human (approve / reject), read by the writer
 
-A diff (:class:`~evolving_agent.memory.canon_diff.CanonDiff`) is one operation on one
+A diff (:class:`~evolving_agent.memory.canon.canon_diff.CanonDiff`) is one operation on one
 list section of ``canon/identity.yaml``.
 """
 
@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 # The diff itself lives in memory (verify re-applies it); these files wrap it.
 # The decision model lives in memory (the writer and verify read it); re-exported here.
-from evolving_agent.memory.approvals import Decision
-from evolving_agent.memory.approvals import Versioned as _Versioned
-from evolving_agent.memory.canon_diff import CanonDiff
+from evolving_agent.memory.canon.approvals import Decision
+from evolving_agent.memory.canon.approvals import Versioned as _Versioned
+from evolving_agent.memory.canon.canon_diff import CanonDiff
 
 __all__ = ["Decision", "PendingReview", "ProbeAnswerPair", "ProbeCard", "Proposal"]
 

@@ -17,9 +17,9 @@ from datetime import datetime
 from pydantic import ValidationError
 
 from evolving_agent.errors import InvalidInput
-from evolving_agent.memory.evidence import EvidenceRecord
-from evolving_agent.memory.probe_file import Probe, ProbesFile
-from evolving_agent.memory.yamlio import parse_yaml
+from evolving_agent.memory.base.yamlio import parse_yaml
+from evolving_agent.memory.canon.probe_file import Probe, ProbesFile
+from evolving_agent.memory.evidence.evidence import EvidenceRecord
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import ProbeCard
 from evolving_agent.review.provenance import TraceIndex

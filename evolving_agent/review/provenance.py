@@ -1,6 +1,6 @@
 """Review provenance, as the review commands (and the review page) use it.
 
-The rule lives in :mod:`evolving_agent.memory.review_trace` (``verify`` shares it): a
+The rule lives in :mod:`evolving_agent.memory.ops.review_trace` (``verify`` shares it): a
 pending review is genuine iff a ``review-queued`` Evidence record written by the job
 that queued it (``by``: ``monthly`` or ``probe``) holds the sha256 of the file's bytes.
 Here a review that is not genuine is *refused*: the refusal is appended to Evidence
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from evolving_agent.errors import EXIT_TAMPERED, EvolvingAgentError
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.policy import Actor
-from evolving_agent.memory.review_trace import Trace, TraceIndex, check_review
+from evolving_agent.memory.canon.policy import Actor
+from evolving_agent.memory.ops.review_trace import Trace, TraceIndex, check_review
 from evolving_agent.paths import MemoryRoot
 
 __all__ = ["ReviewTampered", "Trace", "TraceIndex", "check_review", "refuse", "require_genuine"]

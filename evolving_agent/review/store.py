@@ -22,11 +22,11 @@ from typing import Literal
 from pydantic import BaseModel, ValidationError
 
 from evolving_agent.errors import InvalidInput, InvalidPath, NotFound, first_error
-from evolving_agent.memory.approvals import ReviewEdit
 from evolving_agent.memory.authority import ScopedReader
-from evolving_agent.memory.canon_diff import CanonDiff
-from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
-from evolving_agent.memory.locks import human_lock_dir, lock_file
+from evolving_agent.memory.base.locks import human_lock_dir, lock_file
+from evolving_agent.memory.canon.approvals import ReviewEdit
+from evolving_agent.memory.canon.canon_diff import CanonDiff
+from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import Decision, PendingReview
@@ -52,7 +52,7 @@ class Review:
     edit: ReviewEdit | None
     decision: Decision | None
     # Why the decision (or edit) cannot be shown as the human's: no Evidence record of a
-    # human making it (memory/review_trace.py).  Never finished, never applied.
+    # human making it (memory/ops/review_trace.py).  Never finished, never applied.
     unverified: str = ""
 
     @property

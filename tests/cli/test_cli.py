@@ -219,10 +219,12 @@ def test_top_level_help_imports_no_command_module() -> None:
     assert proc.returncode == 0, proc.stderr
     assert "Commands:" in proc.stdout
     # _output is the neutraliser every error line goes through (cheap: click and textsafe);
-    # memory.fastargv is the option reader the fast paths share (standard library only).
+    # memory.base.fastargv is the option reader the fast paths share (standard library only;
+    # its package's __init__ is a docstring).
     assert proc.stderr.strip() == (
         "['evolving_agent.cli._common', 'evolving_agent.cli._output', "
-        "'evolving_agent.memory', 'evolving_agent.memory.fastargv']"
+        "'evolving_agent.memory', 'evolving_agent.memory.base', "
+        "'evolving_agent.memory.base.fastargv']"
     )
 
 

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from freezegun import freeze_time
 
 from evolving_agent.cli import cli
-from evolving_agent.memory.hypotheses import fold_root, hypothesis_id
+from evolving_agent.memory.ops.hypotheses import fold_root, hypothesis_id
 from evolving_agent.paths import MemoryRoot
 from tests.helpers.roots import fresh_root
 

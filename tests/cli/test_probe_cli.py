@@ -246,7 +246,7 @@ probes:
 
 
 def test_diff_with_a_judge_command(root: MemoryRoot) -> None:
-    from evolving_agent.memory.canon_edit import save_canon
+    from evolving_agent.memory.ops.canon_edit import save_canon
 
     save_canon(root, "probes.yaml", JUDGE_ONLY)
     run_cli("probe", "run", "--model", "honest-1", "--reflector-cmd", fake("honest"))

@@ -17,8 +17,8 @@ from freezegun import freeze_time
 from evolving_agent.cli import review_cmds
 from evolving_agent.errors import WriteDenied
 from evolving_agent.memory.authority import Approval, Writer
-from evolving_agent.memory.canon_diff import CanonDiff
-from evolving_agent.memory.review_trace import queue_pending
+from evolving_agent.memory.canon.canon_diff import CanonDiff
+from evolving_agent.memory.ops.review_trace import queue_pending
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import Decision
 from tests.helpers import run_cli, run_proc

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.review.store import list_reviews, load_review
 from tests.helpers import run_proc
 from tests.helpers.life import live_three_reviews

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.events import record_friction
-from evolving_agent.memory.hypotheses import add_hypothesis
-from evolving_agent.memory.live import set_entry
-from evolving_agent.memory.review_trace import queue_pending
+from evolving_agent.memory.ops.events import record_friction
+from evolving_agent.memory.ops.hypotheses import add_hypothesis
+from evolving_agent.memory.ops.live import set_entry
+from evolving_agent.memory.ops.review_trace import queue_pending
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import PendingReview
 from evolving_agent.textsafe import neutralise, one_line

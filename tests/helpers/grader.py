@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
-from evolving_agent.memory.hypotheses import quote
-from evolving_agent.memory.similarity import key as norm_key
+from evolving_agent.memory.base.similarity import key as norm_key
+from evolving_agent.memory.ops.hypotheses import quote
 from tests.helpers.lives import Event, Life, Lived, Morning
 
 MAX_AGE = 7

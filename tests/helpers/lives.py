@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from typing import Any, Literal
 
-from evolving_agent.memory.hypotheses import hypothesis_id
-from evolving_agent.memory.similarity import similar
+from evolving_agent.memory.base.similarity import similar
+from evolving_agent.memory.ops.hypotheses import hypothesis_id
 from tests.helpers.phrases import (
     HIGH,
     INJECTIONS,
@@ -436,7 +436,7 @@ def live_life(life: Life, root: object, *, monthly: bool = True) -> Lived:
     from evolving_agent.jobs.nightly import NightlyPlan, run_nightly
     from evolving_agent.jobs.weekly import run_weekly
     from evolving_agent.memory.authority import Writer
-    from evolving_agent.memory.hypotheses import add_hypothesis, list_hypotheses
+    from evolving_agent.memory.ops.hypotheses import add_hypothesis, list_hypotheses
     from evolving_agent.paths import MemoryRoot
     from evolving_agent.reflectors.rules import RulesReflector
 

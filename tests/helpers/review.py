@@ -12,9 +12,9 @@ from pathlib import Path
 import git
 
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.canon_diff import CanonDiff
-from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.review_trace import queue_pending
+from evolving_agent.memory.canon.canon_diff import CanonDiff
+from evolving_agent.memory.evidence.evidence import EvidenceLog
+from evolving_agent.memory.ops.review_trace import queue_pending
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import PendingReview
 

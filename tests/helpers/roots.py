@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from evolving_agent.memory.devices import (
+from evolving_agent.memory.evidence.devices import (
     create_device,
     device_path,
     local_device,

@@ -1,5 +1,5 @@
 """Keys in the shapes that hide them from plain patterns (issue 31), shared by the redaction
-tests of memory/redact.py and of every entry point: (name, text, a piece that must not
+tests of memory/base/redact.py and of every entry point: (name, text, a piece that must not
 survive)."""
 
 from __future__ import annotations

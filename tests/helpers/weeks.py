@@ -8,7 +8,7 @@ from datetime import date, datetime, time, timedelta
 from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.jobs.weekly import run_weekly
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.hypotheses import Hypothesis, list_hypotheses
+from evolving_agent.memory.ops.hypotheses import Hypothesis, list_hypotheses
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import PendingReview, Proposal
 

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from evolving_agent.cli import cli
 from evolving_agent.integrations.bootfile import HEADER
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.boot import build_boot
-from evolving_agent.memory.canon import IDENTITY_TEMPLATE
+from evolving_agent.memory.boot.boot import build_boot
+from evolving_agent.memory.canon.canon import IDENTITY_TEMPLATE
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers.roots import fresh_root

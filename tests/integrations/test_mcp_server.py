@@ -20,8 +20,8 @@ from mcp import ClientSession
 from mcp.types import CallToolResult, TextContent
 
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
-from evolving_agent.memory.hypotheses import add_hypothesis, list_hypotheses
+from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord
+from evolving_agent.memory.ops.hypotheses import add_hypothesis, list_hypotheses
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers.fixtures import McpServer

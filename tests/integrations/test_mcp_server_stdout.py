@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.evidence.evidence import EvidenceLog
 from tests.helpers.roots import fresh_root
 
 # A protocol revision real clients (Claude Code among them) send in the handshake.

@@ -14,7 +14,7 @@ import pytest
 
 from evolving_agent.integrations.mcp_server import PROTOCOL_VERSIONS, Server, parse_argv, serve
 from evolving_agent.integrations.mcp_tools import BY_NAME, TOOLS
-from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.paths import MemoryRoot
 from tests.helpers.roots import fresh_root
 

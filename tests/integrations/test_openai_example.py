@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from evolving_agent.memory.boot import build_boot
-from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.boot.boot import build_boot
+from evolving_agent.memory.evidence.evidence import EvidenceLog
 from tests.helpers.roots import fresh_root
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "openai_loop.py"

@@ -29,7 +29,7 @@ from freezegun import freeze_time
 
 from evolving_agent.integrations.setups import Setup
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.search.agents import claude as claude_agent
 from evolving_agent.search.agents import codex as codex_agent
@@ -38,7 +38,7 @@ from tests.helpers import run_cli
 from tests.helpers.fixtures import isolated_env
 from tests.helpers.ramdisk import DISK_TEMP
 from tests.helpers.roots import fresh_root
-from tests.integrations.scripted_model import (
+from tests.helpers.scripted_model import (
     Answer,
     CallTool,
     Fail,

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import reflector_fakes as fakes
-from tests.integrations.scripted_model import (
+from tests.helpers.scripted_model import (
     Answer,
     CallTool,
     Fail,

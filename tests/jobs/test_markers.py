@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from freezegun import freeze_time
 
-from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.evidence.evidence import EvidenceLog
 from tests.helpers import HELPERS, run_cli
 from tests.helpers.roots import fresh_root
 

@@ -10,8 +10,8 @@ import pytest
 
 from evolving_agent.jobs.monthly import held_line, run_monthly
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.hypotheses import Hypothesis, add_hypothesis
+from evolving_agent.memory.evidence.evidence import EvidenceLog
+from evolving_agent.memory.ops.hypotheses import Hypothesis, add_hypothesis
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli
 from tests.helpers.roots import fresh_root
@@ -95,7 +95,7 @@ def test_default_limit_is_three(root: MemoryRoot) -> None:
 
 
 def test_a_retired_hypothesis_in_canon_proposes_its_removal(root: MemoryRoot) -> None:
-    from evolving_agent.memory.hypotheses import mark_canon
+    from evolving_agent.memory.ops.hypotheses import mark_canon
 
     hyp = add_hypothesis(root, "the user wants long explanations", ts=at(START, 8))
     mark_canon(root, hyp.id, "Explain at length.", "rev-2026-09-1", ts=at(START, 9))

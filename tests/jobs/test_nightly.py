@@ -17,9 +17,9 @@ from evolving_agent.errors import ReadOutOfScope
 from evolving_agent.jobs import nightly as nightly_mod
 from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.hypotheses import add_hypothesis, check_register
-from evolving_agent.memory.today import CARRY_TYPES
+from evolving_agent.memory.evidence.evidence import EvidenceLog
+from evolving_agent.memory.ops.hypotheses import add_hypothesis, check_register
+from evolving_agent.memory.ops.today import CARRY_TYPES
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors.base import NightlyContext, NightlyReflection, WeeklyReflection
 from evolving_agent.reflectors.rules import RulesReflector
@@ -358,7 +358,7 @@ def test_a_model_bias_that_negates_the_counter_move_is_refused(
     from datetime import date, datetime, time
 
     from evolving_agent.memory.authority import Writer
-    from evolving_agent.memory.hypotheses import add_hypothesis
+    from evolving_agent.memory.ops.hypotheses import add_hypothesis
 
     day = date(2026, 11, 2)
     stamp = datetime.combine(day, time(10)).astimezone()
@@ -392,7 +392,7 @@ def test_a_model_bias_that_sets_the_counter_move_against_the_old_habit_is_kept(
     from datetime import date, datetime, time
 
     from evolving_agent.memory.authority import Writer
-    from evolving_agent.memory.hypotheses import add_hypothesis
+    from evolving_agent.memory.ops.hypotheses import add_hypothesis
 
     day = date(2026, 11, 2)
     stamp = datetime.combine(day, time(10)).astimezone()

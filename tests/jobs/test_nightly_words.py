@@ -11,9 +11,9 @@ import pytest
 
 from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.memory.authority import ScopedReader, Writer
-from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.hypotheses import add_hypothesis, fold_root
-from evolving_agent.memory.instruction import withheld_note
+from evolving_agent.memory.base.instruction import withheld_note
+from evolving_agent.memory.evidence.evidence import EvidenceLog
+from evolving_agent.memory.ops.hypotheses import add_hypothesis, fold_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors.base import (
     NightlyContext,

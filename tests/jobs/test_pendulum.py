@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from freezegun import freeze_time
 
-from evolving_agent.memory.hypotheses import fold_root, hypothesis_id
+from evolving_agent.memory.ops.hypotheses import fold_root, hypothesis_id
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import cli_ok
 from tests.helpers.roots import fresh_root

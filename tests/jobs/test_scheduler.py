@@ -18,8 +18,8 @@ from evolving_agent.cli import cli
 from evolving_agent.errors import InvalidInput, UsageError
 from evolving_agent.jobs.cronprint import on_calendar, print_cron
 from evolving_agent.jobs.scheduler import JobScheduler, load_state
-from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.hypotheses import add_hypothesis
+from evolving_agent.memory.evidence.evidence import EvidenceLog
+from evolving_agent.memory.ops.hypotheses import add_hypothesis
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import new_root, run_cli
 from tests.helpers.roots import fresh_root

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from evolving_agent.cli import cli
-from evolving_agent.memory.hypotheses import check_register, list_hypotheses
+from evolving_agent.memory.ops.hypotheses import check_register, list_hypotheses
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import PendingReview

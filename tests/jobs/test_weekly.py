@@ -15,8 +15,8 @@ from evolving_agent.errors import WriteDenied
 from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.jobs.weekly import run_weekly
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.hypotheses import add_hypothesis
+from evolving_agent.memory.evidence.evidence import EvidenceLog
+from evolving_agent.memory.ops.hypotheses import add_hypothesis
 from evolving_agent.paths import MemoryRoot
 from tests.helpers.roots import fresh_root
 from tests.helpers.weeks import START, at, live_through, pending, proposals, state

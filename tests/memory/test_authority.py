@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from evolving_agent.errors import ReadOutOfScope, WriteDenied
-from evolving_agent.memory.atomic import UnsafePath
 from evolving_agent.memory.authority import ScopedReader, Writer
-from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.base.atomic import UnsafePath
+from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import new_root, run_cli, run_proc, run_verify, shell_git
 from tests.helpers.roots import fresh_root

@@ -12,8 +12,8 @@ from pathlib import Path
 import git
 import pytest
 
-from evolving_agent.memory.boot import build_boot
-from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.boot.boot import build_boot
+from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.memory.root import init_root
 from evolving_agent.paths import MemoryRoot, resolve_root
 from tests.helpers import run_cli, run_proc

@@ -23,9 +23,9 @@ from freezegun import freeze_time
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.gitcmd import git
-from evolving_agent.memory import gitrepo
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.devices import (
+from evolving_agent.memory.canon import gitrepo
+from evolving_agent.memory.evidence.devices import (
     NotTodayWriter,
     check_today_writer,
     device_path,
@@ -33,8 +33,8 @@ from evolving_agent.memory.devices import (
     take_today,
     today_writer,
 )
-from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.live import entries, set_entry
+from evolving_agent.memory.evidence.evidence import EvidenceLog
+from evolving_agent.memory.ops.live import entries, set_entry
 from evolving_agent.memory.root import init_root
 from evolving_agent.memory.sync import (
     DATA_REF,
@@ -332,7 +332,7 @@ def test_nightly_on_the_today_writer_reflects_friction_from_the_other_device(
     laptop: MemoryRoot, desktop: MemoryRoot
 ) -> None:
     from evolving_agent.jobs.nightly import run_nightly
-    from evolving_agent.memory.hypotheses import add_hypothesis
+    from evolving_agent.memory.ops.hypotheses import add_hypothesis
 
     day = date(2026, 12, 3)
     with freeze_time(datetime(2026, 12, 3, 9).astimezone()):
@@ -676,7 +676,7 @@ def test_a_signed_device_verifies_what_it_receives_against_its_own_chain(
 ) -> None:
     # The staged copy sync verifies holds this device's signing chain (its statements)
     # and is checked against this device's pin: signing on must not refuse every sync.
-    from evolving_agent.memory.signing_chain import enable
+    from evolving_agent.memory.evidence.signing_chain import enable
 
     monkeypatch.setenv("USER", "alice")
     key = tmp_path / "human_key"

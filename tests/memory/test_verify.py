@@ -337,7 +337,7 @@ def test_a_canon_write_that_never_reached_git_is_reported_until_the_next_write(
     root: MemoryRoot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from evolving_agent.gitcmd import GitError
-    from evolving_agent.memory import gitrepo
+    from evolving_agent.memory.canon import gitrepo
 
     def crash(*_a: object, **_k: object) -> str:
         raise GitError(["commit-tree"], 128, "disk full")

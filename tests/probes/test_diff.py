@@ -15,8 +15,8 @@ import git
 import pytest
 
 from evolving_agent.errors import NotFound, UsageError
-from evolving_agent.memory.canon_edit import save_canon
-from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
+from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord
+from evolving_agent.memory.ops.canon_edit import save_canon
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.probes import resolve_answerer, resolve_judge

@@ -18,15 +18,15 @@ from pathlib import Path
 import git
 import pytest
 
-from evolving_agent.memory.boot import build_boot
-from evolving_agent.memory.canon_edit import save_canon
+from evolving_agent.memory.boot.boot import build_boot
+from evolving_agent.memory.ops.canon_edit import save_canon
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.probes import resolve_answerer
 from evolving_agent.probes.diff import diff_probes
 from evolving_agent.probes.run import run_probes
 from tests.helpers.probe_fakes import ANSWERS, tree_hash
 from tests.helpers.roots import fresh_root
-from tests.integrations.scripted_model import (
+from tests.helpers.scripted_model import (
     Say,
     ScriptedModel,
     claude_env,

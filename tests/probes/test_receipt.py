@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evolving_agent.memory.canon_edit import save_canon
+from evolving_agent.memory.ops.canon_edit import save_canon
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.probes.diff import diff_probes
 from evolving_agent.probes.receipt import receipt
@@ -109,7 +109,7 @@ def root(tmp_path: Path) -> MemoryRoot:
 
 
 def suggest_identity():  # type: ignore[no-untyped-def]
-    from evolving_agent.memory.yamlio import parse_yaml
+    from evolving_agent.memory.base.yamlio import parse_yaml
 
     return suggest(parse_yaml(CANON, file="identity.yaml"))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evolving_agent.memory.probe_file import ProbeChecks
+from evolving_agent.memory.canon.probe_file import ProbeChecks
 from evolving_agent.probes.rules import count_sentences, describe, failures
 
 

@@ -10,9 +10,9 @@ import git
 import pytest
 
 from evolving_agent.errors import UsageError
-from evolving_agent.memory.boot import build_boot
-from evolving_agent.memory.canon_snapshot import load_canon
-from evolving_agent.memory.evidence import EvidenceLog, EvidenceRecord
+from evolving_agent.memory.boot.boot import build_boot
+from evolving_agent.memory.canon.canon_snapshot import load_canon
+from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.probes import resolve_answerer
 from evolving_agent.probes.models import MAX_ANSWER_CHARS, ProbeAnswerData

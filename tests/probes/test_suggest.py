@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from evolving_agent.memory.canon_edit import save_canon
-from evolving_agent.memory.probe_file import check_probes_text, resolve_entry
-from evolving_agent.memory.yamlio import parse_yaml
+from evolving_agent.memory.base.yamlio import parse_yaml
+from evolving_agent.memory.canon.probe_file import check_probes_text, resolve_entry
+from evolving_agent.memory.ops.canon_edit import save_canon
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.probes.suggest import draft_for_root, language, suggest
 from tests.helpers import run_cli

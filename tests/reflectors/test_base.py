@@ -21,9 +21,9 @@ from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.jobs.prompts import default_prompt, prompt_loader
 from evolving_agent.jobs.weekly import run_weekly
 from evolving_agent.memory.authority import ScopedReader, Writer
-from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.hypotheses import Hypothesis, add_hypothesis, check_register
-from evolving_agent.memory.today import Carry
+from evolving_agent.memory.evidence.evidence import EvidenceLog
+from evolving_agent.memory.ops.hypotheses import Hypothesis, add_hypothesis, check_register
+from evolving_agent.memory.ops.today import Carry
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors import Reflector, get_reflector
 from evolving_agent.reflectors.base import NightlyContext, NightlyReflection, WeeklyContext
@@ -389,7 +389,7 @@ def test_quota_and_self_description_rephrasings_are_refused(
     from datetime import date, datetime, time
 
     from evolving_agent.memory.authority import Writer
-    from evolving_agent.memory.hypotheses import add_hypothesis
+    from evolving_agent.memory.ops.hypotheses import add_hypothesis
 
     day = date(2026, 11, 2)
     stamp = datetime.combine(day, time(10)).astimezone()

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from freezegun import freeze_time
 
-from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import HELPERS, run_cli, run_proc
 from tests.helpers.roots import fresh_root

@@ -23,7 +23,7 @@ from freezegun import freeze_time
 from evolving_agent.cli import cli
 from evolving_agent.jobs.scheduler import JobScheduler, load_state
 from evolving_agent.jobs.settings import ReflectorSettings
-from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors.openai import key_for, origin
 from tests.helpers import reflector_fakes as fakes

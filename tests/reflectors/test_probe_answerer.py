@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from evolving_agent.memory.boot import build_boot
+from evolving_agent.memory.boot.boot import build_boot
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.probes.diff import diff_probes
 from evolving_agent.probes.run import run_probes

@@ -18,7 +18,7 @@ import git
 import pytest
 from freezegun import freeze_time
 
-from evolving_agent.memory.hypotheses import check_register, fold_root
+from evolving_agent.memory.ops.hypotheses import check_register, fold_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import run_cli, run_proc
 from tests.helpers.roots import fresh_root

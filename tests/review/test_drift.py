@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.hypotheses import add_hypothesis, hypothesis_id
+from evolving_agent.memory.ops.hypotheses import add_hypothesis, hypothesis_id
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.drift import _state_flips, pole, watch
 from evolving_agent.review.hold import acknowledge
@@ -199,7 +199,7 @@ def test_a_review_waiting_over_a_month_is_flagged(kept_demo: KeptDemo, tmp_path:
 
 
 def test_the_carry_alternating_between_opposite_counter_moves_is_a_pendulum() -> None:
-    from evolving_agent.memory.hypotheses import Hypothesis
+    from evolving_agent.memory.ops.hypotheses import Hypothesis
     from evolving_agent.review.drift import _carry_pendulums
 
     def h(hid: str, do: str) -> Hypothesis:

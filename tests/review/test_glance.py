@@ -10,7 +10,7 @@ import pytest
 
 from evolving_agent.jobs.monthly import run_monthly
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.glance import default_month, month_bounds, month_glance
 from tests.helpers.life import MONTHLY_DAY, live_three_reviews

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.hypotheses import add_hypothesis
+from evolving_agent.memory.ops.hypotheses import add_hypothesis
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.hold import NothingHeld, acknowledge, holds
 from tests.helpers import run_cli

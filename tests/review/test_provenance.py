@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.review_trace import check_review, queued_record
+from evolving_agent.memory.evidence.evidence import EvidenceLog
+from evolving_agent.memory.ops.review_trace import check_review, queued_record
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.models import Decision
 from tests.helpers import run_cli, run_proc

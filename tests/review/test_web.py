@@ -17,8 +17,8 @@ from typing import Any
 import git
 import pytest
 
-from evolving_agent.memory import gitrepo
-from evolving_agent.memory.evidence import EvidenceLog
+from evolving_agent.memory.canon import gitrepo
+from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.probes import resolve_answerer
 from evolving_agent.probes.diff import diff_probes

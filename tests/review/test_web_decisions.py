@@ -17,10 +17,10 @@ from typing import Any
 import git
 import pytest
 
-from evolving_agent.memory import gitrepo
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.evidence import EvidenceLog
-from evolving_agent.memory.hypotheses import add_hypothesis
+from evolving_agent.memory.canon import gitrepo
+from evolving_agent.memory.evidence.evidence import EvidenceLog
+from evolving_agent.memory.ops.hypotheses import add_hypothesis
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.store import list_reviews, load_review
 from tests.helpers import run_proc

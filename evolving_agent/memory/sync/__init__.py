@@ -37,8 +37,8 @@ The package is the chain of steps, one module each (``run.py`` strings them toge
 - ``apply.py`` - the journaled apply, then main's fast-forward;
 - ``base.py`` - what they share (refs, errors, the result, path mapping).
 
-Its git plumbing is the one git reader's (memory/gitrepo.py); its chain rule is
-verify's (:func:`evolving_agent.memory.evidence.check_chain`).
+Its git plumbing is the one git reader's (memory/canon/gitrepo.py); its chain rule is
+verify's (:func:`evolving_agent.memory.evidence.evidence.check_chain`).
 """
 
 from __future__ import annotations

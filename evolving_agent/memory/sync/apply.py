@@ -9,14 +9,14 @@ from datetime import date
 from typing import Any
 
 from evolving_agent.gitcmd import git
-from evolving_agent.memory import gitrepo
-from evolving_agent.memory.atomic import atomic_write
-from evolving_agent.memory.canon_snapshot import record_canon_snapshot
-from evolving_agent.memory.devices import (
+from evolving_agent.memory.base.atomic import atomic_write
+from evolving_agent.memory.base.locks import area_lock
+from evolving_agent.memory.canon import gitrepo
+from evolving_agent.memory.canon.canon_snapshot import record_canon_snapshot
+from evolving_agent.memory.evidence.devices import (
     DeviceInfo,
 )
-from evolving_agent.memory.evidence import EvidenceDraft, EvidenceLog, now
-from evolving_agent.memory.locks import area_lock
+from evolving_agent.memory.evidence.evidence import EvidenceDraft, EvidenceLog, now
 from evolving_agent.memory.sync.base import (
     APPLYING_MAIN_REF,
     APPLYING_REF,

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from evolving_agent.errors import EXIT_INVALID, EXIT_TAMPERED, EvolvingAgentError
-from evolving_agent.memory import gitrepo
-from evolving_agent.memory.devices import (
+from evolving_agent.memory.base.locks import human_lock_dir, lock_file
+from evolving_agent.memory.canon import gitrepo
+from evolving_agent.memory.evidence.devices import (
     shared_path,
 )
-from evolving_agent.memory.locks import human_lock_dir, lock_file
 from evolving_agent.paths import MemoryRoot
 
 DATA_BRANCH = "ea-data"

@@ -12,8 +12,8 @@ import tarfile
 from pathlib import Path
 
 from evolving_agent.gitcmd import git
-from evolving_agent.memory.atomic import make_private_dir, mkdirs_private
-from evolving_agent.memory.devices import (
+from evolving_agent.memory.base.atomic import make_private_dir, mkdirs_private
+from evolving_agent.memory.evidence.devices import (
     DeviceInfo,
 )
 from evolving_agent.memory.sync.base import (
@@ -69,8 +69,8 @@ def _stage_signing(root: MemoryRoot, stage: MemoryRoot) -> None:
     """Where signing is on, the scratch root checks signatures against the key this
     device trusts (its pinned allowed signers and its own signing chain's statements),
     not against anything the remote sent."""
-    from evolving_agent.memory.signing import marker_path, signing_state
-    from evolving_agent.memory.signing_chain import statement_dir
+    from evolving_agent.memory.canon.signing import marker_path, signing_state
+    from evolving_agent.memory.evidence.signing_chain import statement_dir
 
     mkdirs_private(stage.state)
     if statement_dir(root).is_dir():

@@ -9,7 +9,7 @@ The steps, in the order :func:`plan_merge` takes them:
    Today after this merge (the later claim of the today writer wins);
 3. :meth:`Merge.take` - each path the remote changed, checked before it is taken: a
    device's day file may only grow by lines that continue its chain
-   (:func:`~evolving_agent.memory.evidence.check_chain`, verify's own rule); a file
+   (:func:`~evolving_agent.memory.evidence.evidence.check_chain`, verify's own rule); a file
    a reader parses must parse (:func:`received_problem`); a path no device writes is
    refused; a conflict is resolved by its layer's rule (:meth:`Merge.resolve`);
 4. :meth:`Merge.commit` - the merged data commit (or the remote's, on a fast-forward).
@@ -28,10 +28,16 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from evolving_agent.errors import InvalidInput, first_error
-from evolving_agent.memory import gitrepo
-from evolving_agent.memory.devices import TODAY_WRITER_FILE, DeviceInfo, TodayWriter, today_writer
-from evolving_agent.memory.evidence import check_chain
-from evolving_agent.memory.live import LiveEntry
+from evolving_agent.memory.canon import gitrepo
+from evolving_agent.memory.evidence.devices import (
+    TODAY_WRITER_FILE,
+    DeviceInfo,
+    TodayWriter,
+    today_writer,
+)
+from evolving_agent.memory.evidence.evidence import check_chain
+from evolving_agent.memory.ops.live import LiveEntry
+from evolving_agent.memory.ops.today import Carry
 from evolving_agent.memory.sync.base import (
     MAIN_BRANCH,
     SHARED_PREFIXES,
@@ -41,7 +47,6 @@ from evolving_agent.memory.sync.base import (
     incoming,
     safe_tree_path,
 )
-from evolving_agent.memory.today import Carry
 from evolving_agent.paths import MemoryRoot
 
 Changes = dict[str, tuple[str | None, str | None, str]]  # path -> (old blob, new blob, mode)

@@ -10,9 +10,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.gitcmd import GitResult, git
-from evolving_agent.memory import gitrepo
-from evolving_agent.memory.atomic import atomic_write, mkdirs_private
-from evolving_agent.memory.devices import (
+from evolving_agent.memory.base.atomic import atomic_write, mkdirs_private
+from evolving_agent.memory.canon import gitrepo
+from evolving_agent.memory.evidence.devices import (
     local_device,
 )
 from evolving_agent.memory.sync.base import (

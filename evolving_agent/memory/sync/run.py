@@ -11,9 +11,9 @@ import shutil
 from pathlib import Path
 
 from evolving_agent.errors import EvolvingAgentError, InvalidInput
-from evolving_agent.memory import gitrepo
-from evolving_agent.memory.atomic import make_private_dir
-from evolving_agent.memory.devices import (
+from evolving_agent.memory.base.atomic import make_private_dir
+from evolving_agent.memory.canon import gitrepo
+from evolving_agent.memory.evidence.devices import (
     TODAY_WRITER_FILE,
     DeviceInfo,
     TodayWriter,
@@ -22,7 +22,7 @@ from evolving_agent.memory.devices import (
     set_today_writer,
     today_writer,
 )
-from evolving_agent.memory.evidence import now
+from evolving_agent.memory.evidence.evidence import now
 from evolving_agent.memory.sync.apply import apply_plan, finish_apply, note_live
 from evolving_agent.memory.sync.base import (
     DATA_BRANCH,

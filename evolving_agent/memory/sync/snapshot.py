@@ -12,13 +12,13 @@ import os
 import re
 from pathlib import Path
 
-from evolving_agent.memory import gitrepo
-from evolving_agent.memory.atomic import atomic_write
-from evolving_agent.memory.devices import (
+from evolving_agent.memory.base.atomic import atomic_write
+from evolving_agent.memory.base.locks import flock_bounded
+from evolving_agent.memory.canon import gitrepo
+from evolving_agent.memory.evidence.devices import (
     DeviceInfo,
     today_writer,
 )
-from evolving_agent.memory.locks import flock_bounded
 from evolving_agent.memory.sync.base import (
     DATA_BRANCH,
     DATA_REF,

@@ -39,8 +39,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from evolving_agent.errors import EvolvingAgentError
-from evolving_agent.memory.canon import IDENTITY_FILE
-from evolving_agent.memory.canon_diff import describe
+from evolving_agent.memory.canon.canon import IDENTITY_FILE
+from evolving_agent.memory.canon.canon_diff import describe
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review import drift
 from evolving_agent.review.actions import edit_text, record_edit, reject_review

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from datetime import date
 
 from evolving_agent.errors import EvolvingAgentError
-from evolving_agent.memory.evidence import EvidenceRecord, now
-from evolving_agent.memory.hypotheses import Hypothesis, HypothesisDetail, show_hypothesis
+from evolving_agent.memory.evidence.evidence import EvidenceRecord, now
+from evolving_agent.memory.ops.hypotheses import Hypothesis, HypothesisDetail, show_hypothesis
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.approve import ApprovalPlan, plan_approval
 from evolving_agent.review.drift import DriftFlag

@@ -1,0 +1,85 @@
+"""Boot's view: reading Today safely, telling a stale carry, and the hook's JSON envelope."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from freezegun import freeze_time
+from hypothesis import given
+from hypothesis import strategies as st
+
+from evolving_agent.memory.boot.bootview import (
+    TODAY_FILE_BYTES,
+    _clip,
+    _one_line,
+    claude_hook_json,
+    read_today,
+    stale_date,
+)
+from evolving_agent.paths import MemoryRoot
+from tests.helpers.roots import fresh_root
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> MemoryRoot:
+    return fresh_root(tmp_path / "memory")
+
+
+def test_a_today_file_boot_cannot_use_is_a_warning_never_an_error(root: MemoryRoot) -> None:
+    warnings: list[str] = []
+    (root.today / "bias.md").write_text("keep answers short\n")
+    assert read_today(root, "bias.md", warnings) == "keep answers short\n"
+    assert read_today(root, "absent.md", warnings) is None and warnings == []
+    (root.today / "big.md").write_bytes(b"x" * (TODAY_FILE_BYTES + 1))
+    (root.today / "latin1.md").write_bytes(b"caf\xe9\n")
+    (root.today / "link.md").symlink_to(root.today / "bias.md")
+    for name in ("big.md", "latin1.md", "link.md"):
+        assert read_today(root, name, warnings) is None
+    assert [w.split(": ", 1)[1] for w in warnings] == [
+        f"{TODAY_FILE_BYTES + 1:,} bytes is too large for Today; skipped",
+        "not UTF-8 text; skipped",
+        "not a regular file (a symlink?); skipped",
+    ]
+
+
+@freeze_time("2026-12-01 09:00:00")
+def test_a_carry_written_for_an_earlier_morning_is_stale(root: MemoryRoot) -> None:
+    warnings: list[str] = []
+    assert stale_date(root, "2026-11-30", warnings) == "2026-11-30"
+    assert stale_date(root, "2026-12-01", warnings) is None  # no nightly record: fresh
+    (root.today / "nightly.json").write_text(json.dumps({"last_date": "2026-12-01"}))
+    assert stale_date(root, "2026-12-01", warnings) == "2026-12-01"  # reflected since
+    (root.today / "nightly.json").write_text(json.dumps({"last_date": "2026-11-30"}))
+    assert stale_date(root, "2026-12-01", warnings) is None
+    for bad in (None, "", "yesterday", 20261130):
+        assert stale_date(root, bad, warnings) is None
+    assert warnings == []
+
+
+def test_the_hook_envelope_is_ascii_json_carrying_the_markdown_exactly() -> None:
+    markdown = "# Boot\n\nnaïve — 日本 \u2028 `code`\n"
+    out = claude_hook_json(markdown)
+    assert out.isascii()
+    assert json.loads(out) == {
+        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": markdown}
+    }
+
+
+@given(st.text(max_size=200), st.integers(min_value=2, max_value=120))
+def test_clip_keeps_short_text_and_says_how_much_it_cut(text: str, limit: int) -> None:
+    clipped = _clip(text, limit)
+    if len(text) <= limit:
+        assert clipped == text
+    else:
+        assert clipped.startswith(text[: limit - 1].rstrip())
+        assert clipped.endswith(f"… ({len(text) - limit + 1:,} more characters)")
+
+
+@given(st.text(max_size=200))
+def test_one_line_is_one_line_and_stable(text: str) -> None:
+    line = _one_line(text)
+    assert "\n" not in line and "\r" not in line
+    assert line == line.strip() and "  " not in line
+    assert _one_line(line) == line
