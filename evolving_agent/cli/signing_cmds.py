@@ -9,7 +9,7 @@ import click
 from evolving_agent.cli._common import echo_json, json_option, root_from
 from evolving_agent.cli._output import echo
 from evolving_agent.memory.canon.signing import SigningState, signing_state
-from evolving_agent.memory.evidence.evidence import signing_chain
+from evolving_agent.memory.evidence import signing_chain
 from evolving_agent.memory.root import require_root
 
 

@@ -42,7 +42,7 @@ from evolving_agent.memory.canon.signing import (
 )
 from evolving_agent.memory.evidence.day_stream import DayStream
 from evolving_agent.memory.evidence.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
-from evolving_agent.memory.evidence.evidence.signing_chain import in_force
+from evolving_agent.memory.evidence.signing_chain import in_force
 from evolving_agent.paths import AREAS, Area, MemoryRoot, area_parts
 
 NAME_MAX = 255  # bytes in one file name (Linux, macOS)

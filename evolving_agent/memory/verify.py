@@ -42,7 +42,7 @@ from evolving_agent.memory.canon.approvals import read_decision
 from evolving_agent.memory.canon.canon_diff import CanonDiff, apply_diff
 from evolving_agent.memory.canon.signing import check_signatures, signing_state
 from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord, parse_line
-from evolving_agent.memory.evidence.evidence.signing_chain import (
+from evolving_agent.memory.evidence.signing_chain import (
     file_problems,
     read_chain,
     unsigned_writes,

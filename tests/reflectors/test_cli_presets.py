@@ -216,4 +216,5 @@ def test_the_failure_reason_is_the_first_line_that_says_something(
     stderr = "\n".join([*noise, reason, *tail])
     got = first_reason(Completed(code, "", stderr))
     assert "\n" not in got
-    assert got == f"{reason.strip()[:300]} (exit {code})"
+    status = "command not found (exit 127)" if code == 127 else f"exit {code}"
+    assert got == f"{reason.strip()[:300]} ({status})"
