@@ -14,13 +14,16 @@ found from structure, in three steps:
    them — never because their days alternate alone (issue 30, invariant 2):
 
    * two hypotheses whose triggers overlap (the same ``when`` once normalised, or
-     similar), or that one event links (it supports one and contradicts the other),
-     or whose quotes cross (a supporting quote of one reads like a contradicting
-     quote of the other);
-   * two untagged complaints have no tag to relate them, so their turns must be the
-     strict kind: *complementary* — every day of the stretch has exactly one of them,
-     consecutive days, :data:`UNTAGGED_SWINGS` or more swings.  Two unrelated
-     complaints that recur now and then do not take turns every single day.
+     similar at :data:`SAME`), or that one event links (it supports one and
+     contradicts the other); one hypothesis whose evidence divides day to day is a
+     split, which the state rules and the ``state-flip`` check already name;
+   * two untagged complaints (or two different complaints filed on one side of one
+     hypothesis) have no tag to relate them, so their turns must be the strict kind,
+     *complementary*: every day of the stretch has exactly one of them, consecutive
+     days, :data:`UNTAGGED_SWINGS` or more swings (eight days).  Two unrelated
+     complaints that recur now and then do not take turns every single day for a
+     week.  Complaints that share a frame ("…と言われた") are grouped loosely and then
+     looked at again strictly, so opposite complaints in one frame are two sides.
 3. **Turns** (:func:`turns`): a stretch of days on which the sides take turns — no day
    with both, each step a swing or a skip over a missing day, at least
    :data:`TAGGED_SWINGS` swings.
@@ -41,7 +44,7 @@ from evolving_agent.memory.hypotheses import Hypothesis
 from evolving_agent.memory.similarity import THRESHOLD, key, similar
 
 TAGGED_SWINGS = 3  # A, B, A, B: three turns of direction
-UNTAGGED_SWINGS = 5  # no tag relates them: six days of strict turns
+UNTAGGED_SWINGS = 7  # no tag relates them: eight days of strict turns
 MAX_GAP = 2  # days between two steps of a stretch (one missing day is skipped over)
 MAX_COMPLAINTS = 200  # untagged groups compared (a flood of distinct texts stays cheap)
 QUOTE = 60
@@ -55,14 +58,16 @@ SAME = 0.6
 class Side:
     """One pull: the days it was felt on and the events behind each day."""
 
-    label: str  # how the owner recognises it: "h-… (for)" or a quote
+    label: str  # how the owner recognises it: "h-… “quote”", "against h-… “…”", "“quote”"
     quote: str
     days: dict[date, list[str]] = field(default_factory=dict)
     hypotheses: set[str] = field(default_factory=set)
     texts: list[str] = field(default_factory=list)  # a few of its texts, to compare
     tagged: bool = True
+    records: list[EvidenceRecord] = field(default_factory=list)
 
     def add(self, rec: EvidenceRecord) -> None:
+        self.records.append(rec)
         self.days.setdefault(rec.day(), []).append(rec.id)
         if len(self.texts) < 4 and rec.text not in self.texts:
             self.texts.append(rec.text)
@@ -111,8 +116,9 @@ def turns(a: dict[date, list[str]], b: dict[date, list[str]], need: int, *, stri
     A day with both breaks a stretch (it is not a turn).  Each step is a swing; a step
     that stays on one side is skipped over only when a day is missing between the two
     (``strict``: never — every consecutive day must swing).  A stretch counts with at
-    least ``need`` swings and more than twice as many swings as skips, from its first
-    swing to its last."""
+    least ``need`` swings and no more skips than swings, from its first swing to its
+    last (evidence is missing on some days of a real pendulum; a run of days on one
+    side is no turn)."""
     days = sorted(set(a) | set(b))
     found: list[list[date]] = []
     cur: list[date] = []
@@ -124,7 +130,7 @@ def turns(a: dict[date, list[str]], b: dict[date, list[str]], need: int, *, stri
         if not at:
             return
         stretch = cur[at[0] : at[-1] + 2]
-        if len(at) >= need and len(at) > 2 * (len(stretch) - 1 - len(at)):
+        if len(at) >= need and len(at) >= len(stretch) - 1 - len(at):
             found.append(stretch)
 
     for d in days:
@@ -154,12 +160,14 @@ def _relation(x: Hypothesis, y: Hypothesis, links: set[frozenset[str]],
     return None
 
 
-def _complaints(untagged: Iterable[EvidenceRecord]) -> list[Side]:
+def _complaints(untagged: Iterable[EvidenceRecord], threshold: float = THRESHOLD) -> list[Side]:
+    """Recurring complaints: the events grouped by what they say (same key, or similar
+    at ``threshold``)."""
     groups: list[Side] = []
     by_key: dict[str, Side] = {}
     for rec in untagged:
         k = key(rec.text)
-        side = by_key.get(k) or next((g for g in groups if g.reads_like(rec.text)), None)
+        side = by_key.get(k) or next((g for g in groups if g.reads_like(rec.text, threshold)), None)
         if side is None:
             if len(groups) >= MAX_COMPLAINTS:
                 continue
@@ -185,9 +193,9 @@ def find(friction: list[EvidenceRecord], register: dict[str, Hypothesis]) -> lis
         for hid, pro in tags:
             side = sides.get((hid, pro))
             if side is None:
-                word = "for" if pro else "against"
                 quote = clip(rec.text)
-                side = sides[(hid, pro)] = Side(label=f"{hid} ({word})", quote=quote,
+                word = f"{hid} “{quote}”" if pro else f"against {hid} “{quote}”"
+                side = sides[(hid, pro)] = Side(label=word, quote=quote,
                                                 hypotheses={hid})  # fmt: skip
             side.add(rec)
     complaints = []
@@ -221,13 +229,35 @@ def find(friction: list[EvidenceRecord], register: dict[str, Hypothesis]) -> lis
             why = _relation(hx, hy, links, sides)
             if why is not None:
                 check(px, py, why, TAGGED_SWINGS, False)
-    recurring = [g for g in complaints if len(g.days) >= 3]
-    for i, a in enumerate(recurring):
-        for b in recurring[i + 1 :]:
-            check(a, b, "two untagged complaints, exactly one of them every day",
-                  UNTAGGED_SWINGS, True)  # fmt: skip
-    out.sort(key=lambda s: (s.days[0], s.a.label, s.b.label))
-    return out
+    # Opposite complaints may share a frame ("…と言われた", "the user said …") and so
+    # read as related: each group is looked at again at the strict reading (SAME) too.
+    fine = [g for c in complaints for g in _complaints(c.records, SAME)]
+    for g in fine:
+        g.hypotheses = next(c.hypotheses for c in complaints if g.records[0] in c.records)
+    untagged_why = "two untagged complaints, exactly one of them every day"
+    contexts = [(complaints, untagged_why), (fine, untagged_why)]
+    for (hid, pro), side in sorted(sides.items()):
+        # Two different complaints both tagged to one side ("too long" and "not enough
+        # information", each filed as support of one belief) are two pulls as well.
+        inner = _complaints(side.records, SAME)
+        for g in inner:
+            g.hypotheses = {hid}
+        word = "for" if pro else "against"
+        contexts.append((inner, f"two different complaints, both tagged {word} {hid}, "
+                                "exactly one of them every day"))  # fmt: skip
+    for groups, why in contexts:
+        recurring = [g for g in groups if len(g.days) >= 3]
+        for i, a in enumerate(recurring):
+            for b in recurring[i + 1 :]:
+                check(a, b, why, UNTAGGED_SWINGS, True)
+    seen: set[tuple[str, ...]] = set()
+    unique = []
+    for sw in sorted(out, key=lambda s: (s.days[0], -len(s.evidence_ids), s.a.label)):
+        cited = tuple(sw.evidence_ids)
+        if cited not in seen and not any(set(cited) <= set(o) for o in seen):
+            seen.add(cited)
+            unique.append(sw)
+    return unique
 
 
 def related(x: Hypothesis, y: Hypothesis) -> str | None:

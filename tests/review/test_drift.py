@@ -205,3 +205,33 @@ def test_the_carry_alternating_between_opposite_counter_moves_is_a_pendulum() ->
     calm = ["h-short"] * 5 + ["h-long"] * 5
     carries = [(START + timedelta(days=i), hid, f"ev-{i}") for i, hid in enumerate(calm)]
     assert _carry_pendulums(carries, register) == []
+
+
+def _drift_over_lives(tmp_path: Path, seeds: range) -> None:
+    """Invariant 7 on generated lives: recall ≥ 95% of planted pendulums (tagged or
+    untagged, any of the generator's languages), ≤ 5% of calm lives flagged, and every
+    pendulum flag tied to the evidence of a planted pendulum (none from coincidence)."""
+    from tests.helpers.drift_lives import drift_of
+    from tests.helpers.lives import describe, generate_life
+
+    grades = []
+    for seed in seeds:
+        life = generate_life(seed)
+        g = drift_of(life, fresh_root(tmp_path / f"life-{seed}"))
+        assert not g.stray and not g.untied, (describe(life), g)
+        grades.append((life, g))
+    planted = [g for _life, g in grades if g.planted]
+    calm = [g for _life, g in grades if not g.planted]
+    missed = [describe(life) for life, g in grades if g.planted and not g.flagged]
+    assert planted and calm
+    assert len(missed) <= 0.05 * len(planted), missed
+    assert sum(g.calm_flagged for g in calm) <= 0.05 * len(calm)
+
+
+def test_drift_flags_the_planted_pendulums_of_20_generated_lives(tmp_path: Path) -> None:
+    _drift_over_lives(tmp_path, range(20))
+
+
+@pytest.mark.slow
+def test_drift_flags_the_planted_pendulums_of_200_generated_lives(tmp_path: Path) -> None:
+    _drift_over_lives(tmp_path, range(1000, 1200))
