@@ -356,16 +356,18 @@ def reject_cmd(ctx: click.Context, review_id: str, reason: str, approver: str | 
     type=click.IntRange(0, 65535),
     default=0,
     show_default=True,
-    help="Port on 127.0.0.1 (0: a free one chosen by the system).",
+    help="Port on this run's loopback address (0: a free one chosen by the system).",
 )
 @click.option("--open", "open_browser", is_flag=True, help="Also open the page in a browser.")
 @approver_option
 @click.pass_context
 def serve_cmd(ctx: click.Context, port: int, open_browser: bool, approver: str | None) -> None:
-    """Serve the owner's review page on 127.0.0.1 until Ctrl-C.
+    """Serve the owner's review page on a loopback address until Ctrl-C.
 
-    Prints one line, the address with its one-time token; only that address opens
-    the page.  Review cards (diff, evidence for and against, what would reverse it),
+    Prints one line, the address (a random 127.x.y.z of this run) with its one-time
+    token: the first visit exchanges it for a session cookie of that address only,
+    and it is dead after that.  --open hands the browser a private file, never the
+    token on a command line.  Review cards (diff, evidence for and against, what would reverse it),
     the month at a glance and the drift watch.  Approve / edit / reject there do
     exactly what 'review approve / edit / reject' do.  Needs the [review] extra.
 
@@ -383,15 +385,29 @@ def serve_cmd(ctx: click.Context, port: int, open_browser: bool, approver: str |
     def announce(url: str) -> None:
         echo(url)
         sys.stdout.flush()
-        if open_browser:
-            import webbrowser
 
-            webbrowser.open(url)
+    def start_browser(file_url: str) -> bool:
+        import webbrowser
+
+        try:
+            return webbrowser.open(file_url)
+        except webbrowser.Error:
+            return False
+
+    def note(line: str) -> None:
+        click.echo(line, err=True)
 
     try:
-        serve(root, port=port, approver=_approver(approver), announce=announce)
+        serve(
+            root,
+            port=port,
+            approver=_approver(approver),
+            announce=announce,
+            open_browser=start_browser if open_browser else None,
+            note=note,
+        )
     except OSError as exc:
-        raise UsageError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot serve on loopback port {port}: {exc.strerror or exc}") from None
 
 
 def register(group: click.Group) -> None:

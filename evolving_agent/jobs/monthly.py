@@ -24,6 +24,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from evolving_agent.errors import InvalidInput
 from evolving_agent.jobs.markers import (
     RunMarker,
     append_once,
@@ -33,14 +34,19 @@ from evolving_agent.jobs.markers import (
     refuse_future,
 )
 from evolving_agent.memory.authority import ScopedReader, Writer
-from evolving_agent.memory.canon.canon_diff import CanonDiff
+from evolving_agent.memory.base.similarity import key
+from evolving_agent.memory.base.yamlio import parse_yaml, validate
+from evolving_agent.memory.canon.canon import Identity
+from evolving_agent.memory.canon.canon_diff import CANON_FILE, CanonDiff
 from evolving_agent.memory.canon.policy import Policy
 from evolving_agent.memory.evidence.evidence import now as local_now
 from evolving_agent.memory.ops.review_trace import TraceIndex, queued_record, sha256_of
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.review.approve import committed_identity
 from evolving_agent.review.hold import ack_command, holds
 from evolving_agent.review.models import Decision, PendingReview, Proposal
+from evolving_agent.review.store import NARROWING
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -113,6 +119,9 @@ def run_monthly(
         limit = Policy.load(root).review.monthly_limit  # the runner reads the Canon setting
         # ... the proposals' provenance, which lives in Evidence (outside the scope), and
         # the drift watch's holds, which read Evidence as the human does.
+        # ... Canon's entries as committed, so no card is queued for an entry already
+        # there (in any spelling: memory/similarity.key) ...
+        in_canon = canon_entries(committed_identity(root))
         held = {
             hid: [
                 HeldFlag(kind=f.kind, title=f.title, evidence_ids=f.evidence_ids)
@@ -120,7 +129,10 @@ def run_monthly(
             ]
             for hid, hold in holds(root, until=day).items()
         }
-        return _plan(ScopedReader(root, "monthly"), day, limit, when, TraceIndex.scan(root), held)
+        return _plan(
+            ScopedReader(root, "monthly"), day, limit, when, TraceIndex.scan(root), held,
+            in_canon,
+        )  # fmt: skip
 
     status, plan, marker = plan_or_resume(root, "monthly", day, when, MonthlyPlan, fresh_plan)
     if status == "already done":
@@ -209,6 +221,45 @@ def held_line(h: HeldProposals) -> str:
     )
 
 
+def canon_entries(identity_text: str) -> dict[str, tuple[str, str]]:
+    """Each Canon entry by its normalised key (NFKC, case, width, invisible characters,
+    look-alike letters and spacing folded): key -> (section, entry as written)."""
+    try:
+        identity = validate(Identity, parse_yaml(identity_text, file=CANON_FILE), file=CANON_FILE)
+    except InvalidInput:
+        return {}  # a broken identity.yaml is verify's and boot's to report
+    out: dict[str, tuple[str, str]] = {}
+    for section in ("values", "self_understanding", "habits"):
+        for entry in getattr(identity, section):
+            out.setdefault(key(entry), (section, entry))
+    return out
+
+
+def _against_canon(
+    p: Proposal, in_canon: dict[str, tuple[str, str]]
+) -> tuple[Proposal | None, str]:
+    """The proposal as it may be queued given Canon (None: its entry is already there),
+    and a note.  A narrowing of a rule already in Canon narrows that entry (a replace of
+    it), never adds a second copy."""
+    diff = p.diff
+    if diff.op == "remove":
+        return p, ""
+    found = in_canon.get(key(diff.text))
+    if found is None:
+        return p, ""
+    section, entry = found
+    if p.id.endswith(NARROWING):
+        if diff.op == "replace" and key(diff.old_text or "") == key(entry):
+            return p, ""
+        narrowed = CanonDiff.model_validate(
+            {"section": section, "op": "replace", "text": entry, "old_text": entry}
+        )
+        return p.model_copy(update={"diff": narrowed}), f"narrows the {section} entry"
+    if diff.op == "replace" and key(diff.old_text or "") == key(diff.text):
+        return p, ""  # a respelling of the entry itself (the human's words in Canon)
+    return None, f"already in Canon ({section}: {entry!r})"
+
+
 def _plan(
     reader: ScopedReader,
     day: date,
@@ -216,6 +267,7 @@ def _plan(
     when: datetime,
     index: TraceIndex,
     held_by: dict[str, list[HeldFlag]] | None = None,
+    in_canon: dict[str, tuple[str, str]] | None = None,
 ) -> MonthlyPlan:
     first, last = previous_month(day)
     month = first.strftime("%Y-%m")
@@ -228,18 +280,25 @@ def _plan(
     decisions: list[Decision] = _load(reader.list("decisions", "*.json"), Decision)
     taken = {_key(r.diff) for r in pending} | {_key(d.diff) for d in decisions if d.diff}
     queued_hyps = {r.hypothesis for r in pending}
-    groups: dict[tuple[str, str, str, str], list[Proposal]] = {}
+    groups: dict[tuple[str, ...], list[Proposal]] = {}
     skipped: list[str] = []
     held_by = held_by or {}
     held: dict[str, list[str]] = {}
+    in_canon = in_canon or {}
     for p in proposals:
         if _key(p.diff) in taken or p.hypothesis in queued_hyps:
             skipped.append(p.id)
             continue
+        fitted, _note = _against_canon(p, in_canon)
+        if fitted is None:
+            skipped.append(p.id)  # its entry is in Canon already: no card for it
+            continue
+        p = fitted
         if p.hypothesis in held_by:  # not queued, and takes none of the month's room
             held.setdefault(p.hypothesis, []).append(p.id)
             continue
-        groups.setdefault(_key(p.diff), []).append(p)
+        # A narrowing is its own card (the human words it), never pooled with an add.
+        groups.setdefault((*_key(p.diff), str(p.id.endswith(NARROWING))), []).append(p)
     ranked = sorted(
         groups.values(),
         key=lambda ps: (

@@ -47,6 +47,7 @@ from evolving_agent.reflectors import Reflector, ReflectorError, reflect_with_fa
 from evolving_agent.reflectors.base import WeeklyContext, WeeklyReflection
 from evolving_agent.reflectors.rules import RulesReflector
 from evolving_agent.review.models import Proposal
+from evolving_agent.review.store import NARROWING
 
 
 class WeeklyPlan(BaseModel):
@@ -160,7 +161,6 @@ def run_weekly(
     return WeeklyResult(status=status, plan=plan, record_ids=marker.record_ids)
 
 
-NARROWING = "-narrowing"
 
 
 def _narrowings(
@@ -173,7 +173,6 @@ def _narrowings(
     """A high-stakes rule contradicted on ≥ 2 distinct days: the nightly job keeps it as
     it is, so the case for narrowing it reaches the human here, on the slow clock, as a
     proposal to reword it (the human edits the wording in review before approving)."""
-    texts = {r.id: sanitise(r.text, 120) for r in records if r.kind == "friction"}
     out = []
     for h in hyps.values():
         if h.stakes != "high" or not h.carriable or h.narrowing is not None:
@@ -183,16 +182,13 @@ def _narrowings(
             continue
         if reader.list("proposals", f"*-{h.id}{NARROWING}.json"):
             continue  # proposed before, in another week
-        cases = [texts[e] for e in h.contradicts if e in texts][-2:] or [
-            sanitise(h.last_against or "", 120)
-        ]
-        cases = [c for c in cases if c]
+        # The proposed entry is the rule as it stands, whole: the base the human words
+        # the narrower rule from.  No friction goes into it (a quote is no rule, and a
+        # clipped one is not even a sentence); the cases are the cited evidence, shown
+        # beside it on the card.  Approving it unworded is refused (review/approve.py).
         whenever, do = h.shape()
-        rule = f"When {whenever}: {do}" if whenever and do else sanitise(h.text, 120)
-        text = (
-            f"{rule.rstrip('.')}. Narrower, for you to word: except the cases the user said "
-            f"need no asking ({'; '.join(cases)[:150]})."
-        )[:290]
+        text = h.canon_text or (f"When {whenever}: {do}" if whenever and do else h.text)
+        text = " ".join(text.split())
         diff = (
             CanonDiff(section="habits", op="replace", text=text, old_text=h.canon_text)
             if h.canon_text
@@ -206,11 +202,12 @@ def _narrowings(
                 diff=diff,
                 evidence_ids=h.contradicts,
                 rationale=(
-                    f"High-stakes rule {h.id} (“{sanitise(h.text, 80)}”) was contradicted on "
-                    f"{len(days)} distinct days ({', '.join(d.isoformat() for d in days)}). "
-                    "The nightly job never weakens it; narrow it here if those cases really "
-                    "need no asking — edit the wording before approving, or reject to keep "
-                    "the rule as it is."
+                    f"High-stakes rule {h.id} was contradicted on {len(days)} distinct days "
+                    f"({', '.join(d.isoformat() for d in days)}); the cited evidence shows "
+                    "those cases.  The nightly job never weakens it.  Word the narrower rule "
+                    "yourself (edit this card: the entry below is the rule as it stands), "
+                    "then approve; or reject to keep the rule as it is.  It cannot be "
+                    "approved unworded."
                 ),
                 created=when,
             )

@@ -67,6 +67,18 @@ class MonthlyLimitReached(EvolvingAgentError):
         )
 
 
+class WordingNeeded(InvalidInput):
+    """A narrowing of a high-stakes rule approved before the human worded it."""
+
+    def __init__(self, review: Review) -> None:
+        super().__init__(
+            f"refused: review {review.id} narrows the high-stakes rule {review.pending.hypothesis}"
+            " and nobody has worded the narrower rule yet; write it with 'evolving-agent "
+            f"review edit {review.id}' (or Edit on the review page), then approve — or "
+            "reject it to keep the rule as it is; nothing was written"
+        )
+
+
 class RemovalNotConfirmed(UsageError):
     """A diff removing more than the policy's share of Canon was not confirmed twice."""
 
@@ -193,6 +205,8 @@ def _canon_texts(root: MemoryRoot) -> tuple[str, str]:
 def _plan(root: MemoryRoot, review_id: str) -> ApprovalPlan:
     review = load_review(root, review_id)
     _refuse_decided(review)
+    if review.needs_wording and review.status == "pending":
+        raise WordingNeeded(review)  # the same rule on every door: CLI and page
     require_not_held(root, review)  # the drift watch's hold: the same rule on every door
     policy = Policy.load(root)
     month = review.pending.month or review_month(review.id, now().strftime("%Y-%m"))

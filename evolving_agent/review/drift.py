@@ -4,10 +4,12 @@ The essay this product comes from lost weeks because "nobody was looking".  Each
 below reads Evidence (and the review queue) as the human and returns flags, each citing
 the Evidence ids behind it, so the owner can read the very events:
 
-``pendulum``          friction that alternates between two opposite complaints ("too
-                      long" / "not enough information") at least three times within
-                      three weeks, or the nightly carry alternating between two
-                      hypotheses whose counter-moves point opposite ways;
+``pendulum``          two related pulls taking turns day to day, in any language
+                      (:mod:`evolving_agent.review.pendulum`): the for and against
+                      sides of one hypothesis, two hypotheses with overlapping
+                      triggers or linking evidence, two untagged complaints that
+                      strictly take turns; or the nightly carry taking turns between
+                      two related hypotheses;
 ``state-flip``        a hypothesis that changed state and came back within three weeks;
 ``monopoly``          one hypothesis carried on more than 40% of 14 nights while 3 or
                       more hypotheses could have been carried;
@@ -17,8 +19,9 @@ the Evidence ids behind it, so the owner can read the very events:
 ``stale-proposal``    a review or proposal waiting for more than a month;
 ``fallback``          a model reflector whose answer was invalid, so rules were used.
 
-Opposites are found with a small phrase list, on purpose: a model that judged drift
-would be the thing it is watching.  A pendulum, state-flip or monopoly flag *holds* the
+Opposites are found from structure and character n-grams, never from a phrase list of
+one language, and never by a model: a model that judged drift would be the thing it is
+watching.  A pendulum, state-flip or monopoly flag *holds* the
 hypotheses it names (:mod:`evolving_agent.review.hold`): the monthly job leaves their
 proposals out of the queue, and neither the page nor ``review approve`` approves their
 reviews, until the human acknowledges the flag.  An acknowledgement is a human decision
@@ -28,7 +31,6 @@ with new evidence needs a new look.
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -44,6 +46,7 @@ from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord,
 from evolving_agent.memory.ops.hypotheses import Hypothesis, snapshot_of
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.review import pendulum
 
 FlagKind = Literal[
     "pendulum",
@@ -60,8 +63,6 @@ FlagKind = Literal[
 # the human's look at it *is* the decision the flag asks for, and a hold would block it.
 HOLDING_KINDS: frozenset[FlagKind] = frozenset({"pendulum", "state-flip", "monopoly"})
 
-PENDULUM_SWITCHES = 3  # A, B, A, B: three turns of direction
-PENDULUM_SPAN_DAYS = 21
 FLIP_SPAN_DAYS = 21
 MONOPOLY_NIGHTS = 14
 MONOPOLY_SHARE = 0.4
@@ -71,43 +72,6 @@ FLOOD_RUN_DAYS = 7
 FLOOD_DAY = 15
 STALE_DAYS = 31
 DEFAULT_WINDOW_DAYS = 42
-
-# (name, one pole, the other pole).  Phrases are matched lower-case; the second pole is
-# matched first and cut out, so "too brief" never also counts as "brief".
-OPPOSITES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
-    (
-        "length",
-        (
-            "too long",
-            "shorter",
-            "too verbose",
-            "verbose",
-            "wordy",
-            "too much detail",
-            "one-line version",
-            "tl;dr",
-            "more concise",
-            "be concise",
-        ),
-        (
-            "too short",
-            "not enough information",
-            "not enough detail",
-            "more detail",
-            "too terse",
-            "too brief",
-            "more context",
-            "left out the details",
-            "more thorough",
-        ),
-    ),
-    (
-        "asking",
-        ("don't ask", "stop asking", "too many questions", "just do it"),
-        ("should have asked", "without asking", "didn't ask", "ask first"),
-    ),
-    ("tone", ("too formal", "too stiff"), ("too casual", "too chatty")),
-)
 
 
 @dataclass(frozen=True)
@@ -170,120 +134,55 @@ class DriftReport:
         }
 
 
-def pole(text: str) -> tuple[str, int] | None:
-    """Which side of which opposite pair ``text`` complains about: (pair, 0|1), or None."""
-    low = " ".join(text.lower().replace("’", "'").split())
-    for name, one, other in OPPOSITES:
-        hits_other = any(p in low for p in other)
-        for p in other:
-            low = low.replace(p, " ")
-        hits_one = any(re.search(rf"(?<![a-z]){re.escape(p)}", low) for p in one)
-        if hits_one != hits_other:
-            return name, 0 if hits_one else 1
-    return None
-
-
-def _alternations(
-    seq: list[tuple[date, int, list[str]]],
-) -> list[list[tuple[date, int, list[str]]]]:
-    """Stretches of (day, side, ids) where the side turned ≥ PENDULUM_SWITCHES times
-    within PENDULUM_SPAN_DAYS.  ``seq`` is ordered by day, one entry per day and side."""
-    runs: list[tuple[date, int, list[str]]] = []  # collapsed: one entry per run of a side
-    for day, side, ids in seq:
-        if runs and runs[-1][1] == side:
-            runs[-1] = (runs[-1][0], side, runs[-1][2] + ids)
-        else:
-            runs.append((day, side, list(ids)))
-    found: list[list[tuple[date, int, list[str]]]] = []
-    i = 0
-    while i + PENDULUM_SWITCHES < len(runs):
-        j = i
-        while j + 1 < len(runs) and (runs[j + 1][0] - runs[i][0]).days <= PENDULUM_SPAN_DAYS:
-            j += 1
-        if j - i >= PENDULUM_SWITCHES:
-            found.append(runs[i : j + 1])
-            i = j + 1
-        else:
-            i += 1
-    return found
-
-
-def _friction_pendulums(friction: list[EvidenceRecord]) -> list[DriftFlag]:
-    by_pair: dict[str, dict[tuple[date, int], list[str]]] = defaultdict(dict)
-    hyps: dict[str, set[str]] = defaultdict(set)
-    for rec in friction:
-        found = pole(rec.text)
-        if found is None:
-            continue
-        name, side = found
-        by_pair[name].setdefault((rec.day(), side), []).append(rec.id)
-        hyps[name].update(h for h in (rec.supports, rec.contradicts) if h)
+def _friction_pendulums(
+    friction: list[EvidenceRecord], register: dict[str, Hypothesis]
+) -> list[DriftFlag]:
     flags = []
-    for name, cells in by_pair.items():
-        seq = sorted((d, s, ids) for (d, s), ids in cells.items())
-        for stretch in _alternations(seq):
-            ids = [i for _d, _s, group in stretch for i in group]
-            days = [d for d, _s, _g in stretch]
-            pair = next(p for p in OPPOSITES if p[0] == name)
-            flags.append(
-                DriftFlag(
-                    kind="pendulum",
-                    title=f"friction swung {len(stretch) - 1} times between "
-                    f"{pair[1][0]!r} and {pair[2][0]!r} ({name})",
-                    detail=f"from {days[0]} to {days[-1]}, {len(ids)} friction events on "
-                    "alternating sides; a bias that follows each day's complaint will "
-                    "overshoot both ways",
-                    evidence_ids=ids,
-                    first=days[0],
-                    last=days[-1],
-                    hypotheses=sorted(hyps[name]),
-                )
+    for sw in pendulum.find(friction, register):
+        flags.append(
+            DriftFlag(
+                kind="pendulum",
+                title=f"friction swung {sw.swings} times between {sw.a.label} and {sw.b.label}",
+                detail=f"from {sw.days[0]} to {sw.days[-1]}, {len(sw.evidence_ids)} friction "
+                f"events on alternating sides ({sw.why}); a bias that follows each day's "
+                "complaint will overshoot both ways",
+                evidence_ids=sw.evidence_ids,
+                first=sw.days[0],
+                last=sw.days[-1],
+                hypotheses=sw.hypotheses,
             )
+        )
     return flags
 
 
 def _carry_pendulums(
     carries: list[tuple[date, str, str]], register: dict[str, Hypothesis]
 ) -> list[DriftFlag]:
-    """Nightly carries alternating between hypotheses whose counter-moves are opposite."""
-    sides: dict[str, tuple[str, int]] = {}
-    for hid, h in register.items():
-        found = pole(" ".join(x for x in (h.do, h.text) if x))
-        if found is not None:
-            sides[hid] = found
+    """Nightly carries taking turns between two related hypotheses (their triggers
+    overlap): the bias swinging between two pulls of one thing."""
     flags = []
-    for name, *_ in OPPOSITES:
-        seq = [
-            (d, sides[hid][1], [rid])
-            for d, hid, rid in carries
-            if hid in sides and sides[hid][0] == name
-        ]
-        for stretch in _alternations(seq):
-            involved = sorted(
-                {
-                    hid
-                    for d, hid, _r in carries
-                    if hid in sides
-                    and sides[hid][0] == name
-                    and stretch[0][0] <= d <= stretch[-1][0]
-                }
-            )
-            if len(involved) < 2:
+    hids = sorted({hid for _d, hid, _r in carries if hid in register})
+    for i, x in enumerate(hids):
+        for y in hids[i + 1 :]:
+            why = pendulum.related(register[x], register[y])
+            if why is None:
                 continue
-            ids = [i for _d, _s, group in stretch for i in group]
-            flags.append(
-                DriftFlag(
-                    kind="pendulum",
-                    title=f"the carry alternated between opposite counter-moves "
-                    f"({name}: {', '.join(involved)})",
-                    detail=f"from {stretch[0][0]} to {stretch[-1][0]}, {len(stretch)} "
-                    "alternating stretches of nights",
-                    evidence_ids=ids,
-                    first=stretch[0][0],
-                    last=stretch[-1][0],
-                    hypotheses=involved,
+            nights_x = pendulum.group_by_day((d, r) for d, h, r in carries if h == x)
+            nights_y = pendulum.group_by_day((d, r) for d, h, r in carries if h == y)
+            for stretch in pendulum.turns(nights_x, nights_y, pendulum.TAGGED_SWINGS, strict=False):
+                ids = [r for d in stretch for r in (nights_x.get(d) or nights_y.get(d) or [])]
+                flags.append(
+                    DriftFlag(
+                        kind="pendulum",
+                        title=f"the carry alternated between {x} and {y} ({why})",
+                        detail=f"from {stretch[0]} to {stretch[-1]}, {len(stretch)} nights "
+                        "taking turns between two pulls of one thing",
+                        evidence_ids=ids,
+                        first=stretch[0],
+                        last=stretch[-1],
+                        hypotheses=[x, y],
+                    )
                 )
-            )
     return flags
 
 
@@ -559,7 +458,7 @@ def watch(
                     carries.append((night, hid, rec.id))
     carries.sort(key=lambda c: c[0])
     flags = [
-        *_friction_pendulums(friction_records),
+        *_friction_pendulums(friction_records, register),
         *_carry_pendulums(carries, register),
         *_state_flips(changes),
         *_monopoly(carries, carriable_on),

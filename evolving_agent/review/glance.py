@@ -13,6 +13,7 @@ Read as the human, never written; the page renders it, a library caller may prin
 from __future__ import annotations
 
 import calendar
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -118,6 +119,9 @@ def _date(value: object) -> date | None:
         return None
 
 
+_CAUGHT_UP = re.compile(r"caught up: reflected (\d{4}-\d\d-\d\d)\.\.(\d{4}-\d\d-\d\d)")
+
+
 def month_glance(root: MemoryRoot, month: str) -> MonthGlance:
     require_root(root)
     first, last = month_bounds(month)
@@ -130,7 +134,7 @@ def month_glance(root: MemoryRoot, month: str) -> MonthGlance:
     register: dict[str, Hypothesis] = {}
     at_day: dict[str, dict[date, str]] = defaultdict(dict)
     changes: dict[str, list[tuple[date, str, str]]] = defaultdict(list)
-    nightly_dates: set[date] = set()
+    nightly_dates: dict[date, date] = {}  # night -> the day its reflection was written
     supporting: set[str] = set()
     monthly_runs: list[EvidenceRecord] = []
     friction_ids: set[str] = set()
@@ -151,7 +155,15 @@ def month_glance(root: MemoryRoot, month: str) -> MonthGlance:
             if rec.kind == "job" and rec.data.get("job") == "nightly":
                 night = _date(rec.data.get("date"))
                 if night is not None:
-                    nightly_dates.add(night)
+                    written = rec.day()
+                    nightly_dates[night] = min(nightly_dates.get(night, written), written)
+                    # A catch-up run stamps each missed night's record as if on time;
+                    # its own record says which nights it reflected late, and when.
+                    for a, b in _CAUGHT_UP.findall(" ".join(map(str, rec.data.get("notes") or []))):
+                        late = date.fromisoformat(a)
+                        while late <= date.fromisoformat(b):
+                            nightly_dates[late] = max(nightly_dates.get(late, written), written)
+                            late += timedelta(days=1)
                     if night in days:
                         night_g = days[night]
                         night_g.nightly = rec.id
@@ -178,10 +190,13 @@ def month_glance(root: MemoryRoot, month: str) -> MonthGlance:
                 g.fallbacks.append(rec.id)
     history_start = all_days[0] if all_days else first
     for day, g in days.items():
-        # A morning is stale when the night before was never reflected (and it should
-        # have been: the root existed and that night is over).
+        # A morning is stale when the night before was not reflected by that morning
+        # (and it should have been: the root existed and that night is over).  A
+        # catch-up run after downtime reflects the missed nights later: those mornings
+        # were still served an old bias.
         prev = day - timedelta(days=1)
-        g.stale = history_start <= prev and day <= today and prev not in nightly_dates
+        reflected = nightly_dates.get(prev)
+        g.stale = history_start <= prev and day <= today and (reflected is None or reflected > day)
     lanes = []
     for hid, h in register.items():
         if h.created > last:

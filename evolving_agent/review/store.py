@@ -44,6 +44,9 @@ _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 Status = Literal["pending", "applying", "approved", "rejected", "unverifiable"]
 
 
+NARROWING = "-narrowing"  # the weekly job's proposal id suffix for a narrowing
+
+
 @dataclass(frozen=True)
 class Review:
     """Everything known about one review."""
@@ -65,6 +68,17 @@ class Review:
         if self.decision is not None and self.decision.diff is not None:
             return self.decision.diff
         return self.edit.diff if self.edit is not None else self.pending.diff
+
+    @property
+    def narrowing(self) -> bool:
+        """A narrowing of a high-stakes rule (weekly ``_narrowings``): the human words it."""
+        return any(p.endswith(NARROWING) for p in self.pending.proposals)
+
+    @property
+    def needs_wording(self) -> bool:
+        """A narrowing nobody has worded yet: its diff is the rule as it stands, a base
+        for the human's words, never an entry to approve as it is."""
+        return self.narrowing and (self.edit is None or self.edit.diff == self.pending.diff)
 
     @property
     def status(self) -> Status:

@@ -34,16 +34,25 @@ def test_serve_prints_one_line_serves_loopback_and_stops_on_ctrl_c(tmp_path: Pat
     assert proc.stdout is not None and proc.stderr is not None
     url = proc.stdout.readline().strip()
     parts = urlsplit(url)
-    assert parts.scheme == "http" and parts.hostname == "127.0.0.1" and parts.path == "/"
+    host = str(parts.hostname)
+    # A loopback address of its own for this run (never 127.0.0.1, whose cookies every
+    # other local server on it would receive), and only the path and the token.
+    assert parts.scheme == "http" and host.startswith("127.") and host != "127.0.0.1"
+    assert parts.path == "/"
     token = parts.query.removeprefix("token=")
     assert len(token) >= 32
-    conn = http.client.HTTPConnection("127.0.0.1", parts.port, timeout=30)
+    conn = http.client.HTTPConnection(host, parts.port, timeout=30)
     conn.request("GET", f"/?{parts.query}")
     resp = conn.getresponse()
-    assert resp.status == 303 and f"={token}" in (resp.getheader("set-cookie") or "")
+    set_cookie = resp.getheader("set-cookie") or ""
+    # The token is exchanged for another secret; the cookie names no Domain (host-only).
+    assert resp.status == 303 and token not in set_cookie and "domain" not in set_cookie.lower()
     resp.read()
+    conn.request("GET", f"/?{parts.query}")  # the printed token is dead now
+    resp = conn.getresponse()
+    assert resp.status == 403 and "already used" in resp.read().decode()
     # A root that has lived no month yet still renders, and a bad month is one message.
-    cookie = {"Cookie": f"ea_review_{parts.port}={token}"}
+    cookie = {"Cookie": set_cookie.split(";", 1)[0]}
     conn.request("GET", "/", headers=cookie)
     resp = conn.getresponse()
     page = resp.read().decode()
@@ -58,7 +67,8 @@ def test_serve_prints_one_line_serves_loopback_and_stops_on_ctrl_c(tmp_path: Pat
         for line in Path("/proc/net/tcp").read_text().splitlines()[1:]
         if line.split()[3] == "0A"  # LISTEN
     ]
-    assert f"0100007F:{parts.port:04X}" in listening
+    ip = "".join(f"{int(x):02X}" for x in reversed(host.split(".")))  # /proc/net/tcp order
+    assert f"{ip}:{parts.port:04X}" in listening
     assert f"00000000:{parts.port:04X}" not in listening
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
@@ -71,13 +81,14 @@ def test_serve_prints_one_line_serves_loopback_and_stops_on_ctrl_c(tmp_path: Pat
 def test_a_taken_port_is_a_one_line_error(tmp_path: Path) -> None:
     root = fresh_root(tmp_path / "memory")
     with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
+        busy.bind(("0.0.0.0", 0))  # every address: the one drawn for the page too
         busy.listen(1)
         port = busy.getsockname()[1]
         proc = _serve(root.path, "--port", str(port))
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 2 and out == ""
-    assert err.startswith(f"error: cannot serve on 127.0.0.1:{port}") and err.count("\n") == 1
+    assert err.startswith(f"error: cannot serve on loopback port {port}")
+    assert err.count("\n") == 1
 
 
 def test_without_the_review_extra_it_names_the_extra(tmp_path: Path) -> None:

@@ -4,6 +4,10 @@ The server is ``python -m evolving_agent review serve`` as a user starts it; its
 printed line is read (blocking: the line exists once the socket is bound). The browser
 is the system's Chromium (``/usr/bin/chromium``) driven through Playwright's Python
 API, never a downloaded one.
+
+The printed token is good once: :meth:`Server.session` exchanges it (the first time)
+for the session cookie, and :func:`owner_page` opens a page in a fresh browser context
+holding that cookie, as the owner's browser would after opening the printed address.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -36,6 +41,38 @@ FLAGS = [
 class Server:
     url: str  # as printed, with the token
     process: subprocess.Popen[str]
+    _session: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def host(self) -> str:
+        return str(urlsplit(self.url).hostname)
+
+    def session(self) -> tuple[str, str]:
+        """(cookie name, value): the printed token exchanged once, as a browser would."""
+        if not self._session:
+            conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
+            try:
+                conn.request("GET", f"/?token={self.token}", headers={"Host": self.netloc})
+                resp = conn.getresponse()
+                resp.read()
+                assert resp.status == 303, resp.status
+                cookie = SimpleCookie(resp.getheader("set-cookie") or "")
+            finally:
+                conn.close()
+            ((name, morsel),) = cookie.items()
+            self._session[name] = morsel.value
+        ((name, value),) = self._session.items()
+        return name, value
+
+    @property
+    def cookie(self) -> str:
+        """The session's ``Cookie`` header."""
+        name, value = self.session()
+        return f"{name}={value}"
+
+    @property
+    def netloc(self) -> str:
+        return urlsplit(self.url).netloc
 
     @property
     def origin(self) -> str:
@@ -54,7 +91,7 @@ class Server:
         self, method: str, path: str, *, headers: dict[str, str] | None = None, body: str = ""
     ) -> tuple[int, str]:
         """A plain HTTP request (no browser): what a hostile page or script can send."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
         try:
             conn.request(method, path, body=body.encode() or None, headers=headers or {})
             resp = conn.getresponse()
@@ -85,7 +122,7 @@ def serve(root: Path, env: dict[str, str], approver: str = "owner") -> Iterator[
     assert proc.stdout is not None
     line = proc.stdout.readline().strip()
     try:
-        assert line.startswith("http://127.0.0.1:"), (line, proc.stderr and proc.stderr.read())
+        assert line.startswith("http://127."), (line, proc.stderr and proc.stderr.read())
         yield Server(line, proc)
     finally:
         proc.send_signal(signal.SIGINT)  # Ctrl-C, as the human stops it
@@ -106,3 +143,14 @@ def browser() -> Iterator[Any]:
             yield b
         finally:
             b.close()
+
+
+def owner_page(b: Any, server: Server, path: str = "/", **context: Any) -> Any:
+    """A page of a fresh browser context that holds the owner's session cookie."""
+    name, value = server.session()
+    ctx = b.new_context(**context)
+    ctx.add_cookies([{"name": name, "value": value, "url": server.origin + "/",
+                      "httpOnly": True, "sameSite": "Strict"}])  # fmt: skip
+    page = ctx.new_page()
+    page.goto(server.origin + path)
+    return page

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -149,3 +150,97 @@ def test_a_hypothesis_the_drift_watch_holds_waits_out_of_the_queue(root: MemoryR
     acknowledge(root, held.id, by="owner")
     later = run_monthly(root, date(2026, 12, 1), now=at(date(2026, 12, 1), 4))
     assert [r.hypothesis for r in later.plan.reviews] == [held.id] and later.plan.held == []
+
+
+@pytest.mark.parametrize(
+    ("claim", "in_canon"),
+    [
+        # fullwidth letter, Cyrillic "о" for Latin "o", doubled space, no full stop
+        ("give one answer, not a menu", "Ｇive оne answer,  not a menu"),
+        # a zero-width space and an ideographic full stop
+        ("選択肢ではなく一つの答えを出す", "選択肢ではなく\u200b一つの答えを出す。"),
+    ],
+)
+def test_no_card_is_queued_for_an_entry_already_in_canon(
+    root: MemoryRoot, claim: str, in_canon: str
+) -> None:
+    """Invariant 9: the entry is in Canon already (the owner wrote it, in another
+    spelling): the proposal queues no card, and the run says why it skipped it."""
+    from tests.helpers.review import IDENTITY, set_identity
+
+    set_identity(
+        root, IDENTITY.replace("  - Say what I know", f"  - {in_canon}\n  - Say what I know")
+    )
+    h = add_hypothesis(root, claim, ts=at(START, 8))
+    live_through(root, 14, supports={h.id: [1, 4, 8, 11, 13]})
+    (prop,) = proposals(root)
+    result = run_monthly(root, date(2026, 11, 1), now=at(date(2026, 11, 1), 4))
+    assert result.plan.reviews == [] and pending(root) == []
+    assert result.plan.skipped == [prop.id]
+
+
+HIGH_RULE = ("Before a destructive command I ask first", "about to run rm -rf",
+             "stop and ask before running it")  # fmt: skip
+SPANISH_PUSHBACK = (
+    "el usuario dijo que no hacía falta preguntar por rm -rf en su propio directorio "
+    "temporal de compilación reproducible"
+)
+
+
+def _narrowed(root: MemoryRoot) -> tuple[Hypothesis, list[str]]:
+    """A high-stakes rule supported for two weeks and contradicted on three days by
+    long Spanish pushback: the weekly job's narrowing, queued by the monthly job."""
+    rule = add_hypothesis(root, HIGH_RULE[0], when=HIGH_RULE[1], do=HIGH_RULE[2],
+                          stakes="high", ts=at(START, 8))  # fmt: skip
+    session = Writer(root, "session")
+    against = [
+        session.append("friction", f"{SPANISH_PUSHBACK} (día {i})", contradicts=rule.id,
+                       ts=at(START + timedelta(days=i), 16)).id
+        for i in (3, 9, 12)
+    ]  # fmt: skip
+    live_through(root, 14, supports={rule.id: [1, 4, 8, 11, 13]})
+    run_monthly(root, date(2026, 11, 1), now=at(date(2026, 11, 1), 4))
+    return rule, against
+
+
+def test_a_narrowing_card_asks_the_owner_to_word_it_and_carries_no_friction(
+    root: MemoryRoot,
+) -> None:
+    """Invariant 4: the proposed entry is the rule as it stands, whole — no quoted
+    pushback, nothing cut mid-word — and approving it unworded is refused (exit 4,
+    nothing written); worded by the owner, it is approved."""
+    from evolving_agent.review.actions import edit_text, record_edit
+
+    rule, against = _narrowed(root)
+    (card,) = [r for r in pending(root) if r.proposals[0].endswith("-narrowing")]
+    assert card.diff.text == f"When {HIGH_RULE[1]}: {HIGH_RULE[2]}"
+    assert not any(w in card.diff.text for w in ("usuario", "compilación", "…", "("))
+    assert "usuario" not in card.rationale and set(against) <= set(card.evidence_ids)
+    head = git.Repo(root.path).head.commit.hexsha
+    out = run_cli("--root", str(root.path), "review", "approve", card.id, "--yes")
+    assert out.exit_code == 4, out.output
+    assert "nobody has worded the narrower rule yet" in out.output
+    assert f"review edit {card.id}" in out.output
+    assert git.Repo(root.path).head.commit.hexsha == head
+    assert not (root.area_dir("decisions") / f"{card.id}.json").exists()
+    worded = "When about to run rm -rf outside my own build directory: stop and ask first"
+    record_edit(root, card.id, edit_text(root, card.id).replace(card.diff.text, worded),
+                editor="owner")  # fmt: skip
+    ok = run_cli("--root", str(root.path), "review", "approve", card.id, "--yes")
+    assert ok.exit_code == 0, ok.output
+    assert worded in (root.canon / "identity.yaml").read_text()
+
+
+def test_a_narrowing_of_a_rule_already_in_canon_narrows_that_entry(root: MemoryRoot) -> None:
+    """The rule is in Canon's values in the owner's spelling: the card replaces that
+    entry (once worded) instead of adding a second copy to habits."""
+    from tests.helpers.review import IDENTITY, set_identity
+
+    entry = f"When {HIGH_RULE[1]}:  {HIGH_RULE[2]}."  # the owner's spacing and full stop
+    quoted = json.dumps(entry, ensure_ascii=False)
+    set_identity(
+        root, IDENTITY.replace("  - Say what I know", f"  - {quoted}\n  - Say what I know")
+    )
+    _narrowed(root)
+    (card,) = [r for r in pending(root) if r.proposals[0].endswith("-narrowing")]
+    assert (card.diff.section, card.diff.op, card.diff.old_text) == ("values", "replace", entry)

@@ -29,7 +29,7 @@ from evolving_agent.memory.ops.hypotheses import (
 )
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import MemoryRoot
-from tests.helpers import cli_ok
+from tests.helpers import cli_ok, run_cli
 from tests.helpers.roots import fresh_root
 
 START = date(2027, 3, 1)  # a Monday
@@ -120,6 +120,7 @@ class Life:
     outputs: dict[date, str] = field(default_factory=dict)
     hooks: dict[date, str] = field(default_factory=dict)
     queued: list[dict[str, object]] = field(default_factory=list)
+    unworded_approvals: list[tuple[int, str]] = field(default_factory=list)
 
     def plan(self, day: date) -> NightlyPlan:
         marker = load_marker(self.root, "nightly", day)
@@ -198,7 +199,11 @@ def life(tmp_path_factory: pytest.TempPathFactory) -> Life:
                     for rid in cli_ok(root, "review", "list", "--pending", "--ids").split():
                         queued = json.loads((root.area_dir("pending") / f"{rid}.json").read_text())
                         lf.queued.append(queued)
-                        if "Narrower" in queued["diff"]["text"]:
+                        if any(str(p).endswith("-narrowing") for p in queued["proposals"]):
+                            # Unworded, it cannot be approved; the owner keeps the rule.
+                            tried = run_cli("--root", str(root.path), "review", "approve", rid,
+                                            "--yes")  # fmt: skip
+                            lf.unworded_approvals.append((tried.exit_code, tried.output))
                             cli_ok(root, "review", "reject", rid, "--reason", "keep the rule")
                         else:
                             cli_ok(root, "review", "approve", rid, "--yes")
@@ -236,7 +241,12 @@ def test_contradictions_of_the_safety_rule_reach_the_human_as_a_narrowing(life: 
     narrowing = [q for q in life.queued if q["hypothesis"] == hid]
     assert len(narrowing) == 1
     diff = narrowing[0]["diff"]
-    assert isinstance(diff, dict) and "scratch branch" in str(diff["text"])
+    # The card asks the owner to word the narrower rule: its entry is the rule as it
+    # stands, whole, with no friction in it; approving it unworded is refused.
+    assert isinstance(diff, dict) and diff["text"] == f"When {DESTRUCT[1]}: {DESTRUCT[2]}"
+    assert "scratch" not in str(diff["text"]) and "…" not in str(diff["text"])
+    ((code, out),) = life.unworded_approvals
+    assert code == 4 and "nobody has worded the narrower rule" in out
     h = life.register()[hid]
     assert h.narrowing is not None and h.do == DESTRUCT[2]  # rejected: the rule stands
     assert h.proposed is None or h.proposed >= h.narrowing  # not taken for "settled"

@@ -12,7 +12,7 @@ import pytest
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.ops.hypotheses import add_hypothesis, hypothesis_id
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.review.drift import _state_flips, pole, watch
+from evolving_agent.review.drift import _state_flips, watch
 from evolving_agent.review.hold import acknowledge
 from tests.helpers import run_cli
 from tests.helpers.fixtures import KeptDemo, copy_tree
@@ -21,6 +21,7 @@ from tests.helpers.roots import fresh_root
 START = date(2026, 11, 2)
 SHORT = "Keep answers short"
 LONG = "Give the full information the user needs"
+ANSWERING = "about to write an answer"
 
 
 def _at(day: date, hour: int) -> datetime:
@@ -33,8 +34,10 @@ def _root(tmp_path: Path) -> MemoryRoot:
 
 def _pendulum(root: MemoryRoot) -> list[str]:
     """Two weeks of the essay: 'too long' one day, 'not enough information' the next."""
-    add_hypothesis(root, SHORT, do="be concise", ts=_at(START, 8))
-    add_hypothesis(root, LONG, do="give more detail", ts=_at(START, 8))
+    # The two pulls share their moment (writing an answer): the relation that makes
+    # their turns a pendulum rather than a coincidence.
+    add_hypothesis(root, SHORT, when=ANSWERING, do="be concise", ts=_at(START, 8))
+    add_hypothesis(root, LONG, when=ANSWERING, do="give more detail", ts=_at(START, 8))
     session = Writer(root, "session")
     ids = []
     for i in range(14):
@@ -56,7 +59,7 @@ def test_the_essays_pendulum_is_flagged_with_its_evidence_ids(tmp_path: Path) ->
     assert len(pendulums) == 1
     flag = pendulums[0]
     assert flag.evidence_ids == ids  # every swing, in order, and nothing else
-    assert "13 times" in flag.title and "(length)" in flag.title
+    assert "13 times" in flag.title and "the same trigger" in flag.detail
     assert (flag.first, flag.last) == (START, START + timedelta(days=13))
     assert set(flag.hypotheses) == {hypothesis_id(SHORT), hypothesis_id(LONG)}
     # Both sides are held out until the human looks.
@@ -168,20 +171,6 @@ def test_a_hypothesis_that_flips_and_comes_back_is_flagged() -> None:
     assert _state_flips({"h-1": slow}) == []
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("too long again", ("length", 0)),
-        ("way too brief, not enough detail", ("length", 1)),
-        ("user: just do it, don't ask", ("asking", 0)),
-        ("deleted it without asking", ("asking", 1)),
-        ("misread the file", None),
-    ],
-)
-def test_poles(text: str, expected: tuple[str, int] | None) -> None:
-    assert pole(text) == expected
-
-
 @pytest.mark.slow
 def test_a_review_waiting_over_a_month_is_flagged(kept_demo: KeptDemo, tmp_path: Path) -> None:
     root = MemoryRoot.resolve(copy_tree(kept_demo.directory, tmp_path / "demo") / "memory")
@@ -202,11 +191,11 @@ def test_the_carry_alternating_between_opposite_counter_moves_is_a_pendulum() ->
     from evolving_agent.memory.ops.hypotheses import Hypothesis
     from evolving_agent.review.drift import _carry_pendulums
 
-    def h(hid: str, do: str) -> Hypothesis:
-        return Hypothesis(id=hid, text=hid, do=do, created=START, updated=START)
+    def h(hid: str, when: str) -> Hypothesis:
+        return Hypothesis(id=hid, text=hid, when=when, created=START, updated=START)
 
-    register = {"h-short": h("h-short", "be concise"), "h-long": h("h-long", "give more detail")}
-    register["h-other"] = h("h-other", "quote the error exactly")
+    register = {"h-short": h("h-short", ANSWERING), "h-long": h("h-long", ANSWERING)}
+    register["h-other"] = h("h-other", "about to quote an error")
     nights = ["h-short", "h-long", "h-other", "h-short", "h-long", "h-short"]
     carries = [(START + timedelta(days=i), hid, f"ev-{i}") for i, hid in enumerate(nights)]
     flags = _carry_pendulums(carries, register)
@@ -216,3 +205,33 @@ def test_the_carry_alternating_between_opposite_counter_moves_is_a_pendulum() ->
     calm = ["h-short"] * 5 + ["h-long"] * 5
     carries = [(START + timedelta(days=i), hid, f"ev-{i}") for i, hid in enumerate(calm)]
     assert _carry_pendulums(carries, register) == []
+
+
+def _drift_over_lives(tmp_path: Path, seeds: range) -> None:
+    """Invariant 7 on generated lives: recall ≥ 95% of planted pendulums (tagged or
+    untagged, any of the generator's languages), ≤ 5% of calm lives flagged, and every
+    pendulum flag tied to the evidence of a planted pendulum (none from coincidence)."""
+    from tests.helpers.drift_lives import drift_of
+    from tests.helpers.lives import describe, generate_life
+
+    grades = []
+    for seed in seeds:
+        life = generate_life(seed)
+        g = drift_of(life, fresh_root(tmp_path / f"life-{seed}"))
+        assert not g.stray and not g.untied, (describe(life), g)
+        grades.append((life, g))
+    planted = [g for _life, g in grades if g.planted]
+    calm = [g for _life, g in grades if not g.planted]
+    missed = [describe(life) for life, g in grades if g.planted and not g.flagged]
+    assert planted and calm
+    assert len(missed) <= 0.05 * len(planted), missed
+    assert sum(g.calm_flagged for g in calm) <= 0.05 * len(calm)
+
+
+def test_drift_flags_the_planted_pendulums_of_20_generated_lives(tmp_path: Path) -> None:
+    _drift_over_lives(tmp_path, range(20))
+
+
+@pytest.mark.slow
+def test_drift_flags_the_planted_pendulums_of_200_generated_lives(tmp_path: Path) -> None:
+    _drift_over_lives(tmp_path, range(1000, 1200))

@@ -62,3 +62,32 @@ def test_the_month_counts_what_evidence_holds(tmp_path: Path) -> None:
     assert len(g.deferred) == 2 and all(d.queued is None for d in g.deferred)
     assert all(d.waited_days == (date.today() - d.week_end).days for d in g.deferred)
     assert (g.friction_total, g.friction_supporting) == (34, 33)
+
+
+def test_stale_mornings_are_counted_against_when_evidence_says_each_night_was_reflected(
+    tmp_path: Path,
+) -> None:
+    """Six days of downtime, then one catch-up run: those six mornings were served an old
+    bias although every night is reflected in the end.  The page's figure equals an
+    independent count from the Evidence it summarises."""
+    from datetime import timedelta
+
+    from evolving_agent.jobs.nightly import run_nightly
+    from evolving_agent.reflectors.rules import RulesReflector
+
+    root = fresh_root(tmp_path / "memory")
+    first = date(2026, 3, 1)  # a past month: every morning of it has come
+    session = Writer(root, "session")
+    down = range(10, 16)  # no run on the mornings after days 10..15 (index)
+    for i in range(20):
+        day = first + timedelta(days=i)
+        session.append("friction", f"slip {i}", ts=datetime.combine(day, time(10)).astimezone())
+        if i not in down:
+            nxt = datetime.combine(day + timedelta(days=1), time(3)).astimezone()
+            run_nightly(root, day, reflector=RulesReflector(), now=nxt)
+    g = month_glance(root, "2026-03")
+    # Independently, from what this test ran: the mornings after days 10..15 had no run
+    # (the catch-up on the 18th reflected those nights late).
+    expected = [first + timedelta(days=i + 1) for i in down]
+    assert [d.day for d in g.days if d.stale and d.day <= first + timedelta(days=20)] == expected
+    assert g.stale_days == len(expected) + (31 - 21)  # and the month's mornings not yet come

@@ -29,7 +29,7 @@ from evolving_agent.review.store import list_reviews, load_review
 from tests.helpers import run_proc
 from tests.helpers.fixtures import KeptDemo, copy_tree, isolated_env
 from tests.helpers.probe_fakes import ANSWERS, fake
-from tests.helpers.web import Server, browser, serve
+from tests.helpers.web import Server, browser, owner_page, serve
 
 pytestmark = pytest.mark.slow
 
@@ -71,9 +71,8 @@ def site(kept_demo: KeptDemo, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
 
 def _page(site: Site, **context: Any) -> Any:
-    page = site.browser.new_context(viewport={"width": 1200, "height": 900}, **context).new_page()
-    page.goto(site.server.url)
-    return page
+    return owner_page(site.browser, site.server, viewport={"width": 1200, "height": 900},
+                      **context)  # fmt: skip
 
 
 def _state(root: MemoryRoot) -> tuple[str, list[str], int]:
@@ -157,13 +156,14 @@ def test_requests_without_the_token_from_elsewhere_or_as_get_change_nothing(site
     approve_csrf = page.locator(f"#card-{rid} form.approve input[name=csrf]").get_attribute("value")
     reject_csrf = page.locator(f"#card-{rid} form.reject input[name=csrf]").get_attribute("value")
     fingerprint = page.locator(f"#card-{rid} input[name=fingerprint]").get_attribute("value")
-    good = f"ea_review_{s.port}={s.token}"
+    good = s.cookie  # the session's cookie (the printed token was exchanged for it)
     form = {"Content-Type": "application/x-www-form-urlencoded"}
     body = f"csrf={approve_csrf}&fingerprint={fingerprint}"
     path = f"/review/{rid}/approve"
 
     assert s.request("GET", "/")[0] == 403  # no token
     assert s.request("GET", "/?token=not-the-token")[0] == 403  # wrong token
+    assert s.request("GET", f"/?token={s.token}")[0] == 403  # the right one, already used
     assert s.request("GET", "/", headers={"Cookie": f"ea_review_{s.port}=nope"})[0] == 403
     # No token on a POST, a wrong one, a right one from another origin, none at all.
     assert s.request("POST", path, headers={**form, "Origin": s.origin}, body=body)[0] == 403
@@ -181,16 +181,15 @@ def test_requests_without_the_token_from_elsewhere_or_as_get_change_nothing(site
     assert s.request("POST", path, headers=ours, body=swapped)[0] == 403
     assert s.request("POST", path, headers=ours, body=f"fingerprint={fingerprint}")[0] == 403
     # No state change over GET, even with everything right.
-    # (a token in the query is first moved into the cookie: a redirect, then 405)
-    assert s.request("GET", f"{path}?token={s.token}&csrf={approve_csrf}")[0] == 303
+    # (the printed token is dead after its one exchange, even on a GET)
+    assert s.request("GET", f"{path}?token={s.token}&csrf={approve_csrf}")[0] == 403
     assert s.request("GET", f"{path}?csrf={approve_csrf}", headers={"Cookie": good})[0] == 405
     assert s.request("GET", f"/review/{rid}/reject", headers={"Cookie": good})[0] == 405
     # Pages elsewhere that post a form to us from the owner's own browser (CSRF): one
     # on another local port (same site: the cookie goes along, Origin gives it away),
     # one with an opaque origin (data: URL).
-    context = site.browser.new_context()
-    owner = context.new_page()
-    owner.goto(s.url)  # the owner has the page open: the cookie is in this browser
+    owner = owner_page(site.browser, s)  # the owner has the page open: the cookie is here
+    context = owner.context
     evil_form = (
         f'<form method="post" action="{s.origin}{path}">'
         f'<input name="csrf" value="{approve_csrf}"><input name="fingerprint" '

@@ -27,7 +27,7 @@ from tests.helpers import run_proc
 from tests.helpers.fixtures import isolated_env
 from tests.helpers.life import live_three_reviews
 from tests.helpers.roots import fresh_root
-from tests.helpers.web import Server, browser, serve
+from tests.helpers.web import Server, browser, owner_page, serve
 
 pytestmark = pytest.mark.slow
 
@@ -64,9 +64,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
 
 
 def _page(site: Site) -> Any:
-    page = site.browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
-    page.goto(site.server.url)
-    return page
+    return owner_page(site.browser, site.server, viewport={"width": 1200, "height": 900})
 
 
 def _state(root: MemoryRoot) -> tuple[str, list[str], int]:
@@ -143,7 +141,7 @@ def test_reject_on_the_page_records_the_reason(site: Site) -> None:
         headers={
             "Content-Type": "application/x-www-form-urlencoded",
             "Origin": s.origin,
-            "Cookie": f"ea_review_{s.port}={s.token}",
+            "Cookie": s.cookie,
         },
         body=f"csrf={csrf}&reason=+++",
     )

@@ -2,11 +2,16 @@
 
 Every request passes :class:`Guard` first:
 
-* the ``Host`` header must be the address we print (``127.0.0.1:PORT``): a page on
-  another site that re-points its own name at 127.0.0.1 (DNS rebinding) is refused;
-* the one-time token must come with it, in the query (the printed URL; it is then moved
-  into an HttpOnly, SameSite=Strict cookie and the address bar is cleaned) or in that
-  cookie; without it, or with a wrong one, 403;
+* the ``Host`` header must be the address we print (``127.A.B.C:PORT``, a loopback
+  address drawn at random for each run — see :mod:`.serve`): a page on another site
+  that re-points its own name at loopback (DNS rebinding) is refused;
+* the printed token is good for **one** exchange: the first GET with it sets an
+  HttpOnly, SameSite=Strict, host-only cookie holding a *different* secret (the
+  session's) and cleans the address bar; the token is then dead (403 on reuse).
+  Cookies are not isolated by port, and SameSite counts every port of a host as one
+  site, so a cookie set by ``127.0.0.1`` would reach any other server there; set by
+  this run's own random address, it reaches no server on ``127.0.0.1`` or elsewhere.
+  Without the session cookie (or the unused token), or with a wrong one, 403;
 * a state change is a POST, never a GET; a POST must carry ``Origin`` equal to ours and
   a per-form CSRF token (an HMAC of the action and its target under a secret that never
   leaves the process).
@@ -72,12 +77,16 @@ class Settings:
     root: MemoryRoot
     port: int
     approver: str
+    host: str = "127.0.0.1"
     token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    session: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     csrf_key: bytes = field(default_factory=lambda: secrets.token_bytes(32))
+    token_used: bool = False
+    on_exchange: Callable[[], None] | None = None  # e.g. remove the --open file
 
     @property
     def origin(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     @property
     def url(self) -> str:
@@ -110,21 +119,30 @@ class Guard(BaseHTTPMiddleware):
         self, request: Request, call_next: Callable[[Request], Awaitable[Response]]
     ) -> Response:
         s = self.s
-        if request.headers.get("host") != f"127.0.0.1:{s.port}":
+        if request.headers.get("host") != f"{s.host}:{s.port}":
             return _refuse(403, "unexpected Host header (open the printed address)")
         given = request.query_params.get("token")
         cookie = request.cookies.get(s.cookie, "")
         if given is not None:
             if not hmac.compare_digest(given, s.token):
                 return _refuse(403, "wrong token")
-            if request.method == "GET":
-                # Move the token into a cookie and out of the address bar and history.
-                rest = {k: v for k, v in request.query_params.items() if k != "token"}
-                target = request.url.path + (f"?{urlencode(rest)}" if rest else "")
-                resp = RedirectResponse(target, status_code=303, headers=SECURITY_HEADERS)
-                resp.set_cookie(s.cookie, s.token, httponly=True, samesite="strict", path="/")
-                return resp
-        elif not (cookie and hmac.compare_digest(cookie, s.token)):
+            if s.token_used:
+                return _refuse(
+                    403, "this token was already used once (restart 'review serve' for a new one)"
+                )
+            if request.method != "GET":
+                return _refuse(403, "the token is exchanged by opening the printed address")
+            # The one exchange: the token dies, a session secret goes into a cookie of
+            # this run's own address, and the address bar and history lose the token.
+            s.token_used = True
+            if s.on_exchange is not None:
+                s.on_exchange()
+            rest = {k: v for k, v in request.query_params.items() if k != "token"}
+            target = request.url.path + (f"?{urlencode(rest)}" if rest else "")
+            resp = RedirectResponse(target, status_code=303, headers=SECURITY_HEADERS)
+            resp.set_cookie(s.cookie, s.session, httponly=True, samesite="strict", path="/")
+            return resp
+        elif not (cookie and hmac.compare_digest(cookie, s.session)):
             return _refuse(403, "no token (open the address 'review serve' printed)")
         if request.method not in ("GET", "HEAD"):
             if request.headers.get("origin") != s.origin:

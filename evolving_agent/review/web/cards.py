@@ -99,6 +99,15 @@ def _reverse(review: Review, h: Hypothesis | None) -> str:
         return f"{undo}."
     sup, con = len(set(h.supported_on)), len(set(h.contradicted_on))
     need = max(2, sup + 1) - con
+    if h.stakes == "high":
+        # A high-stakes rule never weakens or retires on evidence (memory/ops/hypotheses.py
+        # judge): contradicting days reach the owner as a narrowing card, nothing more.
+        return (
+            f"{undo}; evidence does not: {h.id} is a high-stakes rule, which no job weakens "
+            "or retires however many days contradict it — contradicting days come to you "
+            "as a narrowing card for you to word; only you edit or retire it "
+            f"('evolving-agent hypothesis edit {h.id}' / 'hypothesis retire')."
+        )
     if diff.op == "remove":
         return (
             f"{undo}; support for {h.id} again on 2 or more days would make it live and "
