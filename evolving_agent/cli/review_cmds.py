@@ -395,7 +395,7 @@ def serve_cmd(ctx: click.Context, port: int, open_browser: bool, approver: str |
             return False
 
     def note(line: str) -> None:
-        click.echo(line, err=True)
+        echo(line, err=True)
 
     try:
         serve(
