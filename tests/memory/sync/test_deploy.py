@@ -489,8 +489,12 @@ def test_the_human_runs_nightly_and_verify_accepts_what_the_assistant_wrote(
     booted = users.ea(users.assistant, root, "boot", "--format", "json")
     assert booted.returncode == 0, booted.stderr
     assert json.loads(booted.stdout)["bias"]
-    # The assistant can still append after the human's job wrote the day.
-    assert users.ea(users.assistant, root, "friction", "after nightly").returncode == 0
+    # The assistant's friction on the day the human's nightly reflected is refused with the
+    # dates (it would never be reflected), not lost: its user may still append otherwise.
+    late = users.ea(users.assistant, root, "friction", "after nightly")
+    assert late.returncode == 4 and f"already reflected {today}" in late.stderr, late.stderr
+    live = users.ea(users.assistant, root, "live", "set", "thread", "still writable")
+    assert live.returncode == 0, live.stderr
     assert users.ea(users.human, root, "verify").returncode == 0
 
 
@@ -515,7 +519,8 @@ def test_the_humans_nightly_seals_the_days_before_the_one_it_reflected(users: Us
     assistant_uid, human_uid = (pwd.getpwnam(n).pw_uid for n in (users.assistant, users.human))
     assert day.stat().st_uid == assistant_uid and _mode(day) == 0o660
     before = day.read_bytes()
-    nightly = users.ea(users.human, root, "run", "nightly", "--date", date.today().isoformat())
+    yesterday = date.fromordinal(date.today().toordinal() - 1).isoformat()
+    nightly = users.ea(users.human, root, "run", "nightly", "--date", yesterday)
     assert nightly.returncode == 0, nightly.stderr
     for sealed in (day, head):
         assert sealed.stat().st_uid == human_uid and _mode(sealed) == 0o640, sealed
