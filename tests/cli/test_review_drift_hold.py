@@ -32,10 +32,11 @@ def test_a_held_review_is_refused_until_drift_ack(tmp_path: Path) -> None:
             "friction", text, supports=hid, ts=datetime.combine(day, time(14)).astimezone()
         )
     cli = ("--root", str(root.path))
-    notice = (
-        "held by the drift watch: pendulum: friction swung 13 times between 'too long' and "
-        f"'too short' (length); acknowledge with 'evolving-agent drift ack {hid}'"
-    )
+    from evolving_agent.review.hold import holds
+
+    notice = holds(root)[hid].notice()  # the hold's own words (review/pendulum.py's title)
+    assert notice.startswith("held by the drift watch: pendulum: friction swung 13 times")
+    assert notice.endswith(f"acknowledge with 'evolving-agent drift ack {hid}'")
     listed = run_proc(*cli, "review", "list").stdout.decode().splitlines()
     assert [line.endswith(f"[{notice}]") for line in listed] == [
         r.id == held for r in list_reviews(root)
