@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import git
@@ -15,25 +14,6 @@ from evolving_agent.paths import MemoryRoot
 from tests.helpers import new_root, run_cli, run_proc, run_verify, shell_git
 from tests.helpers.review import add, queue, set_identity
 from tests.helpers.roots import fresh_root
-
-SIZE = 4 * 1024 * 1024
-
-WRITER_LOOP = textwrap.dedent(
-    f"""
-    import sys
-    from pathlib import Path
-    from evolving_agent.memory.authority import Writer
-    from evolving_agent.paths import MemoryRoot
-
-    w = Writer(MemoryRoot(Path(sys.argv[1])), "human")
-    i = 0
-    while True:
-        w.write("today", "big.txt", (b"AB"[i % 2 : i % 2 + 1]) * {SIZE})
-        i += 1
-        if i == 2:
-            print("ready", flush=True)
-    """
-)
 
 
 @pytest.fixture
