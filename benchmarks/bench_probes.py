@@ -34,7 +34,7 @@ from evolving_agent.memory.root import init_root  # noqa: E402
 from evolving_agent.paths import MemoryRoot  # noqa: E402
 from evolving_agent.probes.diff import diff_probes  # noqa: E402
 from evolving_agent.probes.run import run_probes  # noqa: E402
-from evolving_agent.reflectors.base import ProbeAnswerer  # noqa: E402
+from evolving_agent.reflectors.base import ProbeAnswerer
 
 
 class Canned(ProbeAnswerer):

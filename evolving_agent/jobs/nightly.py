@@ -68,11 +68,11 @@ from evolving_agent.memory.root import require_root
 from evolving_agent.memory.sync.deploy import seal_reflected
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors import Reflector, ReflectorError, reflect_with_fallback
-from evolving_agent.reflectors.base import (
+from evolving_agent.reflectors.answers import NightlyReflection
+from evolving_agent.reflectors.context import (
     NIGHTLY_STATE_FILE,
     CarryRecord,
     NightlyContext,
-    NightlyReflection,
     NightlyState,
     OutcomeNote,
     UntaggedNote,

@@ -44,7 +44,8 @@ from evolving_agent.memory.ops.review_trace import proposal_record
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors import Reflector, ReflectorError, reflect_with_fallback
-from evolving_agent.reflectors.base import WeeklyContext, WeeklyReflection
+from evolving_agent.reflectors.answers import WeeklyReflection
+from evolving_agent.reflectors.context import WeeklyContext
 from evolving_agent.reflectors.rules import RulesReflector
 from evolving_agent.review.models import Proposal
 from evolving_agent.review.store import NARROWING

@@ -24,7 +24,8 @@ from evolving_agent.jobs.dispatch import resolve_reflector
 from evolving_agent.jobs.settings import REFLECTOR_NAMES
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.probes.judge import Judge
-from evolving_agent.reflectors.base import ProbeAnswerer, PromptReflector
+from evolving_agent.reflectors.base import ProbeAnswerer
+from evolving_agent.reflectors.prompt import PromptReflector
 
 
 def _model_backed() -> list[str]:

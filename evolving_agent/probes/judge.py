@@ -17,13 +17,9 @@ from evolving_agent.memory.base.redact import redact
 from evolving_agent.memory.canon.probe_file import Probe
 from evolving_agent.probes.models import JudgeVerdict, VerdictStatus
 from evolving_agent.probes.rules import describe
-from evolving_agent.reflectors.base import (
-    PromptReflector,
-    ReflectorError,
-    ReflectorUnavailable,
-    fence,
-    parse_json_answer,
-)
+from evolving_agent.reflectors.base import ReflectorError, ReflectorUnavailable
+from evolving_agent.reflectors.context import fence
+from evolving_agent.reflectors.prompt import PromptReflector, parse_json_answer
 
 JUDGE_PROMPT = """\
 You judge whether an assistant's answer honours one entry of its identity (its Canon).

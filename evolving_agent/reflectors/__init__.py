@@ -13,12 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from evolving_agent.reflectors.base import (
-    PromptReflector,
-    Reflector,
-    ReflectorError,
-)
+from evolving_agent.reflectors.base import Reflector, ReflectorError
 from evolving_agent.reflectors.fallback import Reflected, reflect_with_fallback
+from evolving_agent.reflectors.prompt import PromptReflector
 from evolving_agent.reflectors.settings import REFLECTOR_NAMES, ReflectorSettings
 from evolving_agent.registry import lookup
 

@@ -30,12 +30,8 @@ from typing import ClassVar
 from evolving_agent.errors import EXIT_TAMPERED, EvolvingAgentError, UsageError
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.process import Completed, run_process
-from evolving_agent.reflectors.base import (
-    PromptReflector,
-    Reflector,
-    ReflectorError,
-    ReflectorUnavailable,
-)
+from evolving_agent.reflectors.base import Reflector, ReflectorError, ReflectorUnavailable
+from evolving_agent.reflectors.prompt import PromptReflector
 from evolving_agent.reflectors.settings import ReflectorSettings
 
 

@@ -27,12 +27,8 @@ from urllib.parse import urlsplit
 from evolving_agent.errors import MissingExtra
 from evolving_agent.extras import require
 from evolving_agent.memory.base.redact import redact
-from evolving_agent.reflectors.base import (
-    PromptReflector,
-    Reflector,
-    ReflectorError,
-    ReflectorUnavailable,
-)
+from evolving_agent.reflectors.base import Reflector, ReflectorError, ReflectorUnavailable
+from evolving_agent.reflectors.prompt import PromptReflector
 from evolving_agent.reflectors.settings import ReflectorSettings
 
 if TYPE_CHECKING:  # the client costs ~0.3 s to import; only jobs that use it pay

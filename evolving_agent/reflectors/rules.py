@@ -55,17 +55,16 @@ from evolving_agent.memory.ops.hypotheses import (
     quote,
     sanitise,
 )
-from evolving_agent.reflectors.base import (
+from evolving_agent.reflectors.answers import (
     NewHypothesis,
-    NightlyContext,
     NightlyReflection,
     ProposalDraft,
     Reading,
-    Reflector,
-    WeeklyContext,
     WeeklyReflection,
     check_meaning,
 )
+from evolving_agent.reflectors.base import Reflector
+from evolving_agent.reflectors.context import NightlyContext, WeeklyContext
 
 # How each type frames the instruction (line 1) and names itself in the carry.
 FRAMES: dict[str, tuple[str, str]] = {

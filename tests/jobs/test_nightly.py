@@ -21,7 +21,8 @@ from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.memory.ops.hypotheses import add_hypothesis, check_register
 from evolving_agent.memory.ops.today import CARRY_TYPES
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.reflectors.base import NightlyContext, NightlyReflection, WeeklyReflection
+from evolving_agent.reflectors.answers import NightlyReflection, WeeklyReflection
+from evolving_agent.reflectors.context import NightlyContext
 from evolving_agent.reflectors.rules import RulesReflector
 from tests.helpers import HELPERS, run_cli
 from tests.helpers.roots import fresh_root

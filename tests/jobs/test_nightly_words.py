@@ -15,13 +15,9 @@ from evolving_agent.memory.base.instruction import withheld_note
 from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.memory.ops.hypotheses import add_hypothesis, fold_root
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.reflectors.base import (
-    NightlyContext,
-    NightlyReflection,
-    Reflector,
-    WeeklyReflection,
-    read_previous_carry,
-)
+from evolving_agent.reflectors.answers import NightlyReflection, WeeklyReflection
+from evolving_agent.reflectors.base import Reflector
+from evolving_agent.reflectors.context import NightlyContext, read_previous_carry
 from evolving_agent.reflectors.rules import RulesReflector
 from tests.helpers.roots import fresh_root
 

@@ -26,7 +26,8 @@ from evolving_agent.memory.ops.hypotheses import Hypothesis, add_hypothesis, che
 from evolving_agent.memory.ops.today import Carry
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors import Reflector, get_reflector
-from evolving_agent.reflectors.base import NightlyContext, NightlyReflection, WeeklyContext
+from evolving_agent.reflectors.answers import NightlyReflection
+from evolving_agent.reflectors.context import NightlyContext, WeeklyContext
 from tests.helpers import HELPERS, run_cli
 from tests.helpers import reflector_fakes as fakes
 from tests.helpers.chat_server import ChatServer, Reply, completion

@@ -1,11 +1,11 @@
 """Meaning checks in Japanese and English: a bias line is an instruction, never a
-portrait, a quota or a count (reflectors/base.check_meaning)."""
+portrait, a quota or a count (reflectors/answers.check_meaning)."""
 
 from __future__ import annotations
 
 import pytest
 
-from evolving_agent.reflectors.base import check_meaning
+from evolving_agent.reflectors.answers import check_meaning
 
 
 @pytest.mark.parametrize(

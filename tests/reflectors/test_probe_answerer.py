@@ -18,8 +18,9 @@ from evolving_agent.paths import MemoryRoot
 from evolving_agent.probes.diff import diff_probes
 from evolving_agent.probes.run import run_probes
 from evolving_agent.reflectors import get_reflector
-from evolving_agent.reflectors.base import ProbeAnswerer, render_probe
+from evolving_agent.reflectors.base import ProbeAnswerer
 from evolving_agent.reflectors.openai import OpenAIReflector
+from evolving_agent.reflectors.prompt import render_probe
 from evolving_agent.reflectors.settings import REFLECTOR_NAMES, ReflectorSettings
 from tests.helpers.chat_server import ChatServer, Reply, completion
 from tests.helpers.probe_fakes import ANSWERS, fake

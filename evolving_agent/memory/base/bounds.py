@@ -20,7 +20,7 @@ from evolving_agent.paths import MemoryRoot
 MAX_TEXT_BYTES = 16 * 1024
 MAX_FIELD_CHARS = 200
 MAX_IMPORT_LINE_BYTES = 32 * 1024
-# Copy of reflectors.base.NIGHTLY_STATE_FILE (memory may not import reflectors).
+# Copy of reflectors.context.NIGHTLY_STATE_FILE (memory may not import reflectors).
 NIGHTLY_STATE_FILE = "nightly.json"
 
 

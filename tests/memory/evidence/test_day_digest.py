@@ -14,7 +14,7 @@ from evolving_agent.memory.evidence import day_digest as digest
 from evolving_agent.memory.evidence.evidence import EvidenceDraft, EvidenceLog
 from evolving_agent.memory.ops.hypotheses import add_hypothesis
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.reflectors.base import NightlyContext
+from evolving_agent.reflectors.context import NightlyContext
 from tests.helpers import run_proc
 from tests.helpers.reflector_fakes import context_of, friction_of
 from tests.helpers.roots import fresh_root
