@@ -1,0 +1,271 @@
+"""What a valid answer is: every meaning check of a reflector's answer, in one place.
+
+A reflector's answer parses into an answer model (:mod:`~evolving_agent.reflectors.answers`:
+its fields and their shape); what it *means* is judged here, in the context it answers
+(:mod:`~evolving_agent.reflectors.context`).  A check raises :class:`ReflectorError`
+naming the first thing that fails; the job asks the reflector again with that reason,
+then falls back to the rules reflector (:mod:`~evolving_agent.reflectors.fallback`).
+The nightly job calls :func:`check_nightly`.  It lives with the reflectors, not in
+``jobs/``, because the rules reflector words its own lines by the same rules (and
+``reflectors`` never imports ``jobs``).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from evolving_agent.memory.base.instruction import reads_as_instruction
+from evolving_agent.memory.ops.carry import Story, fitting_types
+from evolving_agent.memory.ops.hypotheses import (
+    Hypothesis,
+    apply_day,
+    day_key,
+    day_links,
+    duplicate_of,
+    hypothesis_id,
+)
+from evolving_agent.reflectors.answers import NightlyReflection
+from evolving_agent.reflectors.base import ReflectorError
+from evolving_agent.reflectors.context import NightlyContext, UntaggedNote
+
+
+def check_nightly(ref: NightlyReflection, ctx: NightlyContext, day: date) -> None:
+    """The meaning checks of a nightly answer: raise ReflectorError naming the first
+    that fails (the reflector is asked again, then the rules reflector answers)."""
+    register = ctx.register
+    untagged = {r.id for r in ctx.untagged}
+    recent_ids = {n.id: n for n in ctx.recent_untagged}
+    note_keys = {n.id: n.counts_on for n in ctx.recent_untagged}
+    prev = ctx.previous_carry
+    given = (ref.bias is not None, ref.carry_type is not None, ref.carry_text is not None)
+    if any(given) and not all(given):
+        raise ReflectorError("bias, carry_type and carry_text come together (or none)")
+    readings = [(x.event, x.hypothesis, x.relation) for x in ref.readings]
+    after = apply_day(register, day, day_links(ctx.friction, readings), ctx.friction, note_keys)
+    carriable = [
+        after[hid][0] if hid in after else h
+        for hid, h in register.items()
+        if (after[hid][0] if hid in after else h).carriable
+    ]
+    # An empty answer (a quiet day) is refused while there is something to say: a
+    # hypothesis with a type other than yesterday's, or friction no reading or raise
+    # explains (friction that reads as an instruction is never something to say).
+    explained = {r.event for r in ref.readings}
+    explained |= set(ref.raise_hypothesis.cites) if ref.raise_hypothesis else set()
+    unexplained = [
+        r for r in ctx.untagged if r.id not in explained and not reads_as_instruction(r.text)
+    ]
+    y_type = prev.type if prev else None
+    sayable = any(
+        t != y_type for h in carriable if h.ready for t in fitting_types(Story(h))
+    )
+    if ref.empty() and ctx.friction and (unexplained or sayable):
+        raise ReflectorError("an empty answer on a day with friction")
+    if prev is not None and ref.carry_type == prev.type:
+        raise ReflectorError(f"carry type '{ref.carry_type}' repeats yesterday's")
+    raised = _check_raise(ref, ctx, register, untagged, recent_ids)
+    _check_obeys_no_friction(ref, ctx, register)
+    for r in ref.readings:
+        if r.event not in untagged and r.event not in recent_ids:
+            raise ReflectorError(f"reading cites {r.event!r}, not an untagged friction event")
+        if r.hypothesis not in register:
+            raise ReflectorError(f"reading names unknown hypothesis {r.hypothesis!r}")
+    # Only a hypothesis the carry may cite obliges it to cite one: a session's own
+    # hypothesis not yet backed on two days is listed, never carried.
+    if ref.complete() and ref.hypothesis is None and sayable:
+        raise ReflectorError("the carry cites no hypothesis while active ones exist")
+    if ref.hypothesis is None:
+        if ref.carry_text and "tomorrow" in ref.carry_text.lower():
+            raise ReflectorError("the carry is read at boot on the day it applies: no 'tomorrow'")
+        return
+    if ref.carry_type is None:
+        raise ReflectorError("a chosen hypothesis needs a carry")
+    h = after[ref.hypothesis][0] if ref.hypothesis in after else register.get(ref.hypothesis)
+    if h is None and raised is not None and raised.id == ref.hypothesis:
+        h = raised
+    if h is None or not h.carriable:
+        raise ReflectorError(f"'{ref.hypothesis}' is not an active hypothesis")
+    if not h.ready:
+        raise ReflectorError(
+            f"'{ref.hypothesis}' was written by the session and is not backed by friction "
+            "on 2 distinct days (nor adopted by the human): it is listed, never carried"
+        )
+    if h.origin != "human" and any(
+        reads_as_instruction(t) for t in (h.text, h.when or "", h.do or "") if t
+    ):
+        raise ReflectorError(
+            f"'{ref.hypothesis}' was raised from friction that reads as an instruction to the "
+            "assistant: it is listed for the human, never carried"
+        )
+    old = register.get(h.id)
+    story = Story(
+        h,
+        supported_today=old is None or len(h.supports) > len(old.supports),
+        contradicted_today=old is not None and len(h.contradicts) > len(old.contradicts),
+    )
+    fits = fitting_types(story)
+    if ref.carry_type not in fits:
+        raise ReflectorError(
+            f"a '{ref.carry_type}' carry does not fit {h.id} ({h.state}, stakes {h.stakes});"
+            f" types that fit it today: {', '.join(fits) or 'none'}"
+        )
+    _check_words(ref, h, ctx, register)
+
+
+def _check_raise(
+    ref: NightlyReflection,
+    ctx: NightlyContext,
+    register: dict[str, Hypothesis],
+    untagged: set[str],
+    recent: dict[str, UntaggedNote],
+) -> Hypothesis | None:
+    """A raised hypothesis must cite untagged friction from ≥ 2 distinct days within 7."""
+    new = ref.raise_hypothesis
+    if new is None:
+        return None
+    days = set()  # counted by day_key: a TZ switch cannot make one minute two days
+    today = {r.id: day_key(r) for r in ctx.untagged}
+    for eid in new.cites:
+        if eid in untagged:
+            days.add(today.get(eid, ctx.day))
+        elif eid in recent:
+            days.add(recent[eid].counts_on)
+        else:
+            raise ReflectorError(f"a raised hypothesis cites {eid!r}, not recent untagged friction")
+    if len(days) < 2:
+        raise ReflectorError("a raised hypothesis needs untagged friction on 2 distinct days")
+    if hypothesis_id(new.text) in register or duplicate_of(new.text, register) is not None:
+        raise ReflectorError("the raised hypothesis already exists")
+    return ctx.raised(new)
+
+
+COVER = 0.6  # share of the anchor's n-grams line 1 must hold to say it in other words
+
+
+def covers(line: str, anchor: str) -> bool:
+    """``line`` says ``anchor`` (a claim or a trigger) in its own words: it holds most
+    of the anchor's character n-grams (``memory/base/similarity.py``: any language, case,
+    width and look-alikes folded).  A model may word the instruction; it may not drop
+    what the instruction is about."""
+    from evolving_agent.memory.base.similarity import MIN_SHARED, grams
+
+    ga, gl = grams(anchor), grams(line)
+    shared = len(ga & gl)
+    return bool(ga) and shared >= min(MIN_SHARED, len(ga)) and shared >= COVER * len(ga)
+
+
+# Words that, leading into the counter-move in the same clause, turn it around.
+_NEGATION = re.compile(r"\b(?:not|never|no|don['’]t|stop|quit|refuse|resist|avoid|against)\b")
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split()).strip(" .")
+
+
+def _check_words(
+    ref: NightlyReflection, h: Hypothesis, ctx: NightlyContext, register: dict[str, Hypothesis]
+) -> None:
+    """The meaning checks that need the hypothesis: direction, stakes, boot-time wording."""
+    assert ref.carry_type is not None and ref.bias is not None and ref.carry_text is not None
+    when, do = h.shape()
+    first = _norm(ref.bias.splitlines()[0]) if ref.bias.strip() else ""
+    if not do and ref.carry_type != "release":
+        # The positive check: line 1 is an instruction built from this hypothesis — its
+        # trigger, or (no trigger either) its claim quoted — never free prose.
+        anchor = when or h.text
+        if _norm(anchor)[:60] not in first and not covers(first, anchor):
+            raise ReflectorError(
+                "the bias's first line is an instruction built from the hypothesis: it must "
+                f"say its {'trigger' if when else 'claim'} (its words may be reworded) "
+                f"({anchor[:60]!r})"
+            )
+    if do and ref.carry_type != "release":
+        at = first.find(_norm(do))
+        if at < 0:
+            raise ReflectorError(
+                f"a '{ref.carry_type}' carry frames the counter-move, never drops or inverts "
+                f"it: the bias's first line must contain it ({do!r})"
+            )
+        # The few words leading into it in the same clause ("do not …", "refuse the pull
+        # to …"); "instead of a menu, give one answer" negates the menu, not the move.
+        clause = " ".join(re.split(r"[.;:!?,]", first[:at])[-1].split()[-4:])
+        if _NEGATION.search(clause):
+            raise ReflectorError(
+                f"the bias negates the counter-move ({clause.strip()!r} … {do!r}): a "
+                f"'{ref.carry_type}' carry frames it, never inverts it"
+            )
+    if ref.carry_type in ("release", "refusal") and h.stakes == "high":
+        # Distinct days by day_key (UTC date of each record's instant), as the fold counts.
+        cons = set(h.contradicted_on)
+        keys = {r.id: day_key(r) for r in ctx.friction}
+        keys.update({n.id: n.counts_on for n in ctx.recent_untagged})
+        cons.update(keys[r.id] for r in ctx.friction if r.contradicts == h.id)
+        for r in ref.readings:
+            if r.hypothesis == h.id and r.relation == "contradicts":
+                cons.add(keys.get(r.event, ctx.day))
+        if len(cons) < 2:
+            raise ReflectorError(
+                f"'{ref.carry_type}' of a high-stakes hypothesis needs contradiction on 2 "
+                "distinct days"
+            )
+    if "tomorrow" in ref.carry_text.lower():
+        raise ReflectorError("the carry is read at boot on the day it applies: no 'tomorrow'")
+    if h.stakes == "high" and len(ref.bias.splitlines()) < 3:
+        raise ReflectorError("a high-stakes bias has a third line saying what is at stake")
+
+
+_QUOTES = re.compile(r"“[^”]*”|「[^」]*」|\"[^\"]*\"")
+SHINGLE = 24  # characters of friction that may not appear in an instruction
+
+
+def _shingles(text: str) -> set[str]:
+    from evolving_agent.memory.base.similarity import key
+
+    k = key(text)
+    return {k[i : i + SHINGLE] for i in range(max(0, len(k) - SHINGLE + 1))}
+
+
+def _check_obeys_no_friction(
+    ref: NightlyReflection, ctx: NightlyContext, register: dict[str, Hypothesis]
+) -> None:
+    """Friction is quoted, never obeyed: no run of its words (24 normalised characters)
+    may stand outside quotation marks in the instruction line, the carry text, or a
+    raised hypothesis's trigger / counter-move — unless the words are the hypothesis's
+    own trigger or counter-move (the human's, or the session's once friction backed it)."""
+    bad: set[str] = set()
+    commands: set[str] = set()  # friction that reads as an instruction: not even quoted
+    for text in [r.text for r in ctx.friction] + [n.text for n in ctx.recent_untagged]:
+        bad |= _shingles(text)
+        if reads_as_instruction(text):
+            commands |= _shingles(text)
+    if commands and _shingles(" ".join(filter(None, (ref.bias, ref.carry_text)))) & commands:
+        raise ReflectorError(
+            "the bias quotes friction that reads as an instruction to the assistant: such "
+            "friction is never grounding"
+        )
+    if not bad:
+        return
+    h = register.get(ref.hypothesis or "")
+    own: set[str] = set()
+    if h is not None:
+        for part in (*h.shape(), h.text if h.origin == "human" else None):
+            if part:
+                own |= _shingles(part)
+    bad -= own
+    parts: list[tuple[str, str]] = []
+    if ref.bias:
+        parts.append(("the bias's instruction line", ref.bias.splitlines()[0]))
+    if ref.carry_text:
+        parts.append(("the carry text", ref.carry_text))
+    if ref.raise_hypothesis is not None:
+        for name in ("when", "do"):
+            value = getattr(ref.raise_hypothesis, name)
+            if value:
+                parts.append((f"the raised hypothesis's {name}", value))
+    for what, text in parts:
+        if _shingles(_QUOTES.sub(" ", text)) & bad:
+            raise ReflectorError(
+                f"{what} repeats friction's words outside a quotation: friction is quoted "
+                "as grounding, never obeyed"
+            )
