@@ -43,7 +43,8 @@ from evolving_agent.memory.ops.hypotheses import (
 from evolving_agent.memory.ops.review_trace import proposal_record
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.reflectors import Reflector, ReflectorError, reflect_with_fallback
+from evolving_agent.reflectors import Reflector, reflect_with_fallback
+from evolving_agent.reflectors.answer_check import check_weekly
 from evolving_agent.reflectors.answers import WeeklyReflection
 from evolving_agent.reflectors.context import WeeklyContext
 from evolving_agent.reflectors.rules import RulesReflector
@@ -243,16 +244,11 @@ def _plan(root: MemoryRoot, week_end: date, reflector: Reflector, when: datetime
     ctx = WeeklyContext(week_end=week_end, reader=reader, candidates=candidates, friction=friction)
     ids = {h.id for h in candidates}
 
-    def check(ref: WeeklyReflection) -> None:
-        seen: set[str] = set()
-        for d in ref.proposals:
-            if d.hypothesis not in ids:
-                raise ReflectorError(f"proposal for {d.hypothesis!r}, which is not a candidate")
-            if d.hypothesis in seen:
-                raise ReflectorError(f"two proposals for {d.hypothesis!r}")
-            seen.add(d.hypothesis)
-
-    got = reflect_with_fallback(reflector, lambda r, fb: r.weekly(context=ctx, feedback=fb), check)
+    got = reflect_with_fallback(
+        reflector,
+        lambda r, fb: r.weekly(context=ctx, feedback=fb),
+        lambda ref: check_weekly(ref, ids),
+    )
     ref: WeeklyReflection = got.value
     proposals = []
     for d in ref.proposals:

@@ -5,7 +5,9 @@ its fields and their shape); what it *means* is judged here, in the context it a
 (:mod:`~evolving_agent.reflectors.context`).  A check raises :class:`ReflectorError`
 naming the first thing that fails; the job asks the reflector again with that reason,
 then falls back to the rules reflector (:mod:`~evolving_agent.reflectors.fallback`).
-The nightly job calls :func:`check_nightly`.  It lives with the reflectors, not in
+The nightly job calls :func:`check_nightly` (its
+first step: :func:`check_words`, what each line may say), the weekly job
+:func:`check_weekly`.  It lives with the reflectors, not in
 ``jobs/``, because the rules reflector words its own lines by the same rules (and
 ``reflectors`` never imports ``jobs``).
 """
@@ -25,14 +27,145 @@ from evolving_agent.memory.ops.hypotheses import (
     duplicate_of,
     hypothesis_id,
 )
-from evolving_agent.reflectors.answers import NightlyReflection
+from evolving_agent.reflectors.answers import NightlyReflection, WeeklyReflection
 from evolving_agent.reflectors.base import ReflectorError
 from evolving_agent.reflectors.context import NightlyContext, UntaggedNote
+
+# -- what a line may say -------------------------------------------------------------------
+
+# A self-description in any person: "I am…", "You tend to…", "The assistant is…",
+# "It is too…".  A bias is an instruction for the day, never a portrait.
+_SELF_DESCRIPTION = re.compile(
+    r"^\W*(?:"
+    r"(?:i|we)\s+(?:am|are|was|were|feel|tend|have\s+become|always|never|usually|often|seem"
+    r"|have\s+been|had\s+been|can\s+be|could\s+be)"
+    r"|i['’](?:m|ve)|we['’](?:re|ve)|you['’](?:re|ve)"
+    r"|you\s+(?:are|were|tend|have\s+become|have\s+been|had\s+been|always|never|usually"
+    r"|often|seem)"
+    r"|(?:(?:the|this|our|my)\s+)?(?:assistant|agent|model|ai|claude)\s+"
+    r"(?:is|was|tends|has\s+become|has\s+been|always|never|usually|often|seems|feels|can\s+be)"
+    r"|(?:it|he|she|they)\s+(?:is|are|tends|tend|seems|seem)\s+(?:a|an|too|someone|very|quite)"
+    r")\b",
+    re.I,
+)
+# A portrait of a named third person: "Kai tends to be cautious", "Mira is too verbose".
+_NAMED_PORTRAIT = re.compile(
+    r"^\W*[A-Z][\w'’-]{1,30}\s+(?:tends|seems|feels|always|never|usually|often|has\s+become"
+    r"|has\s+been|can\s+be|is\s+(?:too|very|quite|rather|always|often|usually|never|a|an"
+    r"|someone|cautious|careful|verbose|slow|hasty|prone))\b"
+)
+# Japanese: "私は…傾向がある", "あなたは…だ", "アシスタントは…" — a sentence about who
+# someone is, not what to do.
+_JA_PORTRAIT = re.compile(
+    r"^\W*(?:私|わたし|僕|ぼく|俺|自分|我々|私たち|あなた|君|アシスタント|エージェント|モデル|AI)"
+    r"(?:は|が|って)"
+    r"|(?:傾向が(?:ある|あります)|しがち|がちだ|がちです|な性格|なタイプ|という性質)"
+)
+# Japanese quotas and counts: "最低3つ", "少なくとも", "3つ記録", "毎回…記録".
+_JA_QUOTA = re.compile(
+    r"(?:最低|少なくとも|最少|ノルマ|以上の(?:反省|自己批判|失敗|ミス))"
+    r"|[0-9０-９一二三四五六七八九十]+\s*(?:つ|個|件|回|点)(?:以上)?(?:の)?"
+    r"(?:反省|自己批判|失敗|ミス|摩擦|批判|振り返り|記録|書|挙げ|メモ)"
+    r"|(?:すべて|全て|毎回|毎日|逐一|一つ残らず)の?(?:失敗|ミス|反省|摩擦)(?:を|も)?"
+    r"(?:記録|書|メモ|挙げ)"
+)
+# A quota or a count of self-criticism: the killed design (docs/left-out.md), also as
+# "3 or more", "3+", "five new slips", or friction logged twice / after every answer.
+_COUNT = r"(?:\d+|two|three|four|five|six|seven|eight|nine|ten|several|multiple)"
+_FAULTS = r"(?:friction|self[- ]critic\w*|criticisms?|mistakes|negations|complaints|failures|slips)"
+_QUOTA = re.compile(
+    r"\b(?:at\s+least|no\s+fewer\s+than|no\s+less\s+than|a\s+minimum\s+of|quota|target\s+of)\b"
+    r"|\b(?:count|number\s+of|tally)\b[^.]{0,40}?"
+    r"\b(?:friction|self[- ]critic\w*|criticism\w*|mistakes?|negations?|failures?|slips?)"
+    r"|\b" + _COUNT + r"\s*(?:\+|or\s+more|and\s+up|plus)?\s+"
+    r"(?:(?:more|new|honest|fresh|separate|distinct|of\s+(?:your|my|the|our))\s+)?"
+    + _FAULTS
+    + r"|\b(?:log|record|note|write\s+down|report|list)\b[^.]{0,30}?\b"
+    r"(?:friction|self[- ]critic\w*|mistakes?|slips?)\b[^.]{0,40}?"
+    r"\b(?:twice|thrice|\d+\s+times|after\s+every|after\s+each|every\s+(?:answer|reply|hour|turn)"
+    r"|per\s+(?:answer|reply|hour|turn|session|day))\b"
+    # "Write five reflections tonight", "Note down every slip, however small".
+    r"|\b(?:write|log|record|note|jot|list|collect|produce|give)\b(?:\s+down)?[^.]{0,20}?\b"
+    r"(?:" + _COUNT + r"|every|each|all)\b[^.]{0,20}?\b"
+    r"(?:reflections?|self[- ]critic\w*|criticisms?|mistakes?|slips?|failures?|frictions?"
+    r"|errors?|faults?|lessons?)\b",
+    re.I,
+)
+_QUOTED = re.compile(r"“[^”]*”")
+_JA_QUOTED = re.compile(r"「[^」]*」")
+# A number used as a grade: "confidence: 0.8", "score 4", "4/5", "7 out of 10".
+_SCORE = re.compile(
+    r"\b(score|confidence|certainty|rating)\s*(of|:|=|is)?\s*\d"
+    r"|\b\d+(\.\d+)?\s*(/|out\s+of)\s*(5|10|100)\b",
+    re.I,
+)
+
+
+def check_no_score(text: str) -> str:
+    if _SCORE.search(text):
+        raise ValueError("no numeric scores or confidence figures, by design")
+    return text
+
+
+def check_meaning(line: str) -> str:
+    """Refuse a self-description (any person), a quota / count of self-criticism, a score.
+
+    A quotation in curly quotes (“…”, how grounding quotes the day's friction) is the
+    user's or the session's words, not the instruction, and is not judged.
+    """
+    bare = _QUOTED.sub("“…”", line)
+    bare = _JA_QUOTED.sub("「…」", bare)
+    if _SELF_DESCRIPTION.match(bare) or _NAMED_PORTRAIT.match(bare) or _JA_PORTRAIT.search(bare):
+        raise ValueError(
+            "the bias is an executable instruction for the day, not a self-description"
+        )
+    if _QUOTA.search(bare) or _JA_QUOTA.search(bare):
+        raise ValueError("no quota and no count of friction or self-criticism, by design")
+    check_no_score(bare)
+    return line
+
+
+def check_words(ref: NightlyReflection) -> None:
+    """What every line a nightly answer writes may say (:func:`check_meaning`), in the
+    order of the answer's fields: the raised hypothesis, the carry text, the bias."""
+    new = ref.raise_hypothesis
+    lines: list[tuple[str, str | None]] = []
+    if new is not None:
+        lines += [(f"raise_hypothesis.{k}", getattr(new, k)) for k in ("text", "when", "do")]
+    lines.append(("carry_text", ref.carry_text))
+    lines += [("bias", ln) for ln in (ref.bias or "").splitlines()]
+    for where, text in lines:
+        if text is not None:
+            try:
+                check_meaning(text)
+            except ValueError as exc:
+                raise ReflectorError(f"{where}: {exc}") from None
+
+
+def check_weekly(ref: WeeklyReflection, candidates: set[str]) -> None:
+    """A weekly answer: one proposal at most per candidate, none for any other
+    hypothesis, and no score in a proposal's words."""
+    seen: set[str] = set()
+    for i, d in enumerate(ref.proposals):
+        for name in ("text", "rationale"):
+            try:
+                check_no_score(getattr(d, name))
+            except ValueError as exc:
+                raise ReflectorError(f"proposals.{i}.{name}: {exc}") from None
+        if d.hypothesis not in candidates:
+            raise ReflectorError(f"proposal for {d.hypothesis!r}, which is not a candidate")
+        if d.hypothesis in seen:
+            raise ReflectorError(f"two proposals for {d.hypothesis!r}")
+        seen.add(d.hypothesis)
+
+
+# -- a nightly answer in its context --------------------------------------------------------
 
 
 def check_nightly(ref: NightlyReflection, ctx: NightlyContext, day: date) -> None:
     """The meaning checks of a nightly answer: raise ReflectorError naming the first
     that fails (the reflector is asked again, then the rules reflector answers)."""
+    check_words(ref)
     register = ctx.register
     untagged = {r.id for r in ctx.untagged}
     recent_ids = {n.id: n for n in ctx.recent_untagged}

@@ -55,13 +55,13 @@ from evolving_agent.memory.ops.hypotheses import (
     quote,
     sanitise,
 )
+from evolving_agent.reflectors.answer_check import check_meaning
 from evolving_agent.reflectors.answers import (
     NewHypothesis,
     NightlyReflection,
     ProposalDraft,
     Reading,
     WeeklyReflection,
-    check_meaning,
 )
 from evolving_agent.reflectors.base import Reflector
 from evolving_agent.reflectors.context import NightlyContext, WeeklyContext
