@@ -11,6 +11,8 @@ from evolving_agent.cli._common import echo_json, json_option, root_from
 from evolving_agent.cli._output import echo
 from evolving_agent.jobs.settings import REFLECTOR_NAMES
 from evolving_agent.probes.models import AnswerView, ProbeDiff, ProbeRunResult
+from evolving_agent.reflectors import names_of
+from evolving_agent.reflectors.prompt import PromptReflector
 from evolving_agent.textsafe import neutralise
 
 SHOWN_LINES = 8  # answer lines printed per model; --json has them all
@@ -176,7 +178,7 @@ def _print_run(r: ProbeRunResult) -> None:
 @click.argument("model_b", required=False, metavar="[MODEL_B]")
 @click.option(
     "--judge",
-    type=click.Choice([n for n in REFLECTOR_NAMES if n != "rules"]),
+    type=click.Choice(names_of(PromptReflector)),  # a judge is a model behind a prompt
     default=None,
     help="A judge model's structured verdict beside the rules (settings: schedule.yaml).",
 )

@@ -21,15 +21,11 @@ from __future__ import annotations
 
 from evolving_agent.errors import UsageError
 from evolving_agent.jobs.dispatch import resolve_reflector
-from evolving_agent.jobs.settings import REFLECTOR_NAMES
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.probes.judge import Judge
+from evolving_agent.reflectors import names_of
 from evolving_agent.reflectors.base import ProbeAnswerer
 from evolving_agent.reflectors.prompt import PromptReflector
-
-
-def _model_backed() -> list[str]:
-    return [n for n in REFLECTOR_NAMES if n != "rules"]
 
 
 class NoModelBackend(UsageError):
@@ -39,9 +35,9 @@ class NoModelBackend(UsageError):
         self.name = name
         what = "answer probes" if option == "--reflector" else "judge answers"
         hint = " (--reflector-cmd CMD for command)" if option == "--reflector" else ""
+        can = names_of(ProbeAnswerer if option == "--reflector" else PromptReflector)
         super().__init__(
-            f"the {name} reflector has no model to {what}; "
-            f"use {option} {'|'.join(_model_backed())}{hint}"
+            f"the {name} reflector has no model to {what}; use {option} {'|'.join(can)}{hint}"
         )
 
 

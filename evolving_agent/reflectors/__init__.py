@@ -15,27 +15,22 @@ from collections.abc import Callable
 
 from evolving_agent.reflectors.base import Reflector, ReflectorError
 from evolving_agent.reflectors.fallback import Reflected, reflect_with_fallback
+from evolving_agent.reflectors.names import REGISTRY
 from evolving_agent.reflectors.prompt import PromptReflector
-from evolving_agent.reflectors.settings import REFLECTOR_NAMES, ReflectorSettings
+from evolving_agent.reflectors.settings import ReflectorSettings
 from evolving_agent.registry import lookup
-
-# name -> "module:Class"; the order is the order an unknown name lists them in.
-REGISTRY: dict[str, str] = {
-    "rules": "evolving_agent.reflectors.rules:RulesReflector",
-    "command": "evolving_agent.reflectors.command:CommandReflector",
-    "openai": "evolving_agent.reflectors.openai:OpenAIReflector",
-    "claude": "evolving_agent.reflectors.claude:ClaudeReflector",
-    "codex": "evolving_agent.reflectors.codex:CodexReflector",
-    "gemini": "evolving_agent.reflectors.gemini:GeminiReflector",
-    "opencode": "evolving_agent.reflectors.opencode:OpenCodeReflector",
-}
-assert tuple(REGISTRY) == REFLECTOR_NAMES, "the settings' names and the registry agree"
 
 
 def reflector_class(name: str) -> type[Reflector]:
     """The class registered as ``name``; an unknown name lists the valid ones."""
     found: type[Reflector] = lookup(REGISTRY, name, kind="reflector")
     return found
+
+
+def names_of(capability: type) -> list[str]:
+    """The registered names whose class is a ``capability`` (``ProbeAnswerer``,
+    ``PromptReflector``…), in the registry's order: what a backend can do is its class."""
+    return [n for n in REGISTRY if issubclass(reflector_class(n), capability)]
 
 
 def get_reflector(
@@ -59,6 +54,7 @@ __all__ = [
     "Reflector",
     "ReflectorError",
     "get_reflector",
+    "names_of",
     "reflect_with_fallback",
     "reflector_class",
 ]

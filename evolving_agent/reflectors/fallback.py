@@ -68,4 +68,4 @@ def reflect_with_fallback(
         note = (
             f"{reflector.name} reflector output was invalid twice ({feedback}); fell back to rules"
         )
-    return Reflected(value, "rules", note)
+    return Reflected(value, rules.name, note)

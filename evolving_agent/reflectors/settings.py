@@ -1,4 +1,5 @@
-"""Reflector settings (the ``reflector:`` part of ``schedule.yaml``) and the valid names.
+"""Reflector settings (the ``reflector:`` part of ``schedule.yaml``); the valid names are
+the registry's keys (``names.py``).
 
 They live with the reflectors, not the jobs, because ``reflectors`` must not import
 ``jobs``; ``jobs/settings.py`` re-exports them for the schedule file's model.
@@ -6,20 +7,18 @@ They live with the reflectors, not the jobs, because ``reflectors`` must not imp
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ReflectorName = Literal["rules", "command", "openai", "claude", "codex", "gemini", "opencode"]
-REFLECTOR_NAMES: tuple[str, ...] = (
-    "rules",
-    "command",
-    "openai",
-    "claude",
-    "codex",
-    "gemini",
-    "opencode",
-)
+from evolving_agent.reflectors.names import REFLECTOR_NAMES
+
+if TYPE_CHECKING:
+    ReflectorName = str
+else:  # the registry's keys, so a wrong name in schedule.yaml lists the valid ones
+    ReflectorName = Literal[REFLECTOR_NAMES]
+
+__all__ = ["REFLECTOR_NAMES", "ReflectorName", "ReflectorSettings"]
 
 
 class ReflectorSettings(BaseModel):
