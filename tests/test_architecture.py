@@ -1,11 +1,12 @@
 """The architecture is a checked contract, not a convention.
 
-``.importlinter`` holds four import-linter contracts: the memory stack imports
+``.importlinter`` holds five import-linter contracts: the memory stack imports
 downward only (cli > demo > integrations > jobs > review > reflectors > memory > paths >
 process | gitcmd | fsio > errors | results), inside memory each room imports only the rooms
 below it (sync > boot | verify > ops > authority | root > evidence > canon > base, every
-module in one of them), search never imports the memory side, and no two sibling modules or
-packages import each other.  The first test runs them on the real package
+module in one of them), the reflector contract (the interfaces, the answer and context
+models, the names, the settings) imports no backend and no check, search never imports the
+memory side, and no two sibling modules or packages import each other.  The first test runs them on the real package
 (so plain ``pytest``, the README's test command, enforces them); the others copy the
 package, add one import of the kind this codebase used to have, and check the
 contracts refuse it and name it.
@@ -50,7 +51,7 @@ def lint_imports(cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_the_package_keeps_every_contract() -> None:
     result = lint_imports(REPO)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Contracts: 4 kept, 0 broken." in result.stdout
+    assert "Contracts: 5 kept, 0 broken." in result.stdout
 
 
 @pytest.fixture(scope="module")
@@ -157,6 +158,20 @@ def with_import(pristine: Path, tmp_path: Path, module: str, line: str) -> Path:
             "Inside memory, each room imports only the rooms below it",
             "evolving_agent.memory.verify -> evolving_agent.memory.boot.boot",
         ),
+        # The reflector contract reaching for a backend, or an answer model for its check
+        # (what an answer means is answer_check's alone) ...
+        (
+            "evolving_agent.reflectors.base",
+            "from evolving_agent.reflectors import rules",
+            "The reflector contract imports no backend and no check",
+            "evolving_agent.reflectors.base -> evolving_agent.reflectors.rules",
+        ),
+        (
+            "evolving_agent.reflectors.answers",
+            "from evolving_agent.reflectors import answer_check",
+            "The reflector contract imports no backend and no check",
+            "evolving_agent.reflectors.answers -> evolving_agent.reflectors.answer_check",
+        ),
         # ... and search reaching into the memory side.
         (
             "evolving_agent.search.stats",
@@ -186,6 +201,34 @@ def test_a_module_in_no_room_of_memory_breaks_the_rooms_contract(
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Inside memory, each room imports only the rooms below it BROKEN" in result.stdout
     assert "evolving_agent.memory.stray" in result.stdout.split("Broken contracts", 1)[1]
+
+
+# -- backends by name; what a backend can do is its class -------------------------------
+
+
+def test_reflectors_are_found_by_name_and_an_unknown_name_lists_the_valid_ones() -> None:
+    from evolving_agent.errors import UsageError
+    from evolving_agent.reflectors import REGISTRY, get_reflector, reflector_class
+    from evolving_agent.reflectors.rules import RulesReflector
+    from evolving_agent.reflectors.settings import REFLECTOR_NAMES
+
+    assert list(REGISTRY) == ["rules", "command", "openai", "claude", "codex", "gemini", "opencode"]
+    assert REFLECTOR_NAMES == tuple(REGISTRY)  # the names are the registry's keys, once
+    assert reflector_class("rules") is RulesReflector
+    assert isinstance(get_reflector("rules"), RulesReflector)
+    with pytest.raises(UsageError, match=r"choose one of: rules, command, openai, claude, codex"):
+        reflector_class("gpt")
+
+
+def test_a_capability_is_a_class_not_a_list_of_names() -> None:
+    from evolving_agent.reflectors import REGISTRY, names_of, reflector_class
+    from evolving_agent.reflectors.base import ProbeAnswerer, Reflector
+    from evolving_agent.reflectors.prompt import PromptReflector
+
+    assert names_of(Reflector) == list(REGISTRY)
+    assert names_of(ProbeAnswerer) == [n for n in REGISTRY if n != "rules"]
+    assert names_of(PromptReflector) == names_of(ProbeAnswerer)
+    assert not issubclass(reflector_class("rules"), ProbeAnswerer)
 
 
 # -- one runner for child processes, one for git ----------------------------------------
