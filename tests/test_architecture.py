@@ -6,10 +6,10 @@ process | gitcmd | fsio > errors | results), inside memory each room imports onl
 below it (sync > boot | verify > ops > authority | root > evidence > canon > base, every
 module in one of them), the reflector contract (the interfaces, the answer and context
 models, the names, the settings) imports no backend and no check, search never imports the
-memory side, and no two sibling modules or packages import each other.  The first test runs them on the real package
-(so plain ``pytest``, the README's test command, enforces them); the others copy the
-package, add one import of the kind this codebase used to have, and check the
-contracts refuse it and name it.
+memory side, and no two sibling modules or packages import each other.  The first test
+runs them on the real package (so plain ``pytest``, the README's test command, enforces
+them); the others copy the package, add one import of the kind this codebase used to
+have, and check the contracts refuse it and name it.
 """
 
 from __future__ import annotations
