@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -67,7 +66,9 @@ def write_atomic_at(
     file's whole mode instead, set before the rename (a sealed Evidence day: no other
     user ever opens the new file for writing).
     """
-    tmp_name = f".{name}.{secrets.token_hex(6)}.tmp"
+    # os.urandom(6).hex() is secrets.token_hex(6), without importing secrets (and
+    # random, hmac, base64 with it) on boot's path.
+    tmp_name = f".{name}.{os.urandom(6).hex()}.tmp"
     final = shared_mode(os.fstat(dir_fd).st_mode, mode) if final_mode is None else final_mode
     fd = os.open(
         tmp_name,

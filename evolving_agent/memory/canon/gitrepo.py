@@ -29,16 +29,27 @@ from __future__ import annotations
 
 import hashlib
 import os
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from evolving_agent.errors import InvalidInput
-from evolving_agent.gitcmd import git as run_git
 from evolving_agent.memory.base.atomic import mkdirs_private
 from evolving_agent.paths import MemoryRoot
+
+if TYPE_CHECKING:
+    from evolving_agent.gitcmd import git as run_git
+else:
+
+    def run_git(*args: Any, **kwargs: Any) -> Any:
+        """gitcmd's ``git``, imported when a command first runs: boot reads the Canon
+        snapshot through this module's pure helpers and never starts git, so it does
+        not pay for ``subprocess`` (and ``signal``, ``selectors``, ``threading``)."""
+        from evolving_agent.gitcmd import git
+
+        return git(*args, **kwargs)
 
 # Paths whose every change must come through the writer (verify checks them all).
 TRACKED_DIRS = ("canon/", "crons/")
@@ -202,6 +213,8 @@ def write_tree(
     touched.  The writer's commits and sync's data commits are both built here; sync
     names its own index (``clear_stale_locks`` removes only the writer's)."""
     mkdirs_private(root.state)
+    import threading
+
     index = root.state / f"{index_name}.{os.getpid()}.{threading.get_ident()}.tmp"
     env = {"GIT_INDEX_FILE": str(index)}
     try:
