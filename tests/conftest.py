@@ -383,6 +383,31 @@ def costliest_files_first(config: pytest.Config, items: list[pytest.Item]) -> No
     items.sort(key=lambda item: (-per_file[item.path], order[item.path]))  # stable in a file
 
 
+# The files whose tests share nothing dearer than a scripted model server and a fresh root
+# (their module fixture) or the session's kept demo: each of their tests is handed out on
+# its own, so the real Gemini/OpenCode/Claude/Codex runs and the docs pages (minutes of one
+# core each, as whole files) are shared by both workers.  Every other file stays whole.
+SPLIT = {
+    "tests/integrations/test_real_clients.py",
+    "tests/integrations/test_real_gemini_opencode.py",
+    "tests/test_docs.py",
+}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesAndSplitFiles(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return nodeid if path in SPLIT else path
+
+    return FilesAndSplitFiles(config, log)
+
+
 _took_now: dict[str, float] = {}
 
 
