@@ -166,6 +166,8 @@ def pytest_configure(config: pytest.Config) -> None:
     workers run tests; the controller skips this (about a second before any worker
     starts).
     """
+    if hasattr(config, "workerinput"):
+        config.pluginmanager.register(CostliestFilesFirst(), "costliest-files-first")
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
         return
     import importlib
@@ -341,14 +343,12 @@ SLOW: dict[str, set[str]] = {
 }
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     here = Path(__file__).resolve().parent
     for item in items:
         names = SLOW.get(item.path.resolve().relative_to(here).with_suffix("").as_posix(), set())
         if "*" in names or getattr(item, "originalname", item.name) in names:
             item.add_marker(pytest.mark.slow)
-    if hasattr(config, "workerinput"):
-        costliest_files_first(config, items)
 
 
 # -- keeping both cores busy to the end ------------------------------------------------------
@@ -365,6 +365,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 FAST_SECONDS = 0.05
 SLOW_SECONDS = 3.0
 TOOK = "evolving-agent/test-seconds"
+
+
+class CostliestFilesFirst:
+    """Orders a worker's collection, after ``-m``/``-k`` have deselected what will not run."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        costliest_files_first(config, items)
 
 
 def costliest_files_first(config: pytest.Config, items: list[pytest.Item]) -> None:
