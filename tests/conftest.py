@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from datetime import date
@@ -166,6 +167,8 @@ def pytest_configure(config: pytest.Config) -> None:
     workers run tests; the controller skips this (about a second before any worker
     starts).
     """
+    if hasattr(config, "workerinput"):
+        config.pluginmanager.register(CostliestFilesFirst(), "costliest-files-first")
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
         return
     import importlib
@@ -226,6 +229,7 @@ SLOW: dict[str, set[str]] = {
     },
     "memory/boot/test_bootfast": {"*"},
     "memory/evidence/test_evidence": {
+        "test_friction_citing_an_unknown_hypothesis_is_refused_and_nothing_is_recorded",
         "test_8_processes_x_60_appends_lose_nothing_and_never_interleave",
     },
     "memory/evidence/test_evidence_import": {
@@ -262,6 +266,7 @@ SLOW: dict[str, set[str]] = {
         "test_codex_run_reads_thread_ids_and_prices_each_turn_once",
     },
     "search/test_budget": {
+        "test_a_nan_or_negative_reported_cost_does_not_defeat_the_budget",
         "test_parallel_run_overshoots_by_at_most_one_turn",
         "test_reservations_at_the_mean_cost_hold_back_turns",
         "test_the_first_turn_runs_alone_until_a_cost_is_known",
@@ -280,6 +285,7 @@ SLOW: dict[str, set[str]] = {
     "search/test_plateau": {"*"},
     "search/test_ray_exec": {"*"},
     "search/test_report": {
+        "test_missing_seed_is_reported_not_fatal",
         "test_best_candidate_diff_against_the_seed_commit",
         "test_cli_writes_png_markdown_html_and_prints_their_paths",
         "test_markdown_has_per_round_gains_empty_counts_and_forget_edit_sizes",
@@ -290,6 +296,7 @@ SLOW: dict[str, set[str]] = {
         "test_a_moved_or_copied_run_directory_resumes_on_its_own_repository",
     },
     "search/test_runner": {
+        "test_the_git_processes_of_a_turn_are_counted_and_few",
         "test_agent_timeout_is_recorded_and_the_run_goes_on",
         "test_agents_in_a_round_run_in_parallel",
         "test_budget_in_dollars_stops_the_run_early",
@@ -306,6 +313,34 @@ SLOW: dict[str, set[str]] = {
         "test_demo_keep_leaves_a_lived_month_with_its_review_pending",
         "test_demo_runs_offline_and_leaves_a_root_that_verify_accepts",
     },
+    # Measured: 1.1 s of CPU or more each (the test's process and its children, on the
+    # 2-core machine under load), 105 s of the fast part's 215 s between them.
+    "cli/test_probe_cli": {
+        "test_diff_with_a_judge_command",
+        "test_run_then_diff_then_review",
+        "test_the_humans_three_answers_to_cards",
+    },
+    "examples/test_circles": {
+        "test_generated_packings_are_judged_as_an_independent_check_judges_them",
+        "test_moving_or_growing_one_circle_of_a_valid_packing_is_judged_exactly",
+    },
+    "helpers/test_lives": {"test_lives_span_the_scripts_and_the_structures"},
+    "jobs/test_six_weeks": {"*"},  # one simulated six weeks (module fixture), 2.8 s
+    "jobs/test_words_invariants": {  # 20 generated lives, 21 s; each kept seed 0.7-1.5 s
+        "test_the_invariants_hold_on_twenty_generated_lives",
+        "test_a_counter_example_hypothesis_found_stays_fixed",
+    },
+    "memory/canon/test_gitrepo": {"test_trailers_written_by_commit_contents_read_back"},
+    "memory/evidence/test_signing_chain": {"*"},  # a real ssh-agent and CLI processes each
+    "memory/ops/test_hypotheses_turn": {"test_a_high_stakes_rule_never_turns"},
+    "memory/test_sync": {
+        "test_a_bad_decision_on_the_remote_stops_the_sync_with_nothing_changed",
+        "test_a_signed_device_verifies_what_it_receives_against_its_own_chain",
+    },
+    "review/test_drift": {"test_drift_flags_the_planted_pendulums_of_20_generated_lives"},
+    "review/test_pendulum": {"test_a_planted_pendulum_in_any_script_is_flagged_with_its_ids"},
+    "search/test_aftermath": {"test_plateau_and_the_runner_write_the_same_record"},
+    "search/test_schedule": {"test_a_step_is_planned_alike_however_much_of_it_was_recorded"},
 }
 
 
@@ -315,3 +350,120 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         names = SLOW.get(item.path.resolve().relative_to(here).with_suffix("").as_posix(), set())
         if "*" in names or getattr(item, "originalname", item.name) in names:
             item.add_marker(pytest.mark.slow)
+
+
+# -- keeping both cores busy to the end ------------------------------------------------------
+
+# xdist's --dist loadfile hands out whole files, by default the files with the most tests
+# first: 800 one-line checks of instruction.py led, and a file of a few real-client
+# searches could come last, one core idle while the other finished it.  The workers
+# instead order the files by what they cost, the costliest first (so the last files
+# handed out are the cheap ones), and pyproject's --no-loadscope-reorder keeps that
+# order.  A test costs what it took the last time this checkout ran it (pytest's cache,
+# written by the run's main process), else SLOW_SECONDS if it is slow and FAST_SECONDS if
+# not: the means measured on the 2-core machine (~1,600 s over ~570 slow tests, ~110 s
+# over ~2,500 fast ones).  Only the order changes, never which tests run.
+FAST_SECONDS = 0.05
+SLOW_SECONDS = 3.0
+TOOK = "evolving-agent/test-seconds"
+# What the longest tests take, for a checkout with no cache yet (a clean clone, CI): the
+# first session's CI --durations where it gave them, else the slow part on the shared
+# 2-core machine divided by 3.5 (its load: OpenCode's search took 240 s there, 68 s on CI).
+# Few tests but long ones (the Ray cluster's three) would otherwise go out last.
+SEED_SECONDS: dict[str, dict[str, float]] = {  # all of a test's parameters together
+    "integrations/test_real_gemini_opencode": {
+        "test_gemini_stopped_while_retrying_a_429_is_retried_like_the_429": 124,
+        "test_opencode_search_edits_scores_resumes_forgets_and_counts_cost": 68,
+    },
+    "jobs/test_words_invariants": {"test_the_invariants_hold_on_200_generated_lives": 62},
+    "search/test_attacks": {
+        "test_forgery_is_held_in_every_mode": 62,
+        "test_peeking_is_held_under_bwrap_and_said_without_it": 44,
+    },
+    "cli/test_views": {"test_a_view_on_a_terminal_obeys_no_control_text": 56},
+    "memory/test_sync": {
+        "test_the_soak_at_a_small_size_loses_nothing": 36,
+        "test_sigkill_at_any_step_then_the_next_sync_completes": 34,
+    },
+    "search/test_ray_exec": {
+        "test_forget_on_the_bundled_example_scores_as_the_local_executor_does": 34,
+        "test_turns_land_on_both_nodes_in_node_local_workspaces": 31,
+        "test_a_killed_worker_is_a_transient_failure_retried_by_the_retry_policy": 19,
+    },
+}
+
+
+class CostliestFilesFirst:
+    """Orders a worker's collection, after ``-m``/``-k`` have deselected what will not run."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        costliest_files_first(config, items)
+
+
+def costliest_files_first(config: pytest.Config, items: list[pytest.Item]) -> None:
+    cache = getattr(config, "cache", None)
+    took: dict[str, float] = (cache.get(TOOK, {}) if cache is not None else {}) or {}
+
+    def seeded(item: pytest.Item) -> tuple[str, str]:
+        module = item.nodeid.split("::", 1)[0].removeprefix("tests/").removesuffix(".py")
+        return module, getattr(item, "originalname", item.name)
+
+    params = Counter(seeded(item) for item in items)  # a seed is shared by its parameters
+
+    def cost(item: pytest.Item) -> float:
+        if item.nodeid in took:
+            return float(took[item.nodeid])
+        module, name = seeded(item)
+        if name in SEED_SECONDS.get(module, {}):
+            return SEED_SECONDS[module][name] / params[module, name]
+        return SLOW_SECONDS if item.get_closest_marker("slow") else FAST_SECONDS
+
+    per_file: dict[Path, float] = {}
+    for item in items:
+        per_file[item.path] = per_file.get(item.path, 0.0) + cost(item)
+    order = {path: i for i, path in enumerate(per_file)}
+    items.sort(key=lambda item: (-per_file[item.path], order[item.path]))  # stable in a file
+
+
+# The files whose tests share nothing dearer than a scripted model server and a fresh root
+# (their module fixture) or the session's kept demo: each of their tests is handed out on
+# its own, so the real Gemini/OpenCode/Claude/Codex runs and the docs pages (minutes of one
+# core each, as whole files) are shared by both workers.  Every other file stays whole.
+SPLIT = {
+    "tests/integrations/test_real_clients.py",
+    "tests/integrations/test_real_gemini_opencode.py",
+    "tests/test_docs.py",
+}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesAndSplitFiles(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return nodeid if path in SPLIT else path
+
+    return FilesAndSplitFiles(config, log)
+
+
+_took_now: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _took_now[report.nodeid] = _took_now.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    cache = getattr(session.config, "cache", None)
+    if cache is None or hasattr(session.config, "workerinput") or not _took_now:
+        return  # the main process writes (under xdist it sees every worker's reports)
+    took = cache.get(TOOK, {}) or {}
+    took.update({k: round(v, 3) for k, v in _took_now.items()})
+    cache.set(TOOK, took)

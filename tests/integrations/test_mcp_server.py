@@ -12,12 +12,10 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
-from mcp import ClientSession
-from mcp.types import CallToolResult, TextContent
 
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord
@@ -25,6 +23,10 @@ from evolving_agent.memory.ops.hypotheses import add_hypothesis, list_hypotheses
 from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import MemoryRoot
 from tests.helpers.fixtures import McpServer
+
+if TYPE_CHECKING:  # mcp costs ~1 s of CPU to import: collecting the fast part need not
+    from mcp import ClientSession
+    from mcp.types import CallToolResult
 
 BIAS = "When I am about to write 'or you could also…', stop: did the user ask for options?"
 TOOLS = {"friction", "live_set", "boot", "hypotheses", "hypothesis_add", "hypothesis_propose"}
@@ -45,6 +47,8 @@ def server(mcp_server: McpServer) -> McpServer:
 
 
 def text_of(result: CallToolResult) -> str:
+    from mcp.types import TextContent
+
     block = result.content[0]
     assert isinstance(block, TextContent)
     return block.text
