@@ -26,7 +26,6 @@ Ray is imported only here, and only when this executor is built.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 import time
@@ -49,16 +48,20 @@ from evolving_agent.search.executors.worker import (
     Shipment,
     cleanup,
     state_snapshot,
+    sweep,
     worker_score,
     worker_turn,
     write_state,
 )
 from evolving_agent.search.judge import Judge, Verdict
+from evolving_agent.search.private import run_ident, run_key
 from evolving_agent.search.turn import TurnJob, TurnOutcome, fresh_attempt, retry_delay
 from evolving_agent.search.workspace import TurnCommit
 
 # Resource names Ray takes as their own keyword; anything else is a custom resource.
 _TOP_LEVEL = ("num_cpus", "num_gpus", "memory")
+# Each attempt's mark in its agent's environment: a worker lost under it is swept by it.
+ATTEMPT_VAR = "EA_RAY_ATTEMPT"
 # How long past the turn timeout the driver waits for a silent worker.
 _GRACE_S = 120.0
 
@@ -89,10 +92,12 @@ def _score_task(judge: Judge, bundle: bytes, commit: str) -> Verdict:
     return worker_score(judge, bundle, commit)
 
 
-def _cleanup_task(run_key: str) -> None:
-    import ray
+def _cleanup_task(run_key: str, run_id: str) -> None:
+    cleanup(run_key, run_id)
 
-    cleanup(run_key, ray.get_runtime_context().get_node_id())
+
+def _sweep_task(var: str, value: str) -> list[int]:
+    return sweep(var, value)
 
 
 class RayExecutor(Executor):
@@ -138,6 +143,7 @@ class RayExecutor(Executor):
                     f"cannot start or join a Ray cluster{where}: {_first_line(exc)}"
                 ) from None
         self.run_key: str | None = None  # set by bind(), once the run directory exists
+        self.run_id = ""  # the run's mark in its agents' environment (RUN_ID_VAR)
         self.turn_fn = ray.remote(max_retries=0)(_turn_task)
         self.score_fn = ray.remote(max_retries=0)(_score_task)
         self.agent_options = task_options(agent_resources)
@@ -159,7 +165,8 @@ class RayExecutor(Executor):
 
     def bind(self, run_dir: Path) -> None:
         """Name the run's scratch space on every node after its run directory."""
-        self.run_key = hashlib.sha1(str(run_dir.resolve()).encode()).hexdigest()[:12]
+        self.run_key = run_key(run_dir)
+        self.run_id = run_ident(run_dir)
 
     # -- turns -------------------------------------------------------------------
 
@@ -178,6 +185,9 @@ class RayExecutor(Executor):
             except _Lost as exc:
                 lost += 1
                 error = str(exc)
+                # What the dead worker was running lives on (its runner never swept it):
+                # end it before a retry can land in the same workspace beside it.
+                self._on_every_node(_sweep_task, ATTEMPT_VAR, self._mark(label))
                 delay = retry_delay(job, lost, error)
                 if delay is None:
                     failed = self._failed(job, error, lost, time.perf_counter() - started)
@@ -196,6 +206,8 @@ class RayExecutor(Executor):
     ) -> TurnOutcome:
         started = time.perf_counter()
         request = job.request
+        mark = {ATTEMPT_VAR: self._mark(label)}
+        job = replace(job, request=replace(request, env={**request.env, **mark}))
         needed = {job.base, *(v.commit for v in request.visible)}
         with self.bundle_lock:
             start_bundle = self.start_bundles.get((str(repo), start))
@@ -254,6 +266,10 @@ class RayExecutor(Executor):
             "verify": time.perf_counter() - back,
         }
         return replace(outcome, change=change, laps=laps)
+
+    def _mark(self, label: str) -> str:
+        """A turn's mark, unique on the cluster (other runs' turns have the same labels)."""
+        return f"{self.run_key}-{label}"
 
     def _failed(self, job: TurnJob, error: str, attempts: int, elapsed: float) -> TurnOutcome:
         """A turn that left nothing in the driver's repository: a failed, empty turn."""
@@ -331,24 +347,36 @@ class RayExecutor(Executor):
             self.ray.cancel(ref, force=False)
 
     def close(self) -> None:
-        """Remove the run's scratch space on every live node, then let go of Ray."""
-        if self.run_key is not None and not self.cancelled_event.is_set():
-            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+        """End the run on every live node -- the processes carrying its mark killed, its
+        scratch space removed, a dead node's folder too -- then let go of Ray."""
+        try:
+            if self.run_key is not None:
+                with self.lock:
+                    refs = list(self.in_flight)
+                if refs:  # cancelled (Ctrl-C): let the tasks end their process trees first
+                    self.ray.wait(refs, num_returns=len(refs), timeout=_GRACE_S)
+                self._on_every_node(_cleanup_task, self.run_key, self.run_id)
+        finally:
+            if self.owns_ray:
+                self.ray.shutdown()
 
-            remote = self.ray.remote(max_retries=0, num_cpus=0)(_cleanup_task)
-            refs = [
-                remote.options(
-                    scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)
-                ).remote(self.run_key)
-                for n in self.ray.nodes()
-                if n.get("Alive")
-            ]
-            try:
-                self.ray.get(refs, timeout=60)
-            except self.ray.exceptions.RayError:
-                pass  # scratch space left on a node that went away: harmless
-        if self.owns_ray:
-            self.ray.shutdown()
+    def _on_every_node(self, fn: Any, *args: Any) -> None:
+        """Run ``fn(*args)`` once on every live node (no CPU asked, so a busy node takes
+        it too) and wait for them; a node that leaves meanwhile is skipped."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        remote = self.ray.remote(max_retries=0, num_cpus=0)(fn)
+        refs = [
+            remote.options(
+                scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)
+            ).remote(*args)
+            for n in self.ray.nodes()
+            if n.get("Alive")
+        ]
+        try:
+            self.ray.get(refs, timeout=_GRACE_S)
+        except self.ray.exceptions.RayError:
+            pass  # a node that went away took its processes with it
 
 
 class _Lost(Exception):

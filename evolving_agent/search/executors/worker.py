@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from evolving_agent.gitcmd import GitError, git
+from evolving_agent.process import kill_with_env
 from evolving_agent.search.agents.base import Agent
 from evolving_agent.search.executors.bundles import (
     SHIP_PREFIX,
@@ -30,6 +31,7 @@ from evolving_agent.search.executors.bundles import (
     turn_bundle,
 )
 from evolving_agent.search.judge import Judge, Verdict
+from evolving_agent.search.private import RUN_ID_VAR
 from evolving_agent.search.turn import TurnJob, TurnOutcome, execute_turn
 from evolving_agent.search.workspace import restore_config
 
@@ -52,9 +54,13 @@ class Returned:
     workspace: str  # where the turn ran, for the record of where things happen
 
 
+def scratch_base() -> Path:
+    """Where every node of this machine keeps its scratch space (one folder a node)."""
+    return Path(os.environ.get("EA_RAY_WORKDIR") or str(Path(tempfile.gettempdir()) / "ea-ray"))
+
+
 def node_root(node: str) -> Path:
-    base = os.environ.get("EA_RAY_WORKDIR") or str(Path(tempfile.gettempdir()) / "ea-ray")
-    return Path(base) / node[:16]
+    return scratch_base() / node[:16]
 
 
 def worker_turn(agent: Agent, job: TurnJob, shipment: Shipment, node: str) -> Returned:
@@ -152,11 +158,21 @@ def worker_score(judge: Judge, bundle: bytes, commit: str) -> Verdict:
         shutil.rmtree(repo, ignore_errors=True)
 
 
-def cleanup(run_key: str, node: str) -> None:
-    """Remove a finished run's scratch space on this node."""
-    root = node_root(node)
-    shutil.rmtree(root / run_key, ignore_errors=True)
-    try:
-        root.rmdir()
-    except OSError:
-        pass
+def sweep(var: str, value: str) -> list[int]:
+    """Kill every process on this machine whose environment carries ``var=value``: what
+    a worker that died under a turn left running (its process runner never swept it)."""
+    return kill_with_env(var, value)
+
+
+def cleanup(run_key: str, run_id: str) -> None:
+    """End a finished run on this machine: kill every process that carries the run's
+    mark, and remove the run's scratch space in *every* node's folder here -- a node that
+    died under a turn (its raylet killed, its machine still up) never cleans its own."""
+    sweep(RUN_ID_VAR, run_id)
+    base = scratch_base()
+    for root in sorted(base.iterdir()) if base.is_dir() else []:
+        shutil.rmtree(root / run_key, ignore_errors=True)
+        try:
+            root.rmdir()  # only if no other run's scratch is left in it
+        except OSError:
+            pass
