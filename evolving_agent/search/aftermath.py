@@ -58,8 +58,9 @@ class Tally:
         """The fold's step: ``record`` is the next one in the log."""
         if not record.tampered:
             self.known[record.commit] = record.score
-        if record.improved and record.ok_score is not None:
-            self.best_score, self.best_commit, self.best = record.score, record.commit, record
+        score = record.ok_score
+        if record.improved and score is not None:
+            self.best_score, self.best_commit, self.best = score, record.commit, record
 
     def known_score(self, commit: str) -> tuple[bool, float | None]:
         """Is ``commit``'s score known (a turn that changed nothing keeps it), and what."""
