@@ -24,7 +24,8 @@ fresh folder, the scorer there, the last stdout line parsed and a JSON line appe
   differences taken (goal: at most 30 ms over local); **fixed cost**, ``search run
   --executor ray --ray-address ADDR`` in a process of its own against the same command
   with ``--executor local``, the run's wall time minus its turn loop (goal: at most 2 s
-  over local).
+  over local); and **git processes per edit turn** on the driver and the workers (every
+  git of this part goes through the logging ``git``, for both executors alike).
 
 For each in-process run it prints ms per turn (the turn loop only: seed scoring and
 round setup, the round's end and the summary are reported separately) and the
@@ -215,6 +216,14 @@ def ray_figures(turns: int, tmp: Path) -> list[str]:
     """The ray executor over local: per turn (in this process) and fixed (own process)."""
     import ray
 
+    # A logging git first on PATH for the workers too (they inherit the raylet's PATH).
+    real = shutil.which("git")
+    shim_dir = Path(tempfile.mkdtemp(prefix="git-shim-", dir=tmp))
+    calls = shim_dir / "calls.log"
+    (shim_dir / "git").write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {calls}\nexec {real} "$@"\n')
+    (shim_dir / "git").chmod(0o755)
+    old_path = os.environ["PATH"]
+    os.environ["PATH"] = f"{shim_dir}:{old_path}"
     started = time.perf_counter()
     ray.init(include_dashboard=False, log_to_driver=False)
     address = ray.get_runtime_context().gcs_address
@@ -229,12 +238,26 @@ def ray_figures(turns: int, tmp: Path) -> list[str]:
             pairs.append(remote - local)
             print(f"  pair {k + 1}: local {local:.1f} ms, ray {remote:.1f} ms per turn")
         per_turn = statistics.median(pairs)
+        git_per_turn = {}
+        for executor in ("local", "ray"):
+            counted = []
+            for n in (5, 5 + turns):
+                calls.write_text("")
+                bench(f"ray-git-{executor}-{n}", edit, n, tmp, executor=executor, quiet=True)
+                counted.append(len(calls.read_text().splitlines()))
+            git_per_turn[executor] = (counted[1] - counted[0]) / turns
+        os.environ["PATH"] = old_path
         _, local_fixed = our_cli_run("ray-fixed-local", edit, turns, tmp)
         ray_turn, ray_fixed = our_cli_run(
             "ray-fixed-ray", edit, turns, tmp, ("--executor", "ray", "--ray-address", address)
         )
     finally:
+        os.environ["PATH"] = old_path
         ray.shutdown()
+    print(
+        f"git processes per edit turn, driver and workers (runs of 5 and {5 + turns} turns): "
+        f"ray {git_per_turn['ray']:.2f}, local {git_per_turn['local']:.2f}"
+    )
     print(
         f"ray per turn over local (median of 3 pairs, {turns} edit turns each): "
         f"{per_turn:+.1f} ms; fixed cost (own process, joining the cluster): ray "
@@ -243,6 +266,7 @@ def ray_figures(turns: int, tmp: Path) -> list[str]:
     )
     return [
         f"ray per turn over local: {per_turn:+.1f} ms",
+        f"ray git per edit turn: {git_per_turn['ray']:.2f} (local {git_per_turn['local']:.2f})",
         f"ray fixed over local: {ray_fixed - local_fixed:+.0f} ms "
         f"(ray {ray_fixed:.0f} ms, local {local_fixed:.0f} ms)",
     ]
