@@ -105,11 +105,6 @@ def _score_task(judge: Judge, bundle: bytes, commit: str) -> Verdict:
     return worker_score(judge, bundle, commit)
 
 
-def _warm_task() -> None:
-    """Nothing: run once at the start, it has a worker import this module (the harness)
-    while the driver seals and sets up, instead of on the seed's score."""
-
-
 def _cleanup_task(run_key: str, run_id: str) -> None:
     cleanup(run_key, run_id)
 
@@ -160,7 +155,6 @@ class RayExecutor(Executor):
                 raise EvolvingAgentError(
                     f"cannot start or join a Ray cluster{where}: {_first_line(exc)}"
                 ) from None
-        ray.remote(max_retries=0, num_cpus=0)(_warm_task).remote()  # never waited for
         self.run_key: str | None = None  # set by bind(), once the run directory exists
         self.run_id = ""  # the run's mark in its agents' environment (RUN_ID_VAR)
         self.turn_fn = ray.remote(max_retries=0)(_turn_task)
