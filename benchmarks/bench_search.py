@@ -1,6 +1,6 @@
 """Harness overhead per search turn, with a no-op agent and a trivial scorer.
 
-Run:  python benchmarks/bench_search.py [--turns N]
+Run:  python benchmarks/bench_search.py [--turns N] [--ray | --only-ray]
 
 Everything below is measured in one invocation, ours beside a **reference-style loop**
 that runs the same agent and scorer the way the reference harness does, with none of
@@ -18,6 +18,14 @@ fresh folder, the scorer there, the last stdout line parsed and a JSON line appe
   wall time minus its turn loop (goal: ours at most 0.5 s over the reference's);
 * **git processes per edit turn**: every git the run starts, through a logging ``git``
   first on PATH, over the turns (goal: at most 4; the run's set-up and end included).
+* with ``--ray``, the ``ray`` executor against ``local`` on a Ray started once here
+  (its start-up printed apart): **per turn** in this process, worker processes reused,
+  the ``ray`` and ``local`` runs alternated three times and the median of the pairs'
+  differences taken (goal: at most 30 ms over local); **fixed cost**, ``search run
+  --executor ray --ray-address ADDR`` in a process of its own against the same command
+  with ``--executor local``, the run's wall time minus its turn loop (goal: at most 2 s
+  over local); and **git processes per edit turn** on the driver and the workers (every
+  git of this part goes through the logging ``git``, for both executors alike).
 
 For each in-process run it prints ms per turn (the turn loop only: seed scoring and
 round setup, the round's end and the summary are reported separately) and the
@@ -90,7 +98,9 @@ def reference_loop(name: str, agent_cmd: str, turns: int, tmp: Path) -> tuple[fl
     return loop * 1000 / turns, (total - loop) * 1000
 
 
-def our_cli_run(name: str, agent_cmd: str, turns: int, tmp: Path) -> tuple[float, float]:
+def our_cli_run(
+    name: str, agent_cmd: str, turns: int, tmp: Path, executor: tuple[str, ...] = ()
+) -> tuple[float, float]:
     """``evolving-agent search run`` in a process of its own: (ms per turn, fixed ms:
     start-up, imports, seed scoring, round set-up, the final re-score and summary)."""
     cand = tmp / f"{name}-cli" / "candidate"
@@ -104,7 +114,7 @@ def our_cli_run(name: str, agent_cmd: str, turns: int, tmp: Path) -> tuple[float
         [sys.executable, "-m", "evolving_agent", "search", "run", "--candidate", str(cand),
          "--task", str(task), "--score", "echo 1", "--agent", "command", "--agent-cmd",
          agent_cmd, "--policy", "single", "--turns", str(turns), "--out", str(out),
-         "--sandbox", "none", "--score-cwd", str(cand.parent), "--quiet"],
+         "--sandbox", "none", "--score-cwd", str(cand.parent), "--quiet", *executor],
         cwd=cand.parent, capture_output=True, check=True,
     )  # fmt: skip
     total = time.perf_counter() - started
@@ -131,7 +141,15 @@ def git_calls(run: Callable[[], object], tmp: Path) -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
 
 
-def bench(name: str, agent_cmd: str, turns: int, tmp: Path, sandbox: str = "none") -> float:
+def bench(
+    name: str,
+    agent_cmd: str,
+    turns: int,
+    tmp: Path,
+    sandbox: str = "none",
+    executor: str = "local",
+    quiet: bool = False,
+) -> float:
     cand = tmp / name / "candidate"
     cand.mkdir(parents=True)
     (cand / "value.txt").write_text("0\n")
@@ -158,6 +176,7 @@ def bench(name: str, agent_cmd: str, turns: int, tmp: Path, sandbox: str = "none
             out=tmp / name / "run",
             workdir=tmp / name,
             sandbox=sandbox,
+            executor=executor,
         ),
         progress=progress,
     )
@@ -174,6 +193,8 @@ def bench(name: str, agent_cmd: str, turns: int, tmp: Path, sandbox: str = "none
     score = mean_ms("score")
     judge_rest = mean_ms("judge") - export - score
     book = loop_ms - agent - git - export - score - judge_rest
+    if quiet:
+        return loop_ms
     print(
         f"{name}: {loop_ms:.1f} ms per turn over {len(rows)} turns "
         f"(seed scoring + round 1 setup {(marks['round'] - started) * 1000:.0f} ms, "
@@ -191,14 +212,81 @@ def bench(name: str, agent_cmd: str, turns: int, tmp: Path, sandbox: str = "none
     return loop_ms
 
 
+def ray_figures(turns: int, tmp: Path) -> list[str]:
+    """The ray executor over local: per turn (in this process) and fixed (own process)."""
+    import ray
+
+    # A logging git first on PATH for the workers too (they inherit the raylet's PATH).
+    real = shutil.which("git")
+    shim_dir = Path(tempfile.mkdtemp(prefix="git-shim-", dir=tmp))
+    calls = shim_dir / "calls.log"
+    (shim_dir / "git").write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {calls}\nexec {real} "$@"\n')
+    (shim_dir / "git").chmod(0o755)
+    old_path = os.environ["PATH"]
+    os.environ["PATH"] = f"{shim_dir}:{old_path}"
+    started = time.perf_counter()
+    ray.init(include_dashboard=False, log_to_driver=False)
+    address = ray.get_runtime_context().gcs_address
+    print(f"ray: a local cluster, ready in {time.perf_counter() - started:.1f} s")
+    edit = 'echo "$EA_TURN" > value.txt'
+    try:
+        bench("ray warm-up", edit, 4, tmp, executor="ray", quiet=True)  # workers start
+        pairs = []
+        for k in range(3):
+            local = bench(f"ray-pair-{k}-local", edit, turns, tmp, quiet=True)
+            remote = bench(f"ray-pair-{k}-ray", edit, turns, tmp, executor="ray", quiet=True)
+            pairs.append(remote - local)
+            print(f"  pair {k + 1}: local {local:.1f} ms, ray {remote:.1f} ms per turn")
+        per_turn = statistics.median(pairs)
+        git_per_turn = {}
+        for executor in ("local", "ray"):
+            counted = []
+            for n in (5, 5 + turns):
+                calls.write_text("")
+                bench(f"ray-git-{executor}-{n}", edit, n, tmp, executor=executor, quiet=True)
+                counted.append(len(calls.read_text().splitlines()))
+            git_per_turn[executor] = (counted[1] - counted[0]) / turns
+        os.environ["PATH"] = old_path
+        _, local_fixed = our_cli_run("ray-fixed-local", edit, turns, tmp)
+        ray_turn, ray_fixed = our_cli_run(
+            "ray-fixed-ray", edit, turns, tmp, ("--executor", "ray", "--ray-address", address)
+        )
+    finally:
+        os.environ["PATH"] = old_path
+        ray.shutdown()
+    print(
+        f"git processes per edit turn, driver and workers (runs of 5 and {5 + turns} turns): "
+        f"ray {git_per_turn['ray']:.2f}, local {git_per_turn['local']:.2f}"
+    )
+    print(
+        f"ray per turn over local (median of 3 pairs, {turns} edit turns each): "
+        f"{per_turn:+.1f} ms; fixed cost (own process, joining the cluster): ray "
+        f"{ray_fixed:.0f} ms, local {local_fixed:.0f} ms, difference "
+        f"{ray_fixed - local_fixed:+.0f} ms (ray's CLI run: {ray_turn:.1f} ms per turn)"
+    )
+    return [
+        f"ray per turn over local: {per_turn:+.1f} ms",
+        f"ray git per edit turn: {git_per_turn['ray']:.2f} (local {git_per_turn['local']:.2f})",
+        f"ray fixed over local: {ray_fixed - local_fixed:+.0f} ms "
+        f"(ray {ray_fixed:.0f} ms, local {local_fixed:.0f} ms)",
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=40)
+    parser.add_argument("--ray", action="store_true", help="the ray executor against local")
+    parser.add_argument("--only-ray", action="store_true", help="the ray figures alone")
     args = parser.parse_args()
     turns = args.turns
     summary: list[str] = []
     with tempfile.TemporaryDirectory(prefix="ea-bench-") as tmp_name:
         tmp = Path(tmp_name)
+        if args.ray or args.only_ray:
+            summary += ray_figures(turns, tmp)
+        if args.only_ray:
+            print("\nsummary:\n  " + "\n  ".join(summary))
+            return
         for name, agent in (("no-op", "true"), ("one-line edit", 'echo "$EA_TURN" > value.txt')):
             ours = bench(name, agent, turns, tmp)
             reference, _ = reference_loop(name, agent, turns, tmp)

@@ -14,7 +14,7 @@ judged: its commit stays unknown and it never improves.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from evolving_agent.search.reducer import better
@@ -58,12 +58,45 @@ class Tally:
         """The fold's step: ``record`` is the next one in the log."""
         if not record.tampered:
             self.known[record.commit] = record.score
-        if record.improved and record.score is not None:
-            self.best_score, self.best_commit, self.best = record.score, record.commit, record
+        score = record.ok_score
+        if record.improved and score is not None:
+            self.best_score, self.best_commit, self.best = score, record.commit, record
 
     def known_score(self, commit: str) -> tuple[bool, float | None]:
         """Is ``commit``'s score known (a turn that changed nothing keeps it), and what."""
         return commit in self.known, self.known.get(commit)
+
+
+def best_steps(
+    records: Sequence[TurnRecord],
+    start: float | None,
+    *,
+    minimize: bool,
+    marked: bool | None = None,
+) -> list[float | None]:
+    """The best after each of ``records`` from ``start``: the tally's fold, for readers of
+    a log (the report, the comparison plot), so they show the best the run had.
+
+    ``marked`` (default: whether any record carries ``improved``) says the records were
+    marked by the run; unmarked ones (a log older than the marks, or one agent's own
+    candidates) are marked as the fold goes: a turn improves when it beats the best.
+    With no ``start`` the best is unknown (None) until a record makes one.
+    """
+    if marked is None:
+        marked = any("improved" in r.model_fields_set for r in records)
+    tally = None if start is None else Tally.start(start, "", minimize=minimize, floor=0.0)
+    out: list[float | None] = []
+    for record in records:
+        score = record.ok_score
+        if tally is None:
+            if score is not None and (record.improved or not marked):
+                tally = Tally.start(score, record.commit, minimize=minimize, floor=0.0)
+        else:
+            if not marked:
+                record = record.model_copy(update={"improved": tally.improves(score)})
+            tally.add(record)
+        out.append(None if tally is None else tally.best_score)
+    return out
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,17 @@ def run_key(run_dir: Path) -> str:
     return hashlib.sha1(str(Path(run_dir).resolve()).encode()).hexdigest()[:12]
 
 
+# The run's mark in the environment of every agent it starts (``run_ident``): a resume
+# ends a killed harness's agents by it, and the Ray executor its dead workers' agents.
+RUN_ID_VAR = "EA_RUN_ID"
+
+
+def run_ident(run_dir: Path) -> str:
+    """The run's identity in its agents' environment: a key derived from its directory,
+    never the path itself (an agent must not learn where the run's records are)."""
+    return f"ea-run-{run_key(run_dir)}"
+
+
 def private_root(run_dir: Path) -> Path:
     """The run's private folder (made 0700 if missing); never inside the run directory."""
     base = Path(os.environ.get(WORKSPACES_VAR) or tempfile.gettempdir())

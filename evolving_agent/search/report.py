@@ -41,6 +41,7 @@ from typing import Any
 
 from evolving_agent.errors import InvalidInput, NotFound
 from evolving_agent.fsio import walk
+from evolving_agent.search.aftermath import best_steps
 from evolving_agent.search.presets import PRESETS, Preset
 from evolving_agent.search.rounds import seed_repo, stored_repo
 from evolving_agent.search.rundir import RunDir, TurnRecord, check_version, read_records
@@ -272,21 +273,6 @@ def spend_axis(records: Sequence[TurnRecord]) -> SpendAxis:
     )
 
 
-def _uses_flags(records: Sequence[TurnRecord]) -> bool:
-    """Did the runner mark its improvements?  (Older logs did not.)"""
-    return any("improved" in r.model_fields_set for r in records)
-
-
-def _moves_best(rec: TurnRecord, best: float | None, minimize: bool, flags: bool) -> float | None:
-    """The new best after ``rec`` (None: unchanged), as the run counted it."""
-    score = rec.ok_score
-    if score is None:
-        return None
-    if flags:
-        return score if rec.improved else None
-    return score if best is None or _better(score, best, minimize) else None
-
-
 def run_best_steps(
     records: Sequence[TurnRecord], seed_score: float | None, *, minimize: bool
 ) -> list[float]:
@@ -294,19 +280,12 @@ def run_best_steps(
 
     Empty if nothing is known (no seed score and no scored turn).
     """
-    flags = _uses_flags(records)
     best = seed_score
     if best is None:
         best = next((r.ok_score for r in records if r.ok_score is not None), None)
     if best is None:
         return []
-    out = [best]
-    for rec in records:
-        moved = _moves_best(rec, best, minimize, flags)
-        if moved is not None:
-            best = moved
-        out.append(best)
-    return out
+    return [best, *(b for b in best_steps(records, best, minimize=minimize) if b is not None)]
 
 
 def best_so_far(
@@ -324,21 +303,19 @@ def best_so_far(
     (``agent`` None) moves only on the turns the run marked ``improved``; an agent's
     curve is the best of that agent's own candidates.
     """
-    flags = agent is None and _uses_flags(records)
     turns: list[int] = []
     xs: list[float] = []
     values: list[float] = []
-    best = seed_score
-    if best is not None:
+    if seed_score is not None:
         turns.append(0)
         xs.append(0.0)
-        values.append(best)
-    for i, rec in enumerate(records):
-        if agent is not None and rec.agent != agent:
-            continue
-        moved = _moves_best(rec, best, minimize, flags)
-        if moved is not None:
-            best = moved
+        values.append(seed_score)
+    mine = [i for i, rec in enumerate(records) if agent is None or rec.agent == agent]
+    steps = best_steps(
+        [records[i] for i in mine], seed_score, minimize=minimize,
+        marked=None if agent is None else False,
+    )  # fmt: skip
+    for i, best in zip(mine, steps, strict=True):
         if best is not None:
             turns.append(i + 1)
             xs.append(spend[i])
@@ -495,15 +472,15 @@ def round_stats(
 ) -> list[RoundStats]:
     """Per round: turns, empty and failed turns, spend and the team best's gain over it."""
     out: list[RoundStats] = []
-    flags = _uses_flags(records)
+    rounds = sorted({r.round for r in records})
+    ordered = [r for rnd in rounds for r in records if r.round == rnd]
+    steps = iter(best_steps(ordered, seed_score, minimize=minimize))
     best = seed_score
-    for rnd in sorted({r.round for r in records}):
+    for rnd in rounds:
         rows = [r for r in records if r.round == rnd]
         start = best
-        for r in rows:
-            moved = _moves_best(r, best, minimize, flags)
-            if moved is not None:
-                best = moved
+        for _ in rows:
+            best = next(steps)
         gain = score_gain(start, best, minimize)
         pct = gain / abs(start) * 100 if gain is not None and start else None
         out.append(

@@ -48,7 +48,12 @@ from evolving_agent.search.judge import (
     SealChanged,
     seal_command,
 )
-from evolving_agent.search.private import private_root, remove_root, run_key
+from evolving_agent.search.private import (
+    RUN_ID_VAR,
+    private_root,
+    remove_root,
+    run_ident,
+)
 from evolving_agent.search.reducer import plan_round
 from evolving_agent.search.rounds import (
     OpenRound,
@@ -272,13 +277,9 @@ def _resume(run: RunDir, config: SearchConfig, progress: ProgressFn | None) -> S
         os.close(lock)
 
 
-RUN_ID_VAR = "EA_RUN_ID"
-
-
 def run_id(run: RunDir) -> str:
-    """The run's identity in its agents' environment: a key derived from its directory,
-    never the path itself (an agent must not learn where the run's records are)."""
-    return f"ea-run-{run_key(run.path)}"
+    """The run's identity in its agents' environment (``RUN_ID_VAR``)."""
+    return run_ident(run.path)
 
 
 def end_run_processes(ident: str) -> list[int]:

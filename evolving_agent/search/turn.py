@@ -167,7 +167,14 @@ class TurnRunner(Protocol):
     a protocol, so this module never imports the executors that import it)."""
 
     def run_turn(
-        self, agent: Agent, job: TurnJob, *, repo: Path, start: str, label: str
+        self,
+        agent: Agent,
+        job: TurnJob,
+        *,
+        repo: Path,
+        start: str,
+        label: str,
+        judge: Judge | None = None,
     ) -> TurnOutcome: ...
 
     def judge(self, *, judge: Judge, repo: Path, commit: str) -> Verdict: ...
@@ -197,7 +204,7 @@ def play_turn(
     through the executor, then judge the commit -- unless nothing changed and the
     commit's score is ``known`` -- with the seal checked and a refusal recorded as the
     turn's error."""
-    outcome = executor.run_turn(agent, job, repo=repo, start=start, label=label)
+    outcome = executor.run_turn(agent, job, repo=repo, start=start, label=label, judge=judge)
     change = outcome.change
     seen, prior = known(change.commit) if change.empty else (False, None)
     if seen:  # nothing changed: the candidate keeps its score, no need to re-judge

@@ -13,6 +13,8 @@ from evolving_agent.search.agents.base import TurnResult
 from evolving_agent.search.judge import Verdict
 from evolving_agent.search.plateau import plateau_test
 from evolving_agent.search.reducer import Decision, Visible
+from evolving_agent.search.report import best_so_far, round_stats, run_best_steps
+from evolving_agent.search.rundir import TurnRecord
 from evolving_agent.search.runner import run_search
 from evolving_agent.search.schedule import Slot
 from evolving_agent.search.turn import Played, TurnOutcome
@@ -103,3 +105,42 @@ def test_plateau_and_the_runner_write_the_same_record(tmp_path: Path) -> None:
     for key in ("timing", "judge_s", "step"):
         assert measured[key] and ran[key]
     assert set(measured["timing"]) == {"agent", "commit", "judge"}
+
+
+SCORES = st.lists(
+    st.one_of(st.none(), st.integers(-9, 9).map(float), st.just(float("inf"))), max_size=14
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(SCORES, st.booleans(), st.sampled_from([0.0, 1.0, 2.5]), st.integers(1, 4))
+def test_the_reports_best_is_the_runs_tally(
+    scores: list[float | None], minimize: bool, floor: float, per_round: int
+) -> None:
+    # The report reads the best from the log with the tally's fold: its curve, its
+    # per-round bests and its run steps end where the live run's tally ended.
+    live = Tally.start(0.0, "seed", minimize=minimize, floor=floor)
+    written, bests = [], []
+    for seq, score in enumerate(scores, start=1):
+        record = turn_record(_turn(score, commit=f"c{seq}"), slot=SLOT, seq=seq,
+                             number=1 + (seq - 1) // per_round, tally=live)  # fmt: skip
+        live.add(record)
+        written.append(record)
+        bests.append(live.best_score)
+    assert run_best_steps(written, 0.0, minimize=minimize) == [0.0, *bests]
+    team = best_so_far(written, list(range(1, len(written) + 1)), minimize=minimize,
+                       seed_score=0.0, label="team")  # fmt: skip
+    assert team.values == [0.0, *bests]
+    rounds = round_stats(written, minimize=minimize, seed_score=0.0)
+    if written:
+        assert rounds[-1].end_best == live.best_score
+    # A log older than the marks: the fold marks as it goes (strictly better, floor 0).
+    legacy = [TurnRecord(**r.model_dump(exclude={"improved"})) for r in written]
+    finite = [s for s in scores if s is not None and s != float("inf")]
+    running, want = 0.0, [0.0]
+    for s in scores:
+        if s is not None and s != float("inf"):
+            running = min(running, s) if minimize else max(running, s)
+        want.append(running)
+    assert run_best_steps(legacy, 0.0, minimize=minimize) == want
+    assert not finite or want[-1] == (min if minimize else max)([0.0, *finite])

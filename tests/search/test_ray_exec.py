@@ -176,6 +176,34 @@ def test_a_fresh_round_is_a_one_commit_repository_on_the_worker(
     assert [r["score"] for r in records(tmp_path / "run")] == [1.0, 2.0, 3.0, 4.0]
 
 
+# Plants attributes in its workspace's .git that would hide value.txt from an export of
+# that repository, and notes whether the harness's own scoring repository is beside it.
+PLANT = """
+pathlib.Path(".git/info").mkdir(exist_ok=True)
+pathlib.Path(".git/info/attributes").write_text("value.txt export-ignore\\n")
+log(beside=pathlib.Path("../score-agent-1.git/HEAD").is_file())
+write(value() + 1)
+"""
+
+
+def test_the_turns_task_judges_from_its_own_repository_not_the_agents(
+    tmp_path: Path, ray_cluster: RayCluster
+) -> None:
+    make_candidate(tmp_path)
+    make_task(tmp_path)
+    cfg = _ray(
+        tmp_path, score_cmd=write_scorer(tmp_path), agent_cmd=write_agent(tmp_path, PLANT),
+        policy="single", turns=3,
+    )  # fmt: skip
+    summary = run_search(cfg)
+
+    # Every turn scored what it committed: the agent's attributes never reached the export.
+    assert [r["score"] for r in records(tmp_path / "run")] == [1.0, 2.0, 3.0]
+    assert summary.best_rescored == 3.0
+    # Judged in the turn's task: its node keeps a scoring repository for the agent's round.
+    assert [t["beside"] for t in agent_log(tmp_path)][1:] == [True, True]
+
+
 KILL_WORKER = """
 def kill_my_worker():
     pid = os.getppid()
@@ -422,6 +450,13 @@ def test_the_driver_records_only_commits_git_confirms(tmp_path: Path) -> None:
         receive_turn(
             driver, turn_bundle(stranger, alien, foreign), commit=alien, base=start, label="x"
         )
+    # A tip that is no commit (the turn's tree, announced as the commit) is refused.
+    tree = git(worker, "rev-parse", "HEAD^{tree}").text
+    git(worker, "update-ref", "refs/ea/turn", tree)
+    git(worker, "bundle", "create", "-q", str(tmp_path / "tree.bundle"), "refs/ea/turn")
+    with pytest.raises(BundleRefused):
+        receive_turn(driver, (tmp_path / "tree.bundle").read_bytes(), commit=tree, base=start,
+                     label="z")  # fmt: skip
     # No bundle at all is only fine for a commit the driver already has.
     with pytest.raises(BundleRefused):
         receive_turn(driver, None, commit=alien, base=start, label="y")

@@ -64,12 +64,22 @@ class Executor(abc.ABC):
 
     @abc.abstractmethod
     def run_turn(
-        self, agent: Agent, job: TurnJob, *, repo: Path, start: str, label: str
+        self,
+        agent: Agent,
+        job: TurnJob,
+        *,
+        repo: Path,
+        start: str,
+        label: str,
+        judge: Judge | None = None,
     ) -> TurnOutcome:
         """Run one agent turn (``execute_turn``) and bring its commit into ``repo``.
 
         ``repo`` is the driver's round repository, ``start`` the round's starting
-        commit, ``label`` names the turn uniquely (e.g. ``r02-a1-t007``).
+        commit, ``label`` names the turn uniquely (e.g. ``r02-a1-t007``).  ``judge``
+        is the judge that will score the turn's commit next (:meth:`judge`): an
+        executor may score it where the turn ran and hand that verdict to
+        :meth:`judge` for the same commit, never another.
 
         Contract:
         * the returned ``change.commit`` exists in ``repo`` (``job.base`` when the

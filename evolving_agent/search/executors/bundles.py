@@ -17,6 +17,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from evolving_agent.gitcmd import GitError, git
@@ -90,6 +91,17 @@ def turn_bundle(workspace: Path, commit: str, base: str) -> bytes | None:
         Path(tmp).unlink(missing_ok=True)
 
 
+def bundle_tip(data: bytes, ref: str) -> str | None:
+    """The object ``ref`` names in a bundle's header, read without a git process (a v2
+    or v3 header: capabilities, prerequisites ``-SHA``, then ``SHA REF`` lines)."""
+    header, _, _ = data.partition(b"\n\n")
+    for line in header.decode("utf-8", "replace").splitlines()[1:]:
+        sha, _, name = line.partition(" ")
+        if name == ref and not sha.startswith(("-", "@")):
+            return sha
+    return None
+
+
 def receive_turn(
     repo: Path, data: bytes | None, *, commit: str, base: str, label: str
 ) -> TurnCommit:
@@ -100,13 +112,17 @@ def receive_turn(
     """
     try:
         if data is not None:
-            fetch_bundle(repo, data, f"+{TURN_REF}:refs/ea/turns/{label}")
-            got = git(repo, "rev-parse", "--verify", f"refs/ea/turns/{label}^{{commit}}").text
+            got = bundle_tip(data, TURN_REF)
             if got != commit:
-                raise BundleRefused(f"bundle holds {got[:12]}, worker announced {commit[:12]}")
+                shown = got[:12] if got else f"no {TURN_REF}"
+                raise BundleRefused(f"bundle holds {shown}, worker announced {commit[:12]}")
+            # The fetch checks every object and that the tip is connected; measuring it
+            # against base below fails unless it is a commit.
+            fetch_bundle(repo, data, f"+{TURN_REF}:refs/ea/turns/{label}")
         elif commit != base:
             # No bundle: only acceptable if the driver already has the commit.
             git(repo, "cat-file", "-e", f"{commit}^{{commit}}")
-        return measure(repo, base, commit)
+        # Peeled: a tip that is no commit (a tree, a blob) fails the diff, so it is refused.
+        return replace(measure(repo, base, f"{commit}^{{commit}}"), commit=commit)
     except GitError as exc:
         raise BundleRefused(str(exc)) from None

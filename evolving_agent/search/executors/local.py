@@ -35,7 +35,14 @@ class LocalExecutor(Executor):
         self._held: dict[Path, set[str]] = {}
 
     def run_turn(
-        self, agent: Agent, job: TurnJob, *, repo: Path, start: str, label: str
+        self,
+        agent: Agent,
+        job: TurnJob,
+        *,
+        repo: Path,
+        start: str,
+        label: str,
+        judge: Judge | None = None,  # scored in this thread next, by judge()
     ) -> TurnOutcome:
         request = job.request
         workspace = request.workspace
