@@ -30,7 +30,7 @@ import time
 _SHAPE = re.compile(("EA-CAN" + "ARY-").encode() + rb"[0-9a-f]{40}")
 _MAX_FILE = 16 * 1024 * 1024  # bytes read of one file
 _MAX_PORTS = 64
-_SKIP_ROOTS = ("/proc", "/sys", "/dev")
+_SKIP_ROOTS = ("/proc", "/sys")  # /dev: only its writable folders (below)
 
 
 class Probe:
@@ -52,7 +52,8 @@ class Probe:
 
     def walk(self) -> None:
         """The likely places first (temp folders, home, the workspace), then all of /."""
-        roots = ["/tmp", "/var/tmp", os.environ.get("HOME") or "/", os.getcwd(), "/"]
+        home = os.environ.get("HOME") or "/"
+        roots = ["/tmp", "/var/tmp", "/dev/shm", home, os.getcwd(), "/"]
         done: list[str] = []
         for root in dict.fromkeys(os.path.realpath(r) for r in roots):
             self.tree(root, done)
@@ -67,6 +68,8 @@ class Probe:
                 d for d in dirs
                 if os.path.join(top, d) not in _SKIP_ROOTS and os.path.join(top, d) not in done
             ]  # fmt: skip
+            if top == "/dev":
+                dirs[:] = [d for d in dirs if d in ("shm", "mqueue")]  # the writable ones
             for name in dirs + files:
                 where = os.path.join(top, name)
                 self.hit(name.encode(errors="surrogateescape"), "file name", where)

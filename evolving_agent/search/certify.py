@@ -208,7 +208,10 @@ def _plant_object(plot: Plot, repo: Path) -> None:
 
 
 _SENTINEL = r"""
-import os, socket, sys, tempfile
+import ctypes, os, socket, sys, tempfile
+ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG: dies with the harness
+if os.getppid() != int(sys.argv[2]):
+    sys.exit(1)  # the harness died before the line above
 fd_token, port_token = sys.stdin.readline().split()
 fd, path = tempfile.mkstemp(prefix="ea-canary-")
 os.write(fd, (fd_token + "\n").encode()); os.unlink(path)
@@ -229,7 +232,7 @@ def _plant_process(plot: Plot) -> None:
     argv_token, env_token, fd_token, port_token = (new_token() for _ in range(4))
     env = {**os.environ, "EA_CANARY_HELD": env_token}
     helper = start_background(
-        [sys.executable, "-c", _SENTINEL, argv_token],
+        [sys.executable, "-c", _SENTINEL, argv_token, str(os.getpid())],
         env=env,
         input=f"{fd_token} {port_token}\n".encode(),
     )
