@@ -150,6 +150,10 @@ def test_certify_does_not_change_a_single_score(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_a_path_passed_with_sandbox_ro_is_found_and_named(tmp_path: Path) -> None:
     setup = _setup(tmp_path)
+    # An agent with no script of its own (its script's folder, here tmp_path, is bound
+    # with every hidden path inside it masked: a --sandbox-ro inside it stays masked).
+    bump = "import pathlib as p; f = p.Path('value.txt'); f.write_text(str(float(f.read_text()) + 1))"
+    setup["agent_cmd"] = f'{PY} -c "{bump}"'
     judge = tmp_path / "judge"  # the scorer's folder, made visible on purpose
     cfg = config(
         tmp_path, **setup, policy="forget", rounds=1, turns=1, sandbox="bwrap",
