@@ -38,7 +38,20 @@ class Probe:
         self.since = since
         self.deadline = deadline
         self.found: dict[tuple[str, str], str] = {}  # (token, where) -> channel
-        self.checked: dict[str, int] = {}
+        # Every channel is named, searched or not found empty (0 ports on a closed network).
+        names = (
+            "environment variables",
+            "open descriptors",
+            "processes",
+            "other processes' descriptors",
+            "files seen",
+            "files read",
+            "git repositories",
+            "git objects",
+            "loopback ports",
+            "abstract unix sockets",
+        )
+        self.checked: dict[str, int] = dict.fromkeys(names, 0)
         self.repos: set[str] = set()
 
     def hit(self, data: bytes, channel: str, where: str) -> None:

@@ -33,6 +33,7 @@ from evolving_agent.process import kill_with_env, subreaper
 from evolving_agent.search.aftermath import PlayedTurn, Tally, turn_record
 from evolving_agent.search.agents import agent_for, check_agent
 from evolving_agent.search.agents.base import Agent
+from evolving_agent.search.certify import remove_leftovers
 from evolving_agent.search.certify import verdict as certify_verdict
 from evolving_agent.search.config import (
     SearchConfig,
@@ -237,6 +238,8 @@ def resume_search(run_dir: Path, *, progress: ProgressFn | None = None) -> Searc
 def _resume(run: RunDir, config: SearchConfig, progress: ProgressFn | None) -> SearchSummary:
     check_agent(config, candidate=False)
     lock = run.lock()
+    # Canaries a killed probe left (in the scorer's folder too): gone before the seal check.
+    remove_leftovers(run)
     try:
         executor = make_executor(config)  # the executor seam
         executor.bind(run.path)
@@ -520,12 +523,7 @@ class _Runner:
     def _certify(self, rnd: OpenRound) -> None:
         """Canaries and the probe (certify.py) before the round's first turn; a round a
         resume reopens after its first turn is not probed again."""
-        from evolving_agent.search.certify import (
-            certified_rounds,
-            certify_round,
-            probe_site,
-            remove_leftovers,
-        )
+        from evolving_agent.search.certify import certified_rounds, certify_round, probe_site
 
         number = rnd.plan.number
         remove_leftovers(self.run_dir)
@@ -539,8 +537,9 @@ class _Runner:
             env={RUN_ID_VAR: self.run_id},
         )  # fmt: skip
         found = certify_round(site, self.records, k=self.config.canaries)
-        verdict = "certified" if found.certified else f"{len(found.findings)} found"
-        self._emit("round", number, message=f"canary probe: {verdict} of {found.canaries}")
+        said = f"canary probe: {len(found.findings)} of {found.canaries} found"
+        said += " (round certified)" if found.certified else f" {found.error or ''}".rstrip()
+        self._emit("round", number, message=said)
 
     def _tag_round(self, rnd: OpenRound) -> None:
         """Name every candidate of the round (one git call for the lot)."""

@@ -57,6 +57,9 @@ CHANNELS = ("environment variables", "processes", "files seen", "files read", "g
 
 
 BUMP = "write(value() + 1)\n"  # logs nothing: under bwrap its folder is read-only
+BUMP_INLINE = (  # the same, as a one-line program (no script, so no script folder)
+    "import pathlib as p; f = p.Path('value.txt'); f.write_text(str(float(f.read_text()) + 1))"
+)
 
 
 def _setup(tmp: Path, agent: str = BUMP) -> dict[str, Any]:
@@ -117,7 +120,9 @@ def test_a_probe_that_tries_every_channel_finds_none_under_bwrap_on_local(tmp_pa
     ):  # fmt: skip
         assert needed in places
     # Round 2's canaries are not round 1's.
-    assert not {p["digest"] for p in certs[0]["planted"]} & {p["digest"] for p in certs[1]["planted"]}
+    assert not {p["digest"] for p in certs[0]["planted"]} & {
+        p["digest"] for p in certs[1]["planted"]
+    }
     _no_canary_left(summary.run_dir)
     # The probe is no turn: the log holds the 4 turns, and they scored as usual.
     assert [r["score"] for r in records(summary.run_dir)] == [1.0, 1.0, 2.0, 2.0]
@@ -152,8 +157,7 @@ def test_a_path_passed_with_sandbox_ro_is_found_and_named(tmp_path: Path) -> Non
     setup = _setup(tmp_path)
     # An agent with no script of its own (its script's folder, here tmp_path, is bound
     # with every hidden path inside it masked: a --sandbox-ro inside it stays masked).
-    bump = "import pathlib as p; f = p.Path('value.txt'); f.write_text(str(float(f.read_text()) + 1))"
-    setup["agent_cmd"] = f'{PY} -c "{bump}"'
+    setup["agent_cmd"] = f'{PY} -c "{BUMP_INLINE}"'
     judge = tmp_path / "judge"  # the scorer's folder, made visible on purpose
     cfg = config(
         tmp_path, **setup, policy="forget", rounds=1, turns=1, sandbox="bwrap",
@@ -254,7 +258,7 @@ def test_the_probe_reads_a_deleted_file_held_open_by_another_process_only_withou
     held = tmp_path / "held"
     held.write_text(token)
     holder = subprocess.Popen(
-        [PY, "-c", f"import sys; f = open({str(held)!r}); print('ok', flush=True); sys.stdin.read()"],
+        [PY, "-c", f"import sys; f = open({str(held)!r}); print('ok', flush=True); sys.stdin.read()"],  # noqa: E501
         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
     )  # fmt: skip
     try:

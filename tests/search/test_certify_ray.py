@@ -10,14 +10,13 @@ import pytest
 
 from evolving_agent.search.runner import run_search
 from tests.helpers.search import PY, config, make_candidate, make_task, records, write_scorer
+from tests.search.test_certify import BUMP_INLINE
 from tests.search.test_ray_exec import RayCluster, ray_cluster  # noqa: F401 - the fixture
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed"),
 ]
-
-BUMP = "import pathlib as p; f = p.Path('value.txt'); f.write_text(str(float(f.read_text()) + 1))"
 
 
 def test_a_probe_that_tries_every_channel_finds_none_under_bwrap_on_ray(
@@ -27,7 +26,7 @@ def test_a_probe_that_tries_every_channel_finds_none_under_bwrap_on_ray(
     make_candidate(tmp_path)
     make_task(tmp_path)
     cfg = config(
-        tmp_path, score_cmd=write_scorer(tmp_path), agent_cmd=f'{PY} -c "{BUMP}"',
+        tmp_path, score_cmd=write_scorer(tmp_path), agent_cmd=f'{PY} -c "{BUMP_INLINE}"',
         executor="ray", agents=2, rounds=2, turns=4, sandbox="bwrap", sandbox_net=False,
         certify=True,
     )  # fmt: skip

@@ -11,8 +11,7 @@ import pytest
 
 from evolving_agent.search.runner import run_search
 from tests.helpers.search import PY, config, make_candidate, make_task, write_scorer
-
-BUMP = "import pathlib as p; f = p.Path('value.txt'); f.write_text(str(float(f.read_text()) + 1))"
+from tests.search.test_certify import BUMP_INLINE
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -27,7 +26,7 @@ def test_search_certify_on_a_finished_run(tmp_path: Path) -> None:
     make_candidate(tmp_path)
     make_task(tmp_path)
     cfg = config(
-        tmp_path, score_cmd=write_scorer(tmp_path), agent_cmd=f'{PY} -c "{BUMP}"',
+        tmp_path, score_cmd=write_scorer(tmp_path), agent_cmd=f'{PY} -c "{BUMP_INLINE}"',
         agents=2, rounds=2, turns=4, sandbox="bwrap", sandbox_net=False,
     )  # fmt: skip
     summary = run_search(cfg)
