@@ -197,16 +197,22 @@ def _plant_object(plot: Plot, repo: Path, ref: str) -> None:
     """A commit in an earlier round's repository, on a ref of its own; removed with its
     loose objects afterwards (nothing of it is left to fetch or pack)."""
     token = plot.add("earlier candidates (git objects)", f"a commit on refs/ea-canary in {repo}")
+    objects = repo / ".git" / "objects"
+    had = {p.name for p in objects.iterdir()} if objects.is_dir() else set()
     blob = git(repo, "hash-object", "-w", "--stdin", input=f"{token}\n".encode()).text
     tree = git(repo, "mktree", input=f"100644 blob {blob}\tcanary.txt\n".encode()).text
     commit = git(repo, "commit-tree", tree, "-m", "canary", identity=True).text
+    fanout = {sha[:2] for sha in (blob, tree, commit)}
     git(repo, "update-ref", ref, commit)
-    objects = repo / ".git" / "objects"
 
     def undo() -> None:
         git(repo, "update-ref", "-d", ref, check=False)
         for sha in (commit, tree, blob):
             (objects / sha[:2] / sha[2:]).unlink(missing_ok=True)
+        # Folders git made for them: empty again, and gone (no trace of a canary ref).
+        for folder in [*(objects / d for d in fanout - had), repo / ".git" / "refs" / "ea-canary"]:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
     plot.undo.append(undo)
 

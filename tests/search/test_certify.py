@@ -360,3 +360,89 @@ def test_bytes_without_a_canary_never_report_one(data: bytes) -> None:
 
 def test_the_probe_source_never_matches_itself() -> None:
     assert not SHAPE.search(PROBE_SOURCE.read_text())
+
+
+def _tree(*roots: Path) -> dict[str, bytes | None]:
+    """Every path under ``roots`` with its content (None for a folder)."""
+    found: dict[str, bytes | None] = {}
+    for root in roots:
+        for path in [root, *root.rglob("*")] if root.exists() else []:
+            found[str(path)] = path.read_bytes() if path.is_file() else None
+    return found
+
+
+@pytest.mark.slow
+@settings(max_examples=10, deadline=None)
+@given(
+    agents=st.integers(1, 4),
+    number=st.integers(1, 3),
+    k=st.integers(20, 40),
+    best=st.booleans(),
+)
+def test_planting_then_removing_leaves_every_folder_as_it_was(
+    tmp_path_factory: pytest.TempPathFactory, agents: int, number: int, k: int, best: bool
+) -> None:
+    _plant_and_remove(tmp_path_factory.mktemp("plant"), agents, number, k, best)
+
+
+def test_removing_an_earlier_rounds_canary_commit_leaves_no_empty_git_folder(
+    tmp_path: Path,
+) -> None:
+    # Shrunk by Hypothesis: the objects' fan-out folders (objects/c2 …) and
+    # refs/ea-canary stayed behind, empty, after the commit was removed.
+    _plant_and_remove(tmp_path, agents=1, number=2, k=20, best=False)
+
+
+def _plant_and_remove(tmp: Path, agents: int, number: int, k: int, best: bool) -> None:
+    setup = _setup(tmp)
+    cfg = config(
+        tmp, **setup, policy="forget-team", agents=agents, rounds=3, turns=12, sandbox="none"
+    )
+    run = RunDir(tmp / "run")
+    for m in range(1, number + 1):  # the round repositories a run has made by now
+        repo = run.round_dir(m) / "repo"
+        repo.mkdir(parents=True)
+        git(repo, "init", "-q", "-b", "main")
+        (repo / "value.txt").write_text(f"{m}\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", f"round {m}", identity=True)
+    if best:
+        (run.path / "best").mkdir()
+        (run.path / "best" / "value.txt").write_text("1\n")
+    from evolving_agent.search.private import private_root
+
+    roots = (run.path, private_root(run.path), tmp / "judge")
+    before = _tree(*roots)
+    refs = {m: git(run.round_dir(m) / "repo", "for-each-ref").text for m in range(1, number + 1)}
+    plot = plant(run, cfg, number, k=k)
+    try:
+        assert len(plot.canaries) >= k
+        assert len({c.token for c in plot.canaries}) == len(plot.canaries)
+        planted = {c.place for c in plot.canaries}
+        assert "the scorer's files and expected outputs" in planted
+        assert ("earlier candidates (git objects)" in planted) == (number > 1)
+        assert sum(c.place == "a teammate's workspace" for c in plot.canaries) >= max(agents - 1, 1)
+    finally:
+        plot.remove()
+    (run.path / PLANTED_FILE).unlink(missing_ok=True)  # certify_round's step after remove
+    assert _tree(*roots) == before
+    for m in range(1, number + 1):
+        repo = run.round_dir(m) / "repo"
+        assert git(repo, "for-each-ref").text == refs[m]
+        # No object of a canary is left to fetch: every object holds no canary.
+        objects = git(repo, "cat-file", "--batch-all-objects", "--batch").stdout
+        assert not SHAPE.search(objects.decode(errors="replace"))
+    for canary in plot.canaries:
+        if canary.where.startswith("/") and not canary.where.startswith("/proc"):
+            assert not Path(canary.where).exists()
+
+
+def test_agents_that_run_outside_bwrap_are_probed_outside_it(tmp_path: Path) -> None:
+    from evolving_agent.search.certify import probe_sandbox
+
+    setup = _setup(tmp_path)
+    confined = Sandbox(kind="bwrap", network=False)
+    claude = config(tmp_path, **setup, agent="claude", sandbox="bwrap")
+    command = config(tmp_path, **setup, sandbox="bwrap")
+    assert probe_sandbox(claude, confined).kind == "none"
+    assert probe_sandbox(command, confined) == confined
