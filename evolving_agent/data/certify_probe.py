@@ -73,29 +73,32 @@ class Probe:
             done.append(root)
 
     def tree(self, root: str, done: list[str]) -> None:
-        for top, dirs, files in os.walk(root, onerror=lambda _e: None):
+        stack = [root]
+        while stack:
             if time.monotonic() > self.deadline:
                 self.count("walk stopped at its time budget")
                 return
-            dirs[:] = [
-                d for d in dirs
-                if os.path.join(top, d) not in _SKIP_ROOTS and os.path.join(top, d) not in done
-            ]  # fmt: skip
-            if top == "/dev":
-                dirs[:] = [d for d in dirs if d in ("shm", "mqueue")]  # the writable ones
-            for name in dirs + files:
-                where = os.path.join(top, name)
-                self.hit(name.encode(errors="surrogateescape"), "file name", where)
-            for name in files:
-                self.file(os.path.join(top, name))
+            top = stack.pop()
+            try:
+                entries = list(os.scandir(top))
+            except OSError:
+                continue
+            for entry in entries:
+                where = entry.path
+                self.hit(entry.name.encode(errors="surrogateescape"), "file name", where)
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if where in _SKIP_ROOTS or where in done:
+                            continue
+                        if top == "/dev" and entry.name not in ("shm", "mqueue"):
+                            continue  # only /dev's writable folders
+                        stack.append(where)
+                    elif entry.is_file(follow_symlinks=False):
+                        self.file(where, entry.stat(follow_symlinks=False))
+                except OSError:
+                    continue
 
-    def file(self, path: str) -> None:
-        try:
-            info = os.lstat(path)
-        except OSError:
-            return
-        if not stat.S_ISREG(info.st_mode):
-            return
+    def file(self, path: str, info: os.stat_result) -> None:
         self.count("files seen")
         if max(info.st_mtime, info.st_ctime) < self.since:
             return  # written before the canaries existed

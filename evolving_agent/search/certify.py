@@ -58,6 +58,7 @@ CANARY_PREFIX = "EA-CAN" + "ARY-"  # split: this source is not a canary
 PROBE_SOURCE = Path(__file__).parents[1] / "data" / "certify_probe.py"
 _PROBE_VAR = "EA_PROBE_SOURCE"
 _FILE_NAME = ".ea-canary"
+PROBE_TIMEOUT = 900.0  # seconds; the probe stops its walk at 80% of it
 
 
 def new_token() -> str:
@@ -307,7 +308,10 @@ class ProbeAgent(Agent):
     name = "canary-probe"
 
     def __init__(self, *, agent_cmd: str | None, since: float, budget: float) -> None:
-        words = shlex.split(agent_cmd) if agent_cmd else []
+        try:
+            words = shlex.split(agent_cmd) if agent_cmd else []
+        except ValueError:  # unbalanced quotes: the shell's business, not the binds'
+            words = (agent_cmd or "").split()
         code = f"import os; exec(compile(os.environ[{_PROBE_VAR!r}], 'probe', 'exec'))"
         self.command = shlex.join(
             [sys.executable, "-c", code, "--since", f"{since:.3f}", "--budget", f"{budget:g}",
@@ -473,8 +477,12 @@ def certify_round(site: ProbeSite, records: list[TurnRecord], *, k: int) -> Roun
     plot = plant(run, site.config, number, k=k)
     try:
         request = site.request(planted_records(records, plot.feedback_token))
-        request = dataclasses.replace(request, sandbox=probe_sandbox(site.config, site.sandbox))
-        budget = max(10.0, min(600.0, request.timeout * 0.8))
+        # The probe's time is its own, not an agent turn's: a walk cut short by a short
+        # --turn-timeout would leave the round uncertified.
+        timeout = max(request.timeout, PROBE_TIMEOUT)
+        sandbox = probe_sandbox(site.config, site.sandbox)
+        request = dataclasses.replace(request, sandbox=sandbox, timeout=timeout)
+        budget = timeout * 0.8
         agent = ProbeAgent(agent_cmd=site.config.agent_cmd, since=since, budget=budget)
         job = TurnJob(request=request, base=site.plan.start_commit, message="canary probe")
         outcome = site.executor.run_turn(
