@@ -200,6 +200,36 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int | None:
         return None
 
 
+@dataclass
+class Background:
+    """A helper process the harness itself runs beside a turn (canary rounds' stand-in
+    process): started in its own session, ended with :meth:`stop`."""
+
+    proc: subprocess.Popen[bytes]
+    first_line: str  # what it printed first (it was waited for: the process is ready)
+
+    def stop(self) -> None:
+        kill_group(self.proc)
+        self.proc.wait()
+
+
+def start_background(argv: list[str], *, env: dict[str, str], input: bytes) -> Background:
+    """Start ``argv``, feed it ``input``, wait for its first line of stdout."""
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, start_new_session=True
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(input)
+        proc.stdin.close()
+        line = proc.stdout.readline().decode(errors="replace").strip()
+    except BaseException:
+        kill_group(proc)
+        proc.wait()
+        raise
+    return Background(proc, line)
+
+
 def kill_group(proc: subprocess.Popen[bytes]) -> None:
     """Kill the process and everything in its process group (it leads its own session)."""
     try:

@@ -75,6 +75,19 @@ def _print(summary: SearchSummary, as_json: bool) -> None:
         echo(f"best re-scored: {summary.best_rescored:g} (median of {n} fresh score(s))")
     if summary.forgotten is False:
         echo(f"isolation: {summary.isolation}; its rounds were restarts, not forgetting")
+    if summary.certify is not None:
+        _print_certify(summary.certify)
+
+
+def _print_certify(result: dict[str, Any]) -> None:
+    echo(result["line"])
+    for item in result["found"]:
+        echo(
+            f"  round {item['round']}: canary from {item['place']} (planted at "
+            f"{item['planted']}) found by {item['channel']} at {item['found']}"
+        )
+    for number, error in result.get("errors", {}).items():
+        echo(f"  round {number}: the probe failed: {error}")
 
 
 @click.command("run")
@@ -158,6 +171,20 @@ def _print(summary: SearchSummary, as_json: bool) -> None:
     help="On Ray, give agents and scorers this driver environment variable (repeatable), "
     "e.g. --env ANTHROPIC_API_KEY; workers otherwise see the raylet's environment.",
 )
+@click.option(
+    "--certify",
+    is_flag=True,
+    help="Canary rounds: plant canaries at every round's start and probe for them as an "
+    "agent would; the summary says whether forgetting was certified (docs/search.md).",
+)
+@click.option(
+    "--canaries",
+    default=24,
+    show_default=True,
+    type=int,
+    metavar="K",
+    help="Canaries planted per round with --certify (at least 20).",
+)
 @json_option(help="Print the summary as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 def run_cmd(
@@ -174,6 +201,8 @@ def run_cmd(
     score_resources: str | None,
     max_scorers: int | None,
     env_forward: tuple[str, ...],
+    certify: bool,
+    canaries: int,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -214,6 +243,8 @@ def run_cmd(
         score_resources=parse_resources(score_resources, flag="--score-resources"),
         max_scorers=max_scorers,
         env_forward=list(env_forward),
+        certify=certify,
+        canaries=canaries,
     )
     hide_command_line("evolving-agent search run")  # agents must not read the score command
     make_undumpable()  # nor its open files and folder (/proc/PID/fd, cwd)
@@ -249,7 +280,43 @@ def resume_cmd(run_dir: Path, as_json: bool, quiet: bool) -> None:
     _print(summary, as_json)
 
 
+@click.command("certify")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option(
+    "--canaries",
+    default=24,
+    show_default=True,
+    type=int,
+    metavar="K",
+    help="Canaries planted per round (at least 20).",
+)
+@json_option(help="Print the verdict as JSON.")
+def certify_cmd(run_dir: Path, canaries: int, as_json: bool) -> None:
+    """Probe every round of an existing run for canaries, as its agents ran.
+
+    At each round's start, K fresh canaries are planted in everything that round's
+    agents must not see, a probe runs as agent 1 would (same executor, sandbox and
+    binds) and every canary it finds is named with where; the verdict goes to
+    certify.json and summary.json.  Exit 0 whether or not it is certified.
+
+    \b
+    Example:
+      evolving-agent search certify runs/search-20260101-120000-forget-team
+    """
+    from evolving_agent.search.certify_run import certify_run
+    from evolving_agent.search.sandbox import hide_command_line, make_undumpable
+
+    hide_command_line("evolving-agent search certify")  # it names the run directory
+    make_undumpable()
+    result = certify_run(run_dir, k=canaries)
+    if as_json:
+        echo_json(result)
+    else:
+        _print_certify(result)
+
+
 def register(group: click.Group) -> None:
-    """Add ``search run`` and ``search resume`` to the search group."""
+    """Add ``search run``, ``search resume`` and ``search certify`` to the search group."""
     group.add_command(run_cmd)
     group.add_command(resume_cmd)
+    group.add_command(certify_cmd)

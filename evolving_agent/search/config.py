@@ -38,6 +38,9 @@ from evolving_agent.search.names import AGENT_ALIASES, AGENT_NAMES, EXECUTOR_NAM
 from evolving_agent.search.presets import PRESETS, Preset, preset_for
 from evolving_agent.search.sandbox import Sandbox, check_sandbox, script_folders
 
+DEFAULT_CANARIES = 24
+MIN_CANARIES = 20
+
 
 class SearchConfig(pydantic.BaseModel, extra="forbid"):
     """Everything a search run needs; stored as ``run.json`` in the run directory."""
@@ -86,6 +89,10 @@ class SearchConfig(pydantic.BaseModel, extra="forbid"):
     sandbox_net: bool = True  # agents' network under bwrap (scorers never have one)
     sandbox_ro: list[str] = []
     sandbox_rw: list[str] = []
+    # Canary rounds (certify.py): plant this many canaries at every round's start and
+    # probe for them as an agent would, before the round's first turn.
+    certify: bool = False
+    canaries: int = DEFAULT_CANARIES
 
     @pydantic.field_validator("agent")
     @classmethod
@@ -187,6 +194,8 @@ def validate_config(config: SearchConfig) -> None:
         raise InvalidInput("not UTF-8 text", file=config.task) from None
     if not config.score_cmd.strip():
         raise UsageError("--score must be a non-empty command")
+    if config.certify and config.canaries < MIN_CANARIES:
+        raise UsageError(f"--canaries must be at least {MIN_CANARIES}, got {config.canaries}")
     if config.retries < 0 or config.retry_backoff < 0:
         raise UsageError("--retries and --retry-backoff must not be negative")
     if config.sandbox is not None:

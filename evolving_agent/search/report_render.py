@@ -15,6 +15,7 @@ from pathlib import Path
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.extras import require
+from evolving_agent.search.certify import report_lines
 from evolving_agent.search.report import ReportFiles, RunReport, load_run, score_gain
 from evolving_agent.search.text import fmt_number, markdown_table
 
@@ -287,6 +288,7 @@ def render_markdown(report: RunReport, png_name: str) -> str:
     lines += [f"> {w}" for w in report.warnings] + ([""] if report.warnings else [])
     lines += [f"![best-so-far]({png_name})", ""]
     lines += markdown_table(("", ""), [list(r) for r in _summary_rows(report)]) + [""]
+    lines += report_lines(report.run_dir, report.isolation)  # canary rounds, if probed
     lines += ["## Per round", ""] + markdown_table(_ROUND_HEADER, _round_rows(report)) + [""]
     lines += ["## Per agent", "", _AGENT_NOTE, ""]
     lines += markdown_table(_AGENT_HEADER, _agent_rows(report)) + [""]

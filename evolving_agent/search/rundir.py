@@ -191,6 +191,8 @@ class SearchSummary(pydantic.BaseModel, extra="forbid"):
     # A forgetting policy's rounds were forgotten (isolation bwrap), or only restarted;
     # None for a policy that never forgets.
     forgotten: bool | None = None
+    # Canary rounds (certify.py): the verdict and every canary found; None: not probed.
+    certify: dict[str, Any] | None = None
 
 
 def check_version(

@@ -33,6 +33,8 @@ from evolving_agent.process import kill_with_env, subreaper
 from evolving_agent.search.aftermath import PlayedTurn, Tally, turn_record
 from evolving_agent.search.agents import agent_for, check_agent
 from evolving_agent.search.agents.base import Agent
+from evolving_agent.search.certify import remove_leftovers
+from evolving_agent.search.certify import verdict as certify_verdict
 from evolving_agent.search.config import (
     SearchConfig,
     agent_turn_shares,
@@ -241,6 +243,8 @@ def resume_search(run_dir: Path, *, progress: ProgressFn | None = None) -> Searc
 def _resume(run: RunDir, config: SearchConfig, progress: ProgressFn | None) -> SearchSummary:
     check_agent(config, candidate=False)
     lock = run.lock()
+    # Canaries a killed probe left (in the scorer's folder too): gone before the seal check.
+    remove_leftovers(run)
     try:
         executor = make_executor(config)  # the executor seam
         executor.bind(run.path)
@@ -473,6 +477,8 @@ class _Runner:
             rnd = self.round
             self.closing = None
             self._emit("round", rnd.plan.number, message=f"round {rnd.plan.number} starts")
+            if self.config.certify:
+                self._certify(rnd)
             try:
                 with ThreadPoolExecutor(max_workers=self.agents) as pool:
                     self._play_round(rnd, pool)
@@ -514,6 +520,27 @@ class _Runner:
                 file=self.run_dir.path,
             )
         return summary
+
+    def _certify(self, rnd: OpenRound) -> None:
+        """Canaries and the probe (certify.py) before the round's first turn; a round a
+        resume reopens after its first turn is not probed again."""
+        from evolving_agent.search.certify import certified_rounds, certify_round, probe_site
+
+        number = rnd.plan.number
+        remove_leftovers(self.run_dir)
+        if number in certified_rounds(self.run_dir.path) or any(
+            r.round == number for r in self.records
+        ):
+            return
+        site = probe_site(
+            self.config, self.run_dir, self.executor, self.sandbox, self.task,
+            repo=rnd.repo, plan=rnd.plan, workspace=rnd.workspaces[0],
+            env={RUN_ID_VAR: self.run_id},
+        )  # fmt: skip
+        found = certify_round(site, self.records, k=self.config.canaries)
+        said = f"canary probe: {len(found.findings)} of {found.canaries} found"
+        said += " (round certified)" if found.certified else f" {found.error or ''}".rstrip()
+        self._emit("round", number, message=said)
 
     def _tag_round(self, rnd: OpenRound) -> None:
         """Name every candidate of the round (one git call for the lot)."""
@@ -746,6 +773,9 @@ class _Runner:
             complete=self.stop is None,
             notices=self.notices(),
             isolation=isolation(self.sandbox.kind, self.config.agent),
+            certify=certify_verdict(
+                self.run_dir.path, isolation(self.sandbox.kind, self.config.agent)
+            ),
             forgotten=(
                 isolation(self.sandbox.kind, self.config.agent) == "bwrap"
                 if self.preset.forgets
