@@ -228,7 +228,7 @@ SLOW: dict[str, set[str]] = {
     "memory/evidence/test_evidence": {
         "test_8_processes_x_60_appends_lose_nothing_and_never_interleave",
     },
-    "memory/evidence/test_evidence_import": {
+    "memory/ops/test_events": {
         "test_back_dated_import_counts_as_one_recorded_day",
         "test_evidence_import_of_a_non_utf8_line_names_file_and_line",
     },
