@@ -56,8 +56,11 @@ def test_every_area_hangs_off_the_root_layers_at_the_top_reviews_below(area: str
 def test_the_named_paths_are_the_documented_layout() -> None:
     root = MemoryRoot(Path("/r"))
     assert [root.area_dir(layer) for layer in LAYERS] == [
-        root.canon, root.live, root.today, root.evidence
-    ]  # fmt: skip
+        root.canon,
+        root.live,
+        root.today,
+        root.evidence,
+    ]
     assert root.policy_file == Path("/r/canon/policy.yaml")
     assert root.schedule_file == Path("/r/schedule.yaml") and root.crons == Path("/r/crons")
     assert root.lock_dir == Path("/r/.ea/locks") and root.state == Path("/r/.ea")

@@ -60,8 +60,20 @@ def test_the_command_gets_one_settings_dict_of_exactly_the_shared_fields(tmp_pat
     def fake(settings: dict[str, Any], extra: str) -> None:
         seen.update(settings, extra=extra)
 
-    args = ["--candidate", "c", "--task", "t.md", "--score", "python s.py", "--agent",
-            "tsp-example", "--token-prices", '{"output": 2}', "--sandbox-ro", "ro"]  # fmt: skip
+    args = [
+        "--candidate",
+        "c",
+        "--task",
+        "t.md",
+        "--score",
+        "python s.py",
+        "--agent",
+        "tsp-example",
+        "--token-prices",
+        '{"output": 2}',
+        "--sandbox-ro",
+        "ro",
+    ]
     result = CliRunner().invoke(fake, args, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert set(seen) == {*_FIELDS, "extra"} and seen["extra"] == "x"

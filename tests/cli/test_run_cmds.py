@@ -19,8 +19,9 @@ def test_nightly_prints_its_status_the_carry_and_the_bias_then_is_already_done(
     root_with_friction(tmp_path / "memory", DAY)
     with freeze_time("2026-11-04 03:00:00"):
         first = run_cli("run", "nightly", "--date", DAY)
-        again = run_cli("run", "nightly", "--date", DAY, "--reflector", "command",
-                        "--reflector-cmd", "false")  # fmt: skip
+        again = run_cli(
+            "run", "nightly", "--date", DAY, "--reflector", "command", "--reflector-cmd", "false"
+        )
     lines = first.stdout.splitlines()
     assert first.exit_code == 0, first.output
     assert lines[0] == f"nightly {DAY}: done (reflector: rules)"

@@ -90,8 +90,12 @@ def friction(root: MemoryRoot, text: str, **kw: object) -> str:
 
 
 # A committer who is not the product: git by hand.
-HAND_ENV = {"GIT_AUTHOR_NAME": "x", "GIT_AUTHOR_EMAIL": "x@x",
-            "GIT_COMMITTER_NAME": "x", "GIT_COMMITTER_EMAIL": "x@x"}  # fmt: skip
+HAND_ENV = {
+    "GIT_AUTHOR_NAME": "x",
+    "GIT_AUTHOR_EMAIL": "x@x",
+    "GIT_COMMITTER_NAME": "x",
+    "GIT_COMMITTER_EMAIL": "x@x",
+}
 
 
 def push_by_hand(remote: Path, work: Path, edit: Callable[[Path], None]) -> None:

@@ -24,21 +24,38 @@ AT = datetime(2027, 3, 2, 9, tzinfo=UTC)
 
 
 def _view(status: str, n: int = 0) -> AnswerView:
-    return AnswerView(evidence_id=f"ev-{n}", ts=AT, model="m", canon_commit=None,
-                      answer="a", verdict=Verdict(status=status))  # type: ignore[arg-type]  # fmt: skip
+    return AnswerView(
+        evidence_id=f"ev-{n}",
+        ts=AT,
+        model="m",
+        canon_commit=None,
+        answer="a",
+        verdict=Verdict(status=status),
+    )  # type: ignore[arg-type]
 
 
 def _row(a: list[str], b: list[str]) -> ProbeRow:
     a_all = [_view(s, i) for i, s in enumerate(a)]
     b_all = [_view(s, 100 + i) for i, s in enumerate(b)]
-    return ProbeRow(probe="p", entry="habits: Lead", entry_text="Lead.", implies="short",
-                    a=a_all[-1] if a_all else None, b=b_all[-1] if b_all else None,
-                    a_all=a_all, b_all=b_all)  # fmt: skip
+    return ProbeRow(
+        probe="p",
+        entry="habits: Lead",
+        entry_text="Lead.",
+        implies="short",
+        a=a_all[-1] if a_all else None,
+        b=b_all[-1] if b_all else None,
+        a_all=a_all,
+        b_all=b_all,
+    )
 
 
 def test_why_lists_the_broken_rules_and_a_judge_that_did_not_agree() -> None:
-    v = Verdict(status="breaks", failed=["more than 3 sentences"], judge="breaks",
-                judge_reason="offers alternatives")  # fmt: skip
+    v = Verdict(
+        status="breaks",
+        failed=["more than 3 sentences"],
+        judge="breaks",
+        judge_reason="offers alternatives",
+    )
     assert v.why() == "more than 3 sentences; judge: breaks (offers alternatives)"
     assert Verdict(status="honours", judge="honours").why() == ""
 
@@ -65,8 +82,17 @@ def test_worse_and_the_witness_agree_with_the_shares(a: list[str], b: list[str])
 
 
 def test_the_continuity_line_says_how_much_was_kept() -> None:
-    c = Continuity(model_a="m-1", model_b="m-2", compared=4, honoured_a=4, honoured_b=3,
-                   kept=3, regressed=["p"], improved=[], undecided=[])  # fmt: skip
+    c = Continuity(
+        model_a="m-1",
+        model_b="m-2",
+        compared=4,
+        honoured_a=4,
+        honoured_b=3,
+        kept=3,
+        regressed=["p"],
+        improved=[],
+        undecided=[],
+    )
     assert c.line() == (
         "continuity m-1 -> m-2: 4 of 4 probes honoured before, 3 after; 3 of 4 kept (75%)"
     )
@@ -75,9 +101,18 @@ def test_the_continuity_line_says_how_much_was_kept() -> None:
 
 
 def test_stored_answers_refuse_a_newer_schema_and_a_judge_must_give_a_reason() -> None:
-    data = {"run": "r", "model": "m", "reflector": "command", "probe": "p", "entry": "e",
-            "entry_text": "t", "canon_commit": None, "context_sha256": "0" * 64,
-            "prompt_sha256": "1" * 64, "answer": "a"}  # fmt: skip
+    data = {
+        "run": "r",
+        "model": "m",
+        "reflector": "command",
+        "probe": "p",
+        "entry": "e",
+        "entry_text": "t",
+        "canon_commit": None,
+        "context_sha256": "0" * 64,
+        "prompt_sha256": "1" * 64,
+        "answer": "a",
+    }
     assert ProbeAnswerData.model_validate(data).repeat == 1
     with pytest.raises(ValidationError, match="schema_version"):
         ProbeAnswerData.model_validate({**data, "schema_version": 3})

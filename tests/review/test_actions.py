@@ -61,8 +61,10 @@ def test_a_rejection_needs_a_reason_and_then_ends_the_review(root: MemoryRoot) -
         reject_review(root, RID, reason="no", approver="alice\nbob")
     decision = reject_review(root, RID, reason="too   broad\nfor now", approver="alice")
     assert (decision.status, decision.reason, decision.approver) == (
-        "rejected", "too broad for now", "alice"
-    )  # fmt: skip
+        "rejected",
+        "too broad for now",
+        "alice",
+    )
     assert load_review(root, RID).status == "rejected"
     with pytest.raises(InvalidInput, match=f"review {RID} is already rejected"):
         reject_review(root, RID, reason="again", approver="alice")

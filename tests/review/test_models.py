@@ -29,8 +29,15 @@ def _card(**kw: object) -> ProbeCard:
 
 
 def _pending(**kw: object) -> PendingReview:
-    fields = {"id": "rev-2026-11-1", "month": "2026-11", "diff": DIFF, "hypothesis": "h-1",
-              "proposals": ["prop-1"], "evidence_ids": ["ev-1"], "created": AT}  # fmt: skip
+    fields = {
+        "id": "rev-2026-11-1",
+        "month": "2026-11",
+        "diff": DIFF,
+        "hypothesis": "h-1",
+        "proposals": ["prop-1"],
+        "evidence_ids": ["ev-1"],
+        "created": AT,
+    }
     return PendingReview.model_validate({**fields, **kw})
 
 
@@ -50,8 +57,14 @@ def test_files_from_a_newer_version_or_with_unknown_fields_are_refused() -> None
     with pytest.raises(ValidationError, match="mood"):
         _pending(mood="sunny")
     with pytest.raises(ValidationError, match="evidence_ids"):
-        Proposal(id="prop-1", week_end=date(2026, 11, 7), hypothesis="h-1", diff=DIFF,
-                 evidence_ids=[], created=AT)  # fmt: skip
+        Proposal(
+            id="prop-1",
+            week_end=date(2026, 11, 7),
+            hypothesis="h-1",
+            diff=DIFF,
+            evidence_ids=[],
+            created=AT,
+        )
 
 
 def test_a_probe_cards_title_says_what_changed() -> None:

@@ -64,8 +64,9 @@ def test_reviews_load_list_and_dump_with_their_status(tmp_path: Path) -> None:
     queue(root, "rev-2026-11-2", add("Lead with the answer."))
     reject_review(root, "rev-2026-11-2", reason="already there", approver="alice")
     assert [(r.id, r.status) for r in list_reviews(root)] == [
-        ("rev-2026-11-1", "pending"), ("rev-2026-11-2", "rejected")
-    ]  # fmt: skip
+        ("rev-2026-11-1", "pending"),
+        ("rev-2026-11-2", "rejected"),
+    ]
     assert decision_path(root, "rev-2026-11-2").is_file()
     shown = to_json(load_review(root, "rev-2026-11-1"))
     assert shown["id"] == "rev-2026-11-1" and shown["status"] == "pending"

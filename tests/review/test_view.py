@@ -19,8 +19,9 @@ def test_a_pending_review_shows_its_diff_and_each_cited_record(tmp_path: Path) -
     view = view_review(root, "rev-2026-11-1")
     assert "+  - Ask before offering options." in view.diff_text and view.problem == ""
     assert [(i, r.text if r else None) for i, r in view.evidence] == [
-        (ev.id, "offered three options again"), ("ev-gone", None)
-    ]  # fmt: skip
+        (ev.id, "offered three options again"),
+        ("ev-gone", None),
+    ]
     shown = view.to_json()
     assert shown["evidence"][1] == {"id": "ev-gone", "ts": None, "kind": None, "text": None}  # type: ignore[index]
     assert shown["problem"] is None

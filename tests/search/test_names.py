@@ -39,5 +39,7 @@ def test_the_names_module_is_a_leaf_that_imports_no_backend() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == [
-        "['evolving_agent',", "'evolving_agent.search',", "'evolving_agent.search.names']"
-    ]  # fmt: skip
+        "['evolving_agent',",
+        "'evolving_agent.search',",
+        "'evolving_agent.search.names']",
+    ]

@@ -39,9 +39,13 @@ from tests.helpers.sync import (
     ],
 )
 def test_remote_tricks_on_the_data_branch_are_refused(
-    trick: str, expected: str, tmp_path: Path, remote: Path, laptop: MemoryRoot,
+    trick: str,
+    expected: str,
+    tmp_path: Path,
+    remote: Path,
+    laptop: MemoryRoot,
     desktop: MemoryRoot,
-) -> None:  # fmt: skip
+) -> None:
     friction(desktop, "desktop: mine")
     sync(desktop)
     laptop_id, desktop_id = local_device(laptop).id, local_device(desktop).id

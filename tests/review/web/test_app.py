@@ -36,8 +36,13 @@ def _session(s: Settings) -> dict[str, str]:
 
 
 def _post(s: Settings, path: str, form: dict[str, str], **headers: str) -> Reply:
-    head = {"host": f"{s.host}:{s.port}", "origin": s.origin, **_session(s),
-            "content-type": "application/x-www-form-urlencoded", **headers}  # fmt: skip
+    head = {
+        "host": f"{s.host}:{s.port}",
+        "origin": s.origin,
+        **_session(s),
+        "content-type": "application/x-www-form-urlencoded",
+        **headers,
+    }
     return request(create_app(s), "POST", path, headers=head, body=urlencode(form).encode())
 
 
@@ -58,7 +63,7 @@ def test_every_door_without_the_right_key_is_refused(settings: Settings) -> None
             create_app(settings),
             "GET",
             "/",
-            headers={"host": f"127.0.0.1:{settings.port}", **_session(settings)},  # fmt: skip
+            headers={"host": f"127.0.0.1:{settings.port}", **_session(settings)},
         ).text
     )
     assert _get(settings, "/").status == 403  # no cookie

@@ -32,8 +32,10 @@ def test_a_card_quotes_its_evidence_by_day_and_names_what_is_missing(root: Memor
     with freeze_time("2026-12-11 09:00:00"):
         card = build_card(root, "rev-2026-11-1", {})
     assert [(q.id, q.found) for q in card.evidence_for] == [
-        ("ev-gone", False), (early, True), (late, True)
-    ]  # fmt: skip
+        ("ev-gone", False),
+        (early, True),
+        (late, True),
+    ]
     assert card.evidence_for[0].text == "(not found in Evidence)"
     assert card.waited_days == 10  # queued 2026-12-01 04:00
     assert card.can_approve and card.plan is not None and card.hold is None

@@ -47,8 +47,11 @@ def test_one_bar_pair_per_day_sized_by_its_friction() -> None:
 
 def test_a_lane_colours_each_day_by_state_and_leaves_days_before_it_empty() -> None:
     days = [DayGlance(FIRST + timedelta(days=i)) for i in range(4)]
-    lane = Lane(_hyp("one answer"), [None, "emerging", "live", "live"],
-                [(FIRST + timedelta(days=2), "live", "ev-9")])  # fmt: skip
+    lane = Lane(
+        _hyp("one answer"),
+        [None, "emerging", "live", "live"],
+        [(FIRST + timedelta(days=2), "live", "ev-9")],
+    )
     svg = ET.fromstring(str(state_lanes(_glance(days, [lane]))))
     fills = [r.get("fill") for r in svg.iter(f"{NS}rect")]
     assert fills == [STATE_COLOURS["emerging"]] + [STATE_COLOURS["live"]] * 2
@@ -71,5 +74,11 @@ def test_root_text_never_breaks_out_of_the_svg(text: str, carry: str) -> None:
     lane = Lane(_hyp(text), ["emerging", "emerging"], [])
     for chart in (friction_chart(_glance(days)), state_lanes(_glance(days, [lane]))):
         svg = ET.fromstring(str(chart))  # well-formed, whatever the text
-        assert {e.tag.removeprefix(NS) for e in svg.iter()} <= {"svg", "g", "title", "text",
-                                                                "rect", "line"}  # fmt: skip
+        assert {e.tag.removeprefix(NS) for e in svg.iter()} <= {
+            "svg",
+            "g",
+            "title",
+            "text",
+            "rect",
+            "line",
+        }
