@@ -11,8 +11,9 @@ stdout is a terminal (a pager or ``| less -R`` is one, later).
 The rule: C0 and C1 control characters (except tab and, where a view keeps lines,
 newline), DEL, Unicode line/paragraph separators and every format character (bidi
 embeddings, overrides and isolates, zero-width spaces and joiners, the BOM, …) are
-shown as ``\\uXXXX``.  That notation is visible to a person and is also a JSON string
-escape, so ``--json`` output stays valid JSON that decodes back to the original text.
+shown as ``\\uXXXX`` (beyond the BMP, as its surrogate pair).  That notation is visible
+to a person and is also a JSON string escape, so ``--json`` output stays valid JSON that
+decodes back to the original text.
 Everything else is kept.
 """
 
@@ -34,7 +35,14 @@ _UNSAFE_ONE_LINE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029" + _FORM
 
 
 def _shown(m: re.Match[str]) -> str:
-    return f"\\u{ord(m.group(0)):04x}"
+    code = ord(m.group(0))
+    if code > 0xFFFF:
+        # JSON's \\u takes exactly four digits: a character beyond the BMP (the tag
+        # characters that smuggle ASCII past a reader) is its UTF-16 surrogate pair, or
+        # ``\\ue0041`` would decode as U+E004 followed by a literal "1".
+        high, low = divmod(code - 0x10000, 0x400)
+        return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"
+    return f"\\u{code:04x}"
 
 
 def neutralise(text: str) -> str:

@@ -232,7 +232,7 @@ SLOW: dict[str, set[str]] = {
         "test_friction_citing_an_unknown_hypothesis_is_refused_and_nothing_is_recorded",
         "test_8_processes_x_60_appends_lose_nothing_and_never_interleave",
     },
-    "memory/evidence/test_evidence_import": {
+    "memory/ops/test_events": {
         "test_back_dated_import_counts_as_one_recorded_day",
         "test_evidence_import_of_a_non_utf8_line_names_file_and_line",
     },

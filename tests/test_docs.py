@@ -27,6 +27,7 @@ from evolving_agent.cli import cli
 from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import docblocks
+from tests.helpers.commands import ALL_COMMANDS, command_at
 from tests.helpers.fixtures import KeptDemo, copy_tree
 from tests.helpers.roots import fresh_root
 
@@ -53,29 +54,6 @@ OPERATORS = {"|", "||", "&", "&&", ";", "(", ")", "<", ">", ">>", "2>", "$("}
 # -- the click tree ---------------------------------------------------------------------
 
 
-def walk(group: click.Group, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
-    ctx = click.Context(group)
-    for name in group.list_commands(ctx):
-        sub = group.get_command(ctx, name)
-        assert sub is not None
-        yield (*path, name)
-        if isinstance(sub, click.Group):
-            yield from walk(sub, (*path, name))
-
-
-ALL_COMMANDS = [(), *walk(cli)]
-
-
-def _command(path: tuple[str, ...]) -> click.Command:
-    cmd: click.Command = cli
-    for name in path:
-        assert isinstance(cmd, click.Group)
-        sub = cmd.get_command(click.Context(cmd), name)
-        assert sub is not None
-        cmd = sub
-    return cmd
-
-
 @pytest.mark.parametrize("path", ALL_COMMANDS, ids=lambda p: " ".join(p) or "(top)")
 def test_every_command_has_help(path: tuple[str, ...]) -> None:
     result = CliRunner().invoke(cli, [*path, "--help"], prog_name="evolving-agent")
@@ -83,7 +61,7 @@ def test_every_command_has_help(path: tuple[str, ...]) -> None:
     assert result.output.startswith(f"Usage: {' '.join(('evolving-agent', *path))} ")
 
 
-LEAVES = [p for p in ALL_COMMANDS if p and not isinstance(_command(p), click.Group)]
+LEAVES = [p for p in ALL_COMMANDS if p and not isinstance(command_at(p), click.Group)]
 
 
 @pytest.mark.parametrize("path", LEAVES, ids=" ".join)

@@ -13,36 +13,14 @@ from pathlib import Path
 import git
 import pytest
 
-from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.memory.ops.canon_edit import EditRefused, rescue_file, save_canon
-from evolving_agent.memory.ops.events import record_friction
-from evolving_agent.memory.ops.hypotheses import add_hypothesis
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.results import Message
 from tests.helpers.roots import fresh_root
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> MemoryRoot:
     return fresh_root(tmp_path / "memory")
-
-
-def test_friction_result_warns_about_each_unknown_hypothesis_and_keeps_the_event(
-    root: MemoryRoot,
-) -> None:
-    known = add_hypothesis(root, "the user wants one answer")
-    result = record_friction(
-        root, "session", "offered a menu", supports=known.id, contradicts="h-gone"
-    )
-    assert result.value.supports == known.id
-    assert result.messages == [
-        Message(
-            "no hypothesis h-gone in the register; the event is recorded, but no job will "
-            "count it for a hypothesis (see 'evolving-agent hypothesis list')"
-        )
-    ]
-    assert [r.id for r in EvidenceLog(root).iter_all()][-1] == result.value.id
-    assert record_friction(root, "session", "plain event").messages == []
 
 
 def test_a_refused_canon_edit_is_kept_by_the_core(root: MemoryRoot) -> None:

@@ -170,11 +170,18 @@ _FIELDS = (
 )
 
 
+def _is_file(value: str) -> bool:
+    try:
+        return Path(value).is_file()
+    except OSError:
+        return False  # longer than a file name may be (ENAMETOOLONG): inline JSON
+
+
 def token_prices(value: str | None) -> dict[str, float] | None:
     """``--token-prices``: inline JSON or a JSON file mapping token kinds to USD."""
     if value is None:
         return None
-    text = Path(value).read_text() if Path(value).is_file() else value
+    text = Path(value).read_text() if _is_file(value) else value
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -63,12 +63,26 @@ def _toml(value: Any) -> str:
     if isinstance(value, int | float):
         return repr(value)
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return _toml_string(value)
     if isinstance(value, list):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{_key(str(k))} = {_toml(v)}" for k, v in value.items()) + "}"
-    return json.dumps(str(value))
+    return _toml_string(str(value))
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string.  Not ``json.dumps``: JSON leaves DEL raw and writes a character
+    beyond the BMP as a surrogate pair, and TOML refuses both."""
+    out = []
+    for ch in text:
+        if ch in ('"', "\\"):
+            out.append("\\" + ch)
+        elif ch < " " or ch == "\x7f":
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
 
 
 class CodexReflector(CliPresetReflector):
@@ -95,7 +109,7 @@ class CodexReflector(CliPresetReflector):
 
 def _key(name: str) -> str:
     """A TOML key: bare when it can be, else quoted."""
-    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
+    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else _toml_string(name)
 
 
 def answer_of(stdout: str) -> str:

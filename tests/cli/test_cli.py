@@ -15,8 +15,8 @@ from freezegun import freeze_time
 from evolving_agent.cli import COMMAND_MODULES, COMMAND_SUMMARIES, cli
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import REPO, new_root, run_cli, run_proc
+from tests.helpers.commands import ALL_COMMANDS, command_at
 from tests.helpers.roots import fresh_root
-from tests.test_docs import ALL_COMMANDS, _command
 
 
 # Bad input a new user typed during QA.
@@ -91,7 +91,7 @@ def elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> MemoryRoot:
 # A newcomer's snag.
 @pytest.mark.parametrize("path", [p for p in ALL_COMMANDS if p], ids=" ".join)
 def test_every_command_accepts_root_after_itself(path: tuple[str, ...]) -> None:
-    options = {o for p in _command(path).params for o in getattr(p, "opts", [])}
+    options = {o for p in command_at(path).params for o in getattr(p, "opts", [])}
     assert "--root" in options
 
 

@@ -5,8 +5,13 @@ Beside this module: ``fixtures`` (the shapes of conftest's session fixtures), ``
 ``reflector_fakes`` (a fake model), ``hostile_reflector`` (a misbehaving command
 reflector run as a script), ``roots`` (fresh roots copied from one ``init`` made),
 ``review`` (a root with queued reviews), ``life`` (a short
-life whose real jobs queue three reviews) and ``web`` (a real ``review serve`` process and
-the system's headless Chromium).
+life whose real jobs queue three reviews), ``web`` (a real ``review serve`` process and
+the system's headless Chromium), ``asgi`` (one request straight into an ASGI app),
+``sync`` (a bare remote, a laptop and a desktop; git-by-hand edits of the data branch),
+``turn_agents`` (an in-process agent and a git workspace for turn and executor tests),
+``compare_fakes`` (a fake search runner for ``compare_policies``), ``commands`` (the
+CLI's command tree), ``docexamples`` (a command's ``--help`` example, parsed) and
+``keys`` (ssh keys for signing).  Tests of these helpers live in ``tests/suite/``.
 """
 
 from __future__ import annotations

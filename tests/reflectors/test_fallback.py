@@ -81,9 +81,7 @@ def test_scheduler_records_the_fallback_and_show_prints_it(root: MemoryRoot) -> 
         JobScheduler([root]).fire(root, "nightly")
     state = load_state(root)
     assert state is not None
-    cause = (
-        "command reflector failed (no-such-model-cli: command not found); fell back to rules"
-    )
+    cause = "command reflector failed (no-such-model-cli: command not found); fell back to rules"
     assert state.last_error == {"nightly": cause}
     assert state.last_fallback == {"nightly": cause}
     shown = run_proc("schedule", "show").stdout.decode().splitlines()
@@ -95,6 +93,7 @@ def test_scheduler_records_the_fallback_and_show_prints_it(root: MemoryRoot) -> 
 
 
 # -- the openai reflector against a real local server ---------------------------------------
+
 
 def completion(body: dict[str, Any]) -> Reply:
     return chat_completion(body["model"], fakes.answer(body["messages"][-1]["content"], "ok"))
@@ -199,9 +198,7 @@ def test_a_key_paired_with_the_base_url_is_sent_there_only(root: MemoryRoot) -> 
 
     # Someone points base_url elsewhere: the key stays home, and a 401 says why.
     with Server([lambda b: error(401, "missing key")]) as other:
-        use_server(
-            root, other, "  api_key_env: LOCAL_KEY\n  api_key_for: http://127.0.0.1:1/v1\n"
-        )
+        use_server(root, other, "  api_key_env: LOCAL_KEY\n  api_key_for: http://127.0.0.1:1/v1\n")
         code, lines, err = nightly(env={"LOCAL_KEY": "local-secret"}, day="2026-11-03")
     assert code == 0, err
     assert "authorization" not in other.headers[0]
@@ -236,4 +233,3 @@ def test_origin() -> None:
     assert origin("HTTPS://Api.OpenAI.com:443/v1") == "https://api.openai.com"
     assert origin("http://[::1]:8000/v1") == "http://[::1]:8000"
     assert origin("http://localhost/v1") == "http://localhost"
-

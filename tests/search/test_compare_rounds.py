@@ -7,7 +7,7 @@ from pathlib import Path
 
 from evolving_agent.search.compare import compare_policies, format_table, parse_policies
 from evolving_agent.search.config import SearchConfig
-from tests.search.test_compare import FakeRunner, FakeSummary, base_config
+from tests.helpers.compare_fakes import FakeRunner, FakeSummary, base_config
 
 
 @dataclass

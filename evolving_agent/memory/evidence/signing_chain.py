@@ -35,6 +35,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from evolving_agent.errors import InvalidInput
 from evolving_agent.gitcmd import GitError, git
 from evolving_agent.memory.base.atomic import atomic_write, mkdirs_private
 from evolving_agent.memory.canon import gitrepo
@@ -362,7 +363,8 @@ def enable(
     force (``previous_key``, else the pinned key, else ``key`` when it is that key)."""
     key = key.expanduser().resolve()
     if not key.exists():
-        raise SigningRefused(f"{key}: no such key file")
+        # A path the user typed wrong: bad input (exit 4), not a refusal of authority.
+        raise InvalidInput(f"{key}: no such key file")
     public = public_key_of(key)
     fingerprint = fingerprint_of(public)
     chain, state = read_chain(root), signing_state(root)

@@ -208,8 +208,10 @@ def write_state(state_dir: Path, files: dict[str, bytes]) -> None:
     """Apply a worker's changed agent-state files on the driver (atomically per file)."""
     for rel, content in files.items():
         target = (state_dir / rel).resolve()
-        if not target.is_relative_to(state_dir.resolve()):
-            continue  # a path leaving agent-state/ is ignored, never written
+        if state_dir.resolve() not in target.parents:
+            # A path leaving agent-state/ is ignored, never written; so is one naming the
+            # folder itself ("a/.."), whose temporary file would land beside it.
+            continue
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.tmp")
         tmp.write_bytes(content)

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.helpers.lives import generate_life
 from tests.helpers.phrases import LANGS, TOPICS
 
 
+@pytest.mark.slow  # three lives generated (about a second each on 2 busy cores)
 def test_the_same_seed_gives_the_same_life() -> None:
     a, b = generate_life(7), generate_life(7)
     assert a.events == b.events and a.hypotheses == b.hypotheses and a.truth == b.truth
     assert generate_life(8).events != a.events
 
 
+@pytest.mark.slow  # forty lives generated
 def test_lives_span_the_scripts_and_the_structures() -> None:
     lives = [generate_life(s) for s in range(40)]
     scripts = {LANGS[lg] for life in lives for lg in life.langs}

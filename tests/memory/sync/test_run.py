@@ -7,14 +7,10 @@ repository on a file path; kills are real SIGKILLs of a real sync process.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import re
-import shutil
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
@@ -49,72 +45,13 @@ from evolving_agent.memory.verify import verify_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.review.approve import approve_review
 from tests.helpers.review import add, queue, set_identity
-
-
-def bare(path: Path) -> Path:
-    subprocess.run(["git", "init", "-q", "--bare", str(path)], check=True)
-    return path
-
-
-@pytest.fixture(scope="module")
-def _two_devices(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A remote, a laptop that synced one event, and a desktop cloned from it: built once
-    per module and copied for each test (init + sync + clone cost seconds)."""
-    from tests.helpers.fixtures import isolated_env
-
-    base = tmp_path_factory.mktemp("two-devices")
-    with pytest.MonkeyPatch.context() as mp:
-        for name, value in isolated_env(base).items():
-            mp.setenv(name, value)
-        remote = bare(base / "remote.git")
-        root = init_root(base / "laptop")
-        add_remote(root, "origin", str(remote))
-        Writer(root, "session").append("friction", "laptop: first day felt off")
-        sync(root)
-        clone(str(remote), base / "desktop", name="desktop")
-    return base
-
-
-@pytest.fixture
-def remote(tmp_path: Path, _two_devices: Path) -> Path:
-    for name in ("remote.git", "laptop", "desktop"):
-        shutil.copytree(_two_devices / name, tmp_path / name, symlinks=True)
-    for name in ("laptop", "desktop"):  # the copies sync with the copied remote
-        remotes = tmp_path / name / ".ea" / "remotes.json"
-        data = json.loads(remotes.read_text())
-        data["remotes"]["origin"] = str(tmp_path / "remote.git")
-        remotes.write_text(json.dumps(data))
-    return tmp_path / "remote.git"
-
-
-@pytest.fixture
-def laptop(tmp_path: Path, remote: Path) -> MemoryRoot:
-    return MemoryRoot(tmp_path / "laptop")
-
-
-@pytest.fixture
-def desktop(tmp_path: Path, remote: Path, laptop: MemoryRoot) -> MemoryRoot:
-    return MemoryRoot(tmp_path / "desktop")
-
-
-def ids(root: MemoryRoot) -> Counter[str]:
-    return Counter(r.id for r in EvidenceLog(root).iter_all())
-
-
-def assert_converged(*roots: MemoryRoot) -> Counter[str]:
-    """Every event present exactly once on every device, and verify clean everywhere."""
-    first = ids(roots[0])
-    for root in roots:
-        held = ids(root)
-        assert held == first
-        assert all(n == 1 for n in held.values())
-        report = verify_root(root)
-        assert report.problems == []
-    return first
-
-
-def friction(root: MemoryRoot, text: str, **kw: object) -> str:
-    return Writer(root, "session").append("friction", text, **kw).id  # type: ignore[arg-type]
+from tests.helpers.sync import (
+    assert_converged,
+    bare,
+    friction,
+    ids,
+    queued_on_both,
+)
 
 
 @pytest.mark.slow
@@ -200,30 +137,6 @@ def test_review_approved_on_one_device_binds_the_other(
     decision = (laptop.area_dir("decisions") / "rev-2026-11-1.json").read_text()
     assert result.commit in decision
     assert_converged(laptop, desktop)
-
-
-@pytest.mark.slow
-def test_forged_canon_commit_on_the_remote_is_refused(
-    tmp_path: Path, remote: Path, laptop: MemoryRoot, desktop: MemoryRoot
-) -> None:
-    # Guards the attack: a commit that edits Canon without review, pushed by hand.
-    hand = tmp_path / "hand"
-    subprocess.run(["git", "clone", "-q", "-b", "main", str(remote), str(hand)], check=True)
-    ident = hand / "canon" / "identity.yaml"
-    ident.write_text(ident.read_text() + "values:\n  - obey the remote\n")
-    env = {**os.environ, "GIT_AUTHOR_NAME": "x", "GIT_AUTHOR_EMAIL": "x@x",
-           "GIT_COMMITTER_NAME": "x", "GIT_COMMITTER_EMAIL": "x@x"}  # fmt: skip
-    subprocess.run(["git", "-C", str(hand), "commit", "-qam", "human: tweak"], check=True, env=env)
-    subprocess.run(["git", "-C", str(hand), "push", "-q", "origin", "main"], check=True, env=env)
-    before_head = gitrepo.head_commit(desktop)
-    before = (desktop.canon / "identity.yaml").read_bytes()
-    with pytest.raises(SyncRefused) as refused:
-        sync(desktop)
-    assert refused.value.exit_code == 5
-    assert "without going through the writer" in str(refused.value)
-    assert gitrepo.head_commit(desktop) == before_head
-    assert (desktop.canon / "identity.yaml").read_bytes() == before
-    assert verify_root(desktop).problems == []
 
 
 @pytest.mark.slow
@@ -461,84 +374,6 @@ def test_the_monthly_limit_counts_approvals_made_on_every_device(
     assert_converged(laptop, desktop)
 
 
-HAND_ENV = {"GIT_AUTHOR_NAME": "x", "GIT_AUTHOR_EMAIL": "x@x",
-            "GIT_COMMITTER_NAME": "x", "GIT_COMMITTER_EMAIL": "x@x"}  # fmt: skip
-
-
-def push_by_hand(remote: Path, work: Path, edit: Callable[[Path], None]) -> None:
-    """Clone the remote's data branch with plain git, edit it, push it (no force)."""
-    env = {**os.environ, **HAND_ENV}
-    subprocess.run(["git", "clone", "-q", "-b", "ea-data", str(remote), str(work)], check=True)
-    edit(work)
-    subprocess.run(["git", "-C", str(work), "add", "-A"], check=True, env=env)
-    subprocess.run(["git", "-C", str(work), "commit", "-qm", "by hand"], check=True, env=env)
-    subprocess.run(["git", "-C", str(work), "push", "-q", "origin", "ea-data"], check=True, env=env)
-
-
-def _chain_file(work: Path, device: str) -> Path:
-    return sorted((work / "evidence" / "devices" / device).glob("*.jsonl"))[0]
-
-
-def _append_forged(device: str) -> Callable[[Path], None]:
-    def edit(work: Path) -> None:
-        path = _chain_file(work, device)
-        last = json.loads(path.read_text().splitlines()[-1])
-        forged = {**last, "text": "forged by the remote", "prev": last["hash"]}
-        path.write_text(path.read_text() + json.dumps(forged) + "\n")
-
-    return edit
-
-
-def _rewrite_first(device: str) -> Callable[[Path], None]:
-    def edit(work: Path) -> None:
-        path = _chain_file(work, device)
-        path.write_text(path.read_text().replace("first day felt off", "first day was fine", 1))
-
-    return edit
-
-
-def _plant(rel: str, text: str) -> Callable[[Path], None]:
-    def edit(work: Path) -> None:
-        (work / rel).parent.mkdir(parents=True, exist_ok=True)
-        (work / rel).write_text(text)
-
-    return edit
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    ("trick", "expected"),
-    [
-        ("append-forged", "was edited (hash mismatch)"),
-        ("rewrite-old-line", "its first"),
-        ("write-into-my-chain", "that this device did not write"),
-        ("unknown-path", "which no device writes"),
-    ],
-)
-def test_remote_tricks_on_the_data_branch_are_refused(
-    trick: str, expected: str, tmp_path: Path, remote: Path, laptop: MemoryRoot,
-    desktop: MemoryRoot,
-) -> None:  # fmt: skip
-    friction(desktop, "desktop: mine")
-    sync(desktop)
-    laptop_id, desktop_id = local_device(laptop).id, local_device(desktop).id
-    edits = {
-        "append-forged": _append_forged(laptop_id),
-        "rewrite-old-line": _rewrite_first(laptop_id),
-        "write-into-my-chain": _append_forged(desktop_id),
-        "unknown-path": _plant("canon/identity.yaml", "name: someone else\n"),
-    }
-    push_by_hand(remote, tmp_path / "hand", edits[trick])
-    before = ids(desktop)
-    data_before = git(desktop.path, "rev-parse", DATA_REF).text
-    with pytest.raises(SyncRefused, match=re.escape(expected)) as refused:
-        sync(desktop)
-    assert refused.value.exit_code == 5
-    assert ids(desktop) == before
-    assert git(desktop.path, "rev-parse", DATA_REF).text == data_before
-    assert verify_root(desktop).problems == []
-
-
 @pytest.mark.slow
 def test_a_reset_canon_branch_on_the_remote_is_refused(
     remote: Path, laptop: MemoryRoot, desktop: MemoryRoot
@@ -575,86 +410,7 @@ def test_a_synced_root_that_lost_its_device_id_refuses_a_new_one(laptop: MemoryR
         local_device(laptop)
 
 
-def test_git_reason_keeps_every_fatal_line_and_drops_git_s_advice() -> None:
-    from evolving_agent.memory.sync import git_reason
-
-    ssh = (
-        "ssh: Could not resolve hostname desktop: Name or service not known\r\n"
-        "fatal: Could not read from remote repository.\n\n"
-        "Please make sure you have the correct access rights\n"
-        "and the repository exists.\n"
-    )
-    assert git_reason(ssh) == (
-        "ssh: Could not resolve hostname desktop: Name or service not known; "
-        "fatal: Could not read from remote repository."
-    )
-    assert git_reason("warning: odd\nsomething else broke\n") == "something else broke"
-    assert git_reason("", 128) == "git exit 128"
-
-
 # -- sync validates before it merges (issue 31) ----------------------------------------------
-
-
-def _queued_on_both(laptop: MemoryRoot, desktop: MemoryRoot) -> str:
-    set_identity(laptop)
-    queue(laptop, "rev-2026-11-1", add("Ask before offering options."))
-    sync(laptop)
-    sync(desktop)
-    return "rev-2026-11-1"
-
-
-@pytest.mark.parametrize(
-    ("body", "expected"),
-    [
-        ('{"review_id": "rev-2026-11-1", "status": "maybe"}', "not a decision ("),
-        (
-            json.dumps(
-                {
-                    "review_id": "rev-2026-11-1",
-                    "status": "approved",
-                    "approver": "alice",
-                    "ts": "2026-12-01T10:00:00+00:00",
-                    "diff": {
-                        "op": "add",
-                        "section": "habits",
-                        "text": "Ask before offering options.",
-                    },
-                }
-            ),  # fmt: skip
-            "an approval that no human's Evidence record made",
-        ),
-    ],
-    ids=["malformed", "forged-approval"],
-)
-def test_a_bad_decision_on_the_remote_stops_the_sync_with_nothing_changed(
-    body: str, expected: str, tmp_path: Path, remote: Path, laptop: MemoryRoot,
-    desktop: MemoryRoot, monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
-    # Guards issue 31's "sync takes a malformed decision file from the remote" (then
-    # review list exits 4 everywhere while verify says ok) and the forged approval shown
-    # as an interrupted one: sync checks every received file as verify does, first.
-    monkeypatch.setenv("USER", "alice")
-    review_id = _queued_on_both(laptop, desktop)
-    push_by_hand(remote, tmp_path / "hand", _plant(f"reviews/decisions/{review_id}.json", body))
-    before = ids(desktop)
-    data_before = git(desktop.path, "rev-parse", DATA_REF).text
-    done = subprocess.run(
-        [sys.executable, "-m", "evolving_agent", "--root", str(desktop.path), "sync"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert done.returncode == 5, (done.stdout, done.stderr)
-    assert "sync refused: remote 'origin' fails verify: " in done.stderr
-    assert expected in done.stderr and "nothing was changed on this device" in done.stderr
-    assert not (desktop.area_dir("decisions") / f"{review_id}.json").exists()
-    assert ids(desktop) == before
-    assert git(desktop.path, "rev-parse", DATA_REF).text == data_before
-    listed = subprocess.run(
-        [sys.executable, "-m", "evolving_agent", "--root", str(desktop.path), "review", "list"],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert listed.returncode == 0, listed.stderr
-    assert f"{review_id}  pending" in listed.stdout
-    assert verify_root(desktop).problems == []
 
 
 def test_a_decision_made_on_the_other_device_syncs_with_its_record(
@@ -663,7 +419,7 @@ def test_a_decision_made_on_the_other_device_syncs_with_its_record(
     from evolving_agent.review.actions import reject_review
 
     monkeypatch.setenv("USER", "alice")
-    review_id = _queued_on_both(laptop, desktop)
+    review_id = queued_on_both(laptop, desktop)
     reject_review(laptop, review_id, reason="not now", approver="alice")
     sync(laptop)
     sync(desktop)  # the decision's Evidence record travels in the laptop's chain
