@@ -83,7 +83,8 @@ def _print(summary: SearchSummary, as_json: bool) -> None:
     "--policy",
     default="forget-team",
     show_default=True,
-    help="single | parallel | team | forget | forget-team | fork-and-flush.",
+    help="single | parallel | team | forget | forget-team | fork-and-flush | keep-notes "
+    "(rounds that keep sessions, history and a shared notes file: the arm against forgetting).",
 )
 @click.option(
     "--agents",

@@ -191,6 +191,11 @@ def validate_config(config: SearchConfig) -> None:
         raise UsageError("--retries and --retry-backoff must not be negative")
     if config.sandbox is not None:
         check_sandbox(config.sandbox)
+    if config.preset.keeps_notes and config.executor != "local":
+        raise UsageError(
+            f"--policy {config.policy} runs on the local executor only (its shared notes "
+            "file lives on the driver)"
+        )
     if config.score_cwd is not None and not config.score_cwd.is_dir():
         raise NotFound(f"--score-cwd directory not found: {config.score_cwd}")
 

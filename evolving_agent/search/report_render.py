@@ -239,6 +239,8 @@ def _forget_note(report: RunReport) -> str:
             "absolute path (only --sandbox bwrap with a command agent keeps them out)."
             + (" Restarts in this run:" if report.forgets else "")
         )
+    if report.forgets and report.policy == "keep-notes":
+        return "Restarts in this run (keep-notes keeps sessions, history and the notes file):"
     return "No forgets in this run." if not report.forgets else "Forgets in this run:"
 
 

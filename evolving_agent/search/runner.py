@@ -48,6 +48,13 @@ from evolving_agent.search.judge import (
     SealChanged,
     seal_command,
 )
+from evolving_agent.search.notes import (
+    close_notes,
+    notes_sandbox,
+    open_notes,
+    save_notes,
+    with_notes,
+)
 from evolving_agent.search.private import private_root, remove_root, run_key
 from evolving_agent.search.reducer import plan_round
 from evolving_agent.search.rounds import (
@@ -418,6 +425,10 @@ class _Runner:
         self.seed = seed
         self.judge = _judge(config, seal)
         self.sandbox = config.agent_confinement(run.path)
+        # keep-notes: one notes file for the whole team and run (notes.py).
+        self.notes = open_notes(run.path) if self.preset.keeps_notes else None
+        if self.notes is not None:
+            self.sandbox = notes_sandbox(self.sandbox, self.notes)
         self.agent: Agent = agent_for(config)
         # The sealed copy: the task file itself may have changed since.
         self.task = run.task_copy.read_text(encoding="utf-8")
@@ -455,7 +466,7 @@ class _Runner:
         if missing:
             found.append(missing)
         level = isolation(self.sandbox.kind, self.config.agent)
-        if self.preset.forgets and level != "bwrap":
+        if self.preset.resets_sessions and level != "bwrap":
             found.append(not_forgotten(level))
         return found
 
@@ -482,12 +493,16 @@ class _Runner:
             self._refresh_best()
             if self.stop is not None:
                 break  # the round stays open: a resume continues it
+            if self.notes is not None:
+                save_notes(self.run_dir.path)
             close_round(self.run_dir, rnd.plan.number, self.closing or "rounds")
             if not self.preset.forgets:
                 break
             self.round = self._next_round(rnd.plan.number + 1, closed_reason_of=rnd.plan.number)
         # Nothing of the run stays on disk outside its directory.
         remove_root(private_root(self.run_dir.path))
+        if self.notes is not None:
+            close_notes(self.run_dir.path)
         summary = self._summary()
         self.run_dir.write_summary(summary)
         self._emit("done", summary.rounds, message="done")
@@ -623,6 +638,8 @@ class _Runner:
             env={RUN_ID_VAR: self.run_id},
             sandbox=self.sandbox,
         )
+        if self.notes is not None:
+            request = with_notes(request, self.notes)
         job = TurnJob(
             request=request,
             base=base,
@@ -747,7 +764,7 @@ class _Runner:
             isolation=isolation(self.sandbox.kind, self.config.agent),
             forgotten=(
                 isolation(self.sandbox.kind, self.config.agent) == "bwrap"
-                if self.preset.forgets
+                if self.preset.resets_sessions
                 else None
             ),
             stopped=self.stop or ("turns" if len(self.records) >= self.planned else "budget"),
