@@ -15,6 +15,7 @@ the same run whatever the threads, executor or load.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import shutil
@@ -30,6 +31,7 @@ from typing import Any, Literal
 
 from evolving_agent.errors import InvalidInput, UsageError
 from evolving_agent.process import kill_with_env, subreaper
+from evolving_agent.search import holdout as holdout_gate
 from evolving_agent.search.aftermath import PlayedTurn, Tally, turn_record
 from evolving_agent.search.agents import agent_for, check_agent
 from evolving_agent.search.agents.base import Agent
@@ -196,6 +198,8 @@ def _run_new(
         executor.bind(run.path)
         run.write_config(config)
         seal = _seal_and_score_seed(config, run, executor)
+        if holdout_gate.seal_holdout(config, run.path) is not None:
+            _holdout(config, run, executor)  # a seed the holdout refuses: refused here
     except BaseException:
         # Nothing worth keeping yet: leave no half-made run directory behind.
         os.close(lock)
@@ -269,6 +273,7 @@ def _resume(run: RunDir, config: SearchConfig, progress: ProgressFn | None) -> S
             end_run_processes(run_id(run))
             changed = run.changed_since_seal(seal)
             changed += Seal(seal["files"]).changed()
+            changed += holdout_gate.changed(run.path)
             if changed:
                 raise SealChanged(changed, f"refusing to resume {run.path}")
         return _Runner(config, run, progress, seal, executor).run()
@@ -353,6 +358,27 @@ def make_judge(config: SearchConfig, seal: dict[str, Any]) -> Judge:
     )
 
 
+def _holdout(config: SearchConfig, run: RunDir, executor: Executor) -> holdout_gate.Holdout | None:
+    """The run's holdout (``holdout.py``), its seed checked; None without one."""
+    seal = holdout_gate.read_seal(run.path)
+    if seal is None:
+        return None
+    judge = holdout_gate.holdout_judge(config, seal)
+
+    def verdict(repo: Path, commit: str) -> tuple[float | None, str]:
+        found = executor.judge(judge=judge, repo=repo, commit=commit)
+        return found.score, (found.feedback.splitlines() or [""])[0][:300]
+
+    gate = holdout_gate.Holdout(
+        run.path, verdict, minimize=config.minimize, margin=config.holdout_margin,
+        repo_of=lambda number: seed_repo(run) if number <= 1 else round_repo(run, number),
+    )  # fmt: skip
+    seed = run.read_seed()
+    assert seed is not None
+    gate.check_seed(seed.commit, seed.score)
+    return gate
+
+
 def _seal_and_score_seed(config: SearchConfig, run: RunDir, executor: Executor) -> dict[str, Any]:
     """Seal the judge, build round 1's one-commit repository, score the seed.
 
@@ -430,6 +456,7 @@ class _Runner:
         if self.notes is not None:
             self.sandbox = notes_sandbox(self.sandbox, self.notes)
         self.agent: Agent = agent_for(config)
+        self.holdout = _holdout(config, run, executor)
         # The sealed copy: the task file itself may have changed since.
         self.task = run.task_copy.read_text(encoding="utf-8")
         self.lock = threading.Lock()
@@ -468,6 +495,11 @@ class _Runner:
         level = isolation(self.sandbox.kind, self.config.agent)
         if self.preset.resets_sessions and level != "bwrap":
             found.append(not_forgotten(level))
+        if self.holdout is not None:
+            warn = holdout_gate.alarm(
+                self.holdout.checks, minimize=self.config.minimize, floor=self.seed.noise_floor
+            )
+            found += [warn] if warn else []
         return found
 
     def run(self) -> SearchSummary:
@@ -499,6 +531,11 @@ class _Runner:
             if not self.preset.forgets:
                 break
             self.round = self._next_round(rnd.plan.number + 1, closed_reason_of=rnd.plan.number)
+        if self.holdout is not None and self.stop is None:
+            best = self.tally.best
+            self.holdout.check_final(
+                self.tally.best_commit, self.tally.best_score, best.round if best else 1
+            )
         # Nothing of the run stays on disk outside its directory.
         remove_root(private_root(self.run_dir.path))
         if self.notes is not None:
@@ -553,13 +590,26 @@ class _Runner:
         )
         if plan is None:
             return None
+        best_repo = self.best_repo
+        if self.holdout is not None and number > 1:
+            # The gate: the round restarts from a candidate the holdout passes.
+            best = self.tally.best
+            start = self.holdout.restart_seed(
+                number,
+                self.records,
+                holdout_gate.Restart(
+                    plan.start_commit, plan.start_score, best.round if best else 1
+                ),
+            )
+            plan = dataclasses.replace(plan, start_commit=start.commit, start_score=start.score)
+            best_repo = round_repo(self.run_dir, start.round)
         reason = closed_reason(self.run_dir, closed_reason_of) if closed_reason_of else None
         rnd = open_round(
             self.run_dir,
             plan=plan,
             preset=self.preset,
             agents=self.agents,
-            best_repo=self.best_repo,
+            best_repo=best_repo,
             forget_reason=reason,
         )
         self.tally.known.setdefault(rnd.plan.start_commit, rnd.plan.start_score)
