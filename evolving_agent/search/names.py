@@ -11,6 +11,7 @@ from __future__ import annotations
 # order an unknown name lists them.
 AGENT_REGISTRY = {
     "tsp-example": "evolving_agent.search.agents.tsp_example:TspExampleAgent",
+    "circles-example": "evolving_agent.search.agents.circles_example:CirclesExampleAgent",
     "claude": "evolving_agent.search.agents.claude:ClaudeAgent",
     "codex": "evolving_agent.search.agents.codex:CodexAgent",
     "gemini": "evolving_agent.search.agents.gemini:GeminiAgent",
