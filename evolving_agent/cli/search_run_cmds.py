@@ -75,6 +75,9 @@ def _print(summary: SearchSummary, as_json: bool) -> None:
         echo(f"best re-scored: {summary.best_rescored:g} (median of {n} fresh score(s))")
     if summary.forgotten is False:
         echo(f"isolation: {summary.isolation}; its rounds were restarts, not forgetting")
+    for notice in summary.notices:
+        if notice.startswith("HOLDOUT ALARM"):  # the holdout's verdict on the run (holdout.py)
+            echo(notice)
 
 
 @click.command("run")

@@ -11,12 +11,12 @@ from __future__ import annotations
 # order an unknown name lists them.
 AGENT_REGISTRY = {
     "tsp-example": "evolving_agent.search.agents.tsp_example:TspExampleAgent",
-    "circles-example": "evolving_agent.search.agents.circles_example:CirclesExampleAgent",
     "claude": "evolving_agent.search.agents.claude:ClaudeAgent",
     "codex": "evolving_agent.search.agents.codex:CodexAgent",
     "gemini": "evolving_agent.search.agents.gemini:GeminiAgent",
     "opencode": "evolving_agent.search.agents.opencode:OpenCodeAgent",
     "command": "evolving_agent.search.agents.command:CommandAgent",
+    "circles-example": "evolving_agent.search.agents.circles_example:CirclesExampleAgent",
 }
 AGENT_NAMES = tuple(AGENT_REGISTRY)
 # Old names still accepted; the config stores the current one, so a run started with
