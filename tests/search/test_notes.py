@@ -19,6 +19,7 @@ import pytest
 from evolving_agent.search.notes import NOTES_FILE, SAVED, notes_folder
 from evolving_agent.search.presets import preset_for
 from evolving_agent.search.reducer import RoundPlan, SearchState, decide
+from evolving_agent.search.report_render import write_report
 from evolving_agent.search.rundir import TurnRecord
 from evolving_agent.search.runner import run_search
 from tests.helpers.search import PY, config, make_task, records
@@ -119,6 +120,9 @@ def test_keep_notes_carries_the_notes_file_sessions_and_history_across_rounds(
     }
     assert not notes_folder(run_dir).exists()
     assert json.loads((run_dir / "summary.json").read_text())["forgotten"] is None
+    # The report calls its boundaries restarts, never forgets.
+    md = write_report(run_dir).markdown.read_text()
+    assert "Restarts in this run (keep-notes keeps sessions, history and the notes file)" in md
 
 
 @needs_bwrap
