@@ -42,6 +42,7 @@ from evolving_agent.search.config import (
 )
 from evolving_agent.search.executors import make_executor
 from evolving_agent.search.executors.base import Executor
+from evolving_agent.search.forecast import forecast, round_bests
 from evolving_agent.search.judge import (
     SCORE_FD_VAR,
     Judge,
@@ -514,7 +515,15 @@ class _Runner:
         while self.round is not None:
             rnd = self.round
             self.closing = None
-            self._emit("round", rnd.plan.number, message=f"round {rnd.plan.number} starts")
+            message = f"round {rnd.plan.number} starts"
+            if rnd.plan.number == 3:  # the budget forecaster speaks after round 2
+                curve = round_bests(self.records, self.seed.score, minimize=self.config.minimize)
+                made = forecast(
+                    curve[:3], rounds=self.config.effective_rounds,
+                    turns_per_round=sum(rnd.plan.quotas), minimize=self.config.minimize,
+                )  # fmt: skip
+                message += f"; {made.line()}" if made else ""
+            self._emit("round", rnd.plan.number, message=message)
             try:
                 with ThreadPoolExecutor(max_workers=self.agents) as pool:
                     self._play_round(rnd, pool)
