@@ -25,12 +25,12 @@ from __future__ import annotations
 import json
 import math
 import random
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from evolving_agent.process import run_process
 from evolving_agent.search.agents.base import Agent, TurnRequest, TurnResult
 from evolving_agent.search.reducer import better
 from evolving_agent.search.workspace import head, read_file_at
@@ -52,11 +52,8 @@ def read_packing(source: str) -> list[Circle] | None:
     with tempfile.TemporaryDirectory(prefix="ea-circles-") as tmp:
         script = Path(tmp) / PACKER
         script.write_text(source)
-        try:
-            done = subprocess.run(
-                [sys.executable, str(script)], cwd=tmp, capture_output=True, text=True, timeout=20
-            )
-        except subprocess.TimeoutExpired:
+        done = run_process([sys.executable, str(script)], cwd=Path(tmp), timeout=20)
+        if done.returncode is None:
             return None
     circles = []
     for line in done.stdout.splitlines():
