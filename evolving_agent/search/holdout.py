@@ -235,14 +235,18 @@ class Holdout:
         assert check.reported is not None
         return Restart(check.commit, check.reported, max(1, first.round))
 
-    def check_final(self, commit: str, reported: float | None, round: int) -> Check:
+    def check_final(
+        self, commit: str, reported: float | None, round: int, *, last_round: int
+    ) -> Check:
+        """The run's final best (``round``: the round whose repository holds it), the
+        row of ``last_round``, the run's last."""
         done = next((c for c in self.checks if c.role == "final"), None)
         if done is not None and done.commit == commit:
             return done
         score, feedback = self._score(commit, round)
         prior = self.current().holdout
         ok = passes(score, prior, minimize=self.minimize, margin=self.margin)
-        final = Check("final", round, commit, reported, score, ok, False, feedback)
+        final = Check("final", last_round, commit, reported, score, ok, False, feedback)
         self._record(final)
         return final
 

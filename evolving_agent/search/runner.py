@@ -543,8 +543,9 @@ class _Runner:
         if self.holdout is not None and self.stop is None:
             best = self.tally.best
             self.holdout.check_final(
-                self.tally.best_commit, self.tally.best_score, best.round if best else 1
-            )
+                self.tally.best_commit, self.tally.best_score, best.round if best else 1,
+                last_round=max((r.round for r in self.records), default=1),
+            )  # fmt: skip
         # Nothing of the run stays on disk outside its directory.
         remove_root(private_root(self.run_dir.path))
         if self.notes is not None:

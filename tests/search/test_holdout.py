@@ -226,3 +226,14 @@ def test_search_run_prints_the_alarm_at_its_end(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr.decode()
     alarm_line = out.splitlines()[-1]
     assert alarm_line.startswith("HOLDOUT ALARM: since round 2 the reported best climbed 4 -> 8")
+
+
+def test_the_final_row_is_the_last_round_even_when_the_best_never_moved(tmp_path: Path) -> None:
+    # Found by the four-arm benchmark: the final check took the best's round (1, the seed)
+    # as its row, and the report showed the final best in round 1's row.
+    cfg = _setup(tmp_path, HONEST, HOLDOUT, agent_cmd="true", rounds=3, turns=3, sandbox="none")
+    summary = run_search(cfg)
+    rows = gap_rows(read_checks(summary.run_dir))
+    assert [(r.round, r.note) for r in rows] == [
+        (0, "seed"), (1, "restart seed"), (2, "restart seed"), (3, "final best"),
+    ]  # fmt: skip
