@@ -7,10 +7,11 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evolving_agent.search.forecast import forecast, quantile, ratio, round_bests
+from evolving_agent.search.forecast import Z10, Z90, forecast, quantile, ratio, round_bests
 from evolving_agent.search.report_render import write_report
 from evolving_agent.search.rundir import TurnRecord
 from evolving_agent.search.runner import run_search
+from evolving_agent.search.text import fmt_number
 from tests.helpers.search import config, make_candidate, make_task, write_agent, write_scorer
 
 
@@ -98,7 +99,8 @@ def test_a_run_says_its_forecast_when_round_three_starts_and_the_report_keeps_it
     summary = run_search(cfg, progress=lambda e: messages.append(e.message))
     said = [m for m in messages if "forecast after round 2 of 4" in m]
     assert len(said) == 1 and said[0].startswith("round 3 starts; ")
-    # 2 a round so far: with the defaults (z10 = 0, z90 = 1) the final is 4 to 8.
-    assert "final best 4 to 8 (80% interval; now 4)" in said[0]
+    # 2 a round so far, 2 rounds left: the final is 4 + 4 * z10 to 4 + 4 * z90.
+    low, high = fmt_number(4 + 4 * Z10), fmt_number(4 + 4 * Z90)
+    assert f"final best {low} to {high} (80% interval; now 4)" in said[0]
     md = write_report(summary.run_dir).markdown.read_text()
     assert "## Forecast" in md and "The run ended at 8 after 4 round(s): inside" in md
