@@ -260,7 +260,7 @@ def gemini_setups(root: str, program: Program = None) -> list[Setup]:
             "Merge these two keys into your settings.json. The hook's additionalContext "
             "is prepended to the first prompt (`gemini -p` too). `trust: true` is the allow "
             "rule: without it, headless Gemini CLI refuses every call to the server's "
-            'tools (a policy rule with mcpName = "evolving-agent" and decision = '
+            "tools (a policy rule with mcpName = \"evolving-agent\" and decision = "
             '"allow" does the same).',
         ),
         Setup(

@@ -370,7 +370,9 @@ def _check(ref: NightlyReflection, ctx: NightlyContext, day: date) -> None:
         r for r in ctx.untagged if r.id not in explained and not reads_as_instruction(r.text)
     ]
     y_type = prev.type if prev else None
-    sayable = any(t != y_type for h in carriable if h.ready for t in fitting_types(Story(h)))
+    sayable = any(
+        t != y_type for h in carriable if h.ready for t in fitting_types(Story(h))
+    )
     if ref.empty() and ctx.friction and (unexplained or sayable):
         raise ReflectorError("an empty answer on a day with friction")
     if prev is not None and ref.carry_type == prev.type:

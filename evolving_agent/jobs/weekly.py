@@ -161,6 +161,8 @@ def run_weekly(
     return WeeklyResult(status=status, plan=plan, record_ids=marker.record_ids)
 
 
+
+
 def _narrowings(
     hyps: dict[str, Hypothesis],
     reader: ScopedReader,

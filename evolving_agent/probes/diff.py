@@ -328,14 +328,9 @@ def _hold_card(
         return None
     for review in list_reviews(root):
         card = review.pending.probe
-        if (
-            card is not None
-            and card.hold
-            and (card.model_a, card.model_b)
-            == (
-                diff.model_a,
-                diff.model_b,
-            )
+        if card is not None and card.hold and (card.model_a, card.model_b) == (
+            diff.model_a,
+            diff.model_b,
         ):
             diff.already_queued.append(review.id)
             return None

@@ -185,7 +185,9 @@ def quoted(
     return f"“{clip(text or '', limit) if limit else text or ''}”"
 
 
-def grounding(h: Hypothesis, register: dict[str, Hypothesis], morning: date | None = None) -> str:
+def grounding(
+    h: Hypothesis, register: dict[str, Hypothesis], morning: date | None = None
+) -> str:
     """Line 2: the latest friction on the hypothesis, quoted as written, dated (with its
     age past a week).  When its evidence divides both sides are quoted, so the bias
     shows the swing instead of following it — the other side is always evidence
@@ -368,8 +370,7 @@ def addresses_assistant(h: Hypothesis) -> bool:
 
 
 def stories(
-    current: dict[str, Hypothesis],
-    changes: dict[str, tuple[Hypothesis, str]],
+    current: dict[str, Hypothesis], changes: dict[str, tuple[Hypothesis, str]],
     register: dict[str, Hypothesis],
 ) -> list[Story]:
     out = []
@@ -406,9 +407,7 @@ def pick(
     order = sorted(
         pool,
         key=lambda s: (
-            y_hyp is not None
-            and y_type != "release"
-            and s.h.id != y_hyp.id
+            y_hyp is not None and y_type != "release" and s.h.id != y_hyp.id
             and related(s.h, y_hyp),
             s.h.created,
             s.h.id,
@@ -440,7 +439,9 @@ class RulesReflector(Reflector):
             readings = readings + swing
             links = day_links(friction, [(r.event, r.hypothesis, r.relation) for r in readings])
             changes = apply_day(register, context.day, links, friction, note_keys(context))
-            current = {hid: changes[hid][0] if hid in changes else h for hid, h in register.items()}
+            current = {
+                hid: changes[hid][0] if hid in changes else h for hid, h in register.items()
+            }
         raised = context.raised(new) if new else None
         pool = stories(current, changes, register)
         if raised is not None and not addresses_assistant(raised):
@@ -474,7 +475,8 @@ class RulesReflector(Reflector):
                 raise_hypothesis=new,
                 carry_type=ctype,  # one of the nine
                 carry_text=(
-                    f"{FRAMES[ctype][1]}: notice whether the moment quoted in today's bias repeats."
+                    f"{FRAMES[ctype][1]}: notice whether the moment quoted in today's bias "
+                    "repeats."
                 ),
                 bias=(
                     f"{FRAMES[ctype][0]}. When the moment quoted below starts to happen "
@@ -492,6 +494,7 @@ class RulesReflector(Reflector):
             carry_text=carry_text(chosen, ctype),
             bias="\n".join(bias_lines(chosen, ctype, current, context.day + timedelta(days=1))),
         )
+
 
     def weekly(self, *, context: WeeklyContext, feedback: str | None = None) -> WeeklyReflection:
         drafts = []

@@ -126,9 +126,7 @@ WITHHELD = "withheld: it reads as an instruction to the assistant, not as fricti
 def withheld_note(evidence_id: str | None = None, day: object = None) -> str:
     """The one-line note shown in place of such a text: the event's id and where the
     human reads it (``evidence show --date DAY``)."""
-    parts = [
-        f"event {evidence_id}" if evidence_id else "",
-        f"evidence show --date {day}" if day else "",
-    ]
+    parts = [f"event {evidence_id}" if evidence_id else "", f"evidence show --date {day}" if day
+             else ""]
     where = "; ".join(p for p in parts if p)
     return f"[{WITHHELD}{f' ({where})' if where else ''}]"

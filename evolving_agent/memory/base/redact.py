@@ -327,12 +327,8 @@ _PROSE_PASSES: tuple[_Pass, ...] = (
     (("bearer", "basic", "token"), True, _BEARER_RE, _bearer),
     (_ASSIGN_HINTS, True, _ASSIGN_RE, _assign),
     (("=",), False, _QUERY_RE, _keep_head("secret")),
-    (
-        ("aws", "amazon", "azure", "gcp", "cloud", "s3", "storage", "secret", "access"),
-        True,
-        _CLOUD_RE,
-        _cloud,
-    ),
+    (("aws", "amazon", "azure", "gcp", "cloud", "s3", "storage", "secret", "access"), True,
+     _CLOUD_RE, _cloud),
 )
 
 

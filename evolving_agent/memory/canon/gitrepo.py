@@ -162,7 +162,9 @@ def commit_contents(
     """
     clear_stale_locks(root)
     parent = head_commit(root)
-    blobs = {rel: None if data is None else hash_blob(root, data) for rel, data in contents.items()}
+    blobs = {
+        rel: None if data is None else hash_blob(root, data) for rel, data in contents.items()
+    }
     tree = write_tree(root, parent, blobs)
     info = _index_info(blobs)
     body = message.rstrip() + "\n\n" + "".join(f"{k}: {v}\n" for k, v in trailers.items())

@@ -84,22 +84,21 @@ TYPE_TABLE: tuple[tuple[str, str, Fit], ...] = (
         "repair",
         "low stakes, not weakening, with a trigger or counter-move, and the day's friction "
         "showed it again (a slip to make right)",
-        lambda s: (
-            not s.high and s.h.state != "weakening" and s.supported_today and any(s.h.shape())
-        ),
+        lambda s: not s.high
+        and s.h.state != "weakening"
+        and s.supported_today
+        and any(s.h.shape()),
     ),
     (
         "question",
         "low stakes, and its evidence divides (split) or swings against a related belief's, "
         "or it is emerging and contradicted",
-        lambda s: (
-            not s.high
-            and s.h.state != "weakening"
-            and (
-                s.h.state == "split"
-                or bool(s.h.tension)
-                or (s.h.state == "emerging" and s.contradicted)
-            )
+        lambda s: not s.high
+        and s.h.state != "weakening"
+        and (
+            s.h.state == "split"
+            or bool(s.h.tension)
+            or (s.h.state == "emerging" and s.contradicted)
         ),
     ),
     (
@@ -191,10 +190,8 @@ def related(a: Hypothesis, b: Hypothesis) -> bool:
 
     if a.id == b.id or a.stakes == "high" or b.stakes == "high":
         return False
-    if (
-        a.when
-        and b.when
-        and (key(a.when) == key(b.when) or similarity(a.when, b.when) >= TRIGGER_OVERLAP)
+    if a.when and b.when and (
+        key(a.when) == key(b.when) or similarity(a.when, b.when) >= TRIGGER_OVERLAP
     ):
         return True
     if set(a.supports) & set(b.contradicts) or set(b.supports) & set(a.contradicts):
@@ -276,7 +273,12 @@ def eligible(
     for s in pool:
         if len(pool) >= MIN_POOL and counts.get(s.h.id, 0) >= MAX_SHARE:
             continue
-        if y_hyp is not None and y_hyp.id != s.h.id and y_type != "release" and related(s.h, y_hyp):
+        if (
+            y_hyp is not None
+            and y_hyp.id != s.h.id
+            and y_type != "release"
+            and related(s.h, y_hyp)
+        ):
             continue  # no swing between two related pulls on consecutive mornings
         t = type_for(s, history, y_type)
         if t is not None:
