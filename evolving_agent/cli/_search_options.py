@@ -138,6 +138,27 @@ _OPTIONS = (
         help="Also show PATH read-write inside the sandbox (repeatable), e.g. ~/.cache.",
     ),
     click.option(
+        "--holdout",
+        "holdout_cmd",
+        default=None,
+        metavar="CMD",
+        help="A second sealed scorer the agents never see (other instances, a stricter "
+        "verifier). The candidate a round restarts from must pass it: the holdout gives "
+        "it a number no worse than the previous restart seed's holdout score by more "
+        "than --holdout-margin; else the run restarts from the best candidate that "
+        "does. The report shows reported - holdout per round and an alarm when the "
+        "reported best climbs while the holdout does not.",
+    ),
+    click.option(
+        "--holdout-margin",
+        default=0.0,
+        show_default=True,
+        type=float,
+        metavar="X",
+        help="How much worse (in the holdout's units) a restart seed's holdout score may "
+        "be than the previous one's.",
+    ),
+    click.option(
         "--token-prices",
         default=None,
         help="JSON (or JSON file) of USD per million tokens for codex: "
@@ -167,6 +188,8 @@ _FIELDS = (
     "sandbox_net",
     "sandbox_ro",
     "sandbox_rw",
+    "holdout_cmd",
+    "holdout_margin",
 )
 
 

@@ -89,7 +89,9 @@ def _render_progress(event: Progress) -> None:
     default="single,parallel,forget-team",
     show_default=True,
     help="Comma-separated policies to compare; NAME+plateau runs a forgetting policy "
-    "with --forget-on-plateau K beside its fixed-round self.",
+    "with --forget-on-plateau K beside its fixed-round self. Every row is measured "
+    "against single, parallel and keep-notes when they run (the four arms: "
+    "forget-team,keep-notes,parallel,single).",
 )
 @click.option(
     "--agents",

@@ -75,6 +75,9 @@ def _print(summary: SearchSummary, as_json: bool) -> None:
         echo(f"best re-scored: {summary.best_rescored:g} (median of {n} fresh score(s))")
     if summary.forgotten is False:
         echo(f"isolation: {summary.isolation}; its rounds were restarts, not forgetting")
+    for notice in summary.notices:
+        if notice.startswith("HOLDOUT ALARM"):  # the holdout's verdict on the run (holdout.py)
+            echo(notice)
     if summary.certify is not None:
         _print_certify(summary.certify)
 
@@ -96,7 +99,8 @@ def _print_certify(result: dict[str, Any]) -> None:
     "--policy",
     default="forget-team",
     show_default=True,
-    help="single | parallel | team | forget | forget-team | fork-and-flush.",
+    help="single | parallel | team | forget | forget-team | fork-and-flush | keep-notes "
+    "(rounds that keep sessions, history and a shared notes file: the arm against forgetting).",
 )
 @click.option(
     "--agents",

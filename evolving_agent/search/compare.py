@@ -44,7 +44,8 @@ from evolving_agent.search.presets import PRESETS, preset_for
 from evolving_agent.search.runner import new_dir, run_search
 from evolving_agent.search.text import fmt_number, markdown_table
 
-REFERENCES = ("single", "parallel")
+# The arms a policy is measured against when they ran (keep-notes: the arm for memory).
+REFERENCES = ("single", "parallel", "keep-notes")
 PLATEAU_SUFFIX = "+plateau"
 
 

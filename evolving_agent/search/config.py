@@ -93,6 +93,10 @@ class SearchConfig(pydantic.BaseModel, extra="forbid"):
     # probe for them as an agent would, before the round's first turn.
     certify: bool = False
     canaries: int = DEFAULT_CANARIES
+    # A second sealed scorer the agents never see, gating every restart seed and
+    # measuring the reported-minus-holdout gap (holdout.py); margin in its units.
+    holdout_cmd: str | None = None
+    holdout_margin: float = 0.0
 
     @pydantic.field_validator("agent")
     @classmethod
@@ -122,11 +126,13 @@ class SearchConfig(pydantic.BaseModel, extra="forbid"):
         if self.score_cwd is not None:
             hide.append(str(self.score_cwd.resolve()))
         base = self.workdir or Path.cwd()
-        try:
-            words = shlex.split(self.score_cmd)
-        except ValueError:
-            words = self.score_cmd.split()
-        scripts = [base / w for w in words if not w.startswith("-") and (base / w).is_file()]
+        scripts = []
+        for command in (self.score_cmd, self.holdout_cmd or ""):  # the holdout's, too
+            try:
+                words = shlex.split(command)
+            except ValueError:
+                words = command.split()
+            scripts += [base / w for w in words if not w.startswith("-") and (base / w).is_file()]
         hide += [str(folder.resolve()) for folder in script_folders(scripts)]
         return dataclasses.replace(
             self.confinement(hide=tuple(dict.fromkeys(hide))), script_folders=True
@@ -196,10 +202,19 @@ def validate_config(config: SearchConfig) -> None:
         raise UsageError("--score must be a non-empty command")
     if config.certify and config.canaries < MIN_CANARIES:
         raise UsageError(f"--canaries must be at least {MIN_CANARIES}, got {config.canaries}")
+    if config.holdout_cmd is not None and not config.holdout_cmd.strip():
+        raise UsageError("--holdout must be a non-empty command")
+    if config.holdout_margin < 0:
+        raise UsageError(f"--holdout-margin must not be negative, got {config.holdout_margin:g}")
     if config.retries < 0 or config.retry_backoff < 0:
         raise UsageError("--retries and --retry-backoff must not be negative")
     if config.sandbox is not None:
         check_sandbox(config.sandbox)
+    if config.preset.keeps_notes and config.executor != "local":
+        raise UsageError(
+            f"--policy {config.policy} runs on the local executor only (its shared notes "
+            "file lives on the driver)"
+        )
     if config.score_cwd is not None and not config.score_cwd.is_dir():
         raise NotFound(f"--score-cwd directory not found: {config.score_cwd}")
 

@@ -16,6 +16,7 @@ AGENT_REGISTRY = {
     "gemini": "evolving_agent.search.agents.gemini:GeminiAgent",
     "opencode": "evolving_agent.search.agents.opencode:OpenCodeAgent",
     "command": "evolving_agent.search.agents.command:CommandAgent",
+    "circles-example": "evolving_agent.search.agents.circles_example:CirclesExampleAgent",
 }
 AGENT_NAMES = tuple(AGENT_REGISTRY)
 # Old names still accepted; the config stores the current one, so a run started with

@@ -9,9 +9,14 @@ team            N       yes   1       -              -
 forget          1       no    R       new sessions   new one-commit repository
 forget-team     N       yes   R       new sessions   new one-commit repository
 fork-and-flush  N       yes   R       new sessions   same repository (history kept)
+keep-notes      N       yes   R       same sessions  same repository, shared notes
 =============== ======= ===== ======= ============== =========================
 
-At every boundary all agents restart from the team's best candidate.
+At every boundary all agents restart from the team's best candidate.  ``keep-notes``
+is the arm that argues for memory (CORAL's accumulate arm): it keeps everything the
+forgetting policies throw away -- sessions continue across rounds, every round's
+candidates stay visible, and the agents share a notes file that lives for the whole
+run (``notes.py``).
 """
 
 from __future__ import annotations
@@ -28,8 +33,16 @@ class Preset:
     name: str
     single_agent: bool
     share_peers: bool
-    forgets: bool  # has round boundaries where sessions are reset
+    forgets: bool  # has round boundaries (restarts from the team's best)
     fresh_repo: bool  # a boundary also drops every candidate history
+    # A boundary resets nothing but the workspace: sessions, history and the shared
+    # notes file carry over (so its rounds are restarts, never forgetting).
+    keeps_notes: bool = False
+
+    @property
+    def resets_sessions(self) -> bool:
+        """Does a round boundary start every agent on a new session?"""
+        return self.forgets and not self.keeps_notes
 
 
 PRESETS: dict[str, Preset] = {
@@ -43,6 +56,14 @@ PRESETS: dict[str, Preset] = {
         Preset(
             "fork-and-flush", single_agent=False, share_peers=True, forgets=True, fresh_repo=False
         ),
+        Preset(
+            "keep-notes",
+            single_agent=False,
+            share_peers=True,
+            forgets=True,
+            fresh_repo=False,
+            keeps_notes=True,
+        ),  # fmt: skip
     )
 }
 

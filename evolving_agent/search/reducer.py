@@ -10,7 +10,8 @@ Before each turn of each agent, ``decide`` answers:
 * does the round end now, and why (``plateau``, ``shrinking``, ``budget``)?
 * does the agent's session continue, or start fresh?
 * which candidates may it see (round start, own history, peers' best)?  A round's
-  first turn sees only the round start, so every agent starts identically.
+  first turn sees only the round start, so every agent starts identically (under
+  ``keep-notes`` it also keeps its session and sees every earlier round's history).
 
 ``plan_round`` splits what is left of the turn and money budgets evenly over the
 rounds still to come, so a round that ended early hands its turns to the next.
@@ -188,10 +189,14 @@ def decide(
         reason = plateau_signal(in_round, forget_on_plateau)
         if reason is not None:
             return Decision(run_turn=False, end_round=reason)
-    # Sessions live within a round: the first turn of a round is always a new one.
-    session = next((r.session for r in reversed(mine) if r.session), None)
-    new_session = not mine or session is None
-    if not mine:
+    # Sessions live within a round: the first turn of a round is always a new one --
+    # except under keep-notes, where an agent's session continues across rounds.
+    history = mine
+    if preset.keeps_notes:
+        history = sorted((r for r in state.records if r.agent == agent), key=lambda r: r.seq)
+    session = next((r.session for r in reversed(history) if r.session), None)
+    new_session = not history or session is None
+    if not mine and not preset.keeps_notes:
         # Identical first instructions: a round's first turn sees only its start.
         visible: tuple[Visible, ...] = (
             Visible("start", rnd.start_commit, rnd.start_score, rnd.number),

@@ -16,6 +16,8 @@ from pathlib import Path
 from evolving_agent.errors import InvalidInput
 from evolving_agent.extras import require
 from evolving_agent.search.certify import report_lines
+from evolving_agent.search.forecast import report_lines as forecast_lines
+from evolving_agent.search.holdout import report_lines as holdout_lines
 from evolving_agent.search.report import ReportFiles, RunReport, load_run, score_gain
 from evolving_agent.search.text import fmt_number, markdown_table
 
@@ -240,6 +242,8 @@ def _forget_note(report: RunReport) -> str:
             "absolute path (only --sandbox bwrap with a command agent keeps them out)."
             + (" Restarts in this run:" if report.forgets else "")
         )
+    if report.forgets and report.policy == "keep-notes":
+        return "Restarts in this run (keep-notes keeps sessions, history and the notes file):"
     return "No forgets in this run." if not report.forgets else "Forgets in this run:"
 
 
@@ -297,6 +301,11 @@ def render_markdown(report: RunReport, png_name: str) -> str:
     lines += ["## Forgets", "", _forget_note(report), ""]
     if report.forgets:
         lines += markdown_table(_FORGET_HEADER, _forget_rows(report)) + [""]
+    lines += holdout_lines(report.run_dir, minimize=report.minimize, floor=report.noise_floor or 0)
+    lines += forecast_lines(
+        report.records, seed_score=report.seed_score, rounds=report.rounds_planned,
+        minimize=report.minimize,
+    )  # fmt: skip
     lines += ["## Best candidate vs seed", "", report.diff.note + ".", ""]
     if report.diff.text:
         lines += ["```diff", report.diff.text.rstrip("\n"), "```", ""]

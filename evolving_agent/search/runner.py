@@ -15,6 +15,7 @@ the same run whatever the threads, executor or load.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import shutil
@@ -30,6 +31,7 @@ from typing import Any, Literal
 
 from evolving_agent.errors import InvalidInput, UsageError
 from evolving_agent.process import kill_with_env, subreaper
+from evolving_agent.search import holdout as holdout_gate
 from evolving_agent.search.aftermath import PlayedTurn, Tally, turn_record
 from evolving_agent.search.agents import agent_for, check_agent
 from evolving_agent.search.agents.base import Agent
@@ -42,6 +44,7 @@ from evolving_agent.search.config import (
 )
 from evolving_agent.search.executors import make_executor
 from evolving_agent.search.executors.base import Executor
+from evolving_agent.search.forecast import forecast, round_bests
 from evolving_agent.search.judge import (
     SCORE_FD_VAR,
     Judge,
@@ -50,11 +53,19 @@ from evolving_agent.search.judge import (
     SealChanged,
     seal_command,
 )
+from evolving_agent.search.notes import (
+    close_notes,
+    notes_sandbox,
+    open_notes,
+    save_notes,
+    with_notes,
+)
 from evolving_agent.search.private import (
     RUN_ID_VAR,
     private_root,
     remove_root,
     run_ident,
+    run_key,
 )
 from evolving_agent.search.reducer import plan_round
 from evolving_agent.search.rounds import (
@@ -196,6 +207,8 @@ def _run_new(
         executor.bind(run.path)
         run.write_config(config)
         seal = _seal_and_score_seed(config, run, executor)
+        if holdout_gate.seal_holdout(config, run.path) is not None:
+            _holdout(config, run, executor)  # a seed the holdout refuses: refused here
     except BaseException:
         # Nothing worth keeping yet: leave no half-made run directory behind.
         os.close(lock)
@@ -271,6 +284,7 @@ def _resume(run: RunDir, config: SearchConfig, progress: ProgressFn | None) -> S
             end_run_processes(run_id(run))
             changed = run.changed_since_seal(seal)
             changed += Seal(seal["files"]).changed()
+            changed += holdout_gate.changed(run.path)
             if changed:
                 raise SealChanged(changed, f"refusing to resume {run.path}")
         return _Runner(config, run, progress, seal, executor).run()
@@ -351,6 +365,27 @@ def make_judge(config: SearchConfig, seal: dict[str, Any]) -> Judge:
     )
 
 
+def _holdout(config: SearchConfig, run: RunDir, executor: Executor) -> holdout_gate.Holdout | None:
+    """The run's holdout (``holdout.py``), its seed checked; None without one."""
+    seal = holdout_gate.read_seal(run.path)
+    if seal is None:
+        return None
+    judge = holdout_gate.holdout_judge(config, seal)
+
+    def verdict(repo: Path, commit: str) -> tuple[float | None, str]:
+        found = executor.judge(judge=judge, repo=repo, commit=commit)
+        return found.score, (found.feedback.splitlines() or [""])[0][:300]
+
+    gate = holdout_gate.Holdout(
+        run.path, verdict, minimize=config.minimize, margin=config.holdout_margin,
+        repo_of=lambda number: seed_repo(run) if number <= 1 else round_repo(run, number),
+    )  # fmt: skip
+    seed = run.read_seed()
+    assert seed is not None
+    gate.check_seed(seed.commit, seed.score)
+    return gate
+
+
 def _seal_and_score_seed(config: SearchConfig, run: RunDir, executor: Executor) -> dict[str, Any]:
     """Seal the judge, build round 1's one-commit repository, score the seed.
 
@@ -423,7 +458,12 @@ class _Runner:
         self.seed = seed
         self.judge = _judge(config, seal)
         self.sandbox = config.agent_confinement(run.path)
+        # keep-notes: one notes file for the whole team and run (notes.py).
+        self.notes = open_notes(run.path) if self.preset.keeps_notes else None
+        if self.notes is not None:
+            self.sandbox = notes_sandbox(self.sandbox, self.notes)
         self.agent: Agent = agent_for(config)
+        self.holdout = _holdout(config, run, executor)
         # The sealed copy: the task file itself may have changed since.
         self.task = run.task_copy.read_text(encoding="utf-8")
         self.lock = threading.Lock()
@@ -460,8 +500,13 @@ class _Runner:
         if missing:
             found.append(missing)
         level = isolation(self.sandbox.kind, self.config.agent)
-        if self.preset.forgets and level != "bwrap":
+        if self.preset.resets_sessions and level != "bwrap":
             found.append(not_forgotten(level))
+        if self.holdout is not None:
+            warn = holdout_gate.alarm(
+                self.holdout.checks, minimize=self.config.minimize, floor=self.seed.noise_floor
+            )
+            found += [warn] if warn else []
         return found
 
     def run(self) -> SearchSummary:
@@ -476,7 +521,15 @@ class _Runner:
         while self.round is not None:
             rnd = self.round
             self.closing = None
-            self._emit("round", rnd.plan.number, message=f"round {rnd.plan.number} starts")
+            message = f"round {rnd.plan.number} starts"
+            if rnd.plan.number == 3:  # the budget forecaster speaks after round 2
+                curve = round_bests(self.records, self.seed.score, minimize=self.config.minimize)
+                made = forecast(
+                    curve[:3], rounds=self.config.effective_rounds,
+                    turns_per_round=sum(rnd.plan.quotas), minimize=self.config.minimize,
+                )  # fmt: skip
+                message += f"; {made.line()}" if made else ""
+            self._emit("round", rnd.plan.number, message=message)
             if self.config.certify:
                 self._certify(rnd)
             try:
@@ -489,12 +542,22 @@ class _Runner:
             self._refresh_best()
             if self.stop is not None:
                 break  # the round stays open: a resume continues it
+            if self.notes is not None:
+                save_notes(self.run_dir.path)
             close_round(self.run_dir, rnd.plan.number, self.closing or "rounds")
             if not self.preset.forgets:
                 break
             self.round = self._next_round(rnd.plan.number + 1, closed_reason_of=rnd.plan.number)
+        if self.holdout is not None and self.stop is None:
+            best = self.tally.best
+            self.holdout.check_final(
+                self.tally.best_commit, self.tally.best_score, best.round if best else 1,
+                last_round=max((r.round for r in self.records), default=1),
+            )  # fmt: skip
         # Nothing of the run stays on disk outside its directory.
         remove_root(private_root(self.run_dir.path))
+        if self.notes is not None:
+            close_notes(self.run_dir.path)
         summary = self._summary()
         self.run_dir.write_summary(summary)
         self._emit("done", summary.rounds, message="done")
@@ -566,13 +629,26 @@ class _Runner:
         )
         if plan is None:
             return None
+        best_repo = self.best_repo
+        if self.holdout is not None and number > 1:
+            # The gate: the round restarts from a candidate the holdout passes.
+            best = self.tally.best
+            start = self.holdout.restart_seed(
+                number,
+                self.records,
+                holdout_gate.Restart(
+                    plan.start_commit, plan.start_score, best.round if best else 1
+                ),
+            )
+            plan = dataclasses.replace(plan, start_commit=start.commit, start_score=start.score)
+            best_repo = round_repo(self.run_dir, start.round)
         reason = closed_reason(self.run_dir, closed_reason_of) if closed_reason_of else None
         rnd = open_round(
             self.run_dir,
             plan=plan,
             preset=self.preset,
             agents=self.agents,
-            best_repo=self.best_repo,
+            best_repo=best_repo,
             forget_reason=reason,
         )
         self.tally.known.setdefault(rnd.plan.start_commit, rnd.plan.start_score)
@@ -651,6 +727,8 @@ class _Runner:
             env={RUN_ID_VAR: self.run_id},
             sandbox=self.sandbox,
         )
+        if self.notes is not None:
+            request = with_notes(request, self.notes)
         job = TurnJob(
             request=request,
             base=base,
@@ -778,7 +856,7 @@ class _Runner:
             ),
             forgotten=(
                 isolation(self.sandbox.kind, self.config.agent) == "bwrap"
-                if self.preset.forgets
+                if self.preset.resets_sessions
                 else None
             ),
             stopped=self.stop or ("turns" if len(self.records) >= self.planned else "budget"),

@@ -183,13 +183,13 @@ def _base_args(tmp: Path, **swap: str) -> list[str]:
             {"--agent": "gpt"},
             2,
             "error: unknown agent 'gpt'; choose one of: tsp-example, claude, codex, gemini, "
-            "opencode, command",
+            "opencode, command, circles-example",
         ),
         (
             {"--policy": "swarm"},
             2,
             "error: unknown policy 'swarm'; choose one of: single, "
-            "parallel, team, forget, forget-team, fork-and-flush",
+            "parallel, team, forget, forget-team, fork-and-flush, keep-notes",
         ),
         ({"--turns": "0"}, 2, "error: --turns must be positive, got 0"),
         ({"--agents": "-1"}, 2, "error: --agents must be positive, got -1"),

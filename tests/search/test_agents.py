@@ -51,6 +51,13 @@ def test_backend_contract(name: str, tmp_path: Path, fakes: Path) -> None:
     if name == "tsp-example":
         shutil.copytree(TSP / "candidate", src)
         target = "solve.py"
+    elif name == "circles-example":
+        src.mkdir()  # 26 small circles: room to grow, so the first turn edits
+        (src / "pack.py").write_text(
+            "for i in range(26):\n    print(f'{0.1 + 0.15 * (i % 6):.6f} "
+            "{0.1 + 0.15 * (i // 6):.6f} 0.010000')\n"
+        )
+        target = "pack.py"
     else:
         src.mkdir()
         (src / "value.txt").write_text("1\n")
@@ -93,7 +100,7 @@ print(json.dumps({"session_id": os.environ["EA_SESSION_ID"], "input_tokens": 3})
     assert (workspace / target).read_text() != before
     second = agent.run_turn(request=request(first.session_id, False, 2))
     assert second.error is None and second.session_id == first.session_id
-    if name != "tsp-example":
+    if name not in ("tsp-example", "circles-example"):
         assert all(row["stdin_closed"] for row in _log(fakes))
         assert len(_log(fakes)) == 2
 
