@@ -65,7 +65,6 @@ from evolving_agent.search.private import (
     private_root,
     remove_root,
     run_ident,
-    run_key,
 )
 from evolving_agent.search.reducer import plan_round
 from evolving_agent.search.rounds import (
