@@ -32,8 +32,8 @@ from datetime import date, timedelta
 from typing import Any
 
 from evolving_agent.memory.base.similarity import key as norm_key
-from evolving_agent.reflectors import framing
 from evolving_agent.memory.ops.hypotheses import quote
+from evolving_agent.reflectors import framing
 from tests.helpers.lives import Event, Life, Lived, Morning
 
 MAX_AGE = 7

@@ -9,7 +9,8 @@ preference takes its place (3); a high-stakes rule is never released or weakened
 bias half); a grounding older than 7 days says its age (5); a raised pattern without a
 counter-move is only a watchpoint naming it, and an injected instruction is never
 carried or quoted (6); the bias does not swing between a pendulum's sides (10's bias
-half); every morning is framed in its owner's language.  Hypothesis draws the seeds: 20 lives in the fast part, 200 in the slow part.
+half); every morning is framed in its owner's language.  Hypothesis draws the seeds:
+20 lives in the fast part, 200 in the slow part.
 Every counter-example it shrank to is kept below as a plain regression test.
 """
 
