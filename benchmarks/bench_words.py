@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.helpers
 
 
 def one(seed: int) -> tuple[int, int, int, dict[str, int], list[str], dict[str, str]]:
+    from evolving_agent.reflectors import framing
     from tests.helpers.grader import all_invariants, grade
     from tests.helpers.lives import generate_life, live_life
     from tests.helpers.roots import fresh_root
@@ -34,13 +35,17 @@ def one(seed: int) -> tuple[int, int, int, dict[str, int], list[str], dict[str, 
         rep = grade(lived)
         bad = all_invariants(rep, lived)
     by_lang: dict[str, str] = {}  # lang -> one grounded glad morning, "type|text"
+    grounding_marks = [  # "Grounding, " in each language of the phrase table
+        framing.words(lg)["grounding"].partition("{date}")[0] for lg in framing.languages()
+    ]
     for g in rep.mornings:
         spec = life.spec(g.hypothesis or "")
         if spec is None and g.hypothesis:  # a raised pattern: the language it quotes
             lang = next((e.lang for e in life.events if e.text in g.bias), None)
         else:
             lang = spec.lang if spec else None
-        if lang and g.glad and "Grounding" in g.bias and lang not in by_lang:
+        grounded = any(m in g.bias for m in grounding_marks)
+        if lang and g.glad and grounded and lang not in by_lang:
             by_lang[lang] = f"{g.type}|{g.morning} (seed {seed}, {g.type}):\n{g.bias}"
     return seed, rep.fresh, rep.glad, dict(rep.counts()), bad, by_lang
 

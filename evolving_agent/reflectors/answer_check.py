@@ -30,6 +30,7 @@ from evolving_agent.memory.ops.hypotheses import (
 from evolving_agent.reflectors.answers import NightlyReflection, WeeklyReflection
 from evolving_agent.reflectors.base import ReflectorError
 from evolving_agent.reflectors.context import NightlyContext, UntaggedNote
+from evolving_agent.reflectors.framing import trigger_forms
 
 # -- what a line may say -------------------------------------------------------------------
 
@@ -307,7 +308,9 @@ def _check_words(
         # The positive check: line 1 is an instruction built from this hypothesis — its
         # trigger, or (no trigger either) its claim quoted — never free prose.
         anchor = when or h.text
-        if _norm(anchor)[:60] not in first and not covers(first, anchor):
+        # a raised pattern's trigger is said in the morning's language (reflectors/framing)
+        forms = trigger_forms(anchor) if when else [anchor]
+        if not any(_norm(a)[:60] in first or covers(first, a) for a in forms):
             raise ReflectorError(
                 "the bias's first line is an instruction built from the hypothesis: it must "
                 f"say its {'trigger' if when else 'claim'} (its words may be reworded) "

@@ -65,8 +65,11 @@ from evolving_agent.reflectors.answers import (
 )
 from evolving_agent.reflectors.base import Reflector
 from evolving_agent.reflectors.context import NightlyContext, WeeklyContext
+from evolving_agent.reflectors.framing import Words, words, words_for
 
-# How each type frames the instruction (line 1) and names itself in the carry.
+# How each type frames the instruction (line 1) and names itself in the carry, in
+# English; a morning is framed in its owner's language (``reflectors/framing.py``, the
+# phrase table ``data/words/framing.yaml``, English as fallback).
 FRAMES: dict[str, tuple[str, str]] = {
     "vow": ("Keep this all day", "Vow for today"),
     "experiment": ("Try it once today and notice what happens", "Experiment for today"),
@@ -93,9 +96,11 @@ def similar_text(a: str, b: str) -> bool:
     return similar(a, b)
 
 
-def _sentence(text: str) -> str:
-    text = text.strip().rstrip(".")
-    return text[:1].upper() + text[1:] + "."
+def _sentence(text: str, w: Words | None = None, key: str | None = None) -> str:
+    """One sentence in ``w``'s language; ``key``: the template it was made from (one that
+    opens with the owner's words is not capitalised)."""
+    w = w or words(None)
+    return w.sentence(text, capital=key is None or w.leads(key))
 
 
 def pattern_words(h: Hypothesis, limit: int = 90) -> str:
@@ -104,7 +109,15 @@ def pattern_words(h: Hypothesis, limit: int = 90) -> str:
     return clip(quote(m.group(1) if m else h.text, 400), limit)
 
 
-def instruction(h: Hypothesis) -> str:
+def hypothesis_words(h: Hypothesis) -> Words:
+    """The framing of a morning about ``h``: the language of its own words (for a raised
+    pattern, of the friction it names)."""
+    if h.origin == "nightly" and not h.do:
+        return words_for(pattern_words(h, 400))
+    return words_for(h.text, h.when if h.when != RAISED_TRIGGER else None, h.do)
+
+
+def instruction(h: Hypothesis, w: Words | None = None) -> str:
     """Trigger + counter-move, as one executable sentence (never the bare claim as an
     order: a claim phrased as a failure would become an order to fail).  The human's
     own words are quoted when they would trip a meaning check ("at least once").
@@ -112,23 +125,29 @@ def instruction(h: Hypothesis) -> str:
     A raised pattern without a counter-move is only watched for, by name: nothing in
     the friction says what to do instead (for an omission the fix is to add what was
     missing, for a complaint something else), so the session is asked to propose one."""
+    w = w or hypothesis_words(h)
     when, do = h.shape()
     if h.origin == "nightly" and not do:
+        trigger = w["raised_trigger"] if when in (None, RAISED_TRIGGER) else when
         return _sentence(
-            f"when {when or RAISED_TRIGGER} (“{pattern_words(h)}”): catch it before it "
-            f"happens and name it; if you see the fix, propose it with evolving-agent "
-            f"hypothesis propose {h.id} --do"
+            w.fmt("raised", when=trigger, quote=f"“{pattern_words(h)}”",
+                  command=f"evolving-agent hypothesis propose {h.id} --do"),
+            w,
+            "raised",
         )
+    stop = w["stop_choose"]
     if when and do:
-        return _guarded(f"when {when}: {do}", f"when “{when}”: “{do}”")
+        return _guarded(w.fmt("when_do", when=when, do=do),
+                        w.fmt("when_do", when=f"“{when}”", do=f"“{do}”"), w, "when_do")
     if do:
-        return _guarded(f"when it comes up: {do}", f"when it comes up: “{do}”")
+        return _guarded(w.fmt("when_up", do=do), w.fmt("when_up", do=f"“{do}”"), w)
     if when:
-        return _guarded(f"when {when}: {STOP_AND_CHOOSE}", f"when “{when}”: {STOP_AND_CHOOSE}")
+        return _guarded(w.fmt("when_do", when=when, do=stop),
+                        w.fmt("when_do", when=f"“{when}”", do=stop), w, "when_do")
     claim = quote(h.text, 120)
     if is_pattern(h):
-        return _sentence(f"when this starts to happen — “{claim}” — {STOP_AND_CHOOSE}")
-    return _sentence(f"when it comes up, check whether this holds before acting on it: “{claim}”")
+        return _sentence(w.fmt("pattern_claim", quote=f"“{claim}”", stop=stop), w)
+    return _sentence(w.fmt("check_claim", quote=f"“{claim}”"), w)
 
 
 _SELF = re.compile(
@@ -143,30 +162,32 @@ def is_pattern(h: Hypothesis) -> bool:
     return h.origin == "nightly" or bool(_SELF.match(h.text))
 
 
-def _guarded(plain: str, quoted: str) -> str:
+def _guarded(plain: str, quoted: str, w: Words | None = None, key: str | None = None) -> str:
     try:
         check_meaning(plain)
     except ValueError:
-        return _sentence(quoted)
-    return _sentence(plain)
+        return _sentence(quoted, w, key)
+    return _sentence(plain, w, key)
 
 
-def frame(h: Hypothesis, ctype: str) -> str:
-    if h.stakes == "high" and ctype in FIRM_FRAMES:
-        return FIRM_FRAMES[ctype]
-    return FRAMES[ctype][0]
+def frame(h: Hypothesis, ctype: str, w: Words | None = None) -> str:
+    w = w or hypothesis_words(h)
+    firm = w.firm(ctype) if h.stakes == "high" else None
+    return firm or w.frame(ctype)
 
 
 MAX_FRESH_DAYS = 7  # a grounding older than this says how old it is
 
 
-def dated(day: date | None, morning: date | None) -> str:
+def dated(day: date | None, morning: date | None, w: Words | None = None) -> str:
     """A grounding's date, with its age when it is more than a week old on the morning
-    it is read ("2027-03-04 (12 days ago)"): an old quote is never served as fresh."""
+    it is read ("2027-03-04 (12 days ago)", in the morning's language): an old quote is
+    never served as fresh."""
+    w = w or words(None)
     if day is None:
-        return "an earlier day"
+        return w["earlier_day"]
     if morning is not None and (morning - day).days > MAX_FRESH_DAYS:
-        return f"{day} ({(morning - day).days} days ago)"
+        return w.fmt("ago", date=day, days=(morning - day).days)
     return str(day)
 
 
@@ -185,7 +206,8 @@ def quoted(
 
 
 def grounding(
-    h: Hypothesis, register: dict[str, Hypothesis], morning: date | None = None
+    h: Hypothesis, register: dict[str, Hypothesis], morning: date | None = None,
+    w: Words | None = None,
 ) -> str:
     """Line 2: the latest friction on the hypothesis, quoted as written, dated (with its
     age past a week).  When its evidence divides both sides are quoted, so the bias
@@ -194,6 +216,7 @@ def grounding(
     :func:`memory.carry.related` belief it swings against (its opposite); never another
     belief's evidence merely dated nearby.  A high-stakes rule is grounded in the
     latest case for it."""
+    w = w or hypothesis_words(h)
     partner = next(
         (register[t] for t in h.tension if t in register and related(h, register[t])), None
     )
@@ -202,29 +225,31 @@ def grounding(
     ) or ((h.last_against, h.last_against_day) if h.state == "split" and h.last_against else None)
     if other and h.last_for and h.stakes == "low":
         other_ids = partner.supports if partner and partner.last_for else h.contradicts
-        return (
-            f"Grounding, {dated(h.last_for_day, morning)}: "
-            f"{quoted(h.last_for, 100, h.supports, h.last_for_day)}; the evidence divides: "
-            f"the other way, {dated(other[1], morning)}: "
-            f"{quoted(other[0], 100, other_ids, other[1])}"
+        return w.fmt(
+            "grounding", date=dated(h.last_for_day, morning, w),
+            quote=quoted(h.last_for, 100, h.supports, h.last_for_day),
+        ) + w.fmt(
+            "divides", date=dated(other[1], morning, w),
+            quote=quoted(other[0], 100, other_ids, other[1]),
         )
     if h.state == "weakening" and h.last_against:
-        return (
-            f"Grounding, {dated(h.last_against_day, morning)}: "
-            f"{quoted(h.last_against, None, h.contradicts, h.last_against_day)}"
+        return w.fmt(
+            "grounding", date=dated(h.last_against_day, morning, w),
+            quote=quoted(h.last_against, None, h.contradicts, h.last_against_day),
         )
     if h.state != "weakening" and h.last_for:
-        latest = "latest occurrence " if h.origin == "nightly" else ""
-        return (
-            f"Grounding, {dated(h.last_for_day, morning)}: {latest}"
-            f"{quoted(h.last_for, None, h.supports, h.last_for_day)}"
+        latest = w["latest"] if h.origin == "nightly" else ""
+        return w.fmt(
+            "grounding", date=dated(h.last_for_day, morning, w),
+            quote=latest + quoted(h.last_for, None, h.supports, h.last_for_day),
         )
     if h.last_friction:
-        return (
-            f"Grounding, {dated(h.last_friction_day, morning)}: "
-            f"{quoted(h.last_friction, None, h.supports + h.contradicts, h.last_friction_day)}"
+        return w.fmt(
+            "grounding", date=dated(h.last_friction_day, morning, w),
+            quote=quoted(h.last_friction, None, h.supports + h.contradicts,
+                         h.last_friction_day),
         )
-    return "No friction on it yet: this is a test, not a verdict."
+    return w["no_friction"]
 
 
 def clip(text: str, limit: int = 100) -> str:
@@ -244,35 +269,27 @@ def bias_lines(
     register: dict[str, Hypothesis] | None = None,
     morning: date | None = None,
 ) -> list[str]:
+    w = hypothesis_words(h)
     if ctype == "release":
         claim = quote(h.text, 100)
         days = len(set(h.contradicted_on))
-        first = (
-            f"{FRAMES['release'][0]}: “{claim}” was contradicted on {days} days, so do what "
-            "the user asks instead."
-        )
+        first = w.fmt("release_line", frame=w.frame("release"), quote=f"“{claim}”", days=days)
     else:
-        first = f"{frame(h, ctype)}. {instruction(h)}"
-    second = grounding(h, register or {}, morning)
+        first = w.then(frame(h, ctype, w), instruction(h, w))
+    second = grounding(h, register or {}, morning, w)
     lines = [first, second]
     if h.stakes == "high":
-        narrowing = (
-            " Contradictions go to the human as a narrowing; until then the rule holds."
-            if h.contradicted_on
-            else ""
-        )
-        lines.append(
-            f"At stake: hard to undo or seen by others (“{quote(h.text, 90)}”); "
-            f"when unsure, stop and ask first.{narrowing}"
-        )
+        narrowing = w["narrowing"] if h.contradicted_on else ""
+        lines.append(w.fmt("at_stake", quote=f"“{quote(h.text, 90)}”") + narrowing)
     return lines
 
 
 def carry_text(h: Hypothesis, ctype: str) -> str:
-    _, label = FRAMES[ctype]
+    w = hypothesis_words(h)
+    label = w.label(ctype)
     if ctype == "release":
-        return f"{label}: stop leaning on “{quote(h.text, 120)}”."
-    return f"{label}. {instruction(h)}"
+        return w.fmt("release_carry", label=label, quote=f"“{quote(h.text, 120)}”")
+    return w.then(label, instruction(h, w))
 
 
 def _pattern_texts(h: Hypothesis) -> list[str]:
@@ -460,7 +477,8 @@ class RulesReflector(Reflector):
                 return NightlyReflection(readings=readings, raise_hypothesis=new)
             prev = context.previous_carry
             ctype = "question" if prev and prev.type == "watchpoint" else "watchpoint"
-            quoted = quote(untagged[0].text, 110)
+            w = words_for(untagged[0].text)
+            quoted = f"“{quote(untagged[0].text, 110)}”"
             earlier = [
                 n
                 for n in context.recent_untagged
@@ -468,20 +486,15 @@ class RulesReflector(Reflector):
             ]
             if earlier:  # the last unexplained moment before: the swing shows, not followed
                 last = max(earlier, key=lambda n: (n.day, n.id))
-                quoted += f"” — and on {last.day}: “{quote(last.text, 80)}"
+                quoted += w.fmt("and_on", date=last.day, quote=f"“{quote(last.text, 80)}”")
             return NightlyReflection(
                 readings=readings,
                 raise_hypothesis=new,
                 carry_type=ctype,  # one of the nine
-                carry_text=(
-                    f"{FRAMES[ctype][1]}: notice whether the moment quoted in today's bias "
-                    "repeats."
-                ),
+                carry_text=w.fmt("moment_carry", label=w.label(ctype)),
                 bias=(
-                    f"{FRAMES[ctype][0]}. When the moment quoted below starts to happen "
-                    f"again: {STOP_AND_CHOOSE}.\n"
-                    f"Grounding, {context.day}: “{quoted}” (no hypothesis covers it yet; if "
-                    "it recurs on another day, the nightly job raises one)"
+                    w.then(w.frame(ctype), w.fmt("moment", stop=w["stop_choose"])) + "\n"
+                    + w.fmt("moment_grounding", date=context.day, quote=quoted)
                 ),
             )
         chosen, ctype = choice.hypothesis, choice.type
@@ -500,7 +513,7 @@ class RulesReflector(Reflector):
         for h in context.candidates:
             days = h.recorded_support or h.supported_on
             first, last = min(days), max(days)
-            text = instruction(h) if h.do else _sentence(sanitise(h.text, 280))
+            text = instruction(h) if h.do else _sentence(sanitise(h.text, 280), hypothesis_words(h))
             drafts.append(
                 ProposalDraft(
                     hypothesis=h.id,

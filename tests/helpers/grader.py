@@ -6,7 +6,9 @@ A **glad** morning (issue 30) is one the owner would boot with gladly:
 * grounded in an event at most 7 days old, or labelled with its age;
 * its type fits the evidence: a release only for a contradicted low-stakes belief; never
   a question about a belief with steady support;
-* no self-description, quota or score; readable (nothing cut mid-word, no mojibake);
+* no self-description, quota or score; readable (nothing cut mid-word, no mojibake) and
+  in the owner's language: the framing around the quotes holds no English word when the
+  owner wrote the belief in another language;
 * no instruction from friction: an injected instruction is never carried or quoted;
 * every "the other way" quote is an event against the carried belief (or for its real
   opposite); tension only between related beliefs;
@@ -17,7 +19,8 @@ A **glad** morning (issue 30) is one the owner would boot with gladly:
 
 :func:`grade` returns each fresh morning's failures by class; the ``invariant_*``
 functions return a life's violations of issue 30's invariants 1, 2, 3, 5, 6 and 10
-(bias half) as readable lines, for the property tests.
+(bias half), and of readability in the owner's language, as readable lines, for the
+property tests.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Any
 
 from evolving_agent.memory.base.similarity import key as norm_key
 from evolving_agent.memory.ops.hypotheses import quote
+from evolving_agent.reflectors import framing
 from tests.helpers.lives import Event, Life, Lived, Morning
 
 MAX_AGE = 7
@@ -50,11 +54,41 @@ CLASSES = (
     "unreadable",
     "pendulum-swing",
     "high-stakes-weakened",
+    "framing-not-owner-language",
 )
 
-_GROUND = re.compile(r"Grounding, (\d{4}-\d{2}-\d{2})( \(\d+ days? (?:ago|old)\))?")
+# A date's age label, in any language: a parenthesis right after it holding a number
+# (checked against the real age: "(12 days ago)", "（12 日前）", "(hace 12 días)").
+_LABEL = r"(\s*[(（][^)）\d]*(\d+)[^)）]*[)）])?"
+
+
+def _marks(key: str) -> list[tuple[str, str]]:
+    """Each language's words before a dated quote (``Grounding, ``; ``the other way, ``)
+    and between its date and its quote (``: ``), from the product's phrase table (where
+    to look; whether the morning is in the owner's language is checked apart)."""
+    out = []
+    for lang in framing.languages():
+        before, _, after = framing.words(lang)[key].partition("{date}")
+        before = re.split(r"[:：]", before)[-1].lstrip()
+        out.append((before, after.partition("{quote}")[0]))
+    return out
+
+
+_GROUND = re.compile(
+    "(?:" + "|".join(re.escape(b) for b, _ in _marks("grounding")) + r")(\d{4}-\d{2}-\d{2})"
+    + _LABEL
+)
 _OTHER = re.compile(
-    r"the other way, (\d{4}-\d{2}-\d{2})( \(\d+ days? (?:ago|old)\))?: “([^”]*)”"
+    "(?:" + "|".join(re.escape(b) for b, _ in _marks("divides")) + r")(\d{4}-\d{2}-\d{2})"
+    + _LABEL + "(?:" + "|".join(re.escape(a) for _, a in _marks("divides")) + r")“([^”]*)”"
+)
+_WHEN = tuple(sorted(framing.when_words()))
+# English framing words no other owner's morning should hold outside quotes and the
+# owner's own words (none of them is a word of Spanish, French or German).
+_ENGLISH = frozenset(
+    "the when today this what with before grounding evidence divides happens leaning "
+    "stake watch keep rule try other way ago latest against pattern quoted below starts "
+    "again catch".split()
 )
 _SELF = re.compile(r"\b\d+\s*%|\bscore\b|\b\d+ of \d+\b|\bquota\b|\bI am\b|\bI tend\b", re.I)
 _GENERIC = "stop, and choose what the user asked for instead"
@@ -156,16 +190,20 @@ def grade(lived: Lived) -> Report:
         h = m.register.get(m.hypothesis or "")
         spec = life.spec(m.hypothesis or "")
         # one actionable instruction tied to a trigger
-        if m.carry_type != "release" and "when " not in first.lower():
+        trigger = h.when if h is not None else None
+        if m.carry_type != "release" and not (
+            any(w in first.lower() for w in _WHEN)
+            or (trigger and norm_key(trigger) in norm_key(first))
+        ):
             g.failures.append("no-instruction")
         # the age of each grounding
         for found in (*_GROUND.finditer(rest), *_OTHER.finditer(rest)):
             age = (m.day - date.fromisoformat(found.group(1))).days
-            if age > MAX_AGE and not found.group(2):
+            if age > MAX_AGE and (not found.group(2) or int(found.group(3)) != age):
                 g.failures.append("old-grounding-unlabelled")
         # "the other way"
         for found in _OTHER.finditer(rest):
-            day, text = date.fromisoformat(found.group(1)), found.group(3)
+            day, text = date.fromisoformat(found.group(1)), found.group(4)
             evs = _events_quoted(life, day, text)
             ok = any(
                 e.contradicts == m.hypothesis
@@ -215,6 +253,8 @@ def grade(lived: Lived) -> Report:
             g.failures.append("self-description")
         if "\ufffd" in first or re.search(r"\w…", first):
             g.failures.append("unreadable")
+        if not _in_owner_language(life, m, spec):
+            g.failures.append("framing-not-owner-language")
 
     # invariant 3: a turned low-stakes belief is released, then not ordered again, and
     # the new preference takes its place
@@ -265,6 +305,38 @@ def grade(lived: Lived) -> Report:
         if a and b and a != b and (d2 - d1).days == 1 and _opposed(life, a, b):
             out[d2].failures.append("pendulum-swing")
     return rep
+
+
+_QUOTE = re.compile(r"“[^”]*”|「[^」]*」|\[[^\]]*\]")  # quotes; a withheld note's brackets
+_COMMAND = re.compile(r"evolving-agent hypothesis propose h-[0-9a-f]+ --do")
+
+
+def owner_language(life: Life, m: Morning, spec: Any) -> str | None:
+    """The language the owner wrote this morning's belief in: the hypothesis's (a spec),
+    else the friction it quotes (a raised pattern, a moment no hypothesis covers)."""
+    if spec is not None:
+        return str(spec.lang)
+    k = norm_key(m.bias or "")
+    found = [e for e in life.events if norm_key(quote(e.text, 60))[:20] in k]
+    return found[0].lang if found else None
+
+
+def _in_owner_language(life: Life, m: Morning, spec: Any) -> bool:
+    """Readable in the owner's language: with the quotes and the owner's own words (the
+    hypothesis's claim, trigger, counter-move) taken out, what is left — the framing —
+    holds no English word for an owner who wrote in another language (an owner writing
+    in another script: no Latin word at all; commands and ids aside)."""
+    lang = owner_language(life, m, spec)
+    if lang in (None, "en"):
+        return True
+    rest = _COMMAND.sub(" ", _QUOTE.sub(" ", m.bias or ""))
+    if spec is not None:
+        for own in sorted((spec.claim, spec.when, spec.do), key=len, reverse=True):
+            rest = rest.replace(own, " ")
+    latin = re.findall(r"[A-Za-z]{3,}", rest)
+    if lang in ("es", "fr", "de"):
+        return not any(w.lower() in _ENGLISH for w in latin)
+    return not latin
 
 
 def _pendulums(life: Life) -> list[frozenset[str]]:
@@ -341,8 +413,14 @@ def invariant_high(rep: Report, lived: Lived) -> list[str]:
     return out
 
 
+def invariant_readable(rep: Report) -> list[str]:
+    """Every morning is framed in its owner's language (the glad morning's readability)."""
+    return _lines(rep, ("framing-not-owner-language",), "readable")
+
+
 def all_invariants(rep: Report, lived: Lived) -> list[str]:
     return [
         *invariant_1(rep), *invariant_2(rep, lived), *invariant_3(rep), *invariant_5(rep),
         *invariant_6(rep), *invariant_10(rep), *invariant_high(rep, lived),
+        *invariant_readable(rep),
     ]  # fmt: skip

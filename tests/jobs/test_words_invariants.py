@@ -9,14 +9,15 @@ preference takes its place (3); a high-stakes rule is never released or weakened
 bias half); a grounding older than 7 days says its age (5); a raised pattern without a
 counter-move is only a watchpoint naming it, and an injected instruction is never
 carried or quoted (6); the bias does not swing between a pendulum's sides (10's bias
-half).  Hypothesis draws the seeds: 20 lives in the fast part, 200 in the slow part.
+half); every morning is framed in its owner's language.  Hypothesis draws the seeds:
+20 lives in the fast part, 200 in the slow part.
 Every counter-example it shrank to is kept below as a plain regression test.
 """
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers.grader import all_invariants, grade
@@ -52,17 +53,11 @@ def test_the_invariants_hold_on_twenty_generated_lives(
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 30 is open: the 200-life search still finds counter-examples after the "
-    "merge (seeds in OPEN below fail strictly on their own); it runs and reports each one",
-)
 @settings(max_examples=200, **SETTINGS)  # type: ignore[arg-type]
 @given(seed=SEEDS)
 def test_the_invariants_hold_on_two_hundred_generated_lives(
     seed: int, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    assume(seed not in OPEN)  # each open counter-example fails strictly below instead
     check(seed, tmp_path_factory)
 
 
@@ -87,23 +82,20 @@ COUNTER_EXAMPLES = {
     159: "inv 10: the tagged pendulum's other side carried the morning after, through the "
     "fallback choice that skipped the no-swing rule",
     163: "inv 10: the same, in another life (Russian, shared trigger)",
-}
-# Found by bench_words over seeds 0..199 after the fixes, not fixed yet: the release of
-# the old preference came while a safety rule and the fairness cap held the next mornings.
-OPEN = {
-    91: "inv 3: the new preference not carried in the 6 mornings after the release",
-    # Found by the 200-life search after the merge (the words branch alone shows it too):
-    # a Japanese reversal with a downtime after it; the turned belief not released in time.
-    80328281: "inv 3: the turned belief not released within N + 2 mornings (downtime after)",
-    9519: "inv 1: 'the other way' quoted friction that is not against the carried belief",
+    91: "inv 3: the new preference not carried in the 6 mornings after the release — a "
+    "downtime after the release used up the successor's turn (SUCCESSION_DAYS counted "
+    "calendar days; now carried mornings, carry.mornings_since)",
+    80328281: "inv 3: a turned Japanese preference not released within N + 2 mornings — "
+    "it had reached the 40 % share cap, which held the release back (a release is owed "
+    "once and is no pull: now exempt from the cap and from yesterday's relation)",
+    9519: "inv 1: 'the other way' quoted an untagged Hindi note about something else "
+    "(“उत्तर से पहले योजना लिखी; उपयोगकर्ता ने छोड़ दी”) read as support of 'the user wants "
+    "short answers' for sharing 'user' and 'answer' — similarity now discounts that "
+    "vocabulary in every language, not only English (similarity.content_grams)",
 }
 
 
-@pytest.mark.parametrize(
-    "seed",
-    [*sorted(COUNTER_EXAMPLES),
-     *(pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=v)) for k, v in OPEN.items())],
-)
+@pytest.mark.parametrize("seed", sorted(COUNTER_EXAMPLES))
 def test_a_counter_example_hypothesis_found_stays_fixed(
     seed: int, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

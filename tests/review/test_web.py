@@ -19,12 +19,13 @@ import pytest
 
 from evolving_agent.memory.canon import gitrepo
 from evolving_agent.memory.evidence.evidence import EvidenceLog
+from evolving_agent.memory.ops.hypotheses import fold_root
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.probes import resolve_answerer
 from evolving_agent.probes.diff import diff_probes
 from evolving_agent.probes.run import run_probes
 from evolving_agent.review.drift import watch
-from evolving_agent.review.glance import month_bounds
+from evolving_agent.review.glance import month_bounds, month_glance
 from evolving_agent.review.store import list_reviews, load_review
 from tests.helpers import run_proc
 from tests.helpers.fixtures import KeptDemo, copy_tree, isolated_env
@@ -102,6 +103,21 @@ def test_the_page_shows_the_lived_month(site: Site, tmp_path: Path) -> None:
     assert len(titles) == len(report.flags)
     for flag, text in zip(report.flags, titles, strict=True):
         assert flag.title in text and all(i in text for i in flag.evidence_ids)
+    # The page's figures are the Evidence's, counted here from the log and the register
+    # fold (the stale mornings are counted independently in tests/review/test_glance.py).
+    log = list(EvidenceLog(site.root).iter_all())
+    friction = [r for r in log if r.kind == "friction" and first <= r.day() <= last]
+    supported = {i for h in fold_root(site.root).values() for i in h.supports}
+    supported |= {r.id for r in friction if r.supports}
+    nights = {r.data.get("date") for r in log if r.kind == "job" and r.data.get("job") == "nightly"}
+    in_month = [d for d in nights if isinstance(d, str) and str(first) <= d <= str(last)]
+    summary = page.locator("#month p.summary").inner_text()
+    assert summary.startswith(f"{len(friction)} friction events"), summary
+    assert f"{len(in_month)} nightly runs" in summary, summary
+    glance = month_glance(site.root, review.pending.month)
+    assert f"{glance.stale_days} stale morning(s)" in summary, summary
+    share = sum(1 for r in friction if r.id in supported)
+    assert f"{share} of {len(friction)} (" in page.locator("body").inner_text()
     shot = page.screenshot(path=str(_shots(tmp_path) / "demo-month.png"), full_page=True)
     assert shot[:8] == b"\x89PNG\r\n\x1a\n" and len(shot) > 20_000
 

@@ -152,8 +152,61 @@ def similarity(a: str, b: str) -> float:
     return len(ga & gb) / len(ga | gb)
 
 
+# The same no-signal vocabulary in the other languages friction is written in ("the
+# user", "the answer", "wants", "said", "asked"): two notes that share only these are
+# about different things ("उत्तर से पहले योजना लिखी; उपयोगकर्ता ने छोड़ दी" is no
+# support for "उपयोगकर्ता छोटे उत्तर चाहता है").  Words of spaced scripts are dropped
+# whole (Cyrillic by stem: its endings inflect); in spaceless scripts the word is cut
+# out of its run.  Only :func:`similar` discounts them, and only while both texts keep
+# :data:`MIN_SHARED` n-grams without them (a short note is compared whole).
+_GENERIC_WORDS = (
+    "usuario usuaria respuesta respuestas quiere quería dijo pidió "  # es
+    "utilisateur utilisatrice réponse réponses veut voulait dit demandé "  # fr
+    "nutzer nutzerin benutzer antwort antworten will wollte sagte "  # de
+    "المستخدم مستخدم الإجابة إجابة إجابات الجواب يريد قال طلب "  # ar
+    "המשתמש משתמש תשובה תשובות התשובה רוצה אמר ביקש "  # he
+    "उपयोगकर्ता उत्तर जवाब चाहता चाहती कहा माँगा "  # hi
+    "사용자 사용자가 사용자는 사용자에게 답변 답변이 답변을 "  # ko
+).split()
+_GENERIC_STEMS = ("пользовател", "ответ", "хоч", "сказал", "попросил")  # ru
+_GENERIC_SPACELESS = ("用户", "回答", "ユーザー", "ผู้ใช้", "คำตอบ")
+
+
+@cache
+def _generic() -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...]]:
+    return (
+        frozenset(normalise(w) for w in _GENERIC_WORDS),
+        tuple(normalise(w) for w in _GENERIC_STEMS),
+        tuple(normalise(w) for w in _GENERIC_SPACELESS),
+    )
+
+
+@cache
+def content_grams(text: str) -> frozenset[str]:
+    """:func:`grams` without the no-signal vocabulary of :data:`_GENERIC_WORDS`."""
+    words, stems, spaceless_words = _generic()
+    out: set[str] = set()
+    for run, spaceless in _runs(normalise(text)):
+        if spaceless:
+            pieces = [run]
+            for w in spaceless_words:
+                pieces = [p for piece in pieces for p in piece.split(w)]
+            for piece in pieces:
+                if len(piece) == 1:
+                    out.add(piece)
+                out.update(piece[i : i + 2] for i in range(len(piece) - 1))
+            continue
+        if len(run) < 3 or run in _STOP or run in words or run.startswith(stems):
+            continue
+        padded = f"<{run}>"
+        out.update(padded[i : i + 3] for i in range(len(padded) - 2))
+    return frozenset(out)
+
+
 def similar(a: str, b: str, threshold: float = THRESHOLD) -> bool:
-    ga, gb = grams(a), grams(b)
+    ga, gb = content_grams(a), content_grams(b)
+    if len(ga) < MIN_SHARED or len(gb) < MIN_SHARED:
+        ga, gb = grams(a), grams(b)
     shared = len(ga & gb)
     return shared >= MIN_SHARED and shared >= threshold * len(ga | gb)
 

@@ -26,7 +26,7 @@ WINDOW = 14  # mornings the fairness rule looks at
 MAX_SHARE = 5  # at most this many of any WINDOW mornings for one hypothesis (< 40 %)
 MIN_POOL = 3  # the share cap applies when at least this many are carriable
 TENSION_DAYS = 14  # how far back the pendulum check looks
-SUCCESSION_DAYS = 4  # mornings after a release in which a related belief comes first
+SUCCESSION_DAYS = 4  # carried mornings after a release in which a related belief comes first
 
 
 @dataclass(frozen=True)
@@ -271,6 +271,14 @@ def eligible(
     y_hyp = by_id.get(yesterday.hypothesis or "") if yesterday else None
     out: list[Choice] = []
     for s in pool:
+        t = type_for(s, history, y_type)
+        if t is None:
+            continue
+        if t == "release":
+            # A turned belief is released promptly: the release is owed once, it is no
+            # pull to follow, so neither the share cap nor yesterday's relation holds it.
+            out.append(Choice(s.h, t))
+            continue
         if len(pool) >= MIN_POOL and counts.get(s.h.id, 0) >= MAX_SHARE:
             continue
         if (
@@ -280,15 +288,20 @@ def eligible(
             and related(s.h, y_hyp)
         ):
             continue  # no swing between two related pulls on consecutive mornings
-        t = type_for(s, history, y_type)
-        if t is not None:
-            out.append(Choice(s.h, t))
+        out.append(Choice(s.h, t))
     if len(out) > 1 and y_hyp is not None:
         out = [c for c in out if c.hypothesis.id != y_hyp.id] or out
     return out
 
 
 _STATE_RANK = {"weakening": 0, "split": 1, "emerging": 2, "live": 3}
+
+
+def mornings_since(history: list[CarryNote], since: date, morning: date) -> int:
+    """The mornings carried after ``since`` up to ``morning`` (itself included): the
+    succession counts mornings the owner booted with, so a downtime after a release
+    does not use up the new preference's turn."""
+    return 1 + sum(1 for n in history if since < n.day < morning)
 
 
 def choose(
@@ -310,7 +323,7 @@ def choose(
     released = [
         h
         for h in (released if released is not None else [s.h for s in stories])
-        if h.released and (morning - h.released).days <= SUCCESSION_DAYS
+        if h.released and mornings_since(history, h.released, morning) <= SUCCESSION_DAYS
     ]
     last: dict[str, date] = {}
     for n in history:
