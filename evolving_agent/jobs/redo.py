@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.jobs.markers import (
+    NIGHTLY_LOCK,
     RunMarker,
     append_once,
     finish,
@@ -105,7 +106,7 @@ def finish_interrupted(root: MemoryRoot) -> list[date]:
     if not _journals(root):
         return []
     done = []
-    with lock_file(human_lock_dir(root) / "nightly.lock"):  # waits out a redo under way
+    with lock_file(human_lock_dir(root) / NIGHTLY_LOCK):  # waits out a redo under way
         for path in _journals(root):
             journal = RedoJournal.model_validate_json(path.read_bytes())
             _apply(root, journal)
