@@ -38,6 +38,7 @@ from evolving_agent.jobs.markers import (
     plan_or_resume,
     refuse_future,
 )
+from evolving_agent.jobs.redo_journal import finish_interrupted
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.base.instruction import reads_as_instruction
 from evolving_agent.memory.base.redact import redact
@@ -179,8 +180,6 @@ def run_nightly(
     when = now or local_now()
     day = day or default_day(when)
     refuse_future(day, when)
-    from evolving_agent.jobs.redo import finish_interrupted  # redo builds on this module
-
     finish_interrupted(root)  # a redo a crash cut short is finished before anything else
     with nightly_lock(root):  # shared: only a redo needs the job to itself
         return _run_nightly(root, day, reflector, when)

@@ -27,17 +27,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.jobs.markers import (
-    NIGHTLY_LOCK,
     RunMarker,
-    append_once,
-    finish,
     load_marker,
     marker_path,
     new_marker,
@@ -57,9 +51,14 @@ from evolving_agent.jobs.nightly import (
     plan_snapshots,
     today_texts,
 )
+from evolving_agent.jobs.redo_journal import (
+    RedoJournal,
+    apply_journal,
+    journal_path,
+    journals,
+)
 from evolving_agent.memory.authority import Area, ScopedReader, Writer
 from evolving_agent.memory.base.atomic import atomic_write
-from evolving_agent.memory.base.locks import human_lock_dir, lock_file
 from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.memory.evidence.evidence import now as local_now
 from evolving_agent.memory.ops.hypotheses import (
@@ -78,42 +77,6 @@ from evolving_agent.reflectors.rules import RulesReflector
 JOBS_READING_NIGHTLY = ("weekly",)  # its proposals come from the snapshots a nightly wrote
 
 
-class RedoJournal(BaseModel):
-    """Everything a redo writes, saved before any of it is written (the commit point)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    schema_version: int = Field(1, le=1)
-    day: date
-    old: RunMarker  # the superseded run, kept beside the new marker once applied
-    new: RunMarker  # the new run, phase "planned"
-    today: dict[str, str | None]  # each Today file's final text (None: absent)
-    records: list[dict[str, Any]]  # the redo record, restorations, the new run's batch
-
-
-def journal_path(root: MemoryRoot, day: date) -> Path:
-    return root.state / "runs" / f"nightly-{day.isoformat()}.redo.json"
-
-
-def _journals(root: MemoryRoot) -> list[Path]:
-    runs = root.state / "runs"
-    return sorted(runs.glob("nightly-*.redo.json")) if runs.is_dir() else []
-
-
-def finish_interrupted(root: MemoryRoot) -> list[date]:
-    """Apply the journal of any redo a crash cut short (the days it finished).  Cheap
-    when there is none: one directory listing."""
-    if not _journals(root):
-        return []
-    done = []
-    with lock_file(human_lock_dir(root) / NIGHTLY_LOCK):  # waits out a redo under way
-        for path in _journals(root):
-            journal = RedoJournal.model_validate_json(path.read_bytes())
-            _apply(root, journal)
-            done.append(journal.day)
-    return done
-
-
 def redo_nightly(
     root: MemoryRoot,
     day: date,
@@ -126,8 +89,11 @@ def redo_nightly(
     when = now or local_now()
     refuse_future(day, when)
     with nightly_lock(root, alone=f"another nightly run is under way, so {day} cannot be redone"):
-        for path in _journals(root):  # an earlier redo that crashed: finish it first
-            _apply(root, RedoJournal.model_validate_json(path.read_bytes()))
+        for path in journals(root):  # an earlier redo that crashed: finish it first
+            journal = RedoJournal.model_validate_json(path.read_bytes())
+            done = apply_journal(root, journal)
+            if journal.day == day:  # this very redo: finished, not done twice
+                return _result(journal.old, done)
         old = _redoable(root, day)
         old_plan = NightlyPlan.model_validate(old.plan)
         current = today_texts(ScopedReader(root, "nightly"))
@@ -161,14 +127,18 @@ def redo_nightly(
         for area in ("today", "evidence"):  # a denied write refuses before the commit point
             writer.require_os_write(area)
         atomic_write(journal_path(root, day), (journal.model_dump_json() + "\n").encode())
-        done = _apply(root, journal)
+        done = apply_journal(root, journal)
     seal_reflected(root, day)
+    return _result(old, done)
+
+
+def _result(old: RunMarker, done: RunMarker) -> NightlyResult:
     return NightlyResult(
         status="redone",
-        plan=plan,
+        plan=NightlyPlan.model_validate(done.plan),
         record_ids=done.record_ids,
         superseded=old.run_id,
-        old_bias=old_plan.bias,
+        old_bias=NightlyPlan.model_validate(old.plan).bias,
     )
 
 
@@ -297,22 +267,6 @@ def _redo_record(day: date, old: RunMarker, plan: NightlyPlan) -> dict[str, Any]
             "reflector": plan.reflector,
         },
     }
-
-
-def _apply(root: MemoryRoot, journal: RedoJournal) -> RunMarker:
-    """Write what the journal says (again, after a crash: each step is idempotent)."""
-    writer = Writer(root, "nightly")
-    records = append_once(root, writer, journal.new, journal.records)
-    writer.write_many("today", {k: v for k, v in journal.today.items() if v is not None})
-    for name, text in journal.today.items():
-        if text is None:
-            writer.delete("today", name)
-    old = journal.old
-    kept = marker_path(root, "nightly", journal.day).with_suffix(f".superseded-{old.run_id}.json")
-    atomic_write(kept, (old.model_dump_json(indent=2) + "\n").encode())
-    done = finish(root, journal.new, records)
-    journal_path(root, journal.day).unlink(missing_ok=True)
-    return done
 
 
 @dataclass

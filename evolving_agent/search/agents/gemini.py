@@ -42,6 +42,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from evolving_agent.errortext import api_error_text, first_error_line
 from evolving_agent.process import Completed, run_process
 from evolving_agent.search.agents.base import (
     RETRYING,
@@ -203,27 +204,6 @@ def stream_error(events: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def api_error_text(text: str) -> str:
-    """``[API Error: {"error":{"code":429,"message":...}}]`` as ``HTTP 429: message``."""
-    start = text.find("{")
-    if start >= 0:
-        try:
-            data = json.loads(text[start : text.rfind("}") + 1])
-        except json.JSONDecodeError:
-            data = None
-        inner = data.get("error") if isinstance(data, dict) else None
-        if isinstance(inner, dict) and inner.get("message"):
-            code = inner.get("code")
-            head = f"HTTP {code}: " if isinstance(code, int) else ""
-            return one_line(f"{head}{inner['message']}")
-    return one_line(text)
-
-
-def one_line(text: str, limit: int = 300) -> str:
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    return first[:limit]
-
-
 def first_line_failure(done: Completed, what: str, timeout: float) -> str | None:
     """Like :func:`failure`, but with the CLI's *first* error line, not its last (Gemini
     and OpenCode end stderr with a stack trace or a hint, and start with the reason)."""
@@ -233,22 +213,6 @@ def first_line_failure(done: Completed, what: str, timeout: float) -> str | None
     head = plain.split(":", 1)[0]
     reason = first_error_line(done.stderr) or first_error_line(done.stdout)
     return f"{head}: {reason}" if reason else head
-
-
-_NOISE = re.compile(
-    r"^(warning: 256-color|ripgrep is not available|loaded cached credentials|"
-    r"data collection is disabled|yolo mode is enabled|\s*at |\}|\{$|\s*status: \d+)",
-    re.IGNORECASE,
-)
-
-
-def first_error_line(text: str) -> str:
-    """The first line of ``text`` that says something (not a warning, a stack frame)."""
-    for line in text.splitlines():
-        stripped = re.sub(r"\x1b\[[0-9;]*m", "", line).strip()
-        if stripped and not _NOISE.match(stripped):
-            return stripped[:300]
-    return ""
 
 
 def last_retry(stderr: str) -> str | None:

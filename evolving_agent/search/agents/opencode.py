@@ -36,6 +36,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from evolving_agent.errortext import first_error_line
 from evolving_agent.process import run_process
 from evolving_agent.search.agents.base import (
     Agent,
@@ -48,7 +49,7 @@ from evolving_agent.search.agents.base import (
     require_program,
     split_args,
 )
-from evolving_agent.search.agents.gemini import first_line_failure, json_lines, obj, one_line
+from evolving_agent.search.agents.gemini import first_line_failure, json_lines, obj
 
 OUTPUT_ARGS = ("run", "--format", "json")
 SHELL_TOOL = "bash"
@@ -172,7 +173,7 @@ def event_error(event: dict[str, Any]) -> str:
     name = str(error.get("name") or "error")
     status = data.get("statusCode")
     shown = f" (HTTP {status})" if isinstance(status, int) else ""
-    text = one_line(str(data.get("message") or error.get("message") or "no message"))
+    text = first_error_line(str(data.get("message") or error.get("message") or "no message"))
     return f"opencode reported {name}{shown}: {text}"
 
 
