@@ -35,7 +35,8 @@ from pathlib import Path
 
 SHELL_LANGS = {"bash", "sh", "shell", "console"}
 FENCE = re.compile(r"^([ \t]*)```(\w*)[^\n]*\n(.*?)^[ \t]*```[ \t]*$", re.S | re.M)
-MARKER = re.compile(r"<!--\s*not run:\s*(.*?)\s*-->\s*\Z", re.S)
+# The comment right before the block: its reason never runs past a "-->" (an earlier one).
+MARKER = re.compile(r"<!--\s*not run:\s*((?:(?!-->).)*?)\s*-->\s*\Z", re.S)
 PLACEHOLDER = re.compile(r"<([A-Z][A-Z_]+)>")
 
 # What a reader looks up, and where: the page names the command beside the placeholder.
