@@ -437,3 +437,16 @@ def test_any_life_redone_is_the_life_run_once_with_the_later_edit(
     assert today_files(first) == today_files(twin)
     assert check_register(first) == []
     assert fold_root(first) == fold_root(twin)
+
+
+def test_the_drift_watch_counts_a_redone_night_once(root: MemoryRoot) -> None:
+    # Each redo appends the night's job record again; the watch reads the last one.
+    # Counted per record, ten redos of one night made a "monopoly" of its carry.
+    from evolving_agent.review.drift import watch
+
+    live(root, 5)
+    run_days(root, 5)
+    for i in range(10):
+        redo_nightly(root, LAST, now=at(MORNING, 10) + timedelta(minutes=i))
+    report = watch(root, today=MORNING)
+    assert [f.kind for f in report.flags if f.kind == "monopoly"] == []
