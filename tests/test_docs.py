@@ -95,9 +95,13 @@ INLINE = re.compile(r"`([^`\n]+)`")
 SUBSHELL = re.compile(r"\$\((evolving-agent [^)]*)\)")
 
 
+SAMPLES = {"TODAY": "2026-11-30"}
+
+
 def split_shell(text: str) -> list[str]:
-    # A `<NAME>` placeholder (docblocks.PLACEHOLDERS) is one word, not two redirections.
-    text = docblocks.PLACEHOLDER.sub(r"\1", text)
+    # A `<NAME>` placeholder (docblocks.PLACEHOLDERS) is one word, not two redirections;
+    # a date's stands for a date.
+    text = docblocks.PLACEHOLDER.sub(lambda m: SAMPLES.get(m.group(1), m.group(1)), text)
     lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     return list(lexer)
@@ -442,7 +446,8 @@ def run_page(page: Path, home: Path, demo: Path) -> PageRun:
             proc = shell.run(step.command)
             shown = proc.stdout.replace(str(home), "~").splitlines()  # as a reader's page says
             if step.expected is not None:
-                ok = docblocks.matches(shown, step.expected)
+                expected = [shell.fill(line) for line in step.expected]
+                ok = docblocks.matches(shown, expected)
             else:
                 ok = proc.returncode == 0 and "warning:" not in proc.stdout
             if not ok:

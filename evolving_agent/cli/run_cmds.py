@@ -57,18 +57,24 @@ def _run(
     reflector: str | None = None,
     reflector_cmd: str | None = None,
     strict: bool = False,
+    redo: datetime | None = None,
 ) -> R | None:
     """Run ``job``; with --json print the result and return None, else return it."""
+    if redo is not None and day is not None:
+        raise click.UsageError("--redo DATE names the day: leave --date out")
+    chosen = redo or day
     result = run_job(
         root_from(ctx),
         job,
-        day.date() if day is not None else None,
+        chosen.date() if chosen is not None else None,
         reflector=reflector,
         reflector_cmd=reflector_cmd,
+        redo=redo is not None,
     )
     assert isinstance(result, result_type)
     if as_json:
-        echo_json(result.model_dump(mode="json"))
+        # The Today files a run started from are the redo's business, not the reader's.
+        echo_json(result.model_dump(mode="json", exclude={"plan": {"before"}}))
         if strict:
             check_strict(job, result)
         return None
@@ -107,11 +113,24 @@ def _nightly_lines(result: NightlyResult) -> None:
         echo(f"raised {plan.raised.id} (emerging, from recurring friction): {plan.raised.text}")
     if plan.carry is None or plan.bias is None:
         echo("quiet day: no hypothesis to carry and no friction; bias and carry unchanged")
+        _old_bias(result)
         return
     about = f" on {plan.carry.hypothesis}" if plan.carry.hypothesis else ""
     echo(f"carry: {plan.carry.type}{about}: {plan.carry.text}")
     echo("bias:")
     for line in plan.bias.splitlines():
+        echo(f"  {line}")
+    _old_bias(result)
+
+
+def _old_bias(result: NightlyResult) -> None:
+    if result.superseded is None:
+        return
+    if not result.old_bias:
+        echo(f"the superseded run {result.superseded} carried nothing (a quiet day)")
+        return
+    echo(f"the superseded run's bias (kept in Evidence, run {result.superseded}):")
+    for line in result.old_bias.splitlines():
         echo(f"  {line}")
 
 
@@ -153,7 +172,12 @@ def _say_unused_reflector(job: str, result: Any, asked: str | None) -> None:
         return
     echo(
         f"note: --reflector {asked} was not used: this {job} run already happened with "
-        f"{used}; a day is reflected once, and its words stay as they are",
+        f"{used}; a day is reflected once"
+        + (
+            f" ('run nightly --redo {result.plan.day} --reflector {asked}' reflects it again)"
+            if job == "nightly"
+            else ", and its words stay as they are"
+        ),
         err=True,
     )
 
@@ -168,8 +192,9 @@ def _job_command(job: str, result_type: type[R], render: Callable[[R], None], do
         reflector_cmd: str | None,
         as_json: bool,
         strict: bool,
+        redo: datetime | None = None,
     ) -> None:
-        result = _run(ctx, job, result_type, day, as_json, reflector, reflector_cmd, strict)
+        result = _run(ctx, job, result_type, day, as_json, reflector, reflector_cmd, strict, redo)
         if result is None:
             return
         render(result)
@@ -178,7 +203,17 @@ def _job_command(job: str, result_type: type[R], render: Callable[[R], None], do
             check_strict(job, result)
 
     command.__doc__ = doc
-    run_group.command(job)(_options(click.pass_context(command)))
+    fn = _options(click.pass_context(command))
+    if job == "nightly":
+        fn = click.option(
+            "--redo",
+            type=DAY,
+            default=None,
+            metavar="DATE",
+            help="Reflect a day already run again (the last one reflected); its old bias "
+            "stays in Evidence.",
+        )(fn)
+    run_group.command(job)(fn)
 
 
 _job_command(
@@ -190,10 +225,14 @@ _job_command(
     A reflector that fails falls back to rules and the first line says why; with
     --strict that exits 4.  A command reflector that changes Canon fails the job (exit 5).
 
+    --redo DATE reflects the last reflected day again, as if its first run had never
+    happened: a new bias for that morning, the old one kept in Evidence.
+
     \b
     Example:
       evolving-agent run nightly --date 2026-11-29
       evolving-agent run nightly --strict --reflector command --reflector-cmd "claude -p"
+      evolving-agent run nightly --redo 2026-11-29 --reflector claude
     """,
 )
 _job_command(

@@ -22,6 +22,7 @@ from evolving_agent.errors import EXIT_INVALID, EvolvingAgentError, UsageError
 from evolving_agent.jobs.monthly import run_monthly
 from evolving_agent.jobs.nightly import run_nightly
 from evolving_agent.jobs.prompts import prompt_loader
+from evolving_agent.jobs.redo import redo_nightly
 from evolving_agent.jobs.settings import JOB_NAMES, SYNC_JOB, load_schedule
 from evolving_agent.jobs.weekly import run_weekly
 from evolving_agent.memory.authority import Writer
@@ -62,8 +63,10 @@ def run_job(
     reflector: str | None = None,
     reflector_cmd: str | None = None,
     now: datetime | None = None,
+    redo: bool = False,
 ) -> BaseModel:
-    """Run ``job`` (nightly / weekly / monthly) for ``day``; returns the job's result."""
+    """Run ``job`` (nightly / weekly / monthly) for ``day``; returns the job's result.
+    ``redo`` (nightly only): reflect ``day`` again (jobs/redo.py)."""
     require_root(root)
     if job == SYNC_JOB:  # the scheduler's sync job (docs/sync.md)
         from evolving_agent.memory.sync import sync
@@ -76,6 +79,9 @@ def run_job(
         return run_monthly(root, day, now=now)  # consolidation is deterministic: no reflector
     refl = resolve_reflector(root, reflector, reflector_cmd)
     try:
+        if job == "nightly" and redo:
+            assert day is not None, "a redo names its day"
+            return redo_nightly(root, day, reflector=refl, now=now)
         if job == "nightly":
             return run_nightly(root, day, reflector=refl, now=now)
         return run_weekly(root, day, reflector=refl, now=now)

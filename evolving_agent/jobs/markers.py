@@ -31,7 +31,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.base.atomic import atomic_write
-from evolving_agent.memory.base.locks import human_lock_dir, lock_file
+from evolving_agent.memory.base.locks import (
+    human_lock_dir,
+    lock_file,
+    lock_file_now,
+    shared_lock_file,
+)
 from evolving_agent.memory.evidence.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord
 from evolving_agent.memory.ops.review_trace import PROVENANCE_KINDS
 from evolving_agent.paths import MemoryRoot
@@ -92,6 +97,22 @@ def run_lock(root: MemoryRoot, job: str, day: date) -> Iterator[None]:
     the shared ``.ea/locks/`` is not this one, and cannot cost the human a day."""
     with lock_file(human_lock_dir(root) / f"run-{job}-{day.isoformat()}.lock"):
         yield
+
+
+NIGHTLY_LOCK = "nightly.lock"
+
+
+@contextmanager
+def nightly_lock(root: MemoryRoot, *, alone: str | None = None) -> Iterator[None]:
+    """Held for a whole nightly run: shared by runs (which serialise per date, above),
+    exclusive for a redo (``alone`` says why), which refuses at once while a run is on."""
+    path = human_lock_dir(root) / NIGHTLY_LOCK
+    if alone is None:
+        with shared_lock_file(path):
+            yield
+    else:
+        with lock_file_now(path, alone):
+            yield
 
 
 def new_marker(job: str, day: date, run_ts: datetime, plan: dict[str, Any]) -> RunMarker:

@@ -33,9 +33,11 @@ from evolving_agent.jobs.markers import (
     RunMarker,
     append_once,
     finish,
+    nightly_lock,
     plan_or_resume,
     refuse_future,
 )
+from evolving_agent.jobs.redo_journal import finish_interrupted
 from evolving_agent.memory.authority import ScopedReader, Writer
 from evolving_agent.memory.base.redact import redact
 from evolving_agent.memory.evidence.day_digest import (
@@ -48,6 +50,7 @@ from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord
 from evolving_agent.memory.evidence.evidence import now as local_now
 from evolving_agent.memory.ops.carry import tensions
 from evolving_agent.memory.ops.hypotheses import (
+    REGISTER_FILE,
     Hypothesis,
     HypothesisState,
     SessionProposal,
@@ -121,6 +124,9 @@ class NightlyPlan(BaseModel):
     recent_types: list[str] = Field(default_factory=list)
     state: NightlyState | None = None
     notes: list[str] = Field(default_factory=list)
+    # The Today files this run started from (None: absent), so a redo can give them
+    # back (jobs/redo.py); None in a plan made before redo existed.
+    before: dict[str, str | None] | None = None
 
     @property
     def quiet(self) -> bool:
@@ -128,10 +134,21 @@ class NightlyPlan(BaseModel):
 
 
 class NightlyResult(BaseModel):
-    status: Literal["done", "already done", "resumed"]
+    status: Literal["done", "already done", "resumed", "redone"]
     plan: NightlyPlan
     record_ids: list[str]
     caught_up: list[date] = Field(default_factory=list)  # earlier days reflected first
+    superseded: str | None = None  # a redo: the run it replaced (its records stay)
+    old_bias: str | None = None  # a redo: the bias that run wrote (kept in Evidence)
+
+
+# What a nightly run writes in Today (besides the files it leaves alone).
+TODAY_FILES = (NIGHTLY_STATE_FILE, BIAS_FILE, CARRY_FILE, REGISTER_FILE)
+
+
+def today_texts(reader: ScopedReader) -> dict[str, str | None]:
+    """The Today files a nightly run writes, as they are now (None: absent)."""
+    return {name: reader.read_text("today", name) for name in TODAY_FILES}
 
 
 def default_day(now: datetime) -> date:
@@ -160,6 +177,14 @@ def run_nightly(
     when = now or local_now()
     day = day or default_day(when)
     refuse_future(day, when)
+    finish_interrupted(root)  # a redo a crash cut short is finished before anything else
+    with nightly_lock(root):  # shared: only a redo needs the job to itself
+        return _run_nightly(root, day, reflector, when)
+
+
+def _run_nightly(
+    root: MemoryRoot, day: date, reflector: Reflector | None, when: datetime
+) -> NightlyResult:
     last = last_reflected(root)
     notes: list[str] = []
     if day == when.astimezone().date():
@@ -244,7 +269,9 @@ def _run_one(
         day,
         when,
         NightlyPlan,
-        lambda: _plan(day, reader, reflector or RulesReflector(), notes, seen=seen),
+        lambda: _plan(day, reader, reflector or RulesReflector(), notes, seen=seen).model_copy(
+            update={"before": today_texts(reader)}
+        ),
         guard=refuse_stale,
     )
     if status == "already done":
@@ -537,18 +564,29 @@ def _after_steps(
             put(h.model_copy(update={"tension": partners}), why)
 
 
-def _write_today(writer: Writer, plan: NightlyPlan) -> None:
+def plan_files(plan: NightlyPlan) -> dict[str, str]:
+    """The Today files a plan overwrites whole: its state, and bias + carry unless quiet."""
     state = plan.state or NightlyState.model_validate(
         {"last_date": plan.day, "recent_types": plan.recent_types}
     )
-    files: dict[str, str | bytes] = {NIGHTLY_STATE_FILE: state.model_dump_json(indent=2) + "\n"}
+    files = {NIGHTLY_STATE_FILE: state.model_dump_json(indent=2) + "\n"}
     if plan.carry is not None and plan.bias is not None:
         files[BIAS_FILE] = redact(plan.bias) + "\n"
         files[CARRY_FILE] = plan.carry.model_dump_json(indent=2) + "\n"
-    writer.write_many("today", files)
+    return files
+
+
+def plan_snapshots(plan: NightlyPlan) -> list[Hypothesis]:
+    """The hypotheses a plan puts in Today's register (adopted, changed, raised)."""
     snaps = [*plan.adopted, *[c.hypothesis for c in plan.changes]]
     if plan.raised is not None:
         snaps.append(plan.raised)
+    return snaps
+
+
+def _write_today(writer: Writer, plan: NightlyPlan) -> None:
+    writer.write_many("today", dict(plan_files(plan)))
+    snaps = plan_snapshots(plan)
     if snaps:
         merge_into_register(writer, snaps)
 

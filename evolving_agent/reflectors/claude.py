@@ -38,8 +38,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from evolving_agent.errortext import first_error_line
 from evolving_agent.reflectors.base import ReflectorUnavailable
-from evolving_agent.reflectors.command import NO_ANSWER, CliPresetReflector, first_error_line
+from evolving_agent.reflectors.command import NO_ANSWER, CliPresetReflector
 
 PRESET_ARGS = (
     "-p",

@@ -18,7 +18,6 @@ exit is :class:`ReflectorUnavailable`: the job falls back to rules at once and s
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import shutil
 import stat
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from evolving_agent.errors import EXIT_TAMPERED, EvolvingAgentError, UsageError
+from evolving_agent.errortext import first_error_line
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.process import Completed, run_process
 from evolving_agent.reflectors.base import Reflector, ReflectorError, ReflectorUnavailable
@@ -136,13 +136,6 @@ def _remove(path: Path) -> None:
 
 # How a preset's answer_of ends its message when the output holds no answer and no error.
 NO_ANSWER = "(no answer in its output)"
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-# Lines that are never the reason: warnings every call prints, stack frames, braces.
-_NOISE = re.compile(
-    r"^(warning\b|warn\b|ripgrep is not available|loaded cached credentials|"
-    r"at |[{}\[\]],?$|status: \d+|\d{4}-\d\d-\d\dT[\d:.]+Z (warn|info|debug)\b)",
-    re.IGNORECASE,
-)
 
 
 def first_reason(done: Completed) -> str:
@@ -157,15 +150,6 @@ def first_reason(done: Completed) -> str:
         if line:
             return f"{line} ({status})"
     return status
-
-
-def first_error_line(text: str) -> str:
-    """The first line of ``text`` that says something (not a warning or a stack frame)."""
-    for raw in text.splitlines():
-        line = _ANSI.sub("", raw).strip()
-        if line and not _NOISE.match(line):
-            return line[:300]
-    return ""
 
 
 class CommandReflector(PromptReflector):

@@ -28,9 +28,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from evolving_agent.errortext import api_error_text
 from evolving_agent.process import Completed
 from evolving_agent.reflectors.base import ReflectorUnavailable
-from evolving_agent.reflectors.command import NO_ANSWER, CliPresetReflector, first_error_line
+from evolving_agent.reflectors.command import NO_ANSWER, CliPresetReflector
 
 PRESET_ARGS = ("--output-format", "json", "--skip-trust")
 DENY_ALL = '[[rule]]\ntoolName = "*"\ndecision = "deny"\npriority = 999\n'
@@ -121,18 +122,3 @@ def answer_of(stdout: str) -> str:
         raise ReflectorUnavailable(f"gemini printed no response {NO_ANSWER}")
     return str(data["response"])
 
-
-def api_error_text(text: str) -> str:
-    """``[API Error: {"error":{"code":429,"message":"…"}}]`` as ``HTTP 429: …``."""
-    start = text.find("{")
-    if start >= 0:
-        try:
-            data = json.loads(text[start : text.rfind("}") + 1])
-        except json.JSONDecodeError:
-            data = None
-        inner = data.get("error") if isinstance(data, dict) else None
-        if isinstance(inner, dict) and inner.get("message"):
-            code = inner.get("code")
-            head = f"HTTP {code}: " if isinstance(code, int) else ""
-            return first_error_line(f"{head}{inner['message']}")
-    return first_error_line(text)

@@ -27,8 +27,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from evolving_agent.errortext import first_error_line
 from evolving_agent.reflectors.base import ReflectorUnavailable
-from evolving_agent.reflectors.command import NO_ANSWER, CliPresetReflector, first_error_line
+from evolving_agent.reflectors.command import NO_ANSWER, CliPresetReflector
 
 PRESET_ARGS = ("run", "--format", "json", "--pure")
 CARRIED = ("provider", "model", "small_model", "enabled_providers", "disabled_providers")

@@ -426,7 +426,7 @@ def watch(
     register: dict[str, Hypothesis] = {}
     changes: dict[str, list[tuple[date, str, str]]] = defaultdict(list)
     carriable_on: dict[date, int] = {}
-    carries: list[tuple[date, str, str]] = []
+    carry_of: dict[date, tuple[date, str, str]] = {}
     friction: dict[date, list[str]] = defaultdict(list)
     friction_records: list[EvidenceRecord] = []
     session_days: dict[date, list[str]] = defaultdict(list)
@@ -454,9 +454,10 @@ def watch(
             hid = rec.data.get("hypothesis")
             if night is not None:
                 carriable_on[night] = sum(1 for h in register.values() if h.carriable)
+                carry_of.pop(night, None)  # a redone night: its last run's carry counts
                 if isinstance(hid, str) and hid:
-                    carries.append((night, hid, rec.id))
-    carries.sort(key=lambda c: c[0])
+                    carry_of[night] = (night, hid, rec.id)
+    carries = sorted(carry_of.values(), key=lambda c: c[0])
     flags = [
         *_friction_pendulums(friction_records, register),
         *_carry_pendulums(carries, register),

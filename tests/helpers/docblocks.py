@@ -14,10 +14,10 @@ this is a thin runner of our own:
   on the page, not assumed.
 * A block preceded by ``<!-- not run: REASON -->`` is shown to the reader only (it needs an
   editor, a second machine, root, a cluster or a paid model, or it *is* the suite).
-* ``<NAME>`` placeholders (``<REVIEW_ID>``, ``<RUN_DIR>``, ``<COMMIT>``, ``<PROGRAM>``)
-  are filled in from the root the page works on, by the commands in
-  :data:`PLACEHOLDERS`, run in the page's shell at that point; the page says where the
-  reader finds them.
+* ``<NAME>`` placeholders (``<REVIEW_ID>``, ``<RUN_DIR>``, ``<COMMIT>``, ``<PROGRAM>``,
+  ``<TODAY>``) are filled in from the root the page works on, by the commands in
+  :data:`PLACEHOLDERS`, run in the page's shell at that point, in a command and in the
+  output shown after it; the page says where the reader finds them.
 
 All of a page's blocks run in order in one :class:`Shell`, which keeps what a line
 ``export``s or ``cd``s into, like one terminal.
@@ -35,7 +35,8 @@ from pathlib import Path
 
 SHELL_LANGS = {"bash", "sh", "shell", "console"}
 FENCE = re.compile(r"^([ \t]*)```(\w*)[^\n]*\n(.*?)^[ \t]*```[ \t]*$", re.S | re.M)
-MARKER = re.compile(r"<!--\s*not run:\s*(.*?)\s*-->\s*\Z", re.S)
+# The comment right before the block: its reason never runs past a "-->" (an earlier one).
+MARKER = re.compile(r"<!--\s*not run:\s*((?:(?!-->).)*?)\s*-->\s*\Z", re.S)
 PLACEHOLDER = re.compile(r"<([A-Z][A-Z_]+)>")
 
 # What a reader looks up, and where: the page names the command beside the placeholder.
@@ -46,6 +47,7 @@ PLACEHOLDERS = {
     "PENDING_REVIEW_ID": "evolving-agent review list --pending --ids | head -n 1",
     "RUN_DIR": "ls -d runs/*/ | head -n 1",
     "COMMIT": "evolving-agent canon log | head -n 1 | cut -d' ' -f1",
+    "TODAY": "date +%F",
 }
 
 
@@ -116,6 +118,7 @@ def varying(line: str) -> str:
     line = re.sub(r"\b\d\d:\d\d:\d\d\b", "HH:MM:SS", line)
     line = re.sub(r"\bev-[0-9a-f]{12}\b", "ev-ID", line)
     line = re.sub(r"\b[0-9a-f]{10}\b", "COMMIT", line)
+    line = re.sub(r"\b(nightly|weekly|monthly)-[0-9a-f]{12}\b", r"\1-RUN", line)
     line = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", line)
     return re.sub(r"token=[\w-]+", "token=TOKEN", line)
 

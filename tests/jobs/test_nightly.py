@@ -97,7 +97,8 @@ def test_a_reflector_asked_for_on_a_day_that_ran_is_said_to_be_unused(root: Memo
     assert again.exit_code == 0
     assert again.stderr == (
         "note: --reflector command was not used: this nightly run already happened with "
-        "rules; a day is reflected once, and its words stay as they are\n"
+        f"rules; a day is reflected once ('run nightly --redo {D0} --reflector command' "
+        "reflects it again)\n"
     )
     assert snapshot(root) == before
     same = run_cli("run", "nightly", "--date", D0.isoformat(), "--reflector", "rules")

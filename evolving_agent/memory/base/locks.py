@@ -137,6 +137,47 @@ def lock_file(path: Path, mode: int = 0o600) -> Iterator[None]:
         os.close(fd)  # releases the flock
 
 
+@contextmanager
+def shared_lock_file(path: Path, mode: int = 0o600) -> Iterator[None]:
+    """Hold a shared lock on ``path``: many holders at once, none beside an exclusive one."""
+    fd = _open_lock(path, mode)
+    try:
+        flock_bounded(fd, path, shared=True)
+        yield
+    finally:
+        os.close(fd)
+
+
+class LockBusy(EvolvingAgentError):
+    """A lock this command will not wait for is held; nothing was written."""
+
+    exit_code = EXIT_DENIED
+
+    def __init__(self, path: Path, holder: str, what: str) -> None:
+        self.path = path
+        self.holder = holder
+        super().__init__(f"{what} ({holder} holds {path}); nothing was changed, try again after it")
+
+
+@contextmanager
+def lock_file_now(path: Path, what: str, mode: int = 0o600) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` or raise :class:`LockBusy` at once, naming the
+    holder (``what`` says what the holder is doing)."""
+    fd = _open_lock(path, mode)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise
+            found = holders(fd)
+            holder = found[0].describe() if found else "a process this system does not name"
+            raise LockBusy(path, holder, what) from None
+        yield
+    finally:
+        os.close(fd)
+
+
 def _open_lock(path: Path, mode: int) -> int:
     flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
     try:

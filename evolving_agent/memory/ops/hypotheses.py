@@ -389,8 +389,9 @@ def snapshot_data(h: Hypothesis, **extra: Any) -> dict[str, Any]:
 
 
 def snapshot_of(rec: EvidenceRecord) -> Hypothesis | None:
-    """The hypothesis snapshot a ``hypothesis`` / ``hypothesis-state`` record carries."""
-    if rec.kind not in ("hypothesis", "hypothesis-state"):
+    """The hypothesis snapshot a ``hypothesis`` / ``hypothesis-state`` record carries
+    (none for a withdrawal: :func:`withdrawn_by`)."""
+    if rec.kind not in ("hypothesis", "hypothesis-state") or rec.data.get("withdrawn"):
         return None
     try:
         return Hypothesis.model_validate(rec.data.get("hypothesis"))
@@ -405,7 +406,18 @@ def fold(records: Any) -> dict[str, Hypothesis]:
         snap = snapshot_of(rec)
         if snap is not None:
             out[snap.id] = snap
+        gone = withdrawn_by(rec)
+        if gone is not None:
+            out.pop(gone, None)
     return out
+
+
+def withdrawn_by(rec: EvidenceRecord) -> str | None:
+    """The hypothesis a record withdraws: one a nightly run raised, taken back when that
+    run was redone (jobs/redo.py) — as if it had never been raised."""
+    if rec.kind != "hypothesis-state" or not rec.data.get("withdrawn"):
+        return None
+    return str(rec.data["withdrawn"])
 
 
 def fold_root(root: MemoryRoot) -> dict[str, Hypothesis]:

@@ -10,14 +10,17 @@ agent may see; the prompt carries both.
 from __future__ import annotations
 
 import abc
+import json
 import math
 import re
 import shlex
 import shutil
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from evolving_agent.errortext import first_error_line
 from evolving_agent.process import Completed
 from evolving_agent.search.reducer import Visible
 from evolving_agent.search.sandbox import Sandbox
@@ -110,6 +113,117 @@ class Agent(abc.ABC):
     def check(self) -> None:
         """Raise (UsageError / NotFound) if this backend cannot run at all; before a run."""
         return None
+
+
+class CliAgent(Agent):
+    """A coding CLI run once a turn (claude, codex, gemini, opencode): its program
+    (``--agent-cmd``), the arguments of a new session (``--agent-args``, with the
+    adapter's defaults unless they choose their own) and of a resumed one
+    (``--agent-resume-args``, else derived from the new ones), and a token price table
+    for a CLI that reports tokens but no dollars (``--token-prices``)."""
+
+    program: ClassVar[str]
+    install_hint: ClassVar[str]
+    default_prices: ClassVar[dict[str, float]] = {}
+
+    def __init__(
+        self,
+        *,
+        command: str | None = None,
+        args: str | None = None,
+        resume_args: str | None = None,
+        prices: dict[str, float] | None = None,
+    ) -> None:
+        self.argv0 = split_args(command) or [self.program]
+        self.new_args = self.with_defaults(split_args(args))
+        self.resume_args = (
+            self.resume_defaults(split_args(resume_args))
+            if resume_args is not None
+            else self.resumed(self.new_args)
+        )
+        self.prices = {**self.default_prices, **(prices or {})}
+
+    def with_defaults(self, args: list[str]) -> list[str]:
+        """A new session's arguments with the adapter's defaults (none here)."""
+        return args
+
+    def resume_defaults(self, args: list[str]) -> list[str]:
+        """Resume arguments the user gave, with the defaults they need."""
+        return self.with_defaults(args)
+
+    def resumed(self, new_args: list[str]) -> list[str]:
+        """Resume arguments when the user gave none: the new session's."""
+        return new_args
+
+    @classmethod
+    def from_settings(cls, settings: AgentSettings) -> Agent:
+        return cls(
+            command=settings.command,
+            args=settings.args,
+            resume_args=settings.resume_args,
+            prices=settings.prices,
+        )
+
+    def check(self) -> None:
+        require_program(self.argv0[0], self.program, self.install_hint)
+
+    def priced(self, inputs: int, cached: int, output: int) -> float:
+        """Dollars for a turn's tokens at this agent's prices (cached input at its rate)."""
+        p = self.prices
+        cost = (inputs - cached) * p["input"] + cached * p["cached_input"] + output * p["output"]
+        return round(cost / 1_000_000, 8)
+
+
+def with_default_args(
+    args: list[str], defaults: tuple[str, ...], flags: tuple[str, ...]
+) -> list[str]:
+    """``args`` plus ``defaults``, unless they choose one of ``flags`` themselves (a
+    permission or approval mode the user picks replaces the adapter's)."""
+    chosen = any(a == f or a.startswith(f + "=") for a in args for f in flags)
+    return args if chosen else [*defaults, *args]
+
+
+def json_lines(stdout: str) -> list[dict[str, Any]]:
+    """Every JSON object line of a CLI's event stream, in order (other lines skipped)."""
+    out: list[dict[str, Any]] = []
+    for line in stdout.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(data, dict):
+            out.append(data)
+    return out
+
+
+def obj(value: object) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def denied_message(cli: str, verb: str, denials: list[str], allow: str) -> str:
+    """A turn failed by refused tools: how many, which (``Bash ×2, Edit``), and ``allow``,
+    the flag or setting that allows them."""
+    counts = Counter(denials)
+    shown = ", ".join(f"{tool} ×{n}" if n > 1 else tool for tool, n in sorted(counts.items()))
+    return (
+        f"{cli} {verb} {len(denials)} tool call(s): {shown}; the agent could not run its "
+        f"code or the scorer ({allow})"
+    )
+
+
+def first_line_failure(done: Completed, what: str, timeout: float) -> str | None:
+    """Like :func:`failure`, but with the CLI's *first* error line, not its last (Gemini
+    and OpenCode end stderr with a stack trace or a hint, and start with the reason)."""
+    plain = failure(done, what, timeout)
+    if plain is None or done.launch_error or done.returncode is None:
+        return plain
+    head = plain.split(":", 1)[0]
+    reason = first_error_line(done.stderr) or first_error_line(done.stdout)
+    return f"{head}: {reason}" if reason else head
 
 
 def require_program(argv0: str, what: str, hint: str) -> None:

@@ -45,16 +45,16 @@ from typing import Any
 
 from evolving_agent.process import run_process
 from evolving_agent.search.agents.base import (
-    Agent,
-    AgentSettings,
+    CliAgent,
     TurnRequest,
     TurnResult,
     as_float,
     as_int,
     continued_session,
+    denied_message,
     failure,
-    require_program,
-    split_args,
+    json_lines,
+    with_default_args,
 )
 
 DEFAULT_ARGS = ("--permission-mode", "acceptEdits")
@@ -68,32 +68,15 @@ _PERMISSION_FLAGS = ("--permission-mode", "--dangerously-skip-permissions")
 
 def with_permission(args: list[str]) -> list[str]:
     """``args`` plus the default permission mode, unless they choose one themselves."""
-    chosen = any(a == f or a.startswith(f + "=") for a in args for f in _PERMISSION_FLAGS)
-    return args if chosen else [*DEFAULT_ARGS, *args]
+    return with_default_args(args, DEFAULT_ARGS, _PERMISSION_FLAGS)
 
 
-class ClaudeAgent(Agent):
-    name = "claude"
+class ClaudeAgent(CliAgent):
+    name = program = "claude"
+    install_hint = "install Claude Code or name it with --agent-cmd"
 
-    def __init__(
-        self,
-        *,
-        command: str | None = None,
-        args: str | None = None,
-        resume_args: str | None = None,
-    ) -> None:
-        self.argv0 = split_args(command) or ["claude"]
-        self.new_args = with_permission(split_args(args))
-        self.resume_args = (
-            with_permission(split_args(resume_args)) if resume_args is not None else self.new_args
-        )
-
-    @classmethod
-    def from_settings(cls, settings: AgentSettings) -> Agent:
-        return cls(command=settings.command, args=settings.args, resume_args=settings.resume_args)
-
-    def check(self) -> None:
-        require_program(self.argv0[0], "claude", "install Claude Code or name it with --agent-cmd")
+    def with_defaults(self, args: list[str]) -> list[str]:
+        return with_permission(args)
 
     def argv(self, request: TurnRequest) -> list[str]:
         argv = [*self.argv0, *OUTPUT_ARGS]
@@ -173,18 +156,15 @@ def denied_error(denials: list[str]) -> str:
     """A failed turn's message: what was denied, and the flags that allow it -- Bash
     only inside Claude Code's own sandbox."""
     counts = Counter(denials)
-    shown = ", ".join(f"{tool} ×{n}" if n > 1 else tool for tool, n in sorted(counts.items()))
     flags = "--permission-mode acceptEdits"
     if "Bash" in counts:
         flags += " " + SANDBOXED_BASH
     others = " ".join(sorted(t for t in counts if t != "Bash"))
     if others:
         flags += f" --allowedTools {others}"
-    return (
-        f"claude denied {len(denials)} tool call(s): {shown}; the agent could not run its "
-        f'code or the scorer (allow them with --agent-args "{flags}"'
-        + ("; Bash then runs inside Claude Code's sandbox" if "Bash" in counts else "")
-        + ")"
+    inside = "; Bash then runs inside Claude Code's sandbox" if "Bash" in counts else ""
+    return denied_message(
+        "claude", "denied", denials, f'allow them with --agent-args "{flags}"{inside}'
     )
 
 
@@ -206,17 +186,7 @@ def _last_retry(lines: list[dict[str, Any]]) -> str | None:
 
 def _json_lines(stdout: str) -> list[dict[str, Any]]:
     """Every JSON object line of the stream (a single pretty-printed object counts too)."""
-    out: list[dict[str, Any]] = []
-    for line in stdout.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict):
-            out.append(data)
+    out = json_lines(stdout)
     if not out:
         whole = _result_object(stdout)
         if whole:

@@ -66,15 +66,13 @@ from evolving_agent.errors import InvalidInput, UsageError
 from evolving_agent.process import Completed, run_process
 from evolving_agent.search.agents.base import (
     RETRYING,
-    Agent,
-    AgentSettings,
+    CliAgent,
     TurnRequest,
     TurnResult,
     as_int,
     continued_session,
     failure,
-    require_program,
-    split_args,
+    json_lines,
 )
 
 # USD per million tokens; cached input is part of input_tokens and billed at its rate.
@@ -183,37 +181,22 @@ def derive_resume_args(args: list[str]) -> list[str]:
     return out
 
 
-class CodexAgent(Agent):
-    name = "codex"
+class CodexAgent(CliAgent):
+    name = program = "codex"
+    install_hint = "install the Codex CLI or name it with --agent-cmd"
+    default_prices = DEFAULT_PRICES
 
-    def __init__(
-        self,
-        *,
-        command: str | None = None,
-        args: str | None = None,
-        resume_args: str | None = None,
-        prices: dict[str, float] | None = None,
-    ) -> None:
-        self.argv0 = split_args(command) or ["codex"]
-        self.new_args = new_args(split_args(args))
-        self.resume_args = (
-            split_args(resume_args)
-            if resume_args is not None
-            else derive_resume_args(self.new_args)
-        )
-        self.prices = {**DEFAULT_PRICES, **(prices or {})}
+    def with_defaults(self, args: list[str]) -> list[str]:
+        return new_args(args)
 
-    @classmethod
-    def from_settings(cls, settings: AgentSettings) -> Agent:
-        return cls(
-            command=settings.command,
-            args=settings.args,
-            resume_args=settings.resume_args,
-            prices=settings.prices,
-        )
+    def resume_defaults(self, args: list[str]) -> list[str]:
+        return args  # resume arguments the user gave are used as they are
+
+    def resumed(self, new_args: list[str]) -> list[str]:
+        return derive_resume_args(new_args)
 
     def check(self) -> None:
-        require_program(self.argv0[0], "codex", "install the Codex CLI or name it with --agent-cmd")
+        super().check()
         mode = sandbox_mode(self.new_args)
         if mode is None:
             return
@@ -311,18 +294,15 @@ class CodexAgent(Agent):
                 failed_commands=len(bad),
             )
         used = self._deltas(request, session, reports)
-        uncached = used["input_tokens"] - used["cached_input_tokens"]
-        cost = (
-            uncached * self.prices["input"]
-            + used["cached_input_tokens"] * self.prices["cached_input"]
-            + used["output_tokens"] * self.prices["output"]
-        ) / 1_000_000
+        cost = self.priced(
+            used["input_tokens"], used["cached_input_tokens"], used["output_tokens"]
+        )
         return TurnResult(
             session_id=session,
             input_tokens=used["input_tokens"],
             output_tokens=used["output_tokens"],
             reasoning_tokens=used["reasoning_output_tokens"],
-            cost_usd=round(cost, 8),
+            cost_usd=cost,
             message=message[-2000:],
             error=error,
             denied=len(refused),
@@ -501,12 +481,4 @@ def _save(path: Path, data: dict[str, Any]) -> None:
 
 
 def _events(stdout: str) -> list[dict[str, Any]]:
-    events = []
-    for line in stdout.splitlines():
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict):
-            events.append(data)
-    return events
+    return json_lines(stdout)

@@ -37,23 +37,23 @@ system-defaults file does not, tried with the pinned 0.61.0).  A turn stopped at
 
 from __future__ import annotations
 
-import json
 import re
-from collections import Counter
 from typing import Any
 
-from evolving_agent.process import Completed, run_process
+from evolving_agent.errortext import api_error_text
+from evolving_agent.process import run_process
 from evolving_agent.search.agents.base import (
     RETRYING,
-    Agent,
-    AgentSettings,
+    CliAgent,
     TurnRequest,
     TurnResult,
     as_int,
     continued_session,
-    failure,
-    require_program,
-    split_args,
+    denied_message,
+    first_line_failure,
+    json_lines,
+    obj,
+    with_default_args,
 )
 
 DEFAULT_ARGS = ("--approval-mode", "auto_edit")
@@ -78,39 +78,16 @@ _ATTEMPT = re.compile(r"Attempt \d+ failed(?: with status (\d{3}))?")
 
 def with_approval(args: list[str]) -> list[str]:
     """``args`` plus the default approval mode, unless they choose one themselves."""
-    chosen = any(a == f or a.startswith(f + "=") for a in args for f in _PERMISSION_FLAGS)
-    return args if chosen else [*DEFAULT_ARGS, *args]
+    return with_default_args(args, DEFAULT_ARGS, _PERMISSION_FLAGS)
 
 
-class GeminiAgent(Agent):
-    name = "gemini"
+class GeminiAgent(CliAgent):
+    name = program = "gemini"
+    install_hint = "install Gemini CLI or name it with --agent-cmd"
+    default_prices = DEFAULT_PRICES
 
-    def __init__(
-        self,
-        *,
-        command: str | None = None,
-        args: str | None = None,
-        resume_args: str | None = None,
-        prices: dict[str, float] | None = None,
-    ) -> None:
-        self.argv0 = split_args(command) or ["gemini"]
-        self.new_args = with_approval(split_args(args))
-        self.resume_args = (
-            with_approval(split_args(resume_args)) if resume_args is not None else self.new_args
-        )
-        self.prices = {**DEFAULT_PRICES, **(prices or {})}
-
-    @classmethod
-    def from_settings(cls, settings: AgentSettings) -> Agent:
-        return cls(
-            command=settings.command,
-            args=settings.args,
-            resume_args=settings.resume_args,
-            prices=settings.prices,
-        )
-
-    def check(self) -> None:
-        require_program(self.argv0[0], "gemini", "install Gemini CLI or name it with --agent-cmd")
+    def with_defaults(self, args: list[str]) -> list[str]:
+        return with_approval(args)
 
     def argv(self, request: TurnRequest) -> list[str]:
         argv = [*self.argv0, *OUTPUT_ARGS]
@@ -175,12 +152,7 @@ class GeminiAgent(Agent):
             cached = min(as_int(stats.get("cached")) or 0, inputs)
             output = as_int(stats.get("output_tokens")) or 0
             turn.input_tokens, turn.output_tokens = inputs, output
-            cost = (
-                (inputs - cached) * self.prices["input"]
-                + cached * self.prices["cached_input"]
-                + output * self.prices["output"]
-            ) / 1_000_000
-            turn.cost_usd = round(cost, 8)
+            turn.cost_usd = self.priced(inputs, cached, output)
         return turn
 
 
@@ -203,54 +175,6 @@ def stream_error(events: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def api_error_text(text: str) -> str:
-    """``[API Error: {"error":{"code":429,"message":...}}]`` as ``HTTP 429: message``."""
-    start = text.find("{")
-    if start >= 0:
-        try:
-            data = json.loads(text[start : text.rfind("}") + 1])
-        except json.JSONDecodeError:
-            data = None
-        inner = data.get("error") if isinstance(data, dict) else None
-        if isinstance(inner, dict) and inner.get("message"):
-            code = inner.get("code")
-            head = f"HTTP {code}: " if isinstance(code, int) else ""
-            return one_line(f"{head}{inner['message']}")
-    return one_line(text)
-
-
-def one_line(text: str, limit: int = 300) -> str:
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    return first[:limit]
-
-
-def first_line_failure(done: Completed, what: str, timeout: float) -> str | None:
-    """Like :func:`failure`, but with the CLI's *first* error line, not its last (Gemini
-    and OpenCode end stderr with a stack trace or a hint, and start with the reason)."""
-    plain = failure(done, what, timeout)
-    if plain is None or done.launch_error or done.returncode is None:
-        return plain
-    head = plain.split(":", 1)[0]
-    reason = first_error_line(done.stderr) or first_error_line(done.stdout)
-    return f"{head}: {reason}" if reason else head
-
-
-_NOISE = re.compile(
-    r"^(warning: 256-color|ripgrep is not available|loaded cached credentials|"
-    r"data collection is disabled|yolo mode is enabled|\s*at |\}|\{$|\s*status: \d+)",
-    re.IGNORECASE,
-)
-
-
-def first_error_line(text: str) -> str:
-    """The first line of ``text`` that says something (not a warning, a stack frame)."""
-    for line in text.splitlines():
-        stripped = re.sub(r"\x1b\[[0-9;]*m", "", line).strip()
-        if stripped and not _NOISE.match(stripped):
-            return stripped[:300]
-    return ""
-
-
 def last_retry(stderr: str) -> str | None:
     """What Gemini CLI was retrying when it was stopped ("an API error (HTTP 429)")."""
     found = _ATTEMPT.findall(stderr)
@@ -261,30 +185,10 @@ def last_retry(stderr: str) -> str | None:
 
 
 def denied_error(denials: list[str]) -> str:
-    counts = Counter(denials)
-    shown = ", ".join(f"{tool} ×{n}" if n > 1 else tool for tool, n in sorted(counts.items()))
-    return (
-        f"gemini refused {len(denials)} tool call(s): {shown}; the agent could not run its "
-        'code or the scorer (allow the shell with --agent-args "--approval-mode yolo", '
-        "or a policy rule for run_shell_command passed with --policy)"
+    return denied_message(
+        "gemini",
+        "refused",
+        denials,
+        'allow the shell with --agent-args "--approval-mode yolo", or a policy rule for '
+        "run_shell_command passed with --policy",
     )
-
-
-def json_lines(stdout: str) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for line in stdout.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict):
-            out.append(data)
-    return out
-
-
-def obj(value: object) -> dict[str, Any]:
-    """``value`` if it is a JSON object, else an empty one."""
-    return value if isinstance(value, dict) else {}

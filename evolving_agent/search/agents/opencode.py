@@ -33,22 +33,22 @@ the turn with the setting that allows it.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from typing import Any
 
+from evolving_agent.errortext import first_error_line
 from evolving_agent.process import run_process
 from evolving_agent.search.agents.base import (
-    Agent,
-    AgentSettings,
+    CliAgent,
     TurnRequest,
     TurnResult,
     as_float,
     as_int,
     continued_session,
-    require_program,
-    split_args,
+    denied_message,
+    first_line_failure,
+    json_lines,
+    obj,
 )
-from evolving_agent.search.agents.gemini import first_line_failure, json_lines, obj, one_line
 
 OUTPUT_ARGS = ("run", "--format", "json")
 SHELL_TOOL = "bash"
@@ -56,28 +56,9 @@ _UNAVAILABLE = re.compile(r"unavailable tool '([^']+)'", re.IGNORECASE)
 _REJECTED = re.compile(r"rejected permission|permission (?:was )?denied|not allowed", re.I)
 
 
-class OpenCodeAgent(Agent):
-    name = "opencode"
-
-    def __init__(
-        self,
-        *,
-        command: str | None = None,
-        args: str | None = None,
-        resume_args: str | None = None,
-    ) -> None:
-        self.argv0 = split_args(command) or ["opencode"]
-        self.new_args = split_args(args)
-        self.resume_args = split_args(resume_args) if resume_args is not None else self.new_args
-
-    @classmethod
-    def from_settings(cls, settings: AgentSettings) -> Agent:
-        return cls(command=settings.command, args=settings.args, resume_args=settings.resume_args)
-
-    def check(self) -> None:
-        require_program(
-            self.argv0[0], "opencode", "install OpenCode (opencode-ai) or name it with --agent-cmd"
-        )
+class OpenCodeAgent(CliAgent):
+    name = program = "opencode"
+    install_hint = "install OpenCode (opencode-ai) or name it with --agent-cmd"
 
     def argv(self, request: TurnRequest) -> list[str]:
         argv = [*self.argv0, *OUTPUT_ARGS, "--dir", str(request.workspace)]
@@ -172,14 +153,14 @@ def event_error(event: dict[str, Any]) -> str:
     name = str(error.get("name") or "error")
     status = data.get("statusCode")
     shown = f" (HTTP {status})" if isinstance(status, int) else ""
-    text = one_line(str(data.get("message") or error.get("message") or "no message"))
+    text = first_error_line(str(data.get("message") or error.get("message") or "no message"))
     return f"opencode reported {name}{shown}: {text}"
 
 
 def denied_error(denials: list[str]) -> str:
-    counts = Counter(denials)
-    shown = ", ".join(f"{tool} ×{n}" if n > 1 else tool for tool, n in sorted(counts.items()))
-    return (
-        f"opencode refused {len(denials)} tool call(s): {shown}; the agent could not run its "
-        'code or the scorer (allow it with "permission": {"bash": "allow"} in opencode.json)'
+    return denied_message(
+        "opencode",
+        "refused",
+        denials,
+        'allow it with "permission": {"bash": "allow"} in opencode.json',
     )
