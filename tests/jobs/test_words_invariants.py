@@ -92,6 +92,11 @@ COUNTER_EXAMPLES = {
     "(“उत्तर से पहले योजना लिखी; उपयोगकर्ता ने छोड़ दी”) read as support of 'the user wants "
     "short answers' for sharing 'user' and 'answer' — similarity now discounts that "
     "vocabulary in every language, not only English (similarity.content_grams)",
+    # Found by bench_words over seeds 1000..1029 (this session):
+    1001: "inv 1/2: two raised Korean patterns (a forgotten changelog, a plan the user "
+    "skipped) held in tension for sharing the generic raised-pattern trigger, one quoted "
+    "as the other's 'other way' — that trigger now relates nothing (carry._own_trigger)",
+    1024: "inv 1/2: the same, in a Hebrew/Korean/German life",
 }
 
 

@@ -172,6 +172,12 @@ def type_for(story: Story, history: list[CarryNote], yesterday: str | None) -> s
 TRIGGER_OVERLAP = 0.55  # similarity of two triggers that name the same moment
 
 
+def _own_trigger(h: Hypothesis) -> str | None:
+    """A trigger that names a moment: not the one every raised pattern without a
+    counter-move shares ("the pattern quoted below starts again"), which relates no two."""
+    return None if h.origin == "nightly" and not h.do else h.when
+
+
 def related(a: Hypothesis, b: Hypothesis) -> bool:
     """Something relates two beliefs, so that their evidence can swing between them:
 
@@ -190,9 +196,8 @@ def related(a: Hypothesis, b: Hypothesis) -> bool:
 
     if a.id == b.id or a.stakes == "high" or b.stakes == "high":
         return False
-    if a.when and b.when and (
-        key(a.when) == key(b.when) or similarity(a.when, b.when) >= TRIGGER_OVERLAP
-    ):
+    wa, wb = _own_trigger(a), _own_trigger(b)
+    if wa and wb and (key(wa) == key(wb) or similarity(wa, wb) >= TRIGGER_OVERLAP):
         return True
     if set(a.supports) & set(b.contradicts) or set(b.supports) & set(a.contradicts):
         return True
