@@ -33,7 +33,8 @@ def test_nightly_prints_its_status_the_carry_and_the_bias_then_is_already_done(
     )
     assert again.stderr == (
         "note: --reflector command was not used: this nightly run already happened with "
-        "rules; a day is reflected once, and its words stay as they are\n"
+        f"rules; a day is reflected once ('run nightly --redo {DAY} --reflector command' "
+        "reflects it again)\n"
     )
 
 
