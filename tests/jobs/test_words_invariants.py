@@ -97,6 +97,11 @@ COUNTER_EXAMPLES = {
     "skipped) held in tension for sharing the generic raised-pattern trigger, one quoted "
     "as the other's 'other way' — that trigger now relates nothing (carry._own_trigger)",
     1024: "inv 1/2: the same, in a Hebrew/Korean/German life",
+    # Found by the 200-life search on a clean-clone CI run:
+    140279: "inv 3: the new preference (a Hebrew 'the user wants every detail') had been "
+    "carried 4 of the 7 mornings before the old one was released, so the share cap held "
+    "it back for the 6 mornings after — a release now owes its successor one morning "
+    "whatever its share (carry.choose's owed)",
 }
 
 

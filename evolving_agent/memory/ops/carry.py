@@ -262,9 +262,15 @@ class Choice:
 
 
 def eligible(
-    stories: list[Story], history: list[CarryNote], morning: date, yesterday: CarryNote | None
+    stories: list[Story],
+    history: list[CarryNote],
+    morning: date,
+    yesterday: CarryNote | None,
+    owed: frozenset[str] = frozenset(),
 ) -> list[Choice]:
-    """The candidates fairness allows today, each with its type (unordered)."""
+    """The candidates fairness allows today, each with its type (unordered).
+    ``owed``: new preferences a recent release still owes a morning (not carried since
+    the release) — the share cap does not hold them back."""
     recent = [n for n in history if morning - timedelta(days=WINDOW) < n.day < morning]
     counts: dict[str, int] = {}
     for n in recent:
@@ -284,7 +290,7 @@ def eligible(
             # pull to follow, so neither the share cap nor yesterday's relation holds it.
             out.append(Choice(s.h, t))
             continue
-        if len(pool) >= MIN_POOL and counts.get(s.h.id, 0) >= MAX_SHARE:
+        if s.h.id not in owed and len(pool) >= MIN_POOL and counts.get(s.h.id, 0) >= MAX_SHARE:
             continue
         if (
             y_hyp is not None
@@ -319,10 +325,6 @@ def choose(
     """The carry for ``morning`` (see the module docstring for the order).
     ``released``: hypotheses released lately, retired since or not (default: the
     released among ``stories``) — a belief related to one comes next."""
-    options = eligible(stories, history, morning, yesterday)
-    if not options:
-        return None
-    touched = {s.h.id for s in stories if s.supported_today or s.contradicted_today}
     # The new preference takes the released one's place: a belief related to one
     # released in the last few mornings comes next.
     released = [
@@ -330,6 +332,21 @@ def choose(
         for h in (released if released is not None else [s.h for s in stories])
         if h.released and mornings_since(history, h.released, morning) <= SUCCESSION_DAYS
     ]
+    # ... even when it was carried often before the release (it had been winning while
+    # the old belief turned): the release owes it one morning, whatever its share.
+    owed = frozenset(
+        s.h.id
+        for s in stories
+        for r in released
+        if r.id != s.h.id
+        and related(s.h, r)
+        and r.released is not None
+        and not any(n.hypothesis == s.h.id and n.day > r.released for n in history)
+    )
+    options = eligible(stories, history, morning, yesterday, owed)
+    if not options:
+        return None
+    touched = {s.h.id for s in stories if s.supported_today or s.contradicted_today}
     last: dict[str, date] = {}
     for n in history:
         if n.hypothesis:
