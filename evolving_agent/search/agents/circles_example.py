@@ -22,21 +22,17 @@ With a notes file (``--policy keep-notes``, ``$EA_NOTES``) it appends one line a
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from evolving_agent.process import run_process
-from evolving_agent.search.agents.base import Agent, TurnRequest, TurnResult
-from evolving_agent.search.reducer import better
-from evolving_agent.search.workspace import head, read_file_at
+from evolving_agent.search.agents.base import TurnRequest, TurnResult
+from evolving_agent.search.agents.example_base import ExampleAgent
 
 PACKER = "pack.py"
-STATE_DIR = "circles"
 MARGIN = 1e-10
 PLACES = 300  # random points tried for a circle put back
 CLIMB = 40  # nudges a turn
@@ -145,8 +141,9 @@ def climb(circles: list[Circle], step: float, rng: random.Random) -> list[Circle
     return circles
 
 
-class CirclesExampleAgent(Agent):
+class CirclesExampleAgent(ExampleAgent):
     name = "circles-example"
+    STATE_DIR = "circles"
 
     def run_turn(self, *, request: TurnRequest) -> TurnResult:
         packer = request.workspace / PACKER
@@ -205,39 +202,4 @@ class CirclesExampleAgent(Agent):
             pass
 
     def _best_source(self, request: TurnRequest) -> str | None:
-        current = head(request.workspace)
-        scored = [v for v in request.visible if v.score is not None]
-        if not scored:
-            return None
-        best = scored[0]
-        for v in scored[1:]:
-            assert v.score is not None and best.score is not None
-            if better(v.score, best.score, minimize=request.minimize):
-                best = v
-        if best.commit == current:
-            return None
-        return read_file_at(request.workspace, best.commit, PACKER)
-
-    def _path(self, request: TurnRequest) -> Path | None:
-        if request.state_dir is None:
-            return None
-        return request.state_dir / STATE_DIR / f"{request.session_id}.json"
-
-    def _load(self, request: TurnRequest) -> dict[str, Any]:
-        path = self._path(request)
-        if request.new_session or path is None or not path.is_file():
-            return {}
-        try:
-            data = json.loads(path.read_text())
-        except json.JSONDecodeError:
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    def _save(self, request: TurnRequest, session: dict[str, Any]) -> None:
-        path = self._path(request)
-        if path is None:
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(session))
-        tmp.replace(path)
+        return self.best_peer_file(request, PACKER)

@@ -29,18 +29,15 @@ is seeded from the run seed, round, agent and turn, so a seed repeats a run.
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 from typing import Any
 
-from evolving_agent.search.agents.base import Agent, TurnRequest, TurnResult
+from evolving_agent.search.agents.base import TurnRequest, TurnResult
+from evolving_agent.search.agents.example_base import ExampleAgent
 from evolving_agent.search.example_tsp.solver import CONSTRUCTIONS, Genome, cost, parse, render
-from evolving_agent.search.reducer import better
-from evolving_agent.search.workspace import head, read_file_at
 
 SOLVER = "solve.py"
-STATE_DIR = "builtin"  # under agent-state/; the pre-rename name, so old runs resume
 MAX_TWO_OPT = 6
 MAX_OR_OPT = 3
 MAX_STARTS = 8
@@ -66,8 +63,9 @@ def fits(candidate: Path) -> bool:
         return False
 
 
-class TspExampleAgent(Agent):
+class TspExampleAgent(ExampleAgent):
     name = "tsp-example"
+    STATE_DIR = "builtin"  # under agent-state/; the pre-rename name, so old runs resume
 
     def run_turn(self, *, request: TurnRequest) -> TurnResult:
         solver = request.workspace / SOLVER
@@ -98,43 +96,8 @@ class TspExampleAgent(Agent):
 
     def _best_start(self, request: TurnRequest) -> Genome | None:
         """The genome of the best visible candidate, if it beats the workspace's HEAD."""
-        current = head(request.workspace)
-        scored = [v for v in request.visible if v.score is not None]
-        if not scored:
-            return None
-        best = scored[0]
-        for v in scored[1:]:
-            assert v.score is not None and best.score is not None
-            if better(v.score, best.score, minimize=request.minimize):
-                best = v
-        if best.commit == current:
-            return None
-        source = read_file_at(request.workspace, best.commit, SOLVER)
+        source = self.best_peer_file(request, SOLVER)
         return parse(source) if source else None
-
-    def _path(self, request: TurnRequest) -> Path | None:
-        if request.state_dir is None:
-            return None
-        return request.state_dir / STATE_DIR / f"{request.session_id}.json"
-
-    def _load(self, request: TurnRequest) -> dict[str, Any]:
-        path = self._path(request)
-        if request.new_session or path is None or not path.is_file():
-            return {}
-        try:
-            data = json.loads(path.read_text())
-        except json.JSONDecodeError:
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    def _save(self, request: TurnRequest, session: dict[str, Any]) -> None:
-        path = self._path(request)
-        if path is None:
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(session))
-        tmp.replace(path)
 
 
 def choose(genome: Genome, session: dict[str, Any], rng: random.Random) -> tuple[Genome, str]:
