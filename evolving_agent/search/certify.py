@@ -43,7 +43,7 @@ from typing import Any
 from evolving_agent.gitcmd import GitError, git
 from evolving_agent.process import run_process, start_background
 from evolving_agent.search.agents.base import Agent, TurnRequest, TurnResult
-from evolving_agent.search.agents.command import last_json_line
+from evolving_agent.search.agents.command import last_json_line, turn_env
 from evolving_agent.search.config import SearchConfig
 from evolving_agent.search.private import private_root, workspace_path
 from evolving_agent.search.reducer import RoundPlan
@@ -324,17 +324,7 @@ class ProbeAgent(Agent):
         raise NotImplementedError
 
     def run_turn(self, *, request: TurnRequest) -> TurnResult:
-        env = {
-            "EA_PROMPT": request.prompt,
-            "EA_SESSION_ID": request.session_id,
-            "EA_NEW_SESSION": "1" if request.new_session else "0",
-            "EA_ROUND": str(request.round),
-            "EA_AGENT": str(request.agent),
-            "EA_TURN": str(request.turn),
-            "EA_SEED": str(request.seed),
-            **request.env,
-            _PROBE_VAR: self.source,
-        }
+        env = {**turn_env(request), _PROBE_VAR: self.source}
         done = run_process(
             request.sandbox.agent_argv(self.command, workspace=request.workspace),
             cwd=request.workspace,

@@ -51,6 +51,21 @@ def first_program(command: str) -> str | None:
     return None
 
 
+
+def turn_env(request: TurnRequest) -> dict[str, str]:
+    """What a command agent is told of its turn, as environment variables (the turn's
+    own ``request.env`` on top: the run's tags)."""
+    return {
+        "EA_PROMPT": request.prompt,
+        "EA_SESSION_ID": request.session_id,
+        "EA_NEW_SESSION": "1" if request.new_session else "0",
+        "EA_ROUND": str(request.round),
+        "EA_AGENT": str(request.agent),
+        "EA_TURN": str(request.turn),
+        "EA_SEED": str(request.seed),
+        **request.env,
+    }
+
 class CommandAgent(Agent):
     name = "command"
 
@@ -74,16 +89,7 @@ class CommandAgent(Agent):
             require_program(program, "agent command", f"from --agent-cmd {self.base!r}")
 
     def run_turn(self, *, request: TurnRequest) -> TurnResult:
-        env = {
-            "EA_PROMPT": request.prompt,
-            "EA_SESSION_ID": request.session_id,
-            "EA_NEW_SESSION": "1" if request.new_session else "0",
-            "EA_ROUND": str(request.round),
-            "EA_AGENT": str(request.agent),
-            "EA_TURN": str(request.turn),
-            "EA_SEED": str(request.seed),
-            **request.env,
-        }
+        env = turn_env(request)
         command = self.new_command if request.new_session else self.resume_command
         done = run_process(
             request.sandbox.agent_argv(command, workspace=request.workspace),
