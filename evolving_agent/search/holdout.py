@@ -41,7 +41,7 @@ from typing import Any
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.search.config import SearchConfig
-from evolving_agent.search.judge import Judge, Seal, seal_command
+from evolving_agent.search.judge import Seal, seal_command
 from evolving_agent.search.rundir import TurnRecord, write_json_atomic
 from evolving_agent.search.text import fmt_number
 
@@ -71,20 +71,6 @@ class Check:
 
 
 JudgeFn = Callable[[Path, str], tuple[float | None, str]]  # (repo, commit) -> verdict
-
-
-def holdout_judge(config: SearchConfig, seal: dict[str, Any]) -> Judge:
-    assert config.workdir is not None and config.out is not None
-    return Judge(
-        seal["score_cmd"],
-        config.workdir,
-        config.score_timeout,
-        config.score_repeats,
-        cwd=config.score_cwd,
-        seal=Seal(seal["files"]),
-        channel="auto",
-        sandbox=config.confinement(hide=(str(config.out.resolve()),)),
-    )
 
 
 def seal_holdout(config: SearchConfig, run_dir: Path) -> dict[str, Any] | None:

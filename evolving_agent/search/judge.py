@@ -51,9 +51,11 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from evolving_agent.errors import EXIT_TAMPERED, EvolvingAgentError, InvalidInput
 from evolving_agent.process import Completed, run_process
+from evolving_agent.search.config import SearchConfig
 from evolving_agent.search.rundir import TAMPERED
 from evolving_agent.search.sandbox import Sandbox
 from evolving_agent.search.workspace import export_commit
@@ -538,6 +540,24 @@ class Judge:
 
 SCORE_FD_VAR = "EA_SCORE_FD"
 FORGED = "score channel forged"
+
+
+def sealed_judge(config: SearchConfig, seal: dict[str, Any]) -> Judge:
+    """The judge a run's ``seal`` names (its score command and files, and the channel the
+    seed showed; "auto" before the seed and for the holdout), confined like the run's
+    scorer and blind to the run's output folder: the runner's, plateau-test's and the
+    holdout's judge alike."""
+    assert config.workdir is not None and config.out is not None
+    return Judge(
+        seal["score_cmd"],
+        config.workdir,
+        config.score_timeout,
+        config.score_repeats,
+        cwd=config.score_cwd,
+        seal=Seal(seal["files"]),
+        channel=seal.get("channel", "auto"),
+        sandbox=config.confinement(hide=(str(config.out.resolve()),)),
+    )
 
 
 def _messages(sock: socket.socket, limit: int = 64) -> list[bytes]:

@@ -56,13 +56,20 @@ from evolving_agent.search.agents import agent_for
 from evolving_agent.search.agents.base import Agent
 from evolving_agent.search.config import SearchConfig, split_evenly
 from evolving_agent.search.executors.local import LocalExecutor
-from evolving_agent.search.judge import Judge, JudgeTampered, Seal, SealChanged, seal_command
+from evolving_agent.search.judge import (
+    Judge,
+    JudgeTampered,
+    Seal,
+    SealChanged,
+    seal_command,
+    sealed_judge,
+)
 from evolving_agent.search.private import private_root, remove_root, workspace_path
 from evolving_agent.search.prompt import build_prompt
 from evolving_agent.search.reducer import Decision, RoundPlan
 from evolving_agent.search.rounds import round_repo
 from evolving_agent.search.rundir import RunDir, TurnRecord, write_json_atomic
-from evolving_agent.search.runner import make_judge, new_dir
+from evolving_agent.search.runner import new_dir
 from evolving_agent.search.schedule import Slot, next_step
 from evolving_agent.search.stats import (
     EXACT_LIMIT,
@@ -380,7 +387,7 @@ def plateau_test(
     source_repo = round_repo(run, last_round)
     start = _best_in(run, source_repo, last_round, str(summary.get("best_commit", "")))
     dest = _out_dir(run.path, out)
-    judge = make_judge(config, _sealed(run, config))
+    judge = sealed_judge(config, _sealed(run, config))
     verdict = judge.judge(source_repo, start)
     if verdict.score is None:
         first = (verdict.feedback.splitlines() or ["no output"])[0]

@@ -47,11 +47,11 @@ from evolving_agent.search.executors.base import Executor
 from evolving_agent.search.forecast import forecast, round_bests
 from evolving_agent.search.judge import (
     SCORE_FD_VAR,
-    Judge,
     JudgeTampered,
     Seal,
     SealChanged,
     seal_command,
+    sealed_judge,
 )
 from evolving_agent.search.notes import (
     close_notes,
@@ -345,31 +345,12 @@ def _resolved(config: SearchConfig) -> SearchConfig:
     )
 
 
-def _judge(config: SearchConfig, seal: dict[str, Any]) -> Judge:
-    return make_judge(config, seal)
-
-
-def make_judge(config: SearchConfig, seal: dict[str, Any]) -> Judge:
-    """The run's sealed judge: its score command, channel and sandbox."""
-    assert config.workdir is not None and config.out is not None
-    return Judge(
-        seal["score_cmd"],
-        config.workdir,
-        config.score_timeout,
-        config.score_repeats,
-        cwd=config.score_cwd,
-        seal=Seal(seal["files"]),
-        channel=seal.get("channel", "auto"),
-        sandbox=config.confinement(hide=(str(config.out.resolve()),)),
-    )
-
-
 def _holdout(config: SearchConfig, run: RunDir, executor: Executor) -> holdout_gate.Holdout | None:
     """The run's holdout (``holdout.py``), its seed checked; None without one."""
     seal = holdout_gate.read_seal(run.path)
     if seal is None:
         return None
-    judge = holdout_gate.holdout_judge(config, seal)
+    judge = sealed_judge(config, seal)
 
     def verdict(repo: Path, commit: str) -> tuple[float | None, str]:
         found = executor.judge(judge=judge, repo=repo, commit=commit)
@@ -402,10 +383,11 @@ def _seal_and_score_seed(config: SearchConfig, run: RunDir, executor: Executor) 
         commit = init_round_repo(repo, files_dir, "round 1: the seed candidate")
     # What the scorer loads beyond the files it names (its folder, its imports, its
     # site) is sealed too, from one verbose run on the seed (judge.seal_reach).
-    reach = _judge(config, seal).reach(repo, commit, exclude=[run.path, private_root(run.path)])
+    judge = sealed_judge(config, seal)
+    reach = judge.reach(repo, commit, exclude=[run.path, private_root(run.path)])
     files = {**reach, **files}
     seal["files"] = files
-    verdict = executor.judge(judge=_judge(config, seal), repo=repo, commit=commit)
+    verdict = executor.judge(judge=sealed_judge(config, seal), repo=repo, commit=commit)
     if verdict.score is None:
         first = (verdict.feedback.splitlines() or ["no output"])[0]
         hint = ""
@@ -455,7 +437,7 @@ class _Runner:
         seed = run.read_seed()
         assert seed is not None
         self.seed = seed
-        self.judge = _judge(config, seal)
+        self.judge = sealed_judge(config, seal)
         self.sandbox = config.agent_confinement(run.path)
         # keep-notes: one notes file for the whole team and run (notes.py).
         self.notes = open_notes(run.path) if self.preset.keeps_notes else None
