@@ -22,8 +22,7 @@ from evolving_agent.search.certify import (
 from evolving_agent.search.config import DEFAULT_CANARIES, MIN_CANARIES
 from evolving_agent.search.executors import make_executor
 from evolving_agent.search.private import private_root, workspace_path
-from evolving_agent.search.reducer import RoundPlan
-from evolving_agent.search.rounds import latest_ready, round_repo
+from evolving_agent.search.rounds import latest_ready, round_repo, stored_plan
 from evolving_agent.search.rundir import RunDir, write_json_atomic
 from evolving_agent.search.runner import RUN_ID_VAR, run_id
 from evolving_agent.search.sandbox import isolation
@@ -51,15 +50,7 @@ def certify_run(run_dir: Path, *, k: int = DEFAULT_CANARIES) -> dict[str, Any]:
             task = run.task_copy.read_text(encoding="utf-8")
             sandbox = config.agent_confinement(run.path)
             for number in range(1, last + 1):
-                data = json.loads((run.round_dir(number) / "round.json").read_text())
-                plan = RoundPlan(
-                    number=number,
-                    start_commit=data["start_commit"],
-                    start_score=float(data["start_score"]),
-                    quotas=tuple(int(q) for q in data["quotas"]),
-                    budget_usd=data.get("budget_usd"),
-                    budget_tokens=data.get("budget_tokens"),
-                )
+                plan = stored_plan(run, number)
                 workspace = workspace_path(private_root(run.path), number, 1)
                 site = probe_site(
                     config, run, executor, sandbox, task, repo=round_repo(run, number),

@@ -15,6 +15,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from evolving_agent.search.presets import Preset
 from evolving_agent.search.private import enter_round, private_root, workspace_path
@@ -119,16 +120,8 @@ def open_round(
 
 def reopen_round(run: RunDir, number: int, records: list[TurnRecord]) -> OpenRound:
     """A ready round after a crash: every worktree back at its last recorded candidate."""
-    rdir = run.round_dir(number)
-    data = json.loads((rdir / "round.json").read_text())
-    plan = RoundPlan(
-        number=number,
-        start_commit=data["start_commit"],
-        start_score=float(data["start_score"]),
-        quotas=tuple(int(q) for q in data["quotas"]),
-        budget_usd=data.get("budget_usd"),
-        budget_tokens=data.get("budget_tokens"),
-    )
+    data = _round_json(run, number)
+    plan = _plan_of(number, data)
     repo = stored_repo(run, data["repo"])
     remove_stale_locks(repo)
     # Each workspace is rebuilt at its agent's last recorded candidate on its next turn
@@ -140,8 +133,28 @@ def reopen_round(run: RunDir, number: int, records: list[TurnRecord]) -> OpenRou
 
 
 def round_repo(run: RunDir, number: int) -> Path:
-    data = json.loads((run.round_dir(number) / "round.json").read_text())
-    return stored_repo(run, data["repo"])
+    return stored_repo(run, _round_json(run, number)["repo"])
+
+
+def stored_plan(run: RunDir, number: int) -> RoundPlan:
+    """Round ``number``'s plan as its ``round.json`` keeps it (resume, certify)."""
+    return _plan_of(number, _round_json(run, number))
+
+
+def _plan_of(number: int, data: dict[str, Any]) -> RoundPlan:
+    return RoundPlan(
+        number=number,
+        start_commit=data["start_commit"],
+        start_score=float(data["start_score"]),
+        quotas=tuple(int(q) for q in data["quotas"]),
+        budget_usd=data.get("budget_usd"),
+        budget_tokens=data.get("budget_tokens"),
+    )
+
+
+def _round_json(run: RunDir, number: int) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((run.round_dir(number) / "round.json").read_text())
+    return data
 
 
 def stored_repo(run: RunDir, stored: str) -> Path:
