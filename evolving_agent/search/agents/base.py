@@ -125,6 +125,14 @@ class CliAgent(Agent):
     program: ClassVar[str]
     install_hint: ClassVar[str]
     default_prices: ClassVar[dict[str, float]] = {}
+    # The flag before a new session's id (None: the CLI makes the id itself) and before
+    # the id of the session a turn continues.
+    new_session_flag: ClassVar[str | None] = "--session-id"
+    resume_flag: ClassVar[str] = "--resume"
+    # Arguments a new session gets unless the user's own name one of ``mode_flags`` (a
+    # permission or approval mode the user picks replaces the adapter's).
+    default_args: ClassVar[tuple[str, ...]] = ()
+    mode_flags: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,
@@ -144,8 +152,8 @@ class CliAgent(Agent):
         self.prices = {**self.default_prices, **(prices or {})}
 
     def with_defaults(self, args: list[str]) -> list[str]:
-        """A new session's arguments with the adapter's defaults (none here)."""
-        return args
+        """A new session's arguments with the adapter's ``default_args``."""
+        return with_default_args(args, self.default_args, self.mode_flags)
 
     def resume_defaults(self, args: list[str]) -> list[str]:
         """Resume arguments the user gave, with the defaults they need."""
@@ -154,6 +162,29 @@ class CliAgent(Agent):
     def resumed(self, new_args: list[str]) -> list[str]:
         """Resume arguments when the user gave none: the new session's."""
         return new_args
+
+    def argv(self, request: TurnRequest) -> list[str]:
+        """The turn's command line: the program, :meth:`output_args`, the session (a new
+        one's id and arguments, or the continued one's), then :meth:`prompt_args`."""
+        if request.new_session:
+            named = [self.new_session_flag, request.session_id] if self.new_session_flag else []
+            session = [*named, *self.new_args]
+        else:
+            session = [self.resume_flag, request.session_id, *self.resume_args]
+        return [
+            *self.argv0,
+            *self.output_args(request),
+            *session,
+            *self.prompt_args(request.prompt),
+        ]
+
+    def output_args(self, request: TurnRequest) -> list[str]:
+        """What comes before the session: the CLI's command and output format."""
+        return []
+
+    def prompt_args(self, prompt: str) -> list[str]:
+        """The prompt, last, after ``--`` (a task that starts with ``-`` is no option)."""
+        return ["--", prompt]
 
     @classmethod
     def from_settings(cls, settings: AgentSettings) -> Agent:

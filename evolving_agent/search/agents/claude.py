@@ -54,7 +54,6 @@ from evolving_agent.search.agents.base import (
     denied_message,
     failure,
     json_lines,
-    with_default_args,
 )
 
 DEFAULT_ARGS = ("--permission-mode", "acceptEdits")
@@ -66,25 +65,14 @@ NEEDED_TOOLS = ("Bash",)
 _PERMISSION_FLAGS = ("--permission-mode", "--dangerously-skip-permissions")
 
 
-def with_permission(args: list[str]) -> list[str]:
-    """``args`` plus the default permission mode, unless they choose one themselves."""
-    return with_default_args(args, DEFAULT_ARGS, _PERMISSION_FLAGS)
-
-
 class ClaudeAgent(CliAgent):
     name = program = "claude"
     install_hint = "install Claude Code or name it with --agent-cmd"
+    default_args = DEFAULT_ARGS
+    mode_flags = _PERMISSION_FLAGS
 
-    def with_defaults(self, args: list[str]) -> list[str]:
-        return with_permission(args)
-
-    def argv(self, request: TurnRequest) -> list[str]:
-        argv = [*self.argv0, *OUTPUT_ARGS]
-        if request.new_session:
-            argv += ["--session-id", request.session_id, *self.new_args]
-        else:
-            argv += ["--resume", request.session_id, *self.resume_args]
-        return [*argv, "--", request.prompt]
+    def output_args(self, request: TurnRequest) -> list[str]:
+        return list(OUTPUT_ARGS)
 
     def env(self, request: TurnRequest) -> dict[str, str]:
         env = dict(request.env)

@@ -53,7 +53,6 @@ from evolving_agent.search.agents.base import (
     first_line_failure,
     json_lines,
     obj,
-    with_default_args,
 )
 
 DEFAULT_ARGS = ("--approval-mode", "auto_edit")
@@ -76,26 +75,18 @@ _PERMISSION_FLAGS = ("--approval-mode", "-y", "--yolo")
 _ATTEMPT = re.compile(r"Attempt \d+ failed(?: with status (\d{3}))?")
 
 
-def with_approval(args: list[str]) -> list[str]:
-    """``args`` plus the default approval mode, unless they choose one themselves."""
-    return with_default_args(args, DEFAULT_ARGS, _PERMISSION_FLAGS)
-
-
 class GeminiAgent(CliAgent):
     name = program = "gemini"
     install_hint = "install Gemini CLI or name it with --agent-cmd"
     default_prices = DEFAULT_PRICES
+    default_args = DEFAULT_ARGS
+    mode_flags = _PERMISSION_FLAGS
 
-    def with_defaults(self, args: list[str]) -> list[str]:
-        return with_approval(args)
+    def output_args(self, request: TurnRequest) -> list[str]:
+        return list(OUTPUT_ARGS)
 
-    def argv(self, request: TurnRequest) -> list[str]:
-        argv = [*self.argv0, *OUTPUT_ARGS]
-        if request.new_session:
-            argv += ["--session-id", request.session_id, *self.new_args]
-        else:
-            argv += ["--resume", request.session_id, *self.resume_args]
-        return [*argv, f"--prompt={request.prompt}"]
+    def prompt_args(self, prompt: str) -> list[str]:
+        return [f"--prompt={prompt}"]
 
     def run_turn(self, *, request: TurnRequest) -> TurnResult:
         done = run_process(

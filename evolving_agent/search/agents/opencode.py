@@ -59,14 +59,11 @@ _REJECTED = re.compile(r"rejected permission|permission (?:was )?denied|not allo
 class OpenCodeAgent(CliAgent):
     name = program = "opencode"
     install_hint = "install OpenCode (opencode-ai) or name it with --agent-cmd"
+    new_session_flag = None  # OpenCode makes its own ids (``ses_…``)
+    resume_flag = "--session"
 
-    def argv(self, request: TurnRequest) -> list[str]:
-        argv = [*self.argv0, *OUTPUT_ARGS, "--dir", str(request.workspace)]
-        if request.new_session:
-            argv += self.new_args
-        else:
-            argv += ["--session", request.session_id, *self.resume_args]
-        return [*argv, "--", request.prompt]
+    def output_args(self, request: TurnRequest) -> list[str]:
+        return [*OUTPUT_ARGS, "--dir", str(request.workspace)]
 
     def run_turn(self, *, request: TurnRequest) -> TurnResult:
         # OpenCode takes its folder from $PWD, not the process's cwd: without --dir and

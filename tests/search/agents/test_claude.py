@@ -11,22 +11,22 @@ from hypothesis import strategies as st
 from evolving_agent.search.agents.claude import (
     DEFAULT_ARGS,
     SANDBOXED_BASH,
+    ClaudeAgent,
     _json_lines,
     _last_retry,
     _result_object,
     denied_error,
-    with_permission,
 )
 
 
 def test_the_default_permission_mode_unless_the_user_chose_one() -> None:
-    assert with_permission(["--model", "opus"]) == [*DEFAULT_ARGS, "--model", "opus"]
+    assert ClaudeAgent().with_defaults(["--model", "opus"]) == [*DEFAULT_ARGS, "--model", "opus"]
     for chosen in (
         ["--permission-mode", "plan"],
         ["--permission-mode=plan"],
         ["--dangerously-skip-permissions"],
     ):
-        assert with_permission(chosen) == chosen
+        assert ClaudeAgent().with_defaults(chosen) == chosen
 
 
 def test_a_denied_bash_points_at_claudes_own_sandbox_and_other_tools_are_listed() -> None:

@@ -11,20 +11,20 @@ from hypothesis import strategies as st
 
 from evolving_agent.search.agents.gemini import (
     DEFAULT_ARGS,
+    GeminiAgent,
     denied_error,
     json_lines,
     last_retry,
     obj,
     result_error,
     stream_error,
-    with_approval,
 )
 
 
 def test_the_default_approval_mode_unless_the_user_chose_one() -> None:
-    assert with_approval(["-m", "pro"]) == [*DEFAULT_ARGS, "-m", "pro"]
+    assert GeminiAgent().with_defaults(["-m", "pro"]) == [*DEFAULT_ARGS, "-m", "pro"]
     for chosen in (["--approval-mode", "yolo"], ["--approval-mode=yolo"], ["-y"], ["--yolo"]):
-        assert with_approval(chosen) == chosen
+        assert GeminiAgent().with_defaults(chosen) == chosen
 
 
 def test_an_api_error_becomes_its_status_and_message() -> None:
