@@ -50,7 +50,7 @@ from evolving_agent.search.reducer import RoundPlan
 from evolving_agent.search.rundir import RunDir, TurnRecord, write_json_atomic
 from evolving_agent.search.sandbox import Sandbox, isolation
 from evolving_agent.search.schedule import next_step
-from evolving_agent.search.turn import TurnJob, turn_request
+from evolving_agent.search.turn import TurnJob, TurnPlace, turn_request
 
 CERTIFY_FILE = "certify.json"
 PLANTED_FILE = "certify-planted.json"  # paths only: what a killed harness left to remove
@@ -475,9 +475,8 @@ def certify_round(site: ProbeSite, records: list[TurnRecord], *, k: int) -> Roun
         budget = timeout * 0.8
         agent = ProbeAgent(agent_cmd=site.config.agent_cmd, since=since, budget=budget)
         job = TurnJob(request=request, base=site.plan.start_commit, message="canary probe")
-        outcome = site.executor.run_turn(
-            agent, job, repo=site.repo, start=site.plan.start_commit, label=f"probe-r{number:02d}"
-        )
+        place = TurnPlace(site.repo, site.plan.start_commit, f"probe-r{number:02d}")
+        outcome = site.executor.run_turn(agent, job, place)
         certificate = judge_report(number, plot, outcome.result)
     finally:
         plot.remove()

@@ -162,20 +162,24 @@ def execute_turn(
     return TurnOutcome(result, change, attempts, laps, retried=tuple(retried))
 
 
+@dataclass(frozen=True)
+class TurnPlace:
+    """Where a turn's commit goes: ``repo``, the driver's round repository; ``start``,
+    the round's starting commit; ``label``, the turn's own name (``r02-a1-t007``);
+    ``judge``, the judge that scores the commit next (an executor may score it where
+    the turn ran and hand that verdict to ``judge()`` for the same commit)."""
+
+    repo: Path
+    start: str
+    label: str
+    judge: Judge | None = None
+
+
 class TurnRunner(Protocol):
     """What :func:`play_turn` needs of an executor (``executors.base.Executor`` has it;
     a protocol, so this module never imports the executors that import it)."""
 
-    def run_turn(
-        self,
-        agent: Agent,
-        job: TurnJob,
-        *,
-        repo: Path,
-        start: str,
-        label: str,
-        judge: Judge | None = None,
-    ) -> TurnOutcome: ...
+    def run_turn(self, agent: Agent, job: TurnJob, place: TurnPlace) -> TurnOutcome: ...
 
     def judge(self, *, judge: Judge, repo: Path, commit: str) -> Verdict: ...
 
@@ -204,7 +208,7 @@ def play_turn(
     through the executor, then judge the commit -- unless nothing changed and the
     commit's score is ``known`` -- with the seal checked and a refusal recorded as the
     turn's error."""
-    outcome = executor.run_turn(agent, job, repo=repo, start=start, label=label, judge=judge)
+    outcome = executor.run_turn(agent, job, TurnPlace(repo, start, label, judge))
     change = outcome.change
     seen, prior = known(change.commit) if change.empty else (False, None)
     if seen:  # nothing changed: the candidate keeps its score, no need to re-judge

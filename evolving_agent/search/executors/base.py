@@ -20,7 +20,7 @@ from typing import ClassVar, Protocol
 
 from evolving_agent.search.agents.base import Agent
 from evolving_agent.search.judge import Judge, Verdict
-from evolving_agent.search.turn import TurnJob, TurnOutcome
+from evolving_agent.search.turn import TurnJob, TurnOutcome, TurnPlace
 
 
 class TurnCancelled(Exception):
@@ -63,26 +63,14 @@ class Executor(abc.ABC):
         """The run directory exists now (called before the first turn or score)."""
 
     @abc.abstractmethod
-    def run_turn(
-        self,
-        agent: Agent,
-        job: TurnJob,
-        *,
-        repo: Path,
-        start: str,
-        label: str,
-        judge: Judge | None = None,
-    ) -> TurnOutcome:
-        """Run one agent turn (``execute_turn``) and bring its commit into ``repo``.
-
-        ``repo`` is the driver's round repository, ``start`` the round's starting
-        commit, ``label`` names the turn uniquely (e.g. ``r02-a1-t007``).  ``judge``
-        is the judge that will score the turn's commit next (:meth:`judge`): an
-        executor may score it where the turn ran and hand that verdict to
-        :meth:`judge` for the same commit, never another.
+    def run_turn(self, agent: Agent, job: TurnJob, place: TurnPlace) -> TurnOutcome:
+        """Run one agent turn (``execute_turn``) and bring its commit into
+        ``place.repo`` (:class:`~evolving_agent.search.turn.TurnPlace`).  An executor
+        may score the commit with ``place.judge`` where the turn ran and hand that
+        verdict to :meth:`judge` for the same commit, never another.
 
         Contract:
-        * the returned ``change.commit`` exists in ``repo`` (``job.base`` when the
+        * the returned ``change.commit`` exists in ``place.repo`` (``job.base`` when the
           turn produced nothing or was lost);
         * transient failures are retried per ``job.retries`` / ``job.retry_backoff``,
           a worker that dies being one of them; a failure left after the retries is an

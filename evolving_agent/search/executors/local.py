@@ -22,7 +22,7 @@ from evolving_agent.search.private import (
     prepare_workspace,
     rebuild_keeping_files,
 )
-from evolving_agent.search.turn import TurnJob, TurnOutcome, execute_turn
+from evolving_agent.search.turn import TurnJob, TurnOutcome, TurnPlace, execute_turn
 
 
 class LocalExecutor(Executor):
@@ -34,18 +34,10 @@ class LocalExecutor(Executor):
         # Commits each workspace already holds: a turn fetches only what is new to it.
         self._held: dict[Path, set[str]] = {}
 
-    def run_turn(
-        self,
-        agent: Agent,
-        job: TurnJob,
-        *,
-        repo: Path,
-        start: str,
-        label: str,
-        judge: Judge | None = None,  # scored in this thread next, by judge()
-    ) -> TurnOutcome:
+    def run_turn(self, agent: Agent, job: TurnJob, place: TurnPlace) -> TurnOutcome:
+        # place.judge is not used here: judge() scores the commit in this thread next.
         request = job.request
-        workspace = request.workspace
+        workspace, repo = request.workspace, place.repo
         wanted = {job.base, *(v.commit for v in request.visible)}
         with self._lock:
             held = self._held.get(workspace, set())
@@ -68,7 +60,7 @@ class LocalExecutor(Executor):
         if rebuilt:
             held = {job.base}
         if commit != job.base:
-            import_turn(repo, workspace, commit=commit, label=label)
+            import_turn(repo, workspace, commit=commit, label=place.label)
             held = held | {commit}
         with self._lock:
             self._held[workspace] = held

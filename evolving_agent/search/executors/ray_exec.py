@@ -65,7 +65,13 @@ from evolving_agent.search.executors.worker import (
 )
 from evolving_agent.search.judge import Judge, Verdict
 from evolving_agent.search.private import run_ident, run_key
-from evolving_agent.search.turn import TurnJob, TurnOutcome, fresh_attempt, retry_delay
+from evolving_agent.search.turn import (
+    TurnJob,
+    TurnOutcome,
+    TurnPlace,
+    fresh_attempt,
+    retry_delay,
+)
 from evolving_agent.search.workspace import TurnCommit
 
 # Resource names Ray takes as their own keyword; anything else is a custom resource.
@@ -191,22 +197,13 @@ class RayExecutor(Executor):
 
     # -- turns -------------------------------------------------------------------
 
-    def run_turn(
-        self,
-        agent: Agent,
-        job: TurnJob,
-        *,
-        repo: Path,
-        start: str,
-        label: str,
-        judge: Judge | None = None,
-    ) -> TurnOutcome:
+    def run_turn(self, agent: Agent, job: TurnJob, place: TurnPlace) -> TurnOutcome:
         """``execute_turn`` on a worker; a worker lost under it is a transient failure,
         retried by the same policy (attempts and backoff shared with the agent's own
         retries on the worker).  With ``judge`` (and no score resources or bound of
         their own) the worker judges the commit too; :meth:`score` hands that over."""
-        if not self.judge_with_turn:
-            judge = None
+        judge = place.judge if self.judge_with_turn else None
+        repo, start, label = place.repo, place.start, place.label
         started = time.perf_counter()
         attempt, lost = job, 0
         errors: list[str] = []  # the lost workers' errors, kept on the record
