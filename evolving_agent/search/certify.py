@@ -49,7 +49,7 @@ from evolving_agent.search.private import private_root, workspace_path
 from evolving_agent.search.reducer import RoundPlan
 from evolving_agent.search.rundir import RunDir, TurnRecord, write_json_atomic
 from evolving_agent.search.sandbox import Sandbox, isolation
-from evolving_agent.search.schedule import next_step
+from evolving_agent.search.schedule import Rules, next_step
 from evolving_agent.search.turn import TurnJob, TurnPlace, turn_request
 
 CERTIFY_FILE = "certify.json"
@@ -442,11 +442,11 @@ def probe_site(
     exactly as the round itself builds it."""
 
     def request(records: list[TurnRecord]) -> TurnRequest:
-        step = next_step(
-            [r for r in records if r.round < plan.number], plan, preset=config.preset,
-            agents=config.effective_agents, minimize=config.minimize,
+        rules = Rules(
+            config.preset, config.effective_agents, config.minimize,
             forget_on_plateau=config.forget_on_plateau,
         )  # fmt: skip
+        step = next_step([r for r in records if r.round < plan.number], plan, rules)
         slot = next((s for s in step.slots if s.agent == 1), None)
         if slot is None:
             raise ValueError(f"round {plan.number} plans no turn to probe")

@@ -70,7 +70,7 @@ from evolving_agent.search.reducer import Decision, RoundPlan
 from evolving_agent.search.rounds import round_repo
 from evolving_agent.search.rundir import RunDir, TurnRecord, write_json_atomic
 from evolving_agent.search.runner import new_dir
-from evolving_agent.search.schedule import Slot, next_step
+from evolving_agent.search.schedule import Rules, Slot, next_step
 from evolving_agent.search.stats import (
     EXACT_LIMIT,
     PERMUTATION_ROUNDS,
@@ -551,13 +551,13 @@ class _Side:
 
     def run(self) -> Draw:
         agents = len(self.plan.quotas)
+        rules = Rules(
+            self.config.preset, agents, self.config.minimize,
+            first_turn=self.first_turn, adjust=self._adjust,
+        )  # fmt: skip
         with ThreadPoolExecutor(max_workers=agents) as pool:
             while True:
-                step = next_step(
-                    self.records, self.plan, preset=self.config.preset, agents=agents,
-                    minimize=self.config.minimize, first_turn=self.first_turn,
-                    adjust=self._adjust,
-                )  # fmt: skip
+                step = next_step(self.records, self.plan, rules)
                 if step.end_round is not None or not step.slots:
                     break
                 futures = [pool.submit(self._play, slot) for slot in step.slots]

@@ -94,7 +94,7 @@ from evolving_agent.search.sandbox import (
     missing_protections,
     not_forgotten,
 )
-from evolving_agent.search.schedule import Slot, Step, next_step
+from evolving_agent.search.schedule import Rules, Slot, Step, next_step
 from evolving_agent.search.stats import noise_floor
 
 # The turn itself (re-exported: callers and tests import it from the runner).
@@ -641,10 +641,11 @@ class _Runner:
             if self._failing():
                 self.stop = "failed"
                 return
-            step = next_step(
-                self.records, rnd.plan, preset=self.preset, agents=self.agents,
-                minimize=self.config.minimize, forget_on_plateau=self.config.forget_on_plateau,
+            rules = Rules(
+                self.preset, self.agents, self.config.minimize,
+                forget_on_plateau=self.config.forget_on_plateau,
             )  # fmt: skip
+            step = next_step(self.records, rnd.plan, rules)
             if step.end_round is not None:
                 self.closing = step.end_round
                 return

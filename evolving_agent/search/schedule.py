@@ -31,6 +31,21 @@ Adjust = Callable[[int, Decision, Sequence[TurnRecord]], Decision]
 
 
 @dataclass(frozen=True)
+class Rules:
+    """What a step is planned by besides the records: the preset, the number of agents,
+    which way is better, forgetting on a plateau, and the caller's extras
+    (``first_turn`` offsets agents' turn numbers, ``adjust`` has the last word on a
+    slot's decision: plateau-test)."""
+
+    preset: Preset
+    agents: int
+    minimize: bool
+    forget_on_plateau: int | None = None
+    first_turn: dict[int, int] | None = None
+    adjust: Adjust | None = None
+
+
+@dataclass(frozen=True)
 class Slot:
     """One turn of one step: who plays, what the reducer decided, where it starts."""
 
@@ -55,28 +70,20 @@ def step_of(record: TurnRecord) -> int:
 
 
 def plan_step(
-    records: Sequence[TurnRecord],
-    plan: RoundPlan,
-    *,
-    preset: Preset,
-    agents: int,
-    minimize: bool,
-    forget_on_plateau: int | None = None,
-    number: int | None = None,
-    first_turn: dict[int, int] | None = None,
-    adjust: Adjust | None = None,
+    records: Sequence[TurnRecord], plan: RoundPlan, rules: Rules, *, number: int | None = None
 ) -> Step:
     """The step after every record in ``records`` (or step ``number``), decided from
-    ``records`` alone.  ``first_turn`` offsets agents' turn numbers (plateau-test)."""
+    ``records`` alone."""
     in_round = [r for r in records if r.round == plan.number]
     if number is None:
         number = max((step_of(r) for r in in_round), default=0) + 1
     state = SearchState(tuple(records), plan)
     wanted: list[tuple[int, Decision]] = []
-    for agent in range(1, agents + 1):
+    adjust = rules.adjust
+    for agent in range(1, rules.agents + 1):
         decision = decide(
-            state, preset=preset, agent=agent, minimize=minimize,
-            forget_on_plateau=forget_on_plateau,
+            state, preset=rules.preset, agent=agent, minimize=rules.minimize,
+            forget_on_plateau=rules.forget_on_plateau,
         )  # fmt: skip
         if decision.end_round is not None:
             return Step(number, (), forget_reason(decision.end_round))
@@ -94,7 +101,7 @@ def plan_step(
             break
         mine = [r for r in records if r.agent == agent]
         ours = [r for r in in_round if r.agent == agent]
-        offset = (first_turn or {}).get(agent, 0)
+        offset = (rules.first_turn or {}).get(agent, 0)
         slots.append(
             Slot(number, agent, decision, offset + len(mine) + 1, len(ours) + 1,
                  ours[-1] if ours else None)
@@ -102,26 +109,12 @@ def plan_step(
     return Step(number, tuple(slots))
 
 
-def next_step(
-    records: Sequence[TurnRecord],
-    plan: RoundPlan,
-    *,
-    preset: Preset,
-    agents: int,
-    minimize: bool,
-    forget_on_plateau: int | None = None,
-    first_turn: dict[int, int] | None = None,
-    adjust: Adjust | None = None,
-) -> Step:
+def next_step(records: Sequence[TurnRecord], plan: RoundPlan, rules: Rules) -> Step:
     """What runs next in round ``plan.number``: the rest of a step a run stopped in, or
     the next step.  ``records`` are in log order (every step's before the next's)."""
 
     def planned(done: Sequence[TurnRecord], number: int | None = None) -> Step:
-        return plan_step(
-            done, plan, preset=preset, agents=agents, minimize=minimize,
-            forget_on_plateau=forget_on_plateau, number=number, first_turn=first_turn,
-            adjust=adjust,
-        )  # fmt: skip
+        return plan_step(done, plan, rules, number=number)
 
     in_round = [r for r in records if r.round == plan.number]
     last = max((step_of(r) for r in in_round), default=0)

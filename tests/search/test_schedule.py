@@ -24,7 +24,7 @@ from evolving_agent.search.presets import preset_for
 from evolving_agent.search.reducer import RoundPlan
 from evolving_agent.search.rundir import TurnRecord
 from evolving_agent.search.runner import run_search
-from evolving_agent.search.schedule import Slot, next_step, plan_step
+from evolving_agent.search.schedule import Rules, Slot, next_step, plan_step
 from tests.helpers.search import (
     PY,
     SEES_PEERS,
@@ -132,7 +132,7 @@ PLAN = RoundPlan(1, "start", 0.0, (3, 3))
 def test_a_step_sees_every_earlier_step_and_nothing_of_its_own() -> None:
     preset = preset_for("forget-team")
     done = [_rec(1, 1, 1, 5.0), _rec(2, 1, 2, 9.0)]
-    step = plan_step(done, PLAN, preset=preset, agents=2, minimize=False)
+    step = plan_step(done, PLAN, Rules(preset, 2, False))
     assert step.number == 2 and [s.agent for s in step.slots] == [1, 2]
     peers = [[(v.agent, v.score) for v in s.decision.visible if v.kind == "peer-best"]
              for s in step.slots]  # fmt: skip
@@ -140,7 +140,7 @@ def test_a_step_sees_every_earlier_step_and_nothing_of_its_own() -> None:
     # Half of step 2 recorded (a resume): the rest of step 2 is planned from step 1
     # alone, exactly as before -- agent 2 is not shown agent 1's step-2 result.
     half = [*done, _rec(3, 2, 1, 50.0)]
-    rest = next_step(half, PLAN, preset=preset, agents=2, minimize=False)
+    rest = next_step(half, PLAN, Rules(preset, 2, False))
     assert rest.number == 2 and [s.agent for s in rest.slots] == [2]
     assert rest.slots[0].decision == step.slots[1].decision
 
@@ -148,26 +148,26 @@ def test_a_step_sees_every_earlier_step_and_nothing_of_its_own() -> None:
 def test_a_round_with_every_quota_spent_plans_no_slot() -> None:
     preset = preset_for("forget-team")
     done = [_rec(i * 2 + a, i + 1, a, 1.0) for i in range(3) for a in (1, 2)]
-    step = next_step(done, PLAN, preset=preset, agents=2, minimize=False)
+    step = next_step(done, PLAN, Rules(preset, 2, False))
     assert step.slots == () and step.end_round is None
 
 
 @st.composite
-def _schedules(draw: st.DrawFn) -> tuple[list[TurnRecord], RoundPlan, dict[str, object], set[int]]:
+def _schedules(draw: st.DrawFn) -> tuple[list[TurnRecord], RoundPlan, Rules, set[int]]:
     """Some steps of a round played by the schedule itself (scores drawn), and which of
     the next step's agents had also been recorded when the run stopped."""
     agents = draw(st.integers(1, 3))
     plan = RoundPlan(1, "start", 0.0, tuple(draw(st.integers(1, 4)) for _ in range(agents)))
-    options: dict[str, object] = {
-        "preset": preset_for(draw(st.sampled_from(["forget-team", "parallel", "forget"]))),
-        "agents": agents,
-        "minimize": draw(st.booleans()),
-        "forget_on_plateau": draw(st.sampled_from([None, 1, 2, 3])),
-    }
-    tally = Tally.start(0.0, "start", minimize=bool(options["minimize"]), floor=0.0)
+    options = Rules(
+        preset=preset_for(draw(st.sampled_from(["forget-team", "parallel", "forget"]))),
+        agents=agents,
+        minimize=draw(st.booleans()),
+        forget_on_plateau=draw(st.sampled_from([None, 1, 2, 3])),
+    )
+    tally = Tally.start(0.0, "start", minimize=options.minimize, floor=0.0)
     records: list[TurnRecord] = []
     for _ in range(draw(st.integers(0, 4))):
-        step = plan_step(records, plan, **options)  # type: ignore[arg-type]
+        step = plan_step(records, plan, options)
         for slot in step.slots:
             records.append(_played(draw, slot, len(records) + 1, tally))
     done = draw(st.sets(st.integers(1, agents)))
@@ -190,12 +190,12 @@ def _played(draw: st.DrawFn, slot: Slot, seq: int, tally: Tally) -> TurnRecord:
 @settings(max_examples=300, deadline=None)
 @given(_schedules())
 def test_a_step_is_planned_alike_however_much_of_it_was_recorded(
-    case: tuple[list[TurnRecord], RoundPlan, dict[str, object], set[int]],
+    case: tuple[list[TurnRecord], RoundPlan, Rules, set[int]],
 ) -> None:
     # The logical clock's invariant: what a slot is told depends on earlier steps only,
     # so a resume that finds part of a step recorded runs the rest exactly as planned.
     records, plan, options, done = case
-    step = plan_step(records, plan, **options)  # type: ignore[arg-type]
+    step = plan_step(records, plan, options)
     finished = [s for s in step.slots if s.agent in done]
     partial = list(records)
     for slot in finished:
@@ -219,7 +219,7 @@ def test_a_step_is_planned_alike_however_much_of_it_was_recorded(
                 improved=True,
             )  # fmt: skip
         )
-    rest = next_step(partial, plan, **options)  # type: ignore[arg-type]
+    rest = next_step(partial, plan, options)
     expected = tuple(s for s in step.slots if s.agent not in done)
     if expected:
         assert rest.number == step.number and rest.slots == expected
