@@ -6,8 +6,9 @@ spend); the summary goes to stdout, as text or ``--json``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -18,6 +19,8 @@ from evolving_agent.cli._search_options import task_options
 if TYPE_CHECKING:
     from evolving_agent.search.rundir import SearchSummary
     from evolving_agent.search.runner import ProgressEvent
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 # The search core (pydantic models and all) is imported inside the commands:
 # every CLI start pays for module imports, and most commands never search.
@@ -42,6 +45,30 @@ def _progress(event: ProgressEvent) -> None:
     elif event.message:
         line += f"  | {event.message}"
     echo(line, err=True)
+
+
+def _canaries_option(help: str) -> Callable[[F], F]:
+    """``--canaries K`` of ``search run --certify`` and ``search certify``."""
+    return click.option(
+        "--canaries", default=24, show_default=True, type=int, metavar="K", help=help
+    )
+
+
+def _print_search(
+    search: Callable[[Callable[[ProgressEvent], None] | None], SearchSummary],
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Run ``search`` (a run or a resume) with progress unless ``quiet`` and print its
+    summary -- also when every turn failed: what a script reads, before the exit 4."""
+    from evolving_agent.search.runner import TurnsFailed
+
+    try:
+        summary = search(None if quiet else _progress)
+    except TurnsFailed as exc:
+        _print(exc.summary, as_json)
+        raise
+    _print(summary, as_json)
 
 
 def _print(summary: SearchSummary, as_json: bool) -> None:
@@ -181,14 +208,7 @@ def _print_certify(result: dict[str, Any]) -> None:
     help="Canary rounds: plant canaries at every round's start and probe for them as an "
     "agent would; the summary says whether forgetting was certified (docs/search.md).",
 )
-@click.option(
-    "--canaries",
-    default=24,
-    show_default=True,
-    type=int,
-    metavar="K",
-    help="Canaries planted per round with --certify (at least 20).",
-)
+@_canaries_option("Canaries planted per round with --certify (at least 20).")
 @json_option(help="Print the summary as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
 def run_cmd(
@@ -230,7 +250,7 @@ def run_cmd(
     """
     from evolving_agent.search.config import SearchConfig
     from evolving_agent.search.executors import parse_resources
-    from evolving_agent.search.runner import TurnsFailed, run_search
+    from evolving_agent.search.runner import run_search
     from evolving_agent.search.sandbox import hide_command_line, make_undumpable
 
     config = SearchConfig(
@@ -252,12 +272,7 @@ def run_cmd(
     )
     hide_command_line("evolving-agent search run")  # agents must not read the score command
     make_undumpable()  # nor its open files and folder (/proc/PID/fd, cwd)
-    try:
-        summary = run_search(config, progress=None if quiet else _progress)
-    except TurnsFailed as exc:
-        _print(exc.summary, as_json)  # what a script reads, even when every turn failed
-        raise
-    _print(summary, as_json)
+    _print_search(lambda progress: run_search(config, progress=progress), as_json, quiet)
 
 
 @click.command("resume")
@@ -271,29 +286,17 @@ def resume_cmd(run_dir: Path, as_json: bool, quiet: bool) -> None:
     Example:
       evolving-agent search resume runs/search-20260101-120000-forget-team
     """
-    from evolving_agent.search.runner import TurnsFailed, resume_search
+    from evolving_agent.search.runner import resume_search
     from evolving_agent.search.sandbox import hide_command_line, make_undumpable
 
     hide_command_line("evolving-agent search resume")  # it names the run directory
     make_undumpable()
-    try:
-        summary = resume_search(run_dir, progress=None if quiet else _progress)
-    except TurnsFailed as exc:
-        _print(exc.summary, as_json)
-        raise
-    _print(summary, as_json)
+    _print_search(lambda progress: resume_search(run_dir, progress=progress), as_json, quiet)
 
 
 @click.command("certify")
 @click.argument("run_dir", type=click.Path(path_type=Path))
-@click.option(
-    "--canaries",
-    default=24,
-    show_default=True,
-    type=int,
-    metavar="K",
-    help="Canaries planted per round (at least 20).",
-)
+@_canaries_option("Canaries planted per round (at least 20).")
 @json_option(help="Print the verdict as JSON.")
 def certify_cmd(run_dir: Path, canaries: int, as_json: bool) -> None:
     """Probe every round of an existing run for canaries, as its agents ran.
