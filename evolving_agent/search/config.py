@@ -35,7 +35,7 @@ import pydantic
 
 from evolving_agent.errors import InvalidInput, NotFound, UsageError
 from evolving_agent.search.names import AGENT_ALIASES, AGENT_NAMES, EXECUTOR_NAMES
-from evolving_agent.search.presets import PRESETS, Preset, preset_for
+from evolving_agent.search.presets import Preset, preset_for
 from evolving_agent.search.sandbox import Sandbox, check_sandbox, script_folders
 
 DEFAULT_CANARIES = 24
@@ -154,8 +154,7 @@ def validate_config(config: SearchConfig) -> None:
 
     Pure checks only (no scoring); the seed is scored later, still before any turn.
     """
-    if config.policy not in PRESETS:
-        raise UsageError(f"unknown policy {config.policy!r}; choose one of: {', '.join(PRESETS)}")
+    preset_for(config.policy)  # an unknown one: UsageError, naming the valid ones
     if config.agent not in AGENT_NAMES:
         raise UsageError(f"unknown agent {config.agent!r}; choose one of: {', '.join(AGENT_NAMES)}")
     if config.executor not in EXECUTOR_NAMES:
