@@ -147,14 +147,11 @@ class CirclesExampleAgent(ExampleAgent):
 
     def run_turn(self, *, request: TurnRequest) -> TurnResult:
         packer = request.workspace / PACKER
-        if not packer.is_file():
-            return TurnResult(
-                session_id=request.session_id,
-                error="the circles-example agent only knows the bundled example (no pack.py)",
-            )
+        if refused := self.refused(request, packer):
+            return refused
         session = self._load(request)
         turns = int(session.get("turns", 0))
-        rng = random.Random(f"{request.seed}:{request.round}:{request.agent}:{request.turn}")
+        rng = self.turn_rng(request)
         source = self._best_source(request) or packer.read_text()
         circles = read_packing(source)
         message = "kept the packing"

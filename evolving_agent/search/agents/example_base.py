@@ -6,10 +6,11 @@ the demo and the benchmarks."""
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any, ClassVar
 
-from evolving_agent.search.agents.base import Agent, TurnRequest
+from evolving_agent.search.agents.base import Agent, TurnRequest, TurnResult
 from evolving_agent.search.reducer import better
 from evolving_agent.search.workspace import head, read_file_at
 
@@ -19,6 +20,21 @@ class ExampleAgent(Agent):
     under ``agent-state/``."""
 
     STATE_DIR: ClassVar[str]
+
+    def turn_rng(self, request: TurnRequest) -> random.Random:
+        """This turn's randomness, from the run's seed, the round, the agent and the turn:
+        the same seed repeats a run's edits, teams included."""
+        return random.Random(f"{request.seed}:{request.round}:{request.agent}:{request.turn}")
+
+    def refused(self, request: TurnRequest, missing: Path) -> TurnResult | None:
+        """The turn's failure when the workspace has no ``missing`` (the agent only knows
+        its bundled example), else None."""
+        if missing.is_file():
+            return None
+        return TurnResult(
+            session_id=request.session_id,
+            error=f"the {self.name} agent only knows its bundled example (no {missing.name})",
+        )
 
     def best_peer_file(self, request: TurnRequest, name: str) -> str | None:
         """``name`` as the best visible candidate has it, if that candidate is not the

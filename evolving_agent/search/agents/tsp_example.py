@@ -69,13 +69,10 @@ class TspExampleAgent(ExampleAgent):
 
     def run_turn(self, *, request: TurnRequest) -> TurnResult:
         solver = request.workspace / SOLVER
-        if not solver.is_file():
-            return TurnResult(
-                session_id=request.session_id,
-                error="the tsp-example agent only knows the bundled TSP example (no solve.py)",
-            )
+        if refused := self.refused(request, solver):
+            return refused
         session = self._load(request)
-        rng = random.Random(f"{request.seed}:{request.round}:{request.agent}:{request.turn}")
+        rng = self.turn_rng(request)
         genome = self._best_start(request) or parse(solver.read_text()) or Genome()
         turns_in_session = int(session.get("turns", 0))
         new, message = choose(genome, session, rng)

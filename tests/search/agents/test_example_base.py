@@ -23,7 +23,7 @@ class Probe(ExampleAgent):
 def request(workspace: Path, state: Path | None, *, new: bool = False, **kw: object) -> TurnRequest:
     return TurnRequest(
         workspace=workspace, prompt="go", session_id="s-1", new_session=new, round=1,
-        agent=1, turn=1, timeout=5.0, state_dir=state, **kw,  # type: ignore[arg-type]
+        agent=1, timeout=5.0, state_dir=state, **{"turn": 1, **kw},  # type: ignore[arg-type]
     )  # fmt: skip
 
 
@@ -65,3 +65,24 @@ def test_the_best_peer_file_is_read_only_when_it_is_not_head(tmp_path: Path) -> 
     assert agent.best_peer_file(lowest, "value.txt") is None
     unscored = (Visible("peer-best", better, None, 1),)
     assert agent.best_peer_file(request(ws, None, visible=unscored), "value.txt") is None
+
+
+def test_a_turns_randomness_repeats_with_the_seed_and_differs_by_turn(tmp_path: Path) -> None:
+    agent = Probe()
+    draws = {
+        (seed, turn): agent.turn_rng(request(tmp_path, None, seed=seed, turn=turn)).random()
+        for seed in (0, 1)
+        for turn in (1, 2)
+    }
+    assert len(set(draws.values())) == 4  # every seed and turn draws its own
+    again = agent.turn_rng(request(tmp_path, None, seed=1, turn=2)).random()
+    assert again == draws[(1, 2)]  # the same seed repeats it
+
+
+def test_a_workspace_without_the_examples_file_fails_the_turn_by_name(tmp_path: Path) -> None:
+    agent = Probe()
+    failed = agent.refused(request(tmp_path, None), tmp_path / "solve.py")
+    assert failed is not None and failed.session_id == "s-1"
+    assert failed.error == "the probe agent only knows its bundled example (no solve.py)"
+    (tmp_path / "solve.py").write_text("pass\n")
+    assert agent.refused(request(tmp_path, None), tmp_path / "solve.py") is None
