@@ -18,7 +18,13 @@ from evolving_agent.extras import require
 from evolving_agent.search.certify import report_lines
 from evolving_agent.search.forecast import report_lines as forecast_lines
 from evolving_agent.search.holdout import report_lines as holdout_lines
-from evolving_agent.search.report import ReportFiles, RunReport, load_run, score_gain
+from evolving_agent.search.report import (
+    Failures,
+    ReportFiles,
+    RunReport,
+    load_run,
+    score_gain,
+)
 from evolving_agent.search.text import fmt_number, markdown_table
 
 
@@ -150,6 +156,15 @@ def _rounds_cell(report: RunReport) -> str:
     return f"{ran}" + (f" of {planned} planned" if planned else "")
 
 
+# The columns the round and agent tables share: turns that failed without the agent
+# failing, and what the agent's CLI refused or saw fail.
+_FAILURE_HEADER = ("unscored", "denied", "failed commands")
+
+
+def _failure_cells(failures: Failures) -> list[str]:
+    return [str(failures.unscored), str(failures.denied), str(failures.failed_commands)]
+
+
 def _round_rows(report: RunReport) -> list[list[str]]:
     rows = []
     for r in report.rounds:
@@ -163,9 +178,7 @@ def _round_rows(report: RunReport) -> list[list[str]]:
                 str(r.turns),
                 str(r.empty),
                 str(r.failed),
-                str(r.failures.unscored),
-                str(r.failures.denied),
-                str(r.failures.failed_commands),
+                *_failure_cells(r.failures),
                 fmt_number(r.start_best),
                 fmt_number(r.end_best),
                 gain,
@@ -182,9 +195,7 @@ _ROUND_HEADER = (
     "turns",
     "empty turns",
     "failed",
-    "unscored",
-    "denied",
-    "failed commands",
+    *_FAILURE_HEADER,
     "best at start",
     "best at end",
     "gain",
@@ -199,9 +210,7 @@ _AGENT_HEADER = (
     "improved",
     "improved, flagged",
     "failed",
-    "unscored",
-    "denied",
-    "failed commands",
+    *_FAILURE_HEADER,
 )
 
 
@@ -213,9 +222,7 @@ def _agent_rows(report: RunReport) -> list[list[str]]:
             str(a.improved),
             str(a.failures.improved_flagged),
             str(a.failures.failed),
-            str(a.failures.unscored),
-            str(a.failures.denied),
-            str(a.failures.failed_commands),
+            *_failure_cells(a.failures),
         ]
         for a in report.agent_table
     ]
