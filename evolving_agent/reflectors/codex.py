@@ -23,7 +23,6 @@ extra flags, e.g. ``"codex -m gpt-5.1"``; the preset's flags follow them.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from evolving_agent.errortext import first_error_line
+from evolving_agent.jsonout import json_lines
 from evolving_agent.reflectors.base import ReflectorUnavailable
 from evolving_agent.reflectors.command import NO_ANSWER, CliPresetReflector
 
@@ -117,13 +117,7 @@ def answer_of(stdout: str) -> str:
     """The last agent message of ``codex exec --json`` (or why there is none)."""
     message: str | None = None
     failed: str | None = None
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(event, dict):
-            continue
+    for event in json_lines(stdout):
         kind = event.get("type")
         raw = event.get("item")
         item: dict[str, Any] = raw if isinstance(raw, dict) else {}

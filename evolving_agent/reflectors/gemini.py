@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from evolving_agent.errortext import api_error_text
+from evolving_agent.jsonout import json_object
 from evolving_agent.process import Completed
 from evolving_agent.reflectors.base import ReflectorUnavailable
 from evolving_agent.reflectors.command import NO_ANSWER, CliPresetReflector
@@ -100,20 +101,8 @@ class GeminiReflector(CliPresetReflector):
 
 def answer_of(stdout: str) -> str:
     """The model's text from Gemini CLI's JSON output (or why there is none)."""
-    data: Any = None
-    text = stdout.strip()
-    for chunk in [
-        text,
-        text[text.find("{") :] if "{" in text else "",
-        *reversed(text.splitlines()),
-    ]:
-        try:
-            data = json.loads(chunk)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict):
-            break
-    if not isinstance(data, dict):
+    data = json_object(stdout)
+    if data is None:
         raise ReflectorUnavailable(f"gemini printed no JSON result {NO_ANSWER}")
     error = data.get("error")
     if isinstance(error, dict) and error:
