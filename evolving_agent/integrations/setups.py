@@ -33,6 +33,7 @@ from typing import Literal
 
 from evolving_agent.errors import UsageError
 from evolving_agent.process import own_command
+from evolving_agent.tomltext import toml_string
 
 CLIENTS = ("claude", "codex", "gemini", "opencode")
 SERVER = "evolving-agent"
@@ -75,10 +76,6 @@ def _q(text: str) -> str:
 
 def _json(data: object) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False)
-
-
-def _toml_str(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)  # a TOML basic string is JSON-compatible
 
 
 def mcp_args(root: str) -> list[str]:
@@ -155,11 +152,11 @@ def claude_setups(root: str, program: Program = None) -> list[Setup]:
 def codex_setups(root: str, program: Program = None) -> list[Setup]:
     """Codex: the MCP server in config.toml (or by ``codex mcp add``), and AGENTS.md."""
     argv = program_argv(program)
-    args = ", ".join(_toml_str(a) for a in argv[1:] + mcp_args(root))
+    args = ", ".join(toml_string(a) for a in argv[1:] + mcp_args(root))
     toml = "\n".join(
         [
             f"[mcp_servers.{SERVER}]",
-            f"command = {_toml_str(argv[0])}",
+            f"command = {toml_string(argv[0])}",
             f"args = [{args}]",
             "# Fail `codex exec` loudly if the server cannot start (say, a wrong root)",
             "# instead of a session without memory.",
