@@ -149,6 +149,20 @@ def claude_setups(root: str, program: Program = None) -> list[Setup]:
     ]
 
 
+# What a client without a boot hook is told, in its AGENTS.md / GEMINI.md.
+MEMORY_INSTRUCTIONS = "\n".join(
+    [
+        "## Memory (evolving-agent)",
+        "",
+        "At the start of every session, call the evolving-agent `boot` tool and follow",
+        "today's bias in it. When something really felt off (you caught yourself doing",
+        "what the bias warns against, or the user corrected you), record it once, in one",
+        "sentence, with the `friction` tool. There is no quota: a session with no",
+        "friction is fine. Note where work stopped with `live_set`.",
+    ]
+)
+
+
 def codex_setups(root: str, program: Program = None) -> list[Setup]:
     """Codex: the MCP server in config.toml (or by ``codex mcp add``), and AGENTS.md."""
     argv = program_argv(program)
@@ -167,17 +181,6 @@ def codex_setups(root: str, program: Program = None) -> list[Setup]:
         ]
     )
     add = " ".join(["codex mcp add", SERVER, "--", shlex.join(argv + mcp_args(root))])
-    agents = "\n".join(
-        [
-            "## Memory (evolving-agent)",
-            "",
-            "At the start of every session, call the evolving-agent `boot` tool and follow",
-            "today's bias in it. When something really felt off (you caught yourself doing",
-            "what the bias warns against, or the user corrected you), record it once, in one",
-            "sentence, with the `friction` tool. There is no quota: a session with no",
-            "friction is fine. Note where work stopped with `live_set`.",
-        ]
-    )
     return [
         Setup(
             "codex-config",
@@ -202,22 +205,9 @@ def codex_setups(root: str, program: Program = None) -> list[Setup]:
             "Tell the model to use it (the project's AGENTS.md, or ~/.codex/AGENTS.md)",
             "AGENTS.md",
             "markdown",
-            agents,
+            MEMORY_INSTRUCTIONS,
         ),
     ]
-
-
-MEMORY_INSTRUCTIONS = "\n".join(
-    [
-        "## Memory (evolving-agent)",
-        "",
-        "At the start of every session, call the evolving-agent `boot` tool and follow",
-        "today's bias in it. When something really felt off (you caught yourself doing",
-        "what the bias warns against, or the user corrected you), record it once, in one",
-        "sentence, with the `friction` tool. There is no quota: a session with no",
-        "friction is fine. Note where work stopped with `live_set`.",
-    ]
-)
 
 
 def gemini_setups(root: str, program: Program = None) -> list[Setup]:
