@@ -59,9 +59,7 @@ DEFAULT_MAX_RETRIES = "2"
 class ClaudeReflector(CliPresetReflector):
     name = "claude"
     program = "claude"
-
-    def preset_argv(self) -> list[str]:
-        return [*self.base_argv, *PRESET_ARGS]
+    preset_args = PRESET_ARGS
 
     def answer_of(self, stdout: str) -> str:
         return answer_of(stdout)

@@ -60,9 +60,7 @@ def carried_config(home: Path) -> str:
 class CodexReflector(CliPresetReflector):
     name = "codex"
     program = "codex"
-
-    def preset_argv(self) -> list[str]:
-        return [*self.base_argv, *PRESET_ARGS, "-"]
+    preset_args = (*PRESET_ARGS, "-")  # the prompt on stdin
 
     def call_env(self, scratch: Path) -> dict[str, str]:
         """An empty config home with only the login and the model settings."""

@@ -67,9 +67,7 @@ def carried_settings(user: Path) -> dict[str, Any]:
 class GeminiReflector(CliPresetReflector):
     name = "gemini"
     program = "gemini"
-
-    def preset_argv(self) -> list[str]:
-        return [*self.base_argv, *PRESET_ARGS]
+    preset_args = PRESET_ARGS
 
     def call_env(self, scratch: Path) -> dict[str, str]:
         user = gemini_dir()
@@ -110,4 +108,3 @@ def answer_of(stdout: str) -> str:
     if not isinstance(data.get("response"), str):
         raise ReflectorUnavailable(f"gemini printed no response {NO_ANSWER}")
     return str(data["response"])
-

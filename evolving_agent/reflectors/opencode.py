@@ -80,9 +80,7 @@ def carried_config(environ: dict[str, str] | None = None) -> dict[str, Any]:
 class OpenCodeReflector(CliPresetReflector):
     name = "opencode"
     program = "opencode"
-
-    def preset_argv(self) -> list[str]:
-        return [*self.base_argv, *PRESET_ARGS]
+    preset_args = PRESET_ARGS
 
     def call_env(self, scratch: Path) -> dict[str, str]:
         config_home = scratch / "config-home"
