@@ -234,10 +234,19 @@ def create_app(settings: Settings) -> Starlette:
     def bad_form() -> Response:
         return _refuse(403, "missing or wrong form token (reload the page and try again)")
 
+    async def review_form(request: Request, action: str) -> dict[str, str] | None:
+        """The posted form of ``action`` on the review in the path; ``None`` when its
+        token is missing or wrong (or the body is no form): the caller refuses it."""
+        form = await _form(request)
+        rid = request.path_params["rid"]
+        if form is None or not settings.csrf_ok(action, rid, form.get("csrf", "")):
+            return None
+        return form
+
     async def approve(request: Request) -> Response:
         rid = request.path_params["rid"]
-        form = await _form(request)
-        if form is None or not settings.csrf_ok("approve", rid, form.get("csrf", "")):
+        form = await review_form(request, "approve")
+        if form is None:
             return bad_form()
         try:
             plan = plan_approval(root, rid)  # refuses a review the drift watch holds
@@ -270,8 +279,8 @@ def create_app(settings: Settings) -> Starlette:
 
     async def reject(request: Request) -> Response:
         rid = request.path_params["rid"]
-        form = await _form(request)
-        if form is None or not settings.csrf_ok("reject", rid, form.get("csrf", "")):
+        form = await review_form(request, "reject")
+        if form is None:
             return bad_form()
         try:
             decision = reject_review(
@@ -292,8 +301,8 @@ def create_app(settings: Settings) -> Starlette:
 
     async def edit_save(request: Request) -> Response:
         rid = request.path_params["rid"]
-        form = await _form(request)
-        if form is None or not settings.csrf_ok("edit", rid, form.get("csrf", "")):
+        form = await review_form(request, "edit")
+        if form is None:
             return bad_form()
         text = form.get("text", "").replace("\r\n", "\n")
         try:
