@@ -2,7 +2,7 @@
 
 A CLI asked for JSON does not always print only JSON: a warning line before a
 pretty-printed object, a banner after a one-line result, an event stream of one object a
-line with log lines between them.  The reflectors and probe answerers read their answer
+line with log lines between them.  The reflectors and the search agents read their answer
 with these two functions, so "which text counts as the JSON" is decided in one place.
 Below both ``reflectors`` and ``search`` (which may not import each other), beside
 ``errortext.py``, which says what the CLI's failure was.
@@ -35,6 +35,8 @@ def json_lines(text: str) -> list[dict[str, Any]]:
     other lines, and JSON that is not an object, are skipped."""
     out: list[dict[str, Any]] = []
     for line in text.splitlines():
+        if not line.lstrip().startswith("{"):
+            continue  # no object; and a log line costs no parse
         try:
             data = json.loads(line)
         except json.JSONDecodeError:
