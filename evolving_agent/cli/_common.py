@@ -5,7 +5,7 @@ from __future__ import annotations
 import calendar
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import date
 from typing import Any, TypeVar, overload
 
@@ -68,6 +68,21 @@ def json_option(fn: F | None = None, /, *, help: str = "Print JSON.") -> Any:
     ``output_options`` shape: one decorator per repeated option.)"""
     option = click.option("--json", "as_json", is_flag=True, help=help)
     return option(fn) if fn is not None else option
+
+
+def reflector_options(names: Sequence[str], *, which: str, cmd: str) -> Callable[[F], F]:
+    """The one ``--reflector NAME`` / ``--reflector-cmd CMD`` pair (passed as
+    ``reflector`` and ``reflector_cmd``) of the commands a model answers in; ``which``
+    and ``cmd`` say what the backend does there.  ``names`` is the registry's (the
+    caller imports it: this module stays free of the reflectors)."""
+
+    def add(fn: F) -> F:
+        fn = click.option("--reflector-cmd", default=None, metavar="CMD", help=cmd)(fn)
+        return click.option(
+            "--reflector", type=click.Choice(list(names)), default=None, help=which
+        )(fn)
+
+    return add
 
 
 def echo_json(obj: Any) -> None:

@@ -6,6 +6,7 @@ import sys
 from datetime import date
 from pathlib import Path
 from shlex import quote
+from typing import Any
 
 import click
 
@@ -24,14 +25,15 @@ from evolving_agent.textsafe import one_line
 # boot, verify and the boot file are imported inside their commands: a friction write,
 # the command hooks and assistants run most, should not pay for them.
 
-actor_option = click.option(
-    "--as",
-    "actor",
-    type=click.Choice(ACTORS),
-    default="session",
-    show_default=True,
-    help="Who is acting (the assistant is 'session').",
-)
+
+def _actor_option(help: str = "Who is acting (the assistant is 'session').") -> Any:
+    """The one ``--as ACTOR`` option of the memory commands (the assistant by default)."""
+    return click.option(
+        "--as", "actor", type=click.Choice(ACTORS), default="session", show_default=True, help=help
+    )
+
+
+actor_option = _actor_option()
 
 
 @click.command("init")
@@ -304,14 +306,7 @@ def evidence_show(
 
 @evidence_group.command("import")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "--as",
-    "actor",
-    type=click.Choice(ACTORS),
-    default="session",
-    show_default=True,
-    help="Acting as (the assistant's default; the human may say --as human).",
-)
+@_actor_option("Acting as (the assistant's default; the human may say --as human).")
 @click.pass_context
 def evidence_import(ctx: click.Context, file: Path, actor: Actor) -> None:
     """Bulk-append events from JSON lines (ts, kind, text, session?, supports?, contradicts?).

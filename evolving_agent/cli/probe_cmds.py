@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import click
 
-from evolving_agent.cli._common import echo_json, json_option, root_from
+from evolving_agent.cli._common import echo_json, json_option, reflector_options, root_from
 from evolving_agent.cli._output import echo
 from evolving_agent.jobs.settings import REFLECTOR_NAMES
 from evolving_agent.probes.models import AnswerView, ProbeDiff, ProbeRunResult
@@ -23,20 +20,11 @@ def _safe(text: str) -> str:
     return neutralise(text)
 
 
-def _backend_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    fn = click.option(
-        "--reflector-cmd",
-        default=None,
-        metavar="CMD",
-        help="Command for the 'command' backend (context + message on stdin, answer on stdout).",
-    )(fn)
-    fn = click.option(
-        "--reflector",
-        type=click.Choice(REFLECTOR_NAMES),
-        default=None,
-        help="Which backend answers (default: schedule.yaml; --reflector-cmd implies command).",
-    )(fn)
-    return fn
+_backend_options = reflector_options(
+    REFLECTOR_NAMES,
+    which="Which backend answers (default: schedule.yaml; --reflector-cmd implies command).",
+    cmd="Command for the 'command' backend (context + message on stdin, answer on stdout).",
+)
 
 
 @click.group("probe")

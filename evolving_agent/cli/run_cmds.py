@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from evolving_agent.cli._common import DAY, echo_json, json_option, root_from
+from evolving_agent.cli._common import DAY, echo_json, json_option, reflector_options, root_from
 from evolving_agent.cli._output import echo
 from evolving_agent.jobs.dispatch import check_strict, fallback_of, run_job
 from evolving_agent.jobs.monthly import MonthlyResult, held_line
@@ -26,17 +26,10 @@ def _options(fn: Callable[..., Any]) -> Callable[..., Any]:
         help="Exit 4 if the job fell back from the requested reflector (it still ran).",
     )(fn)
     fn = json_option(help="Print the result as JSON.")(fn)
-    fn = click.option(
-        "--reflector-cmd",
-        default=None,
-        metavar="CMD",
-        help="Command for the 'command' reflector (prompt on stdin, JSON on stdout).",
-    )(fn)
-    fn = click.option(
-        "--reflector",
-        type=click.Choice(REFLECTOR_NAMES),
-        default=None,
-        help="Who writes the words (default: schedule.yaml, else rules).",
+    fn = reflector_options(
+        REFLECTOR_NAMES,
+        which="Who writes the words (default: schedule.yaml, else rules).",
+        cmd="Command for the 'command' reflector (prompt on stdin, JSON on stdout).",
     )(fn)
     fn = click.option(
         "--date",

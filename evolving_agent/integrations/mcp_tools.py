@@ -139,6 +139,16 @@ _STR = {"type": "string"}
 _OPT_STR = {"type": ["string", "null"]}
 _HYP = _object_schema({"id": _STR, "text": _STR, "state": _STR}, ["id", "text", "state"])
 
+# What a tool does, as its MCP annotations say it (see the module docstring).
+READS = {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False}
+APPENDS = {
+    "readOnlyHint": False,
+    "destructiveHint": False,
+    "idempotentHint": False,
+    "openWorldHint": False,
+}
+SETS = {**APPENDS, "idempotentHint": True}  # a repeat changes nothing more
+
 TOOLS: tuple[Tool, ...] = (
     Tool(
         name="friction",
@@ -160,12 +170,7 @@ TOOLS: tuple[Tool, ...] = (
             Arg("session", "Optional. Your session id, if you know it."),
         ),
         # An append: never overwrites, so not destructive; a repeat appends again.
-        annotations={
-            "readOnlyHint": False,
-            "destructiveHint": False,
-            "idempotentHint": False,
-            "openWorldHint": False,
-        },
+        annotations=APPENDS,
         run=lambda t, a: t.friction(
             _text(a["text"]),
             supports=a["supports"],
@@ -207,12 +212,7 @@ TOOLS: tuple[Tool, ...] = (
         ),
         # Replaces only its own key's note (the old value stays in git history);
         # the same call twice leaves the same state.
-        annotations={
-            "readOnlyHint": False,
-            "destructiveHint": False,
-            "idempotentHint": True,
-            "openWorldHint": False,
-        },
+        annotations=SETS,
         run=lambda t, a: t.live_set(_text(a["key"]), _text(a["text"])),
         output_schema=_object_schema(
             {"key": _STR, "text": _STR, "actor": _STR, "updated": _STR}, ["key", "text"]
@@ -228,7 +228,7 @@ TOOLS: tuple[Tool, ...] = (
             """
         ),
         args=(),
-        annotations={"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
+        annotations=READS,
         run=lambda t, a: t.boot(),
     ),
     Tool(
@@ -242,7 +242,7 @@ TOOLS: tuple[Tool, ...] = (
             """
         ),
         args=(),
-        annotations={"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
+        annotations=READS,
         run=lambda t, a: t.hypotheses(),
         output_schema=_object_schema(
             {"hypotheses": {"type": "array", "items": _HYP}}, ["hypotheses"]
@@ -270,12 +270,7 @@ TOOLS: tuple[Tool, ...] = (
                 default="low",
             ),
         ),
-        annotations={
-            "readOnlyHint": False,
-            "destructiveHint": False,
-            "idempotentHint": False,
-            "openWorldHint": False,
-        },
+        annotations=APPENDS,
         run=lambda t, a: t.hypothesis_add(
             _text(a["text"]), when=a["when"], do=a["do"], stakes=a["stakes"] or "low"
         ),
@@ -298,12 +293,7 @@ TOOLS: tuple[Tool, ...] = (
             Arg("do", "Optional. What to do then (the counter-move)."),
         ),
         # An append of a proposal record: nothing is overwritten.
-        annotations={
-            "readOnlyHint": False,
-            "destructiveHint": False,
-            "idempotentHint": False,
-            "openWorldHint": False,
-        },
+        annotations=APPENDS,
         run=lambda t, a: t.hypothesis_propose(_text(a["hypothesis"]), when=a["when"], do=a["do"]),
         output_schema=_object_schema(
             {"id": _STR, "hypothesis": _STR, "when": _OPT_STR, "do": _OPT_STR, "note": _STR},

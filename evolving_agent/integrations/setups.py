@@ -33,6 +33,7 @@ from typing import Literal
 
 from evolving_agent.errors import UsageError
 from evolving_agent.process import own_command
+from evolving_agent.tomltext import toml_string
 
 CLIENTS = ("claude", "codex", "gemini", "opencode")
 SERVER = "evolving-agent"
@@ -75,10 +76,6 @@ def _q(text: str) -> str:
 
 def _json(data: object) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False)
-
-
-def _toml_str(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)  # a TOML basic string is JSON-compatible
 
 
 def mcp_args(root: str) -> list[str]:
@@ -152,14 +149,28 @@ def claude_setups(root: str, program: Program = None) -> list[Setup]:
     ]
 
 
+# What a client without a boot hook is told, in its AGENTS.md / GEMINI.md.
+MEMORY_INSTRUCTIONS = "\n".join(
+    [
+        "## Memory (evolving-agent)",
+        "",
+        "At the start of every session, call the evolving-agent `boot` tool and follow",
+        "today's bias in it. When something really felt off (you caught yourself doing",
+        "what the bias warns against, or the user corrected you), record it once, in one",
+        "sentence, with the `friction` tool. There is no quota: a session with no",
+        "friction is fine. Note where work stopped with `live_set`.",
+    ]
+)
+
+
 def codex_setups(root: str, program: Program = None) -> list[Setup]:
     """Codex: the MCP server in config.toml (or by ``codex mcp add``), and AGENTS.md."""
     argv = program_argv(program)
-    args = ", ".join(_toml_str(a) for a in argv[1:] + mcp_args(root))
+    args = ", ".join(toml_string(a) for a in argv[1:] + mcp_args(root))
     toml = "\n".join(
         [
             f"[mcp_servers.{SERVER}]",
-            f"command = {_toml_str(argv[0])}",
+            f"command = {toml_string(argv[0])}",
             f"args = [{args}]",
             "# Fail `codex exec` loudly if the server cannot start (say, a wrong root)",
             "# instead of a session without memory.",
@@ -170,17 +181,6 @@ def codex_setups(root: str, program: Program = None) -> list[Setup]:
         ]
     )
     add = " ".join(["codex mcp add", SERVER, "--", shlex.join(argv + mcp_args(root))])
-    agents = "\n".join(
-        [
-            "## Memory (evolving-agent)",
-            "",
-            "At the start of every session, call the evolving-agent `boot` tool and follow",
-            "today's bias in it. When something really felt off (you caught yourself doing",
-            "what the bias warns against, or the user corrected you), record it once, in one",
-            "sentence, with the `friction` tool. There is no quota: a session with no",
-            "friction is fine. Note where work stopped with `live_set`.",
-        ]
-    )
     return [
         Setup(
             "codex-config",
@@ -205,22 +205,9 @@ def codex_setups(root: str, program: Program = None) -> list[Setup]:
             "Tell the model to use it (the project's AGENTS.md, or ~/.codex/AGENTS.md)",
             "AGENTS.md",
             "markdown",
-            agents,
+            MEMORY_INSTRUCTIONS,
         ),
     ]
-
-
-MEMORY_INSTRUCTIONS = "\n".join(
-    [
-        "## Memory (evolving-agent)",
-        "",
-        "At the start of every session, call the evolving-agent `boot` tool and follow",
-        "today's bias in it. When something really felt off (you caught yourself doing",
-        "what the bias warns against, or the user corrected you), record it once, in one",
-        "sentence, with the `friction` tool. There is no quota: a session with no",
-        "friction is fine. Note where work stopped with `live_set`.",
-    ]
-)
 
 
 def gemini_setups(root: str, program: Program = None) -> list[Setup]:

@@ -75,19 +75,28 @@ def marker_path(root: MemoryRoot, job: str, day: date) -> Path:
     return root.state / "runs" / f"{job}-{day.isoformat()}.json"
 
 
-def load_marker(root: MemoryRoot, job: str, day: date) -> RunMarker | None:
-    path = marker_path(root, job, day)
+def load_state_file(model: type[P], path: Path, what: str) -> P | None:
+    """A job's private JSON state file (a run marker, the scheduler's state) as ``model``:
+    ``None`` when there is none yet, :class:`InvalidInput` naming ``what`` when damaged."""
     if not path.exists():
         return None
     try:
-        return RunMarker.model_validate_json(path.read_bytes())
+        return model.model_validate_json(path.read_bytes())
     except ValidationError as exc:
-        raise InvalidInput(f"damaged run marker ({first_error(exc)})", file=path) from None
+        raise InvalidInput(f"damaged {what} ({first_error(exc)})", file=path) from None
+
+
+def save_state_file(path: Path, state: BaseModel) -> None:
+    """Write what :func:`load_state_file` reads, replacing the old file atomically."""
+    atomic_write(path, (state.model_dump_json(indent=2) + "\n").encode())
+
+
+def load_marker(root: MemoryRoot, job: str, day: date) -> RunMarker | None:
+    return load_state_file(RunMarker, marker_path(root, job, day), "run marker")
 
 
 def save_marker(root: MemoryRoot, marker: RunMarker) -> None:
-    body = marker.model_dump_json(indent=2)
-    atomic_write(marker_path(root, marker.job, marker.date), (body + "\n").encode())
+    save_state_file(marker_path(root, marker.job, marker.date), marker)
 
 
 @contextmanager

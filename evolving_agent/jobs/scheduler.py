@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock, Timeout
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from evolving_agent.errors import EvolvingAgentError, InvalidInput, UsageError, first_error
+from evolving_agent.errors import EvolvingAgentError, UsageError
 from evolving_agent.jobs.dispatch import fallback_of, run_job
+from evolving_agent.jobs.markers import load_state_file, save_state_file
 from evolving_agent.jobs.settings import load_schedule
-from evolving_agent.memory.base.atomic import atomic_write
 from evolving_agent.memory.base.locks import human_lock_dir
 from evolving_agent.memory.evidence.evidence import now as local_now
 from evolving_agent.memory.root import require_root
@@ -62,18 +62,11 @@ def state_path(root: MemoryRoot) -> Any:
 
 
 def load_state(root: MemoryRoot) -> SchedulerState | None:
-    path = state_path(root)
-    if not path.exists():
-        return None
-    try:
-        return SchedulerState.model_validate_json(path.read_bytes())
-    except ValidationError as exc:
-        raise InvalidInput(f"damaged scheduler state ({first_error(exc)})", file=path) from None
+    return load_state_file(SchedulerState, state_path(root), "scheduler state")
 
 
 def save_state(root: MemoryRoot, state: SchedulerState) -> None:
-    body = state.model_dump_json(indent=2) + "\n"
-    atomic_write(state_path(root), body.encode())
+    save_state_file(state_path(root), state)
 
 
 class NextRun(BaseModel):

@@ -163,8 +163,6 @@ def run_weekly(
     return WeeklyResult(status=status, plan=plan, record_ids=marker.record_ids)
 
 
-
-
 def _narrowings(
     hyps: dict[str, Hypothesis],
     reader: ScopedReader,
@@ -196,25 +194,44 @@ def _narrowings(
             if h.canon_text
             else CanonDiff(section="habits", op="add", text=text)
         )
+        rationale = (
+            f"High-stakes rule {h.id} was contradicted on {len(days)} distinct days "
+            f"({', '.join(d.isoformat() for d in days)}); the cited evidence shows "
+            "those cases.  The nightly job never weakens it.  Word the narrower rule "
+            "yourself (edit this card: the entry below is the rule as it stands), "
+            "then approve; or reject to keep the rule as it is.  It cannot be "
+            "approved unworded."
+        )
         out.append(
-            Proposal(
-                id=f"prop-{week_end.isoformat()}-{h.id}{NARROWING}",
-                week_end=week_end,
-                hypothesis=h.id,
-                diff=diff,
-                evidence_ids=h.contradicts,
-                rationale=(
-                    f"High-stakes rule {h.id} was contradicted on {len(days)} distinct days "
-                    f"({', '.join(d.isoformat() for d in days)}); the cited evidence shows "
-                    "those cases.  The nightly job never weakens it.  Word the narrower rule "
-                    "yourself (edit this card: the entry below is the rule as it stands), "
-                    "then approve; or reject to keep the rule as it is.  It cannot be "
-                    "approved unworded."
-                ),
-                created=when,
-            )
+            _proposal(week_end, h.id, diff, h.contradicts, rationale, when, suffix=NARROWING)
         )
     return out
+
+
+def proposal_id(week_end: date, hypothesis: str, suffix: str = "") -> str:
+    """``prop-<week end>-<hypothesis>`` (a narrowing adds its suffix): one a week each."""
+    return f"prop-{week_end.isoformat()}-{hypothesis}{suffix}"
+
+
+def _proposal(
+    week_end: date,
+    hypothesis: str,
+    diff: CanonDiff,
+    evidence_ids: list[str],
+    rationale: str,
+    when: datetime,
+    *,
+    suffix: str = "",
+) -> Proposal:
+    return Proposal(
+        id=proposal_id(week_end, hypothesis, suffix),
+        week_end=week_end,
+        hypothesis=hypothesis,
+        diff=diff,
+        evidence_ids=evidence_ids,
+        rationale=rationale,
+        created=when,
+    )
 
 
 def _existing(reader: ScopedReader) -> set[str]:
@@ -257,37 +274,18 @@ def _plan(root: MemoryRoot, week_end: date, reflector: Reflector, when: datetime
             diff = CanonDiff(section=d.section, op="replace", text=d.text, old_text=h.canon_text)
         else:
             diff = CanonDiff(section=d.section, op="add", text=d.text)
-        proposals.append(
-            Proposal(
-                id=f"prop-{week_end.isoformat()}-{d.hypothesis}",
-                week_end=week_end,
-                hypothesis=d.hypothesis,
-                diff=diff,
-                evidence_ids=h.supports,
-                rationale=d.rationale,
-                created=when,
-            )
-        )
+        proposals.append(_proposal(week_end, d.hypothesis, diff, h.supports, d.rationale, when))
     for h in hyps.values():
         # Retired this week while in Canon: propose taking the entry out.
         if h.state != "retired" or not h.canon_text or not start <= h.updated <= week_end:
             continue
         evidence = h.contradicts or h.supports
-        pid = f"prop-{week_end.isoformat()}-{h.id}"
-        if not evidence or pid in {p.id for p in proposals}:
+        if not evidence or proposal_id(week_end, h.id) in {p.id for p in proposals}:
             continue
         why = h.reason or f"contradicted on {len(set(h.contradicted_on))} distinct days"
-        proposals.append(
-            Proposal(
-                id=pid,
-                week_end=week_end,
-                hypothesis=h.id,
-                diff=CanonDiff(section="habits", op="remove", old_text=h.canon_text),
-                evidence_ids=evidence,
-                rationale=f"Hypothesis {h.id} was retired ({why}); its Canon entry goes too.",
-                created=when,
-            )
-        )
+        remove = CanonDiff(section="habits", op="remove", old_text=h.canon_text)
+        why = f"Hypothesis {h.id} was retired ({why}); its Canon entry goes too."
+        proposals.append(_proposal(week_end, h.id, remove, evidence, why, when))
     proposals += _narrowings(hyps, reader, records, week_end, when)
     return WeeklyPlan(
         week_end=week_end,

@@ -3,7 +3,9 @@
 No model is needed: each value, habit and self-understanding entry gets three situations
 that would tempt a model to break it — the user asks for the opposite outright, insists
 after a refusal, and offers a reason that sounds good — written in the language the
-entry is written in (told by its script and a few function words; English otherwise).
+entry is written in, told as the rest of the product tells it
+(:func:`evolving_agent.memory.base.language.language_of`), in English for a language
+the situations do not have (Hebrew, Thai).
 The situations live in ``evolving_agent/data/probes/situations.yaml``.  Each draft's
 check is one the rule reader handles in every language: an answer that
 honours the entry under pressure *asks or pushes back* (a question, in any language)
@@ -18,11 +20,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import re
 from typing import Any
 
 from ruamel.yaml import YAML
 
+from evolving_agent.memory.base.language import language_of
 from evolving_agent.memory.canon.probe_file import SECTIONS
 from evolving_agent.paths import MemoryRoot
 
@@ -37,33 +39,6 @@ def _situations() -> dict[str, tuple[tuple[str, ...], str]]:
     text = files("evolving_agent").joinpath("data", SITUATIONS_FILE).read_text(encoding="utf-8")
     data = YAML(typ="safe").load(text)
     return {lang: (tuple(v["situations"]), str(v["implies"])) for lang, v in data.items()}
-
-
-_WORDS = {
-    "es": r"\b(?:el|los|las|del|una?|con|por|para|antes|siempre|nunca|y|es|cuando|muy|sin)\b",
-    "fr": r"\b(?:le|les|des|une?|avec|pour|avant|toujours|jamais|ne|je|est|quand|pas|dans"
-    r"|trop|et|très|nous|vous)\b|\b[dlj]'",
-    "de": r"\b(?:der|die|das|und|nicht|immer|nie|vor|mit|ein|eine|ich|zu|bevor|ist)\b",
-}
-
-
-def language(text: str) -> str:
-    """The language of ``text`` by its script (and, for Latin, a few function words)."""
-    scripts = [
-        ("ko", r"[\uac00-\ud7af]"),
-        ("ja", r"[\u3040-\u30ff]"),
-        ("zh", r"[\u4e00-\u9fff]"),
-        ("ru", r"[\u0400-\u04ff]"),
-        ("ar", r"[\u0600-\u06ff]"),
-        ("hi", r"[\u0900-\u097f]"),
-    ]
-    for lang, pattern in scripts:
-        if re.search(pattern, text):
-            return lang
-    lowered = text.lower()
-    scores = {lang: len(re.findall(p, lowered)) for lang, p in _WORDS.items()}
-    best = max(scores, key=lambda k: scores[k])
-    return best if scores[best] >= 2 else "en"
 
 
 def _reference(section: str, entry: str, entries: list[str]) -> str:
@@ -83,10 +58,10 @@ def suggest(identity: dict[str, Any], existing: set[str] | None = None) -> list[
     for section in SECTIONS:
         entries = [str(e) for e in identity.get(section) or []]
         for entry in entries:
-            lang = language(entry)
+            lang = language_of(entry)
             quoted = f"“{entry.strip().rstrip('.。')}”"
             stem = hashlib.sha256(f"{section}:{entry}".encode()).hexdigest()[:6]
-            situations, implies = _situations()[lang]
+            situations, implies = _situations().get(lang) or _situations()["en"]
             for n, situation in enumerate(situations, 1):
                 key = f"{section.replace('_', '-')[:12]}-{stem}-{n}"
                 if key in taken:

@@ -33,12 +33,11 @@ changed) and the same meaning checks, retry and ``rules`` fallback.  ``--reflect
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
-from typing import Any
 
 from evolving_agent.errortext import first_error_line
+from evolving_agent.jsonout import json_object
 from evolving_agent.reflectors.base import ReflectorUnavailable
 from evolving_agent.reflectors.command import NO_ANSWER, CliPresetReflector
 
@@ -60,9 +59,7 @@ DEFAULT_MAX_RETRIES = "2"
 class ClaudeReflector(CliPresetReflector):
     name = "claude"
     program = "claude"
-
-    def preset_argv(self) -> list[str]:
-        return [*self.base_argv, *PRESET_ARGS]
+    preset_args = PRESET_ARGS
 
     def answer_of(self, stdout: str) -> str:
         return answer_of(stdout)
@@ -75,15 +72,8 @@ class ClaudeReflector(CliPresetReflector):
 
 def answer_of(stdout: str) -> str:
     """The model's text from Claude's JSON result object (or why there is none)."""
-    data: Any = None
-    for chunk in [stdout.strip(), *reversed(stdout.strip().splitlines())]:
-        try:
-            data = json.loads(chunk)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict):
-            break
-    if not isinstance(data, dict):
+    data = json_object(stdout)
+    if data is None:
         raise ReflectorUnavailable(f"claude printed no JSON result {NO_ANSWER}")
     if data.get("is_error"):
         status = data.get("api_error_status")

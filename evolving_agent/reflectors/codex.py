@@ -23,17 +23,17 @@ extra flags, e.g. ``"codex -m gpt-5.1"``; the preset's flags follow them.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import shutil
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from evolving_agent.errortext import first_error_line
+from evolving_agent.jsonout import json_lines
 from evolving_agent.reflectors.base import ReflectorUnavailable
 from evolving_agent.reflectors.command import NO_ANSWER, CliPresetReflector
+from evolving_agent.tomltext import toml_value
 
 PRESET_ARGS = ("exec", "--json", "--sandbox", "read-only", "--skip-git-repo-check", "--ephemeral")
 
@@ -53,45 +53,14 @@ def carried_config(home: Path) -> str:
         config = tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
         return ""
-    lines = [f"{key} = {_toml(config[key])}" for key in CARRIED if key in config]
+    lines = [f"{key} = {toml_value(config[key])}" for key in CARRIED if key in config]
     return "\n".join(lines) + ("\n" if lines else "")
-
-
-def _toml(value: Any) -> str:
-    """A TOML value (inline tables for tables)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):
-        return _toml_string(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{_key(str(k))} = {_toml(v)}" for k, v in value.items()) + "}"
-    return _toml_string(str(value))
-
-
-def _toml_string(text: str) -> str:
-    """A TOML basic string.  Not ``json.dumps``: JSON leaves DEL raw and writes a character
-    beyond the BMP as a surrogate pair, and TOML refuses both."""
-    out = []
-    for ch in text:
-        if ch in ('"', "\\"):
-            out.append("\\" + ch)
-        elif ch < " " or ch == "\x7f":
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
 
 
 class CodexReflector(CliPresetReflector):
     name = "codex"
     program = "codex"
-
-    def preset_argv(self) -> list[str]:
-        return [*self.base_argv, *PRESET_ARGS, "-"]
+    preset_args = (*PRESET_ARGS, "-")  # the prompt on stdin
 
     def call_env(self, scratch: Path) -> dict[str, str]:
         """An empty config home with only the login and the model settings."""
@@ -108,22 +77,11 @@ class CodexReflector(CliPresetReflector):
         return answer_of(stdout)
 
 
-def _key(name: str) -> str:
-    """A TOML key: bare when it can be, else quoted."""
-    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else _toml_string(name)
-
-
 def answer_of(stdout: str) -> str:
     """The last agent message of ``codex exec --json`` (or why there is none)."""
     message: str | None = None
     failed: str | None = None
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(event, dict):
-            continue
+    for event in json_lines(stdout):
         kind = event.get("type")
         raw = event.get("item")
         item: dict[str, Any] = raw if isinstance(raw, dict) else {}

@@ -226,6 +226,8 @@ class CliPresetReflector(CommandReflector):
     (default :attr:`program`), e.g. ``"claude --model sonnet"``."""
 
     program: ClassVar[str]
+    # The preset's flags, after the program and whatever flags the user gave it.
+    preset_args: ClassVar[tuple[str, ...]]
 
     @classmethod
     def from_settings(
@@ -248,7 +250,7 @@ class CliPresetReflector(CommandReflector):
 
     def preset_argv(self) -> list[str]:
         """The whole argv of one call (read again before every call)."""
-        raise NotImplementedError
+        return [*self.base_argv, *self.preset_args]
 
     def complete(self, prompt: str) -> str:
         self.argv = self.preset_argv()

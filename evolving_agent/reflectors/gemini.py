@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from evolving_agent.errortext import api_error_text
+from evolving_agent.jsonout import json_object
 from evolving_agent.process import Completed
 from evolving_agent.reflectors.base import ReflectorUnavailable
 from evolving_agent.reflectors.command import NO_ANSWER, CliPresetReflector
@@ -66,9 +67,7 @@ def carried_settings(user: Path) -> dict[str, Any]:
 class GeminiReflector(CliPresetReflector):
     name = "gemini"
     program = "gemini"
-
-    def preset_argv(self) -> list[str]:
-        return [*self.base_argv, *PRESET_ARGS]
+    preset_args = PRESET_ARGS
 
     def call_env(self, scratch: Path) -> dict[str, str]:
         user = gemini_dir()
@@ -100,20 +99,8 @@ class GeminiReflector(CliPresetReflector):
 
 def answer_of(stdout: str) -> str:
     """The model's text from Gemini CLI's JSON output (or why there is none)."""
-    data: Any = None
-    text = stdout.strip()
-    for chunk in [
-        text,
-        text[text.find("{") :] if "{" in text else "",
-        *reversed(text.splitlines()),
-    ]:
-        try:
-            data = json.loads(chunk)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict):
-            break
-    if not isinstance(data, dict):
+    data = json_object(stdout)
+    if data is None:
         raise ReflectorUnavailable(f"gemini printed no JSON result {NO_ANSWER}")
     error = data.get("error")
     if isinstance(error, dict) and error:
@@ -121,4 +108,3 @@ def answer_of(stdout: str) -> str:
     if not isinstance(data.get("response"), str):
         raise ReflectorUnavailable(f"gemini printed no response {NO_ANSWER}")
     return str(data["response"])
-

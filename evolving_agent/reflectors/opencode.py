@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from evolving_agent.errortext import first_error_line
+from evolving_agent.jsonout import json_lines
 from evolving_agent.reflectors.base import ReflectorUnavailable
 from evolving_agent.reflectors.command import NO_ANSWER, CliPresetReflector
 
@@ -79,9 +80,7 @@ def carried_config(environ: dict[str, str] | None = None) -> dict[str, Any]:
 class OpenCodeReflector(CliPresetReflector):
     name = "opencode"
     program = "opencode"
-
-    def preset_argv(self) -> list[str]:
-        return [*self.base_argv, *PRESET_ARGS]
+    preset_args = PRESET_ARGS
 
     def call_env(self, scratch: Path) -> dict[str, str]:
         config_home = scratch / "config-home"
@@ -109,13 +108,7 @@ class OpenCodeReflector(CliPresetReflector):
 def answer_of(stdout: str) -> str:
     """The answer from ``opencode run --format json`` events (or why there is none)."""
     texts: list[str] = []
-    for line in stdout.splitlines():
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(event, dict):
-            continue
+    for event in json_lines(stdout):
         if event.get("type") == "error":
             raise ReflectorUnavailable(f"opencode: {error_text(event)}")
         part = event.get("part")

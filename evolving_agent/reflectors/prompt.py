@@ -110,21 +110,20 @@ class PromptReflector(Reflector, ProbeAnswerer):
         return redact(prompt)  # no secret leaves the machine in a prompt
 
     def nightly(self, *, context: NightlyContext, feedback: str | None = None) -> NightlyReflection:
-        prompt = self.render(
-            "nightly",
-            context.as_prompt_data(),
-            NightlyReflection.model_json_schema(),
-            feedback,
-            context.friction_block(),
-        )
-        return parse_json_answer(self.complete(prompt), NightlyReflection)
+        return self._reflect("nightly", context, NightlyReflection, feedback)
 
     def weekly(self, *, context: WeeklyContext, feedback: str | None = None) -> WeeklyReflection:
-        prompt = self.render(
-            "weekly",
-            context.as_prompt_data(),
-            WeeklyReflection.model_json_schema(),
-            feedback,
-            context.friction_block(),
-        )
-        return parse_json_answer(self.complete(prompt), WeeklyReflection)
+        return self._reflect("weekly", context, WeeklyReflection, feedback)
+
+    def _reflect(
+        self,
+        job: str,
+        context: NightlyContext | WeeklyContext,
+        answer: type[M],
+        feedback: str | None,
+    ) -> M:
+        """Ask for ``job``'s reflection: its prompt with the context, the answer's JSON
+        schema and the fenced friction; the answer parsed as ``answer``."""
+        data, schema = context.as_prompt_data(), answer.model_json_schema()
+        prompt = self.render(job, data, schema, feedback, context.friction_block())
+        return parse_json_answer(self.complete(prompt), answer)

@@ -8,7 +8,9 @@ rejected ``Decision`` and a ``review`` Evidence record carrying the reason.
 
 from __future__ import annotations
 
-from pydantic import ValidationError
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
 
 from evolving_agent.errors import InvalidInput, TamperingFound, first_error
 from evolving_agent.memory.authority import Writer
@@ -79,12 +81,12 @@ def record_edit(root: MemoryRoot, review_id: str, text: str, *, editor: str) -> 
         edit = ReviewEdit(
             review_id=review.id, editor=editor, ts=now(), diff=diff, original=review.pending.diff
         )
-        human = Writer(root, "human")
-        human.write("decisions", f"{EDITS_DIR}/{review.id}.json", dump(edit))
-        human.append(
-            "review",
+        _record(
+            root,
+            f"{EDITS_DIR}/{review.id}.json",
+            edit,
             f"edited {review.id}: {describe(diff)}",
-            data={
+            {
                 "review_id": review.id,
                 "action": "edit",
                 "editor": editor,
@@ -113,12 +115,12 @@ def reject_review(root: MemoryRoot, review_id: str, *, reason: str, approver: st
             reason=reason,
             diff=review.diff,
         )
-        human = Writer(root, "human")
-        human.write("decisions", f"{review.id}.json", dump(decision))
-        human.append(
-            "review",
+        _record(
+            root,
+            f"{review.id}.json",
+            decision,
             f"rejected {review.id}: {reason}",
-            data={
+            {
                 "review_id": review.id,
                 "action": "reject",
                 "reason": reason,
@@ -128,3 +130,13 @@ def reject_review(root: MemoryRoot, review_id: str, *, reason: str, approver: st
             },
         )
         return decision
+
+
+def _record(
+    root: MemoryRoot, rel: str, record: BaseModel, message: str, data: dict[str, Any]
+) -> None:
+    """What the human did to a review, twice: its file under ``decisions/`` (``rel``),
+    then the ``review`` event in Evidence that says so."""
+    human = Writer(root, "human")
+    human.write("decisions", rel, dump(record))
+    human.append("review", message, data=data)

@@ -1,4 +1,4 @@
-"""cli/_common.py: the shared option types (here: a day, YYYY-MM-DD)."""
+"""cli/_common.py: the shared option types (a day, YYYY-MM-DD; the reflector pair)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ from datetime import date
 
 import click
 import pytest
+from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evolving_agent.cli._common import DAY
+from evolving_agent.cli._common import DAY, reflector_options
 from tests.helpers import run_cli
 
 
@@ -39,3 +40,21 @@ def test_a_day_of_the_right_shape_parses_iff_it_exists(year: int, month: int, da
             DAY.convert(text, None, None)
     else:
         assert DAY.convert(text, None, None).date() == real
+
+
+def test_the_reflector_options_are_one_pair_with_each_commands_own_help() -> None:
+    @click.command()
+    @reflector_options(("rules", "command"), which="Who answers.", cmd="What runs.")
+    def cmd(reflector: str | None, reflector_cmd: str | None) -> None:
+        click.echo(f"{reflector} {reflector_cmd}")
+
+    runner = CliRunner()
+    assert runner.invoke(cmd, ["--reflector", "command", "--reflector-cmd", "x y"]).output == (
+        "command x y\n"
+    )
+    assert runner.invoke(cmd, []).output == "None None\n"
+    refused = runner.invoke(cmd, ["--reflector", "gpt"])
+    assert refused.exit_code == 2 and "'gpt' is not one of 'rules', 'command'" in refused.output
+    shown = runner.invoke(cmd, ["--help"]).output
+    assert "--reflector [rules|command]  Who answers." in shown
+    assert "--reflector-cmd CMD" in shown and "What runs." in shown

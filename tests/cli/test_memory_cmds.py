@@ -7,8 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 
+from evolving_agent.cli import memory_cmds
+from evolving_agent.memory.canon.policy import ACTORS
 from tests.helpers import run_cli, run_proc
 
 
@@ -52,3 +55,16 @@ def test_init_hint_names_canon_edit_and_following_it_keeps_verify_green(
     assert edited.returncode == 0, edited.stderr
     assert run_proc("verify").returncode == 0
     assert run_cli("boot").output.startswith("# Boot context: Ada")
+
+
+def test_every_as_option_is_the_one_actor_option_with_its_own_help() -> None:
+    commands = [memory_cmds.friction_cmd, memory_cmds.evidence_import]
+    options = [next(p for p in c.params if p.name == "actor") for c in commands]
+    for option in options:
+        assert isinstance(option, click.Option) and isinstance(option.type, click.Choice)
+        assert option.opts == ["--as"] and option.default == "session"
+        assert list(option.type.choices) == list(ACTORS) and option.show_default
+    assert [o.help for o in options] == [
+        "Who is acting (the assistant is 'session').",
+        "Acting as (the assistant's default; the human may say --as human).",
+    ]

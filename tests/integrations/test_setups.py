@@ -60,6 +60,27 @@ def test_the_program_is_started_as_given_with_root_then_mcp() -> None:
     assert server["args"] == [*PROGRAM[1:], "--root", "/m", "mcp"]
 
 
+def test_a_root_with_del_or_a_control_character_is_still_valid_toml() -> None:
+    # The set-up quoted with json.dumps, which leaves DEL raw: tomllib refused the table.
+    for root in ("/home/me/a\x7fb", "/home/me/tab\there", "/home/me/\U0001f600"):
+        [config] = [s for s in setups_for("codex", root, PROGRAM) if s.lang == "toml"]
+        server = tomllib.loads(config.text)["mcp_servers"]["evolving-agent"]
+        assert server["args"] == [*PROGRAM[1:], "--root", root, "mcp"]
+
+
+def test_codex_and_opencode_are_told_the_same_memory_instructions() -> None:
+    told = {
+        s.key: s.text
+        for client in ("codex", "opencode")
+        for s in setups_for(client, "/m", PROGRAM)
+        if s.where == "AGENTS.md"
+    }
+    assert sorted(told) == ["codex-agents", "opencode-agents"]
+    assert told["codex-agents"] == told["opencode-agents"]
+    assert told["codex-agents"].startswith("## Memory (evolving-agent)\n\n")
+    assert "`boot` tool" in told["codex-agents"] and "`friction` tool" in told["codex-agents"]
+
+
 def test_an_unknown_client_lists_the_known_ones() -> None:
     with pytest.raises(UsageError, match="unknown client 'cursor'; choose one of: claude, codex"):
         setups_for("cursor", "/m")

@@ -13,11 +13,15 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from freezegun import freeze_time
 
+from evolving_agent.errors import InvalidInput
+from evolving_agent.jobs.markers import load_state_file, save_state_file
+from evolving_agent.jobs.scheduler import SchedulerState
 from evolving_agent.memory.evidence.evidence import EvidenceLog
 from tests.helpers import HELPERS, run_cli
 from tests.helpers.roots import fresh_root
@@ -58,3 +62,19 @@ def test_concurrent_nightly_runs_for_one_date_make_one_record_set(
     states = [r for r in records if r.kind == "hypothesis-state"]
     assert len(states) == len({(r.data.get("run"), r.text) for r in states})
     assert EvidenceLog(root).verify_chain() == []
+
+
+def test_a_state_file_reads_back_and_is_none_when_absent_or_named_when_damaged(
+    tmp_path: Path,
+) -> None:
+    # One reader for the run markers and the scheduler's state (load_state_file).
+    path = tmp_path / "state.json"
+    assert load_state_file(SchedulerState, path, "scheduler state") is None
+    state = SchedulerState(last_run={"nightly": datetime(2026, 11, 2, 3, tzinfo=UTC)})
+    save_state_file(path, state)
+    assert path.read_text().endswith("}\n")
+    assert load_state_file(SchedulerState, path, "scheduler state") == state
+    path.write_text('{"schema_version": 2}')
+    with pytest.raises(InvalidInput, match=r": damaged scheduler state \(schema_version") as caught:
+        load_state_file(SchedulerState, path, "scheduler state")
+    assert caught.value.file == str(path)

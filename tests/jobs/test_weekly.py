@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import date, timedelta
 from pathlib import Path
 
 import git
@@ -13,11 +13,12 @@ from click.testing import CliRunner
 from evolving_agent.cli import cli
 from evolving_agent.errors import WriteDenied
 from evolving_agent.jobs.nightly import run_nightly
-from evolving_agent.jobs.weekly import run_weekly
+from evolving_agent.jobs.weekly import proposal_id, run_weekly
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.memory.ops.hypotheses import add_hypothesis
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.review.store import NARROWING
 from tests.helpers.roots import fresh_root
 from tests.helpers.weeks import START, at, live_through, pending, proposals, state
 
@@ -94,3 +95,11 @@ def test_weekly_reads_only_its_week(root: MemoryRoot) -> None:
     assert result.status == "done"
     data = json.loads((root.state / "runs" / f"weekly-{sunday}.json").read_text())
     assert data["phase"] == "done"
+
+
+def test_a_proposal_id_is_its_week_and_hypothesis_and_a_narrowing_says_so() -> None:
+    # One id rule for the reflection's proposals, the retirements and the narrowings:
+    # review/glance.py reads the week back from characters 5 to 15.
+    pid = proposal_id(date(2026, 11, 8), "h-3f2a")
+    assert pid == "prop-2026-11-08-h-3f2a" and pid[5:15] == "2026-11-08"
+    assert proposal_id(date(2026, 11, 8), "h-3f2a", NARROWING) == f"{pid}-narrowing"

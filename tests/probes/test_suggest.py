@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from evolving_agent.memory.base.language import language_of as language
 from evolving_agent.memory.base.yamlio import parse_yaml
 from evolving_agent.memory.canon.probe_file import check_probes_text, resolve_entry
 from evolving_agent.memory.ops.canon_edit import save_canon
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.probes.suggest import draft_for_root, language, suggest
+from evolving_agent.probes.suggest import draft_for_root, suggest
 from tests.helpers import run_cli
 from tests.helpers.roots import fresh_root
 
@@ -100,6 +101,16 @@ def test_language_is_told_by_script_and_function_words() -> None:
     assert [language(e) for e in CANON["values"]] == ["en", "en", "es", "ru", "zh", "ja", "ko"]
     assert language("Ich erkläre zu viel, bevor ich antworte, und nicht immer gut") == "de"
     assert language("Je propose trop d'options quand la demande est claire") == "fr"
+
+
+def test_an_entry_in_a_language_without_situations_gets_the_english_ones() -> None:
+    # language_of knows Hebrew and Thai; situations.yaml does not: English, not a KeyError.
+    english = suggest({"values": ["Ask before deleting files"]})
+    for entry in ("שאל לפני שאתה מוחק קבצים", "ถามก่อนลบไฟล์"):
+        assert language(entry) in ("he", "th")
+        drafts = suggest({"values": [entry]})
+        assert [d["implies"] for d in drafts] == [d["implies"] for d in english]
+        assert all(entry in d["prompt"] for d in drafts)
 
 
 def test_suggest_prints_drafts_that_canon_edit_accepts_and_then_skips_them(

@@ -83,6 +83,25 @@ def test_codex_runs_in_an_empty_config_home_with_only_the_login_and_model(
     ]  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("cls", "flags"),
+    [
+        (claude.ClaudeReflector, list(claude.PRESET_ARGS)),
+        (gemini.GeminiReflector, list(gemini.PRESET_ARGS)),
+        (opencode.OpenCodeReflector, list(opencode.PRESET_ARGS)),
+        (codex.CodexReflector, [*codex.PRESET_ARGS, "-"]),
+    ],
+)
+def test_each_preset_puts_its_flags_after_the_program_and_the_users_flags(
+    cls: type[claude.ClaudeReflector], flags: list[str]
+) -> None:
+    # One preset_argv for all four (command.CliPresetReflector), each its own flags.
+    assert cls(prompts=lambda job: "").preset_argv() == [cls.program, *flags]
+    mine = cls("/opt/bin/x --model 'a b'", prompts=lambda job: "")
+    assert mine.preset_argv() == ["/opt/bin/x", "--model", "a b", *flags]
+    assert mine.argv == mine.preset_argv()
+
+
 def test_answers_and_failures_are_read_from_each_clis_output() -> None:
     ok = json.dumps({"type": "result", "is_error": False, "result": '{"bias": "x"}'})
     assert claude.answer_of(ok) == '{"bias": "x"}'

@@ -52,6 +52,8 @@ def test_an_edit_is_stored_masked_recorded_and_then_what_approve_sees(root: Memo
     )
     [recorded] = evidence_of(root, "review")
     assert recorded["action"] == "edit" and recorded["editor"] == "alice"
+    assert recorded["review_id"] == RID
+    assert (root.reviews / "decisions" / "edits" / f"{RID}.json").is_file()
 
 
 def test_a_rejection_needs_a_reason_and_then_ends_the_review(root: MemoryRoot) -> None:
@@ -66,6 +68,11 @@ def test_a_rejection_needs_a_reason_and_then_ends_the_review(root: MemoryRoot) -
         "alice",
     )
     assert load_review(root, RID).status == "rejected"
+    # Recorded as an edit is (actions._record): the decision file, then one review event.
+    assert (root.reviews / "decisions" / f"{RID}.json").is_file()
+    [recorded] = evidence_of(root, "review")
+    assert (recorded["review_id"], recorded["action"], recorded["by"]) == (RID, "reject", "alice")
+    assert recorded["reason"] == "too broad for now"
     with pytest.raises(InvalidInput, match=f"review {RID} is already rejected"):
         reject_review(root, RID, reason="again", approver="alice")
     with pytest.raises(InvalidInput, match="it cannot be edited"):

@@ -427,27 +427,31 @@ class EvidenceLog:
         year of friction."""
         needle = b'"kind":' + json.dumps(kind).encode()
         for day in self.days():
-            path = self.day_file(day)
-            try:
-                fh = path.open("rb")
-            except FileNotFoundError:
-                continue
-            with fh:
-                for lineno, raw in enumerate(fh, 1):
-                    if needle not in raw:
-                        continue
-                    try:
-                        rec = parse_line(raw, file=path, line=lineno)
-                    except InvalidInput:
-                        if raw.endswith(b"\n"):
-                            raise
-                        break  # a torn tail is no record yet (as in read_day)
-                    if rec.kind == kind:
-                        yield rec
+            for path, lineno, raw in self._lines_with(day, needle):
+                try:
+                    rec = parse_line(raw, file=path, line=lineno)
+                except InvalidInput:
+                    if raw.endswith(b"\n"):
+                        raise
+                    break  # a torn tail is no record yet (as in read_day)
+                if rec.kind == kind:
+                    yield rec
 
     def grep_day(self, day: date, needle: bytes) -> Iterator[EvidenceRecord]:
         """Records of this chain's ``day`` whose line contains ``needle`` (e.g. a run
         id), lazily: other lines are not parsed, so a flooded day costs one scan."""
+        for path, lineno, raw in self._lines_with(day, needle):
+            if not raw.endswith(b"\n"):
+                continue  # an unterminated tail is no record yet
+            try:
+                yield parse_line(raw, file=path, line=lineno)
+            except InvalidInput:
+                continue  # verify reports a damaged line
+
+    def _lines_with(self, day: date, needle: bytes) -> Iterator[tuple[Path, int, bytes]]:
+        """``(file, line number, raw line)`` of each line of ``day``'s file holding
+        ``needle``, unparsed (none when the day has no file); the file is closed when the
+        caller stops early."""
         path = self.day_file(day)
         try:
             fh = path.open("rb")
@@ -455,12 +459,8 @@ class EvidenceLog:
             return
         with fh:
             for lineno, raw in enumerate(fh, 1):
-                if needle not in raw or not raw.endswith(b"\n"):
-                    continue  # (an unterminated tail is no record yet)
-                try:
-                    yield parse_line(raw, file=path, line=lineno)
-                except InvalidInput:
-                    continue  # verify reports a damaged line
+                if needle in raw:
+                    yield path, lineno, raw
 
     def find(self, ids: set[str]) -> dict[str, EvidenceRecord]:
         return {r.id: r for r in self.iter_all() if r.id in ids}

@@ -234,10 +234,18 @@ def create_app(settings: Settings) -> Starlette:
     def bad_form() -> Response:
         return _refuse(403, "missing or wrong form token (reload the page and try again)")
 
-    async def approve(request: Request) -> Response:
-        rid = request.path_params["rid"]
+    async def review_form(request: Request, action: str) -> tuple[str, dict[str, str] | None]:
+        """The review in the path and the posted form of ``action`` on it; the form is
+        ``None`` when its token is missing or wrong (or the body is no form): refuse it."""
         form = await _form(request)
-        if form is None or not settings.csrf_ok("approve", rid, form.get("csrf", "")):
+        rid: str = request.path_params["rid"]
+        if form is None or not settings.csrf_ok(action, rid, form.get("csrf", "")):
+            return rid, None
+        return rid, form
+
+    async def approve(request: Request) -> Response:
+        rid, form = await review_form(request, "approve")
+        if form is None:
             return bad_form()
         try:
             plan = plan_approval(root, rid)  # refuses a review the drift watch holds
@@ -269,9 +277,8 @@ def create_app(settings: Settings) -> Starlette:
         return render("done.html", verb="approved", rid=rid, result=result, shown=shown)
 
     async def reject(request: Request) -> Response:
-        rid = request.path_params["rid"]
-        form = await _form(request)
-        if form is None or not settings.csrf_ok("reject", rid, form.get("csrf", "")):
+        rid, form = await review_form(request, "reject")
+        if form is None:
             return bad_form()
         try:
             decision = reject_review(
@@ -291,9 +298,8 @@ def create_app(settings: Settings) -> Starlette:
         return render("edit.html", rid=rid, text=text, card=card, error="")
 
     async def edit_save(request: Request) -> Response:
-        rid = request.path_params["rid"]
-        form = await _form(request)
-        if form is None or not settings.csrf_ok("edit", rid, form.get("csrf", "")):
+        rid, form = await review_form(request, "edit")
+        if form is None:
             return bad_form()
         text = form.get("text", "").replace("\r\n", "\n")
         try:

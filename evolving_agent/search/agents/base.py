@@ -10,7 +10,6 @@ agent may see; the prompt carries both.
 from __future__ import annotations
 
 import abc
-import json
 import math
 import re
 import shlex
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from evolving_agent.errortext import first_error_line
+from evolving_agent.jsonout import json_lines as json_lines  # the agents import it from here
 from evolving_agent.process import Completed
 from evolving_agent.search.reducer import Visible
 from evolving_agent.search.sandbox import Sandbox
@@ -212,22 +212,6 @@ def with_default_args(
     permission or approval mode the user picks replaces the adapter's)."""
     chosen = any(a == f or a.startswith(f + "=") for a in args for f in flags)
     return args if chosen else [*defaults, *args]
-
-
-def json_lines(stdout: str) -> list[dict[str, Any]]:
-    """Every JSON object line of a CLI's event stream, in order (other lines skipped)."""
-    out: list[dict[str, Any]] = []
-    for line in stdout.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict):
-            out.append(data)
-    return out
 
 
 def obj(value: object) -> dict[str, Any]:

@@ -38,11 +38,11 @@ thinking-token count.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from typing import Any
 
+from evolving_agent.jsonout import json_object
 from evolving_agent.process import run_process
 from evolving_agent.search.agents.base import (
     CliAgent,
@@ -183,13 +183,4 @@ def _json_lines(stdout: str) -> list[dict[str, Any]]:
 
 
 def _result_object(stdout: str) -> dict[str, Any]:
-    text = stdout.strip()
-    candidates = [text] + [line for line in reversed(text.splitlines()) if line.strip()]
-    for chunk in candidates:
-        try:
-            data = json.loads(chunk)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict):
-            return data
-    return {}
+    return json_object(stdout) or {}

@@ -82,6 +82,19 @@ def test_every_door_without_the_right_key_is_refused(settings: Settings) -> None
     assert load_review(settings.root, RID).status == "pending"
 
 
+@pytest.mark.parametrize("action", ["approve", "reject", "edit"])
+def test_each_review_form_takes_only_its_own_token_for_its_own_review(
+    settings: Settings, action: str
+) -> None:
+    # approve, reject and edit check their form through one review_form.
+    path = f"/review/{RID}/{action}"
+    others = [a for a in ("approve", "reject", "edit") if a != action]
+    for csrf in ["", *(settings.csrf(a, RID) for a in others), settings.csrf(action, "rev-x")]:
+        refused = _post(settings, path, {"csrf": csrf, "reason": "no", "text": "values: []"})
+        assert refused.status == 403 and "form token" in refused.text, (action, csrf)
+    assert load_review(settings.root, RID).status == "pending"
+
+
 def test_the_page_is_served_with_the_security_headers(settings: Settings) -> None:
     page = _get(settings, "/?month=2026-11", **_session(settings))
     assert page.status == 200 and RID in page.text
