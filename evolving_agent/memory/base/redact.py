@@ -39,7 +39,11 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from typing import Any
+
+TYPE_CHECKING = False  # boot's fast path imports this module, not typing (mypy: typing's)
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 MARK = "[REDACTED:{}]"
 
@@ -63,6 +67,12 @@ class _Lazy:
 
     def sub(self, repl: Callable[[re.Match[str]], str] | str, text: str) -> str:
         return self.pattern().sub(repl, text)
+
+    def fullmatch(self, text: str) -> re.Match[str] | None:
+        return self.pattern().fullmatch(text)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self.pattern().finditer(text)
 
 
 # Words that, as the name of an assignment, mark its value as a secret: the whole name or
@@ -353,8 +363,8 @@ _SKIPPED_PLUGINS = frozenset(
 # with a digit in it: text without such a run never pays for the detector's import.  A run
 # of lower-case hex and dashes (a sha256, a git sha, a uuid, an Evidence id) is no provider
 # key the plugins know, so it does not count either.
-_TOKEN_RUN = re.compile(r"[A-Za-z0-9+/=_.~-]{16,}")
-_PLAIN_HEX = re.compile(r"[0-9a-f-]+")
+_TOKEN_RUN = _Lazy(r"[A-Za-z0-9+/=_.~-]{16,}")
+_PLAIN_HEX = _Lazy(r"[0-9a-f-]+")
 
 
 def _may_hold_key(text: str) -> bool:
@@ -484,7 +494,7 @@ _SPLIT_RE = re.compile(
 
 # A plain word (``Finally``, ``then``, ``README``): random key material is mixed case with
 # digits, and 8 random key characters make such a word about once in 500.
-_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]{2,6}")
+_WORD = _Lazy(r"[A-Z]?[a-z]+|[A-Z]{2,6}")
 
 
 def _rejoined(text: str, detector: bool) -> str:
@@ -520,7 +530,7 @@ def _rejoined(text: str, detector: bool) -> str:
 _COMPAT = "[\uff01-\uff5e\u3000\u2000-\u200a\ufe50-\ufe6b]"
 # From the word holding the first such character to the word holding the last, on one
 # line: a full-width ``－－ｐａｓｓｗｏｒｄ ｓ３ｃｒｅｔ`` is a flag and its value.
-_COMPAT_RUN = re.compile(r"\S*" + _COMPAT + r"(?:[^\n]*" + _COMPAT + r")?\S*")
+_COMPAT_RUN = _Lazy(r"\S*" + _COMPAT + r"(?:[^\n]*" + _COMPAT + r")?\S*")
 
 
 def _compat(text: str, detector: bool) -> str:

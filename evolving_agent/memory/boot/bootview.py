@@ -13,12 +13,16 @@ import os
 import re
 import stat
 import unicodedata
-from dataclasses import dataclass
-from datetime import date, datetime
-from typing import Any, Protocol
 
 from evolving_agent.memory.base.instruction import WITHHELD, reads_as_instruction, withheld_note
-from evolving_agent.paths import MemoryRoot
+
+# Boot's fast path imports this module: typing, dataclasses and datetime (a few ms each of a
+# session start) are imported only where they are used.  mypy reads TYPE_CHECKING as typing's.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+
+    from evolving_agent.paths import MemoryRoot
 
 # Claude Code keeps about 10,000 characters of SessionStart hook context.
 DEFAULT_MAX_CHARS = 9_000
@@ -51,17 +55,19 @@ EMPTY_BIAS = "(no bias yet: the nightly job writes one after the first day with 
 EMPTY_CARRY = "(no carry-forward yet)"
 
 
-class BootView(Protocol):
-    """What the renderer reads: :class:`boot.BootContext`, or the fast path's plain copy."""
+if TYPE_CHECKING:
 
-    bias: str
-    carry: dict[str, Any]
-    stale: str | None
-    canon: dict[str, Any]
-    live: dict[str, str]
-    live_more: int
-    warnings: list[str]
-    notices: list[str] | None  # the warnings as the context shows them (None: the same)
+    class BootView(Protocol):
+        """What the renderer reads: :class:`boot.BootContext`, or the fast path's plain copy."""
+
+        bias: str
+        carry: dict[str, Any]
+        stale: str | None
+        canon: dict[str, Any]
+        live: dict[str, str]
+        live_more: int
+        warnings: list[str]
+        notices: list[str] | None  # the warnings as the context shows them (None: the same)
 
 
 def render_markdown(boot: BootView, max_chars: int) -> str:
@@ -126,6 +132,8 @@ def stale_date(root: MemoryRoot, written_for: Any, warnings: list[str]) -> str |
     newer), or the nightly job has since reflected a later day than they were for."""
     if not written_for:
         return None
+    from datetime import date, datetime
+
     try:
         for_day = date.fromisoformat(written_for)
     except (TypeError, ValueError):
@@ -144,6 +152,8 @@ def stale_date(root: MemoryRoot, written_for: Any, warnings: list[str]) -> str |
 
 def updated_order(updated: str, key: str) -> tuple[float, str]:
     """Sort key of a Live Bus entry: its update time (unparsable: oldest), then its key."""
+    from datetime import datetime
+
     try:
         return datetime.fromisoformat(updated).timestamp(), key
     except (ValueError, OverflowError):
@@ -217,14 +227,16 @@ def withhold_instructions(text: str) -> str:
 # -- rendering -------------------------------------------------------------------------------
 
 
-@dataclass
 class _Group:
     """A run of droppable lines; ``more`` renders what was left out."""
 
-    key: str
-    units: list[str]
-    more: str  # format with n=count left out
-    extra: int = 0  # units left out before rendering (the Live Bus count cap)
+    __slots__ = ("key", "units", "more", "extra")
+
+    def __init__(self, key: str, units: list[str], more: str, extra: int = 0) -> None:
+        self.key = key
+        self.units = units
+        self.more = more  # format with n=count left out
+        self.extra = extra  # units left out before rendering (the Live Bus count cap)
 
 
 class _Renderer:
