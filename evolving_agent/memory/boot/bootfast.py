@@ -44,6 +44,7 @@ from evolving_agent.memory.boot.bootview import (
     _one_line,
     claude_hook_json,
     context_json,
+    iso_day,
     read_today,
     render_markdown,
     stale_date,
@@ -51,9 +52,10 @@ from evolving_agent.memory.boot.bootview import (
     withhold_instructions,
 )
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.textsafe import neutralise
 
 # What this path imports is the floor of every session start: no typing, dataclasses,
-# datetime or hashlib at run time (tests/memory/boot/test_bootfast_imports.py keeps it so).
+# datetime or hashlib at run time (a test in tests/memory/boot/test_bootfast.py keeps it so).
 # mypy reads TYPE_CHECKING as typing's.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -289,11 +291,16 @@ class _View:
 
 
 def render(view: _View, fmt: str) -> str:
-    """stdout of ``boot --format fmt``, exactly."""
+    """stdout of ``boot --format fmt``, exactly: neutralised as the CLI's ``echo`` prints
+    (a format character in Canon reaches ``--format json`` as ``\\u200b``)."""
     if fmt == "json":
-        return context_json(view) + "\n"
+        return neutralise(context_json(view)) + "\n"
     markdown = view.markdown()
-    return claude_hook_json(markdown) + "\n" if fmt == "claude-hook" else markdown
+    return (
+        neutralise(claude_hook_json(markdown)) + "\n"
+        if fmt == "claude-hook"
+        else neutralise(markdown)
+    )
 
 
 def _signing_on(root: MemoryRoot) -> bool:
@@ -384,27 +391,9 @@ def _carry(root: MemoryRoot, warnings: list[str], redact: Any) -> dict[str, Any]
         _str(hypothesis)
     day = obj.get("date")
     if day is not None:
-        if not _iso_day(_str(day)):
+        if not iso_day(_str(day)):
             raise _Fallback("carry date")
     return {"type": obj["type"], "text": redact(text), "hypothesis": hypothesis, "date": day}
-
-
-_MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
-
-
-def _iso_day(day: str) -> bool:
-    """``YYYY-MM-DD`` naming a real day (what ``date.fromisoformat`` accepts of that
-    shape), without importing datetime."""
-    digits = day[:4] + day[5:7] + day[8:]
-    if len(day) != 10 or day[4] != "-" or day[7] != "-" or not digits.isascii():
-        return False
-    if not digits.isdigit():
-        return False
-    year, month, mday = int(day[:4]), int(day[5:7]), int(day[8:])
-    if year < 1 or not 1 <= month <= 12 or mday < 1:
-        return False
-    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-    return mday <= (28 if month == 2 and not leap else _MONTH_DAYS[month - 1])
 
 
 def _live(root: MemoryRoot) -> tuple[list[dict[str, str]], int]:
