@@ -38,11 +38,10 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
 
 TYPE_CHECKING = False  # boot's fast path imports this module, not typing (mypy: typing's)
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from typing import Any
 
 MARK = "[REDACTED:{}]"
@@ -136,7 +135,7 @@ _GAPS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("shopify-token", ("shp",), r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
     ("square-token", ("sq0atp", "EAAA"), r"\bsq0atp-[A-Za-z0-9_-]{22,}|\bEAAA[A-Za-z0-9_-]{60}\b"),
     ("databricks-token", ("dapi",), r"\bdapi[0-9a-f]{32}(?:-\d)?\b"),
-    ("digitalocean-token", ("do",), r"\bdo[opr]_v1_[a-f0-9]{64}\b"),
+    ("digitalocean-token", ("_v1_",), r"\bdo[opr]_v1_[a-f0-9]{64}\b"),
     ("linear-key", ("lin_api_",), r"\blin_api_[A-Za-z0-9]{40}\b"),
     ("doppler-token", ("dp.",), r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),
     ("age-secret-key", ("AGE-SECRET-KEY-",), r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"),
@@ -316,7 +315,8 @@ def _assign(m: re.Match[str]) -> str:
     return m.group("name") + m.group("q") + m.group("sep") + masked
 
 
-_Pass = tuple[tuple[str, ...], bool, _Lazy, Callable[[re.Match[str]], str]]
+if TYPE_CHECKING:
+    _Pass = tuple[tuple[str, ...], bool, _Lazy, Callable[[re.Match[str]], str]]
 
 
 def _table(rows: tuple[tuple[str, tuple[str, ...], str], ...]) -> tuple[_Pass, ...]:
