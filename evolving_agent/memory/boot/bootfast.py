@@ -52,7 +52,6 @@ from evolving_agent.memory.boot.bootview import (
     withhold_instructions,
 )
 from evolving_agent.paths import MemoryRoot
-from evolving_agent.textsafe import neutralise
 
 # What this path imports is the floor of every session start: no typing, dataclasses,
 # datetime or hashlib at run time (a test in tests/memory/boot/test_bootfast.py keeps it so).
@@ -288,6 +287,20 @@ class _View:
 
     def markdown(self) -> str:
         return render_markdown(self, self.max_chars)
+
+
+_LAYOUT = {ord("\t"): None, ord("\n"): None}
+
+
+def neutralise(text: str) -> str:
+    """``textsafe.neutralise(text)``, as the CLI's ``echo`` prints; without compiling its
+    pattern when nothing would change: every character it shows is one ``str.isprintable``
+    refuses (a test checks all of Unicode), and it keeps tabs and newlines."""
+    if text.translate(_LAYOUT).isprintable():
+        return text
+    from evolving_agent.textsafe import neutralise as shown
+
+    return shown(text)
 
 
 def render(view: _View, fmt: str) -> str:

@@ -613,3 +613,15 @@ def test_the_fast_path_imports_none_of_what_was_cut(root: MemoryRoot) -> None:
         assert "evolving_agent.memory.boot.bootfast" in modules  # it was the fast path
         assert "evolving_agent.cli" not in modules
         assert not modules & set(CUT), sorted(modules & set(CUT))
+
+
+def test_output_the_cli_would_neutralise_is_never_taken_as_printable() -> None:
+    # bootfast.neutralise skips textsafe's pattern for printable text: sound only if every
+    # character that pattern shows is one str.isprintable refuses.
+    from evolving_agent import textsafe
+
+    shown = [chr(c) for c in range(0x110000) if textsafe.neutralise(chr(c)) != chr(c)]
+    assert len(shown) > 100 and "\u200b" in shown and "\x1b" in shown
+    assert not [c for c in shown if c.isprintable()]
+    for text in ("plain", "tab\tand\nnewline", "zero\u200bwidth", "esc\x1b[31m", "“curly” ü"):
+        assert bootfast.neutralise(text) == textsafe.neutralise(text)
