@@ -226,8 +226,16 @@ _QUOTED = re.compile(r"“[^”\n]{1,600}”|\"[^\"\n]{1,600}\"")
 _BLOCK_START = re.compile(r"^\s*([#>|<`~=*+\-]|\d+[.)])")
 
 
+_LAYOUT = {ord("\t"): None, ord("\n"): None}
+
+
 def _printable(text: str, *, keep_newlines: bool = False) -> str:
     """Drop control and format characters (bidi overrides, zero-width) except layout ones."""
+    if text.translate(_LAYOUT).isprintable():
+        # No character of the categories below but tabs and newlines (str.isprintable
+        # refuses all of them): most text, without a Python loop over every character.
+        text = text.replace("\t", " ")
+        return text if keep_newlines else text.replace("\n", " ")
     out = []
     for ch in text:
         if ch == "\n" and keep_newlines:

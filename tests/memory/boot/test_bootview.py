@@ -149,3 +149,49 @@ def test_the_stale_check_reads_an_unusual_day_as_date_fromisoformat_does(root: M
         (root.today / "nightly.json").write_text('{"last_date": 20261201}')
         assert stale_date(root, "2026-12-01", warnings) is None
     assert warnings == []
+
+
+def _printable_by_category(text: str, keep_newlines: bool) -> str:
+    import unicodedata
+
+    out = []
+    for ch in text:
+        if ch == "\n" and keep_newlines:
+            out.append(ch)
+        elif ch == "\t":
+            out.append(" ")
+        elif unicodedata.category(ch) in {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}:
+            out.append(" " if unicodedata.category(ch) in {"Cc", "Zl", "Zp"} else "")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+@given(
+    st.text(
+        alphabet=st.one_of(
+            st.sampled_from("\t\n\r\x00\x1b\x7f\x85\u00a0\u200b\u202e\u2028\u2029\ue000 “ü"),
+            st.characters(),
+        )
+    ),
+    st.booleans(),
+)
+def test_printable_text_takes_the_short_way_to_the_same_result(text: str, keep: bool) -> None:
+    from evolving_agent.memory.boot.bootview import _printable
+
+    assert _printable(text, keep_newlines=keep) == _printable_by_category(text, keep)
+    plain = text.translate({ord("\t"): None, ord("\n"): None})
+    if plain.isprintable():  # the short way is sound: no character the loop would drop
+        assert _printable_by_category(plain, keep) == plain
+
+
+def test_str_isprintable_refuses_every_category_boot_drops() -> None:
+    # What the short way in _printable stands on ("Other" and "Separator" are not
+    # printable, Python's documentation says); checked over all of Unicode.
+    import unicodedata
+
+    drop = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
+    wrong = [
+        c for c in map(chr, range(0x110000)) if c.isprintable() and unicodedata.category(c) in drop
+    ]
+    assert wrong == []
