@@ -337,8 +337,12 @@ _PROSE_PASSES: tuple[_Pass, ...] = (
     (("bearer", "basic", "token"), True, _BEARER_RE, _bearer),
     (_ASSIGN_HINTS, True, _ASSIGN_RE, _assign),
     (("=",), False, _QUERY_RE, _keep_head("secret")),
-    (("aws", "amazon", "azure", "gcp", "cloud", "s3", "storage", "secret", "access"), True,
-     _CLOUD_RE, _cloud),
+    (
+        ("aws", "amazon", "azure", "gcp", "cloud", "s3", "storage", "secret", "access"),
+        True,
+        _CLOUD_RE,
+        _cloud,
+    ),
 )
 
 
@@ -590,20 +594,38 @@ def _decoded_secret(run: str, detector: bool) -> str:
     return MARK.format("encoded-secret") if masked != decoded else run
 
 
-# The literals of every pass in two patterns (as-is, and those matched on the lower-cased
-# text): most strings (ids, dates, ordinary prose) hold none, and one scan in C tells so
-# instead of a Python loop over ~80 substring checks (a nightly's records carry hundreds
-# of such strings).  When neither finds anything and no key-shaped run is there for the
-# detector, no pass below would change the text.
+class _AnyOf:
+    """Whether any of some literals occurs in a text.  A process's first few texts get
+    substring checks (boot masks a dozen or so; compiling the alternation of ~80 literals
+    costs more than that), the rest one scan in C of the compiled alternation (a
+    nightly's records carry hundreds of strings).  Both say the same."""
+
+    FEW = 64
+
+    def __init__(self, literals: tuple[str, ...]) -> None:
+        self.literals = literals
+        self.calls = 0
+        self.alternation = _Lazy("|".join(re.escape(x) for x in literals))
+
+    def found(self, text: str) -> bool:
+        if self.calls < self.FEW:
+            self.calls += 1
+            return any(lit in text for lit in self.literals)
+        return self.alternation.search(text) is not None
+
+
+# The literals of every pass, as-is and those matched on the lower-cased text: most
+# strings (ids, dates, ordinary prose) hold none.  When neither finds anything and no
+# key-shaped run is there for the detector, no pass below would change the text.
 _ALL_PASSES = (*_GAP_PASSES, *_FALLBACK_PASSES, *_PROSE_PASSES)
-_AS_IS = re.compile("|".join(re.escape(x) for lits, f, _, _ in _ALL_PASSES if not f for x in lits))
-_FOLDED = re.compile("|".join(re.escape(x) for lits, f, _, _ in _ALL_PASSES if f for x in lits))
+_AS_IS = _AnyOf(tuple(x for lits, f, _, _ in _ALL_PASSES if not f for x in lits))
+_FOLDED = _AnyOf(tuple(x for lits, f, _, _ in _ALL_PASSES if f for x in lits))
 
 
 def _redact(text: str, detector: bool) -> str:
     if (
-        not _AS_IS.search(text)
-        and not _FOLDED.search(text.lower())
+        not _AS_IS.found(text)
+        and not _FOLDED.found(text.lower())
         and not (detector and _may_hold_key(text))
     ):
         return text
