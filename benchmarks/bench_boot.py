@@ -72,6 +72,8 @@ def main() -> int:
             "GIT_COMMITTER_NAME": "bench",
             "GIT_COMMITTER_EMAIL": "bench@example.invalid",
         }
+        # The first runs write the .pyc files an installed package has (see bench_cli.py).
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         os.environ.update(env)
         root = lived_root(Path(tmp) / "memory")
         boot = ["boot", "--root", str(root.path), "--format", args.format]

@@ -4,7 +4,8 @@
 session hook or an assistant runs mid-conversation, and ``boot`` runs on every session
 start.  Each round runs, in turn, ``python -c pass`` and each command through the
 console script; the report is the median of each over the rounds and its ratio to
-``python -c pass``.  Targets: ``--help`` and ``friction`` <= 4x, ``boot`` <= 3.5x.
+``python -c pass``.  Targets: ``--help`` and ``friction`` <= 4x, ``boot`` <= 1.5x (issue 33:
+what boot imports and reads is the floor a session pays every time it starts).
 
 Each friction write appends a real record to a real root (hash chain, lock, fsync).
 ``-X importtime`` on the same commands shows what is left to cut.
@@ -23,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-TARGETS = {"evolving-agent --help": 4.0, "evolving-agent friction": 4.0, "evolving-agent boot": 3.5}
+TARGETS = {"evolving-agent --help": 4.0, "evolving-agent friction": 4.0, "evolving-agent boot": 1.5}
 
 
 def timed(cmd: list[str], env: dict[str, str]) -> float:
@@ -50,6 +51,9 @@ def main() -> int:
             "GIT_COMMITTER_NAME": "bench",
             "GIT_COMMITTER_EMAIL": "bench@example.invalid",
         }
+        # The warm-up below writes the .pyc files an installed package has; with this set
+        # (CI and some shells set it) every run would compile every module from source.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         timed([script, "init", str(root)], env)
         timed([script, "boot"], env)  # the first full boot writes the fast path's attestation
         cases = {

@@ -9,8 +9,8 @@ message on one line.  Set ``EVOLVING_AGENT_RAISE=1`` to see the traceback instea
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # boot's fast path imports this module, not typing (mypy: typing's)
 if TYPE_CHECKING:
     from pydantic import ValidationError
 

@@ -29,12 +29,17 @@ refuses one that appears between the walk and the read.
 from __future__ import annotations
 
 import os
-import re
 import stat
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+
+# Boot's fast path walks Canon with this module: typing and dataclasses (a few ms of a
+# session start) are not imported at run time.  mypy reads TYPE_CHECKING as typing's.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import Literal
+
+    EntryKind = Literal["file", "dir", "symlink", "other"]
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
@@ -107,24 +112,52 @@ def write_atomic(path: Path, data: bytes, *, mode: int = 0o600) -> None:
 
 
 # What write_atomic_at names its temp file: a dot, the target's name, 12 hex digits.
-_IN_FLIGHT = re.compile(r"\..+\.[0-9a-f]{12}\.tmp")
+_HEX = frozenset("0123456789abcdef")
 
 
 def in_flight(name: str) -> bool:
-    """True for a temp file of :func:`write_atomic_at` (a write in progress, or killed)."""
-    return _IN_FLIGHT.fullmatch(name) is not None
+    """True for a temp file of :func:`write_atomic_at` (a write in progress, or killed):
+    ``.NAME.HEX.tmp``, NAME one line of one character or more, HEX 12 lower-case digits
+    (``\\..+\\.[0-9a-f]{12}\\.tmp``, without compiling a pattern on every boot)."""
+    return (
+        len(name) >= 19
+        and name[0] == "."
+        and name.endswith(".tmp")
+        and name[-17] == "."
+        and _HEX.issuperset(name[-16:-4])
+        and "\n" not in name[1:-17]
+    )
 
 
-EntryKind = Literal["file", "dir", "symlink", "other"]
-
-
-@dataclass(frozen=True)
 class Entry:
     """One entry of a walked tree, as it is on disk (never through a link)."""
 
+    __slots__ = ("rel", "path", "kind")
     rel: str  # slash-separated, relative to the walk's base
     path: Path
     kind: EntryKind
+
+    def __init__(self, rel: str, path: Path, kind: EntryKind) -> None:
+        object.__setattr__(self, "rel", rel)
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "kind", kind)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")  # frozen
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Entry:
+            return NotImplemented
+        return (self.rel, self.path, self.kind) == (other.rel, other.path, other.kind)
+
+    def __hash__(self) -> int:
+        return hash((self.rel, self.path, self.kind))
+
+    def __repr__(self) -> str:
+        return f"Entry(rel={self.rel!r}, path={self.path!r}, kind={self.kind!r})"
 
     @property
     def problem(self) -> str | None:
@@ -176,13 +209,20 @@ def read_nofollow(path: Path) -> bytes:
         return fh.read()
 
 
-@dataclass
 class TreeFiles:
     """The regular files under some tops of a tree, and what was refused on the way."""
 
-    files: dict[str, bytes] = field(default_factory=dict)  # rel -> bytes
-    flagged: set[str] = field(default_factory=set)  # rels already reported in problems
-    problems: list[str] = field(default_factory=list)
+    __slots__ = ("files", "flagged", "problems")
+
+    def __init__(
+        self,
+        files: dict[str, bytes] | None = None,
+        flagged: set[str] | None = None,
+        problems: list[str] | None = None,
+    ) -> None:
+        self.files = {} if files is None else files  # rel -> bytes
+        self.flagged = set() if flagged is None else flagged  # rels reported in problems
+        self.problems = [] if problems is None else problems
 
     def reported(self, rel: str) -> bool:
         """True if ``rel`` or a directory above it was reported (so not "missing" too)."""

@@ -17,21 +17,39 @@ Layout of a root::
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Literal, get_args
 
 ROOT_ENV = "EVOLVING_AGENT_ROOT"
 DEFAULT_ROOT = "memory"
 
-Layer = Literal["canon", "live", "today", "evidence"]
-# Review areas live beside the layers and are guarded by the same writer.
-ReviewArea = Literal["proposals", "pending", "decisions"]
-Area = Layer | ReviewArea  # what the writer writes to (authority's policy names these)
-LAYERS: tuple[Layer, ...] = get_args(Layer)
-REVIEW_AREAS: tuple[ReviewArea, ...] = get_args(ReviewArea)
+# Boot's fast path imports this module: typing and dataclasses (a few ms of a session
+# start) are imported only by whoever asks for the Literal types (``__getattr__`` below).
+# mypy reads TYPE_CHECKING as typing's.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal
+
+    Layer = Literal["canon", "live", "today", "evidence"]
+    # Review areas live beside the layers and are guarded by the same writer.
+    ReviewArea = Literal["proposals", "pending", "decisions"]
+    Area = Layer | ReviewArea  # what the writer writes to (authority's policy names these)
+
+LAYERS: tuple[Layer, ...] = ("canon", "live", "today", "evidence")
+REVIEW_AREAS: tuple[ReviewArea, ...] = ("proposals", "pending", "decisions")
 AREAS: tuple[Area, ...] = LAYERS + REVIEW_AREAS
+
+
+def __getattr__(name: str) -> object:
+    """``Layer``, ``ReviewArea`` and ``Area`` at run time, built on first use from the tuples."""
+    kinds = {"Layer": LAYERS, "ReviewArea": REVIEW_AREAS, "Area": AREAS}
+    if name not in kinds:  # before typing: the import system asks for __path__ and the like
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from typing import Literal
+
+    value = Literal[kinds[name]]  # type: ignore[valid-type]
+    globals()[name] = value
+    return value
 
 
 def area_parts(area: str) -> tuple[str, ...]:
@@ -53,15 +71,37 @@ def resolve_root(flag: str | os.PathLike[str] | None = None) -> Path:
     return (Path.cwd() / DEFAULT_ROOT).absolute()
 
 
-@dataclass(frozen=True)
 class MemoryRoot:
     """A memory root on disk.  Cheap to build; nothing is read until asked.
 
     Layer paths are cached: every Evidence append asks for them, and building a
     pathlib path costs more than the rest of the bookkeeping around an fsync.
+
+    Immutable, equal by ``path`` and hashable, as the frozen dataclass it was (written
+    out: ``dataclasses`` pulls ``inspect`` into every boot).
     """
 
     path: Path
+
+    def __init__(self, path: Path) -> None:
+        object.__setattr__(self, "path", path)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not MemoryRoot:
+            return NotImplemented
+        return bool(self.path == other.path)
+
+    def __hash__(self) -> int:
+        return hash((self.path,))
+
+    def __repr__(self) -> str:
+        return f"MemoryRoot(path={self.path!r})"
 
     @classmethod
     def resolve(cls, flag: str | os.PathLike[str] | None = None) -> MemoryRoot:

@@ -106,12 +106,13 @@ def with_import(pristine: Path, tmp_path: Path, module: str, line: str) -> Path:
             "No import cycles between sibling modules or packages",
             ".canon -> .authority",
         ),
-        # ... the git layer recording Canon snapshots ...
+        # ... the git layer recording Canon snapshots (the snapshot check reads git's
+        # formats from gitformat, so boot's fast path imports no gitrepo) ...
         (
-            "evolving_agent.memory.canon.gitrepo",
+            "evolving_agent.memory.canon.gitformat",
             "from evolving_agent.memory.canon import canon_snapshot",
             "No import cycles between sibling modules or packages",
-            ".gitrepo -> .canon_snapshot",
+            ".gitformat -> .canon_snapshot",
         ),
         # ... the search config naming its agents from the agents package (whose
         # backends import the reducer -> run state -> config) ...

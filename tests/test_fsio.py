@@ -4,10 +4,13 @@ and search."""
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from evolving_agent import fsio
 from evolving_agent.fsio import in_flight, read_files, walk, write_atomic, write_atomic_at
@@ -144,3 +147,28 @@ def test_read_files_reads_plain_files_and_reports_the_rest_once(tmp_path: Path) 
         f"{tmp_path / 'canon' / 'linked'}: is a symlink; the writer never makes one"
     ]
     assert out.reported("canon/linked/x") and not out.reported("canon/identity.yaml")
+
+
+@given(
+    st.text(alphabet=st.sampled_from(".ab\n0f9x-_é"), max_size=8),
+    st.text(alphabet=st.sampled_from("0123456789abcdefAF\n."), min_size=10, max_size=14),
+    st.sampled_from([".tmp", ".tm", "tmp", ".TMP", ".tmp\n", ""]),
+)
+def test_in_flight_is_the_writers_temp_name_pattern_exactly(
+    name: str, digits: str, tail: str
+) -> None:
+    # Written out by hand (no pattern compiled on every boot): the same answers as the
+    # pattern it replaced, for names near and far from the shape.
+    for candidate in (f".{name}.{digits}{tail}", f"{name}.{digits}{tail}", name + tail):
+        want = re.fullmatch(r"\..+\.[0-9a-f]{12}\.tmp", candidate) is not None
+        assert in_flight(candidate) is want, candidate
+
+
+def test_an_entry_is_frozen_equal_by_value_and_hashable(tmp_path: Path) -> None:
+    a = fsio.Entry("x", tmp_path / "x", "file")
+    b = fsio.Entry("x", tmp_path / "x", "file")
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1
+    assert a != fsio.Entry("x", tmp_path / "x", "dir")
+    assert repr(a) == f"Entry(rel='x', path={tmp_path / 'x'!r}, kind='file')"
+    with pytest.raises(AttributeError):
+        a.kind = "dir"  # type: ignore[misc]

@@ -92,3 +92,29 @@ def test_root_problem_says_why_a_path_is_not_a_root(tmp_path: Path) -> None:
     assert not MemoryRoot(tmp_path / "half").exists()
     root = fresh_root(tmp_path / "memory")
     assert root.exists() and root_problem(root) is None
+
+
+def test_a_root_is_immutable_equal_by_its_path_and_hashable(tmp_path: Path) -> None:
+    a, b = MemoryRoot(tmp_path / "m"), MemoryRoot(tmp_path / "m")
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1
+    assert a != MemoryRoot(tmp_path / "other") and a != tmp_path / "m"
+    assert repr(a) == f"MemoryRoot(path={tmp_path / 'm'!r})"
+    with pytest.raises(AttributeError):
+        a.path = tmp_path  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del a.path
+    assert a.live == tmp_path / "m" / "live" and a.live is a.live  # cached, frozen or not
+    assert MemoryRoot.resolve(str(tmp_path / "m")) == a
+
+
+def test_the_literal_types_exist_at_run_time_and_match_the_tuples() -> None:
+    # Built on first use (boot's fast path does not import typing): the same types.
+    import typing
+
+    from evolving_agent import paths
+
+    assert typing.get_args(paths.Layer) == LAYERS
+    assert typing.get_args(paths.ReviewArea) == REVIEW_AREAS
+    assert typing.get_args(paths.Area) == AREAS
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        paths.Nope  # type: ignore[attr-defined]  # noqa: B018

@@ -9,6 +9,7 @@
 - ``similarity``: one normal form and character n-grams, in any language.
 - ``fastargv``: the argv pieces the standard-library fast paths share.
 - ``live_listing``: the Live Bus directory listing, shared by ``ops.live`` and boot.
+- ``fasthash``: sha1 and sha256 without OpenSSL's start-up, for the fast paths.
 
 Nothing here imports another part of memory/ (an import-linter contract keeps it so).
 """

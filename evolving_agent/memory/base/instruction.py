@@ -79,19 +79,22 @@ _REVEAL = (
 
 # A negation just before the verb turns it into a rule *against* revealing ("never show a
 # secret", "绝不在输出中显示密钥"): a belief, not an instruction to leak.
-_NEGATION = re.compile(
+_NEGATION = (
     r"(?:\bnever|\bdon'?t|\bdo not|\bnot|\bno|\bnunca|\bjamais|\bne|\bnie|\bnicht|"
-    r"никогда|\bне|لا|אל|לא|不|别|別|絶対|절대|않|말고|मत|कभी|\bन|ห้าม|อย่า)\W*\w*\W*$",
-    re.I,
+    r"никогда|\bне|لا|אל|לא|不|别|別|絶対|절대|않|말고|मत|कभी|\bन|ห้าม|อย่า)\W*\w*\W*$"
 )
 
 
+# Compiled on first use: boot imports this module for every start, and most starts have
+# no quoted span to check.
 @cache
-def _patterns() -> tuple[re.Pattern[str], tuple[re.Pattern[str], ...], re.Pattern[str]]:
+def _patterns() -> tuple[
+    re.Pattern[str], tuple[re.Pattern[str], ...], re.Pattern[str], re.Pattern[str]
+]:
     override = re.compile("|".join(f"(?:{p})" for p in _OVERRIDE), re.I | re.S)
     reveal = tuple(re.compile(p, re.I | re.S) for p in _REVEAL)
     secret = re.compile(_SECRET, re.I)
-    return override, reveal, secret
+    return override, reveal, secret, re.compile(_NEGATION, re.I)
 
 
 def _plain(text: str) -> str:
@@ -106,12 +109,12 @@ def reads_as_instruction(text: str) -> bool:
     """True when ``text`` addresses the assistant as an instruction: an override of its
     instructions, or an imperative to reveal a secret (see the module docstring)."""
     plain = _plain(text)
-    override, reveal, secret = _patterns()
+    override, reveal, secret, negation = _patterns()
     if override.search(plain):
         return True
     for verb in reveal:
         for m in verb.finditer(plain):
-            if _NEGATION.search(plain[max(0, m.start() - 14) : m.start()]):
+            if negation.search(plain[max(0, m.start() - 14) : m.start()]):
                 continue
             # the secret named after the imperative, in the same sentence
             rest = re.split(r"[.!?。！？\n]", plain[m.end() : m.end() + 80], maxsplit=1)[0]

@@ -8,20 +8,24 @@ imports the other and both stop at the same count.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 # At most this many Live Bus keys: the writer refuses a new key beyond it, and boot lists
 # no further than one past it, so boot costs the same with 1,000 keys or a million.
 LIVE_MAX_KEYS = 1_000
 
 
-@dataclass(frozen=True)
 class LiveListing:
-    """The Live Bus files boot reads: the newest few by mtime, out of ``total``."""
+    """The Live Bus files boot reads: the newest few by mtime, out of ``total``.
 
-    newest: list[str]  # file names, newest written first (all of them listed)
-    total: int  # *.json files seen (at most LIVE_MAX_KEYS + 1)
-    over_limit: bool  # the listing stopped: live/ holds more than LIVE_MAX_KEYS files
+    A plain class (boot's fast path does not import ``dataclasses``), read-only by
+    convention."""
+
+    __slots__ = ("newest", "total", "over_limit")
+
+    def __init__(self, newest: list[str], total: int, over_limit: bool) -> None:
+        self.newest = newest  # file names, newest written first (all of them listed)
+        self.total = total  # *.json files seen (at most LIVE_MAX_KEYS + 1)
+        self.over_limit = over_limit  # the listing stopped: more than LIVE_MAX_KEYS files
 
 
 def list_live(base: str | os.PathLike[str]) -> LiveListing:

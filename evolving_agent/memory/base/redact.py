@@ -38,8 +38,11 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
-from typing import Any
+
+TYPE_CHECKING = False  # boot's fast path imports this module, not typing (mypy: typing's)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import Any
 
 MARK = "[REDACTED:{}]"
 
@@ -63,6 +66,12 @@ class _Lazy:
 
     def sub(self, repl: Callable[[re.Match[str]], str] | str, text: str) -> str:
         return self.pattern().sub(repl, text)
+
+    def fullmatch(self, text: str) -> re.Match[str] | None:
+        return self.pattern().fullmatch(text)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self.pattern().finditer(text)
 
 
 # Words that, as the name of an assignment, mark its value as a secret: the whole name or
@@ -126,7 +135,7 @@ _GAPS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("shopify-token", ("shp",), r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
     ("square-token", ("sq0atp", "EAAA"), r"\bsq0atp-[A-Za-z0-9_-]{22,}|\bEAAA[A-Za-z0-9_-]{60}\b"),
     ("databricks-token", ("dapi",), r"\bdapi[0-9a-f]{32}(?:-\d)?\b"),
-    ("digitalocean-token", ("do",), r"\bdo[opr]_v1_[a-f0-9]{64}\b"),
+    ("digitalocean-token", ("_v1_",), r"\bdo[opr]_v1_[a-f0-9]{64}\b"),
     ("linear-key", ("lin_api_",), r"\blin_api_[A-Za-z0-9]{40}\b"),
     ("doppler-token", ("dp.",), r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),
     ("age-secret-key", ("AGE-SECRET-KEY-",), r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"),
@@ -306,7 +315,8 @@ def _assign(m: re.Match[str]) -> str:
     return m.group("name") + m.group("q") + m.group("sep") + masked
 
 
-_Pass = tuple[tuple[str, ...], bool, _Lazy, Callable[[re.Match[str]], str]]
+if TYPE_CHECKING:
+    _Pass = tuple[tuple[str, ...], bool, _Lazy, Callable[[re.Match[str]], str]]
 
 
 def _table(rows: tuple[tuple[str, tuple[str, ...], str], ...]) -> tuple[_Pass, ...]:
@@ -327,8 +337,12 @@ _PROSE_PASSES: tuple[_Pass, ...] = (
     (("bearer", "basic", "token"), True, _BEARER_RE, _bearer),
     (_ASSIGN_HINTS, True, _ASSIGN_RE, _assign),
     (("=",), False, _QUERY_RE, _keep_head("secret")),
-    (("aws", "amazon", "azure", "gcp", "cloud", "s3", "storage", "secret", "access"), True,
-     _CLOUD_RE, _cloud),
+    (
+        ("aws", "amazon", "azure", "gcp", "cloud", "s3", "storage", "secret", "access"),
+        True,
+        _CLOUD_RE,
+        _cloud,
+    ),
 )
 
 
@@ -353,8 +367,8 @@ _SKIPPED_PLUGINS = frozenset(
 # with a digit in it: text without such a run never pays for the detector's import.  A run
 # of lower-case hex and dashes (a sha256, a git sha, a uuid, an Evidence id) is no provider
 # key the plugins know, so it does not count either.
-_TOKEN_RUN = re.compile(r"[A-Za-z0-9+/=_.~-]{16,}")
-_PLAIN_HEX = re.compile(r"[0-9a-f-]+")
+_TOKEN_RUN = _Lazy(r"[A-Za-z0-9+/=_.~-]{16,}")
+_PLAIN_HEX = _Lazy(r"[0-9a-f-]+")
 
 
 def _may_hold_key(text: str) -> bool:
@@ -484,7 +498,7 @@ _SPLIT_RE = re.compile(
 
 # A plain word (``Finally``, ``then``, ``README``): random key material is mixed case with
 # digits, and 8 random key characters make such a word about once in 500.
-_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]{2,6}")
+_WORD = _Lazy(r"[A-Z]?[a-z]+|[A-Z]{2,6}")
 
 
 def _rejoined(text: str, detector: bool) -> str:
@@ -520,7 +534,7 @@ def _rejoined(text: str, detector: bool) -> str:
 _COMPAT = "[\uff01-\uff5e\u3000\u2000-\u200a\ufe50-\ufe6b]"
 # From the word holding the first such character to the word holding the last, on one
 # line: a full-width ``－－ｐａｓｓｗｏｒｄ ｓ３ｃｒｅｔ`` is a flag and its value.
-_COMPAT_RUN = re.compile(r"\S*" + _COMPAT + r"(?:[^\n]*" + _COMPAT + r")?\S*")
+_COMPAT_RUN = _Lazy(r"\S*" + _COMPAT + r"(?:[^\n]*" + _COMPAT + r")?\S*")
 
 
 def _compat(text: str, detector: bool) -> str:
@@ -580,20 +594,38 @@ def _decoded_secret(run: str, detector: bool) -> str:
     return MARK.format("encoded-secret") if masked != decoded else run
 
 
-# The literals of every pass in two patterns (as-is, and those matched on the lower-cased
-# text): most strings (ids, dates, ordinary prose) hold none, and one scan in C tells so
-# instead of a Python loop over ~80 substring checks (a nightly's records carry hundreds
-# of such strings).  When neither finds anything and no key-shaped run is there for the
-# detector, no pass below would change the text.
+class _AnyOf:
+    """Whether any of some literals occurs in a text.  A process's first few texts get
+    substring checks (boot masks a dozen or so; compiling the alternation of ~80 literals
+    costs more than that), the rest one scan in C of the compiled alternation (a
+    nightly's records carry hundreds of strings).  Both say the same."""
+
+    FEW = 64
+
+    def __init__(self, literals: tuple[str, ...]) -> None:
+        self.literals = literals
+        self.calls = 0
+        self.alternation = _Lazy("|".join(re.escape(x) for x in literals))
+
+    def found(self, text: str) -> bool:
+        if self.calls < self.FEW:
+            self.calls += 1
+            return any(lit in text for lit in self.literals)
+        return self.alternation.search(text) is not None
+
+
+# The literals of every pass, as-is and those matched on the lower-cased text: most
+# strings (ids, dates, ordinary prose) hold none.  When neither finds anything and no
+# key-shaped run is there for the detector, no pass below would change the text.
 _ALL_PASSES = (*_GAP_PASSES, *_FALLBACK_PASSES, *_PROSE_PASSES)
-_AS_IS = re.compile("|".join(re.escape(x) for lits, f, _, _ in _ALL_PASSES if not f for x in lits))
-_FOLDED = re.compile("|".join(re.escape(x) for lits, f, _, _ in _ALL_PASSES if f for x in lits))
+_AS_IS = _AnyOf(tuple(x for lits, f, _, _ in _ALL_PASSES if not f for x in lits))
+_FOLDED = _AnyOf(tuple(x for lits, f, _, _ in _ALL_PASSES if f for x in lits))
 
 
 def _redact(text: str, detector: bool) -> str:
     if (
-        not _AS_IS.search(text)
-        and not _FOLDED.search(text.lower())
+        not _AS_IS.found(text)
+        and not _FOLDED.found(text.lower())
         and not (detector and _may_hold_key(text))
     ):
         return text

@@ -21,18 +21,14 @@ snapshot check; at worst a forged or stale cache sends boot down the full path.
 from __future__ import annotations
 
 import codecs
-import hashlib
 import json
 import os
 import re
 import stat
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import date
-from typing import Any
 
 from evolving_agent.memory.base.fastargv import plain_call, utf8
+from evolving_agent.memory.base.fasthash import sha256
 from evolving_agent.memory.base.live_listing import list_live
 from evolving_agent.memory.boot.bootview import (
     BIAS_FILE,
@@ -48,6 +44,7 @@ from evolving_agent.memory.boot.bootview import (
     _one_line,
     claude_hook_json,
     context_json,
+    iso_day,
     read_today,
     render_markdown,
     stale_date,
@@ -55,6 +52,14 @@ from evolving_agent.memory.boot.bootview import (
     withhold_instructions,
 )
 from evolving_agent.paths import MemoryRoot
+
+# What this path imports is the floor of every session start: no typing, dataclasses,
+# datetime or hashlib at run time (a test in tests/memory/boot/test_bootfast.py keeps it so).
+# mypy reads TYPE_CHECKING as typing's.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 CACHE_NAME = "boot-cache.json"
 SCHEMA_VERSION = 1
@@ -74,7 +79,21 @@ CARRY_TYPES = (
     "repair",
     "practice",
 )
-LIVE_KEY_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+class _Pattern:
+    """A pattern compiled on its first use (most roots' live/ holds no entry)."""
+
+    __slots__ = ("pattern",)
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+
+    def fullmatch(self, text: str) -> re.Match[str] | None:
+        return re.fullmatch(self.pattern, text)
+
+
+LIVE_KEY_RE = _Pattern(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 LIVE_FILE_BYTES = 64 * 1024
 IDENTITY_LISTS = ("values", "self_understanding", "habits")
 
@@ -94,7 +113,7 @@ def attestation(data: bytes, identity: dict[str, Any]) -> bytes:
     """The cache file's bytes attesting that ``data`` (identity.yaml) parses to ``identity``."""
     state = {
         "schema_version": SCHEMA_VERSION,
-        "identity": {"sha256": hashlib.sha256(data).hexdigest(), "value": identity},
+        "identity": {"sha256": sha256(data).hexdigest(), "value": identity},
     }
     return json.dumps(state, indent=2, sort_keys=True, ensure_ascii=True).encode("ascii") + b"\n"
 
@@ -107,7 +126,7 @@ def _attested(root: MemoryRoot, data: bytes) -> Any:
             state = json.loads(fh.read(1024 * 1024))
         entry = state["identity"]
         if state["schema_version"] == SCHEMA_VERSION and entry["sha256"] == (
-            hashlib.sha256(data).hexdigest()
+            sha256(data).hexdigest()
         ):
             return entry["value"]
     except (OSError, ValueError, KeyError, TypeError):
@@ -118,12 +137,34 @@ def _attested(root: MemoryRoot, data: bytes) -> Any:
 # -- the command line ------------------------------------------------------------------------
 
 
-@dataclass
 class Request:
-    root: str | None = None
-    fmt: str = "markdown"
-    max_chars: int = DEFAULT_MAX_CHARS
-    write_file: str | None = None
+    __slots__ = ("root", "fmt", "max_chars", "write_file")
+
+    def __init__(
+        self,
+        root: str | None = None,
+        fmt: str = "markdown",
+        max_chars: int = DEFAULT_MAX_CHARS,
+        write_file: str | None = None,
+    ) -> None:
+        self.root = root
+        self.fmt = fmt
+        self.max_chars = max_chars
+        self.write_file = write_file
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Request:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it was
+
+    def _fields(self) -> tuple[str | None, str, int, str | None]:
+        return (self.root, self.fmt, self.max_chars, self.write_file)
+
+    def __repr__(self) -> str:
+        root, fmt, chars, path = self._fields()
+        return f"Request(root={root!r}, fmt={fmt!r}, max_chars={chars!r}, write_file={path!r})"
 
 
 _VALUE_OPTIONS = ("--root", "--format", "--max-chars", "--write-file")
@@ -156,8 +197,8 @@ def parse_argv(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> R
 
 
 def _max_chars(value: str) -> int:
-    # Plain digits only; anything click would read differently goes the full path.
-    return int(value) if re.fullmatch(r"[0-9]{1,9}", value) else -1
+    # Plain digits only ([0-9]{1,9}); anything click would read differently goes the full path.
+    return int(value) if 0 < len(value) <= 9 and value.isascii() and value.isdigit() else -1
 
 
 # -- serving ---------------------------------------------------------------------------------
@@ -218,38 +259,69 @@ def fast_output(root: MemoryRoot, fmt: str, max_chars: int) -> str | None:
         return None
 
 
-@dataclass
 class _View:
-    bias: str
-    carry: dict[str, Any]
-    stale: str | None
-    canon: dict[str, Any]
-    live: dict[str, str]
-    live_more: int
-    max_chars: int
-    warnings: list[str] = field(default_factory=list)
+    """What :func:`derive` read, as :class:`bootview.BootView` reads it."""
+
+    __slots__ = ("bias", "carry", "stale", "canon", "live", "live_more", "max_chars", "warnings")
     notices: list[str] | None = None  # the fast path serves only roots with no warnings
+
+    def __init__(
+        self,
+        *,
+        bias: str,
+        carry: dict[str, Any],
+        stale: str | None,
+        canon: dict[str, Any],
+        live: dict[str, str],
+        live_more: int,
+        max_chars: int,
+    ) -> None:
+        self.bias = bias
+        self.carry = carry
+        self.stale = stale
+        self.canon = canon
+        self.live = live
+        self.live_more = live_more
+        self.max_chars = max_chars
+        self.warnings: list[str] = []
 
     def markdown(self) -> str:
         return render_markdown(self, self.max_chars)
 
 
+_LAYOUT = {ord("\t"): None, ord("\n"): None}
+
+
+def neutralise(text: str) -> str:
+    """``textsafe.neutralise(text)``, as the CLI's ``echo`` prints; without compiling its
+    pattern when nothing would change: every character it shows is one ``str.isprintable``
+    refuses (a test checks all of Unicode), and it keeps tabs and newlines."""
+    if text.translate(_LAYOUT).isprintable():
+        return text
+    from evolving_agent.textsafe import neutralise as shown
+
+    return shown(text)
+
+
 def render(view: _View, fmt: str) -> str:
-    """stdout of ``boot --format fmt``, exactly."""
+    """stdout of ``boot --format fmt``, exactly: neutralised as the CLI's ``echo`` prints
+    (a format character in Canon reaches ``--format json`` as ``\\u200b``)."""
     if fmt == "json":
-        return context_json(view) + "\n"
+        return neutralise(context_json(view)) + "\n"
     markdown = view.markdown()
-    return claude_hook_json(markdown) + "\n" if fmt == "claude-hook" else markdown
+    return (
+        neutralise(claude_hook_json(markdown)) + "\n"
+        if fmt == "claude-hook"
+        else neutralise(markdown)
+    )
 
 
 def _signing_on(root: MemoryRoot) -> bool:
     """The root's signing marker, or this user's pinned record (memory/canon/signing.py)."""
     if os.path.lexists(os.path.join(root.path, ".ea", "signing.json")):
         return True
-    import hashlib
-
     base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-    name = hashlib.sha256(str(root.real).encode()).hexdigest()[:16] + ".json"
+    name = sha256(str(root.real).encode()).hexdigest()[:16] + ".json"
     return os.path.lexists(os.path.join(base, "evolving-agent", "signing", name))
 
 
@@ -332,9 +404,8 @@ def _carry(root: MemoryRoot, warnings: list[str], redact: Any) -> dict[str, Any]
         _str(hypothesis)
     day = obj.get("date")
     if day is not None:
-        if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", _str(day)):
+        if not iso_day(_str(day)):
             raise _Fallback("carry date")
-        date.fromisoformat(day)
     return {"type": obj["type"], "text": redact(text), "hypothesis": hypothesis, "date": day}
 
 

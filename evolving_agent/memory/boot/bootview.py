@@ -12,13 +12,18 @@ import json
 import os
 import re
 import stat
+import time
 import unicodedata
-from dataclasses import dataclass
-from datetime import date, datetime
-from typing import Any, Protocol
 
 from evolving_agent.memory.base.instruction import WITHHELD, reads_as_instruction, withheld_note
-from evolving_agent.paths import MemoryRoot
+
+# Boot's fast path imports this module: typing, dataclasses and datetime (a few ms each of a
+# session start) are imported only where they are used.  mypy reads TYPE_CHECKING as typing's.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+
+    from evolving_agent.paths import MemoryRoot
 
 # Claude Code keeps about 10,000 characters of SessionStart hook context.
 DEFAULT_MAX_CHARS = 9_000
@@ -51,17 +56,19 @@ EMPTY_BIAS = "(no bias yet: the nightly job writes one after the first day with 
 EMPTY_CARRY = "(no carry-forward yet)"
 
 
-class BootView(Protocol):
-    """What the renderer reads: :class:`boot.BootContext`, or the fast path's plain copy."""
+if TYPE_CHECKING:
 
-    bias: str
-    carry: dict[str, Any]
-    stale: str | None
-    canon: dict[str, Any]
-    live: dict[str, str]
-    live_more: int
-    warnings: list[str]
-    notices: list[str] | None  # the warnings as the context shows them (None: the same)
+    class BootView(Protocol):
+        """What the renderer reads: :class:`boot.BootContext`, or the fast path's plain copy."""
+
+        bias: str
+        carry: dict[str, Any]
+        stale: str | None
+        canon: dict[str, Any]
+        live: dict[str, str]
+        live_more: int
+        warnings: list[str]
+        notices: list[str] | None  # the warnings as the context shows them (None: the same)
 
 
 def render_markdown(boot: BootView, max_chars: int) -> str:
@@ -126,28 +133,91 @@ def stale_date(root: MemoryRoot, written_for: Any, warnings: list[str]) -> str |
     newer), or the nightly job has since reflected a later day than they were for."""
     if not written_for:
         return None
-    try:
-        for_day = date.fromisoformat(written_for)
-    except (TypeError, ValueError):
+    for_day = _day(written_for)
+    if for_day is None:
         return None
-    if for_day < datetime.now().astimezone().date():
+    if for_day < time.strftime("%Y-%m-%d"):  # today, local time
         return written_for
     text = read_today(root, "nightly.json", warnings)
     if text is None:
         return None
     try:
-        last = date.fromisoformat(json.loads(text)["last_date"])
+        last = _day(json.loads(text)["last_date"])
     except (TypeError, ValueError, KeyError):
         return None
-    return written_for if for_day <= last else None
+    return written_for if last is not None and for_day <= last else None
 
 
 def updated_order(updated: str, key: str) -> tuple[float, str]:
     """Sort key of a Live Bus entry: its update time (unparsable: oldest), then its key."""
+    seconds = _epoch(updated)
+    if seconds is None:
+        from datetime import datetime
+
+        try:
+            seconds = datetime.fromisoformat(updated).timestamp()
+        except (ValueError, OverflowError):
+            seconds = 0.0
+    return seconds, key
+
+
+# Days and times by hand for the shapes the writer writes, so a boot imports no datetime
+# (what ``date.fromisoformat`` and ``datetime.fromisoformat`` read, for those shapes; any
+# other shape is left to them).
+_MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def iso_day(day: str) -> bool:
+    """``day`` is ``YYYY-MM-DD`` naming a real day (as ``date.fromisoformat`` reads it)."""
+    digits = day[:4] + day[5:7] + day[8:]
+    if len(day) != 10 or day[4] != "-" or day[7] != "-" or not digits.isascii():
+        return False
+    if not digits.isdigit():
+        return False
+    year, month, mday = int(day[:4]), int(day[5:7]), int(day[8:])
+    if year < 1 or not 1 <= month <= 12 or mday < 1:
+        return False
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    return mday <= (28 if month == 2 and not leap else _MONTH_DAYS[month - 1])
+
+
+def _day(value: Any) -> str | None:
+    """``value`` as a ``YYYY-MM-DD`` day (such days sort as strings as they do as days),
+    or None where ``date.fromisoformat`` refuses it."""
+    if type(value) is str and iso_day(value):
+        return value
+    from datetime import date
+
     try:
-        return datetime.fromisoformat(updated).timestamp(), key
-    except (ValueError, OverflowError):
-        return 0.0, key
+        return date.fromisoformat(value).isoformat()
+    except (TypeError, ValueError):
+        return None
+
+
+def _epoch(text: str) -> float | None:
+    """``datetime.fromisoformat(text).timestamp()`` for ``YYYY-MM-DDTHH:MM:SS[.ffffff]±HH:MM``
+    (what the Live Bus writer stamps), else None (the caller asks datetime)."""
+    frac = len(text) == 32 and text[19] == "."
+    if not (frac or len(text) == 25) or text[10] != "T" or not iso_day(text[:10]):
+        return None
+    clock, zone = text[11:19], text[-6:]
+    if clock[2] != ":" or clock[5] != ":" or zone[0] not in "+-" or zone[3] != ":":
+        return None
+    fields = (clock[:2], clock[3:5], clock[6:], zone[1:3], zone[4:], text[20:26] if frac else "0")
+    if not all(f.isascii() and f.isdigit() for f in fields):
+        return None
+    hour, minute, second, zone_h, zone_m, micro = map(int, fields)
+    if hour > 23 or minute > 59 or second > 59 or zone_h > 23 or zone_m > 59:
+        return None
+    year, month, mday = int(text[:4]), int(text[5:7]), int(text[8:10])
+    # Days since 1970-01-01 (H. Hinnant's days_from_civil).
+    y = year - (month <= 2)
+    era, yoe = divmod(y, 400)
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + mday - 1
+    days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+    offset = (zone_h * 3600 + zone_m * 60) * (1 if zone[0] == "+" else -1)
+    seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset
+    return (seconds * 10**6 + micro) / 10**6  # as timedelta.total_seconds() computes it
 
 
 # -- neutralising ----------------------------------------------------------------------------
@@ -156,8 +226,16 @@ _QUOTED = re.compile(r"“[^”\n]{1,600}”|\"[^\"\n]{1,600}\"")
 _BLOCK_START = re.compile(r"^\s*([#>|<`~=*+\-]|\d+[.)])")
 
 
+_LAYOUT = {ord("\t"): None, ord("\n"): None}
+
+
 def _printable(text: str, *, keep_newlines: bool = False) -> str:
     """Drop control and format characters (bidi overrides, zero-width) except layout ones."""
+    if text.translate(_LAYOUT).isprintable():
+        # No character of the categories below but tabs and newlines (str.isprintable
+        # refuses all of them): most text, without a Python loop over every character.
+        text = text.replace("\t", " ")
+        return text if keep_newlines else text.replace("\n", " ")
     out = []
     for ch in text:
         if ch == "\n" and keep_newlines:
@@ -217,14 +295,16 @@ def withhold_instructions(text: str) -> str:
 # -- rendering -------------------------------------------------------------------------------
 
 
-@dataclass
 class _Group:
     """A run of droppable lines; ``more`` renders what was left out."""
 
-    key: str
-    units: list[str]
-    more: str  # format with n=count left out
-    extra: int = 0  # units left out before rendering (the Live Bus count cap)
+    __slots__ = ("key", "units", "more", "extra")
+
+    def __init__(self, key: str, units: list[str], more: str, extra: int = 0) -> None:
+        self.key = key
+        self.units = units
+        self.more = more  # format with n=count left out
+        self.extra = extra  # units left out before rendering (the Live Bus count cap)
 
 
 class _Renderer:

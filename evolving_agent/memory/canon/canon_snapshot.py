@@ -29,15 +29,19 @@ import json
 import os
 import stat
 import zlib
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.fsio import TreeFiles, read_files
-from evolving_agent.memory.base.atomic import atomic_write
-from evolving_agent.memory.canon.gitrepo import blob_sha, parse_trailers
-from evolving_agent.paths import MemoryRoot
+from evolving_agent.memory.canon.gitformat import blob_sha, parse_trailers
+
+# Boot's fast path imports this module: no typing, dataclasses or gitrepo at run time
+# (mypy reads TYPE_CHECKING as typing's).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+    from evolving_agent.paths import MemoryRoot
 
 STATE_NAME = "canon-state.json"
 SCHEMA_VERSION = 1
@@ -51,13 +55,17 @@ def state_file(root: MemoryRoot) -> Path:
     return root.state / STATE_NAME
 
 
-@dataclass
 class CanonFiles:
     """The Canon boot may serve: file bytes by path inside ``canon/``, and why, if not disk."""
 
-    files: dict[str, bytes]
-    commit: str | None
-    problems: list[str] = field(default_factory=list)
+    __slots__ = ("files", "commit", "problems")
+
+    def __init__(
+        self, files: dict[str, bytes], commit: str | None, problems: list[str] | None = None
+    ) -> None:
+        self.files = files
+        self.commit = commit
+        self.problems = [] if problems is None else problems
 
     @property
     def from_disk(self) -> bool:
@@ -69,6 +77,8 @@ class CanonFiles:
 
 def record_canon_snapshot(root: MemoryRoot) -> dict[str, Any]:
     """Record HEAD's Canon tree as the last writer commit.  Call right after a Canon commit."""
+    from evolving_agent.memory.base.atomic import atomic_write
+
     store = _Objects(root)
     head = store.head()
     if head is None:

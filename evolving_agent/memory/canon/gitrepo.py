@@ -27,7 +27,6 @@ One way to reach the repository per need:
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +36,10 @@ from typing import TYPE_CHECKING, Any
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory.base.atomic import mkdirs_private
+
+# Re-exported: the one git reader's API (boot's fast path imports gitformat alone).
+from evolving_agent.memory.canon.gitformat import blob_sha as blob_sha
+from evolving_agent.memory.canon.gitformat import parse_trailers as parse_trailers
 from evolving_agent.paths import MemoryRoot
 
 if TYPE_CHECKING:
@@ -50,6 +53,7 @@ else:
         from evolving_agent.gitcmd import git
 
         return git(*args, **kwargs)
+
 
 # Paths whose every change must come through the writer (verify checks them all).
 TRACKED_DIRS = ("canon/", "crons/")
@@ -65,11 +69,6 @@ GITIGNORE = """\
 /reviews/
 /.ea/
 """
-
-
-def blob_sha(data: bytes) -> str:
-    """The git blob id of ``data`` (what ``git hash-object`` prints)."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 _NO_REPO = (
@@ -173,9 +172,7 @@ def commit_contents(
     """
     clear_stale_locks(root)
     parent = head_commit(root)
-    blobs = {
-        rel: None if data is None else hash_blob(root, data) for rel, data in contents.items()
-    }
+    blobs = {rel: None if data is None else hash_blob(root, data) for rel, data in contents.items()}
     tree = write_tree(root, parent, blobs)
     info = _index_info(blobs)
     body = message.rstrip() + "\n\n" + "".join(f"{k}: {v}\n" for k, v in trailers.items())
@@ -444,16 +441,3 @@ def blob_at(root: MemoryRoot, rev: str, relpath: str) -> bytes | None:
     """The bytes of ``relpath`` in commit ``rev``, or None if it is not there."""
     res = run_git(root.path, "cat-file", "blob", f"{rev}:{relpath}", check=False)
     return res.stdout if res.ok else None
-
-
-def parse_trailers(message: str) -> dict[str, str]:
-    """Trailers of a commit message: 'Key: value' lines of the last paragraph."""
-    paragraphs = [p for p in message.strip().split("\n\n") if p.strip()]
-    if not paragraphs:
-        return {}
-    out: dict[str, str] = {}
-    for line in paragraphs[-1].splitlines():
-        key, sep, value = line.partition(": ")
-        if sep and key and " " not in key:
-            out[key] = value.strip()
-    return out

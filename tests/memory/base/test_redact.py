@@ -14,7 +14,10 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from evolving_agent.memory.base import redact as redact_module
 from evolving_agent.memory.base.redact import redact, redact_data
 from evolving_agent.memory.evidence.evidence import EvidenceDraft, EvidenceLog, _seal, now
 from evolving_agent.paths import MemoryRoot
@@ -246,3 +249,14 @@ def test_a_key_split_by_a_zero_width_character_is_masked_not_reassembled_at_boot
 def test_gitlab_and_npm_tokens_are_masked_in_friction(root: MemoryRoot, token: str) -> None:
     assert run_cli("friction", f"publish failed with {token} set").exit_code == 0
     assert _files_holding(root, token) == []
+
+
+@given(st.lists(st.sampled_from([*redact_module._AS_IS.literals, "a|b", "x", " ", "."])))
+def test_the_literal_prefilter_says_the_same_before_and_after_it_compiles(parts: list[str]) -> None:
+    # A process's first texts get substring checks, the rest the compiled alternation.
+    text = "".join(parts)
+    early = redact_module._AnyOf(redact_module._AS_IS.literals)
+    late = redact_module._AnyOf(redact_module._AS_IS.literals)
+    late.calls = late.FEW
+    want = any(lit in text for lit in early.literals)
+    assert early.found(text) is want and late.found(text) is want
