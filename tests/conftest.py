@@ -343,6 +343,23 @@ SLOW: dict[str, set[str]] = {
     "review/test_pendulum": {"test_a_planted_pendulum_in_any_script_is_flagged_with_its_ids"},
     "search/test_aftermath": {"test_plateau_and_the_runner_write_the_same_record"},
     "search/test_schedule": {"test_a_step_is_planned_alike_however_much_of_it_was_recorded"},
+    # Real searches of 4 rounds and 8 turns (their assertions need the rounds), 1.2-2.9 s
+    # each after the CLI one went in-process; the MCP test starts the only server of the
+    # fast part, 1.3 s (fast branch, -n 0, the 2-core machine under load).
+    "search/test_forecast": {
+        "test_a_run_says_its_forecast_when_round_three_starts_and_the_report_keeps_it",
+    },
+    "search/test_holdout": {
+        "test_search_run_prints_the_alarm_at_its_end",
+        "test_the_alarm_fires_on_a_lenient_scorer_and_the_agent_never_saw_the_holdout",
+        "test_a_strict_holdout_gates_every_restart_seed",
+        "test_the_alarm_stays_quiet_on_an_honest_scorer",
+    },
+    "search/test_notes": {
+        "test_keep_notes_carries_the_notes_file_sessions_and_history_across_rounds",
+        "test_forget_team_carries_no_notes_no_session_and_no_history",
+    },
+    "memory/base/test_bounds": {"test_an_mcp_friction_over_the_limit_is_the_same_tool_error"},
 }
 
 
@@ -392,7 +409,19 @@ SEED_SECONDS: dict[str, dict[str, float]] = {  # all of a test's parameters toge
         "test_turns_land_on_both_nodes_in_node_local_workspaces": 31,
         "test_a_killed_worker_is_a_transient_failure_retried_by_the_retry_policy": 19,
     },
-}
+    # The fast part's costliest, CPU seconds by the fast branch (-n 0, the 2-core machine
+    # under load): a few dear tests in a short file would otherwise be counted 0.05 each.
+    "test_architecture": {"test_a_bad_import_breaks_its_contract_and_is_named": 6.5, "test_every_child_process_goes_through_process_or_gitcmd": 1.5},  # noqa: E501
+    "jobs/test_redo": {"test_a_redo_killed_at_any_step_leaves_the_old_state_or_ends_in_the_new": 5.0, "test_any_life_redone_is_the_life_run_once_with_the_later_edit": 1.0},  # noqa: E501
+    "search/test_agents": {"test_an_overloaded_api_is_retried_with_backoff": 1.8, "test_a_session_never_created_is_started_fresh": 1.6, "test_a_task_starting_with_front_matter_is_not_an_option": 1.3, "test_a_rejected_flag_is_a_failed_turn_and_a_failed_run": 1.0},  # noqa: E501
+    "reflectors/test_base": {"test_quota_and_self_description_rephrasings_are_refused": 1.9, "test_invalid_command_output_falls_back_to_rules": 1.5, "test_contract_nightly": 1.1},  # noqa: E501
+    "examples/test_circles": {"test_every_hack_class_is_refused_with_its_reason": 2.3},
+    "search/test_arms": {"test_forget_team_is_measured_against_keep_notes_parallel_and_single": 2.1, "test_the_circles_agents_moves_pass_the_verifier_and_the_strict_holdout": 1.6},  # noqa: E501
+    "search/test_compare": {"test_writes_compare_json_and_md_and_reports_progress": 1.8},
+    "memory/test_authority": {"test_denied_write_exits_3_changes_nothing_and_is_recorded": 1.1},
+    "search/test_certify_run": {"test_search_certify_refuses_what_is_no_run_and_too_few_canaries": 1.0},  # noqa: E501
+    "search/test_aftermath": {"test_the_reports_best_is_the_runs_tally": 1.0},
+}  # fmt: skip
 
 
 class CostliestFilesFirst:

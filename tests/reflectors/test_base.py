@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from collections.abc import Iterator
 from datetime import date, datetime, time, timedelta
@@ -321,12 +320,8 @@ def test_malformed_reflector_settings_name_file_and_line(root: MemoryRoot) -> No
             "reflector: rules", "reflector:\n  name: openai\n  modle: x\n"
         )
     )
-    res = subprocess.run(
-        [sys.executable, "-m", "evolving_agent", "--root", str(root.path), "run", "nightly"],
-        capture_output=True,
-        text=True,
-    )
-    assert res.returncode == 4
+    res = run_cli("--root", str(root.path), "run", "nightly")
+    assert res.exit_code == 4
     assert res.stderr == (
         f"error: {root.schedule_file}:10: reflector.modle: Extra inputs are not permitted\n"
     )

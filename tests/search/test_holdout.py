@@ -213,18 +213,19 @@ def test_validation_of_the_holdout_flags(tmp_path: Path) -> None:
 
 @needs_bwrap
 def test_search_run_prints_the_alarm_at_its_end(tmp_path: Path) -> None:
-    from tests.helpers import run_proc
+    from tests.helpers import run_cli
 
+    # In-process: the agents, scorers and holdout are real processes; the CLI's own
+    # process boundary is tests/cli/test_search_run_cmds.py's subject.
     cfg = _setup(tmp_path, LENIENT, HOLDOUT)
-    done = run_proc(
+    done = run_cli(
         "search", "run", "--candidate", str(cfg.candidate), "--task", str(cfg.task),
         "--score", cfg.score_cmd, "--holdout", str(cfg.holdout_cmd), "--agent", "command",
         "--agent-cmd", str(cfg.agent_cmd), "--policy", "forget", "--rounds", "4",
         "--turns", "8", "--out", str(tmp_path / "run"), "--quiet",
     )  # fmt: skip
-    out = done.stdout.decode()
-    assert done.returncode == 0, done.stderr.decode()
-    alarm_line = out.splitlines()[-1]
+    assert done.exit_code == 0, done.output
+    alarm_line = done.stdout.splitlines()[-1]
     assert alarm_line.startswith("HOLDOUT ALARM: since round 2 the reported best climbed 4 -> 8")
 
 

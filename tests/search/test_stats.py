@@ -113,3 +113,35 @@ def test_noise_floor_tracks_known_noise_not_the_range() -> None:
         cand = statistics.median(rng.gauss(0, sigma) for _ in range(n))
         false += cand - best > floor
     assert 0.03 < false / trials < 0.15
+
+
+def _plain_diff_ci(a: list[float], b: list[float], minimize: bool) -> stats.Interval | None:
+    """``bootstrap_diff_ci`` as first written: ``rng.choices`` and ``fmean`` each round."""
+    rng = random.Random(0)
+    gains: list[float] = []
+    for _ in range(stats.BOOTSTRAP_ROUNDS):
+        ma = statistics.fmean(rng.choices(a, k=len(a)))
+        mb = statistics.fmean(rng.choices(b, k=len(b)))
+        gain = stats.relative_gain(ma, mb, minimize=minimize)
+        assert gain is not None  # the reference is never 0 here
+        gains.append(gain)
+    gains.sort()
+    tail = (1 - 0.95) / 2
+    return stats.Interval(stats._percentile(gains, tail), stats._percentile(gains, 1 - tail))
+
+
+@pytest.mark.parametrize("sizes", [(1, 2), (3, 3), (6, 5), (7, 12)])
+def test_the_fast_resampling_draws_what_choices_draws_to_the_last_bit(
+    sizes: tuple[int, int],
+) -> None:
+    rng = random.Random(sum(sizes))
+    a = [rng.uniform(-50, 50) for _ in range(sizes[0])]
+    b = [rng.uniform(1, 90) for _ in range(sizes[1])]
+    for minimize in (False, True):
+        assert stats.bootstrap_diff_ci(a, b, minimize=minimize) == _plain_diff_ci(a, b, minimize)
+    plain = random.Random(4)
+    means = sorted(statistics.fmean(plain.choices(a, k=len(a))) for _ in range(500))
+    tail = (1 - 0.95) / 2
+    ci = stats.bootstrap_ci(a, rounds=500, seed=4)
+    assert ci is not None
+    assert (ci.low, ci.high) == (stats._percentile(means, tail), stats._percentile(means, 1 - tail))
