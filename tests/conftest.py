@@ -283,7 +283,7 @@ SLOW: dict[str, set[str]] = {
     },
     "search/test_judge_isolation": {"*"},
     "search/test_plateau": {"*"},
-    "search/test_ray_exec": {"*"},
+    "search/executors/test_ray_exec": {"*"},
     "search/test_report": {
         "test_missing_seed_is_reported_not_fatal",
         "test_best_candidate_diff_against_the_seed_commit",
@@ -404,7 +404,7 @@ SEED_SECONDS: dict[str, dict[str, float]] = {  # all of a test's parameters toge
         "test_the_soak_at_a_small_size_loses_nothing": 36,
         "test_sigkill_at_any_step_then_the_next_sync_completes": 34,
     },
-    "search/test_ray_exec": {
+    "search/executors/test_ray_exec": {
         "test_forget_on_the_bundled_example_scores_as_the_local_executor_does": 34,
         "test_turns_land_on_both_nodes_in_node_local_workspaces": 31,
         "test_a_killed_worker_is_a_transient_failure_retried_by_the_retry_policy": 19,

@@ -1,4 +1,4 @@
-"""Canary rounds on a real two-node Ray cluster (the cluster of test_ray_exec.py): the
+"""Canary rounds on a real two-node Ray cluster (the one of executors/test_ray_exec.py): the
 probe is shipped to a worker like any agent turn and runs there under bwrap."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 
 from evolving_agent.search.runner import run_search
 from tests.helpers.search import PY, config, make_candidate, make_task, records, write_scorer
+from tests.search.executors.test_ray_exec import RayCluster, ray_cluster  # noqa: F401 - the fixture
 from tests.search.test_certify import BUMP_INLINE
-from tests.search.test_ray_exec import RayCluster, ray_cluster  # noqa: F401 - the fixture
 
 pytestmark = [
     pytest.mark.slow,

@@ -9,7 +9,7 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from evolving_agent.errors import EXIT_INVALID, EXIT_TAMPERED, EvolvingAgentError
 from evolving_agent.memory.base.locks import human_lock_dir, lock_file
@@ -166,8 +166,11 @@ def disk_path(root: MemoryRoot, tree_path: str, here: str) -> Path:
 
 
 def safe_tree_path(path: str) -> bool:
-    parts = PurePosixPath(path).parts
-    return bool(parts) and not any(p in ("", ".", "..", ".git") or p.startswith(".") for p in parts)
+    """A relative path of plain, visible parts: split on "/" as written, not normalised
+    (``PurePosixPath`` would drop a "." part and keep a leading "/", and ``disk_path``
+    joins an absolute path as itself)."""
+    parts = path.split("/")
+    return not any(p in ("", ".", "..", ".git") or p.startswith(".") for p in parts)
 
 
 def area_of(path: str) -> str:
