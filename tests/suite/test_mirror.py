@@ -11,9 +11,6 @@ from tests.helpers import REPO
 # The bundled examples under data/ are the user's files (copied out by `search example`),
 # tested as examples in tests/examples/ and tests/search/, not as modules of the product.
 NOT_MODULES = ("data/",)
-# Being given its file on another branch this session (engineer dupsrest): drop on merge.
-PENDING = {"reflectors/prompt.py"}
-
 
 def unmirrored(package: Path, tests: Path) -> list[str]:
     missing = []
@@ -28,7 +25,7 @@ def unmirrored(package: Path, tests: Path) -> list[str]:
 
 def test_every_module_has_a_test_file_of_its_name_beside_it() -> None:
     missing = unmirrored(REPO / "evolving_agent", REPO / "tests")
-    assert [m for m in missing if m not in PENDING] == []
+    assert missing == []
 
 
 def test_a_module_without_its_file_or_with_it_elsewhere_is_found(tmp_path: Path) -> None:
