@@ -12,6 +12,7 @@ from tests.helpers import REPO
 # tested as examples in tests/examples/ and tests/search/, not as modules of the product.
 NOT_MODULES = ("data/",)
 
+
 def unmirrored(package: Path, tests: Path) -> list[str]:
     missing = []
     for path in sorted(package.rglob("*.py")):
