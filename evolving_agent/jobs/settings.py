@@ -43,7 +43,7 @@ SYNC_JOB = "sync"
 
 
 class JobCrons(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     nightly: str = "0 3 * * *"
     weekly: str = "30 3 * * sun"
@@ -64,7 +64,7 @@ class JobCrons(BaseModel):
 
 
 class ScheduleFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     schema_version: int = Field(1, le=1)
     timezone: str = "local"

@@ -44,7 +44,7 @@ Op = Literal["add", "remove", "replace"]
 class CanonDiff(BaseModel):
     """One change to one list entry of Canon's identity."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     schema_version: int = Field(SCHEMA_VERSION, le=SCHEMA_VERSION)
     section: Section
