@@ -21,6 +21,7 @@ import click
 from evolving_agent import __version__
 from evolving_agent.cli._common import ROOT_HELP, add_root_option
 from evolving_agent.cli._output import echo
+from evolving_agent.cli._pydantic import skip_plugin_discovery
 from evolving_agent.errors import (
     EXIT_DENIED,
     EXIT_FAILURE,
@@ -273,4 +274,5 @@ def main() -> None:
             err=True,
         )
         sys.exit(EXIT_INVALID)
+    skip_plugin_discovery()
     cli(prog_name="evolving-agent")

@@ -10,7 +10,7 @@ import click
 
 from evolving_agent.cli._common import echo_json, json_option, root_from
 from evolving_agent.cli._output import echo, paged
-from evolving_agent.memory.canon.policy import Actor
+from evolving_agent.memory.base.authority_table import Actor
 from evolving_agent.memory.ops.hypotheses import (
     Hypothesis,
     add_hypothesis,

@@ -28,7 +28,7 @@ SESSION: Final = "session"
 class FrictionRecorded(BaseModel):
     """What the friction tool answers: the new Evidence record's id and who wrote it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str
     actor: str
@@ -40,7 +40,7 @@ class FrictionRecorded(BaseModel):
 
 
 class HypothesisView(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str
     text: str
@@ -48,13 +48,13 @@ class HypothesisView(BaseModel):
 
 
 class HypothesesResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     hypotheses: list[HypothesisView]
 
 
 class ProposalRecorded(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str
     hypothesis: str

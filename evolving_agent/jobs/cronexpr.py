@@ -14,10 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import tzinfo
+from typing import TYPE_CHECKING
 
-from apscheduler.triggers.base import BaseTrigger
-from apscheduler.triggers.combining import OrTrigger
-from apscheduler.triggers.cron import CronTrigger
+if TYPE_CHECKING:
+    # APScheduler (with asyncio and ssl) is imported for a trigger only: parsing,
+    # validating and printing a cron line, which every job run does, need none of it.
+    from apscheduler.triggers.base import BaseTrigger
+    from apscheduler.triggers.cron import CronTrigger
 
 DOW_NAMES = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
 MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
@@ -73,6 +76,8 @@ class CronSpec:
 
     def trigger(self, timezone: tzinfo) -> BaseTrigger:
         """An APScheduler 3.x trigger that fires exactly when cron would."""
+        from apscheduler.triggers.combining import OrTrigger
+
         if self.either_day:
             return OrTrigger(
                 [self._cron(timezone, dom=self.dom, dow=None), self._cron(timezone, None, self.dow)]
@@ -82,6 +87,8 @@ class CronSpec:
     def _cron(
         self, timezone: tzinfo, dom: tuple[int, ...] | None, dow: tuple[int, ...] | None
     ) -> CronTrigger:
+        from apscheduler.triggers.cron import CronTrigger
+
         return CronTrigger(
             minute=_aps(self.minute),
             hour=_aps(self.hour),

@@ -46,7 +46,7 @@ RunStatus = Literal["done", "already done", "resumed"]
 
 
 class RunMarker(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     schema_version: int = Field(1, le=1)
     job: str

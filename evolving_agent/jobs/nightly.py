@@ -91,7 +91,7 @@ Outcome = Literal["held", "slipped", "mixed", "untested"]
 class CarryOutcome(BaseModel):
     """How yesterday's bias and carry fared on the day's evidence."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     carry_type: str
     hypothesis: str | None
@@ -101,7 +101,7 @@ class CarryOutcome(BaseModel):
 
 
 class StateStep(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     hypothesis: Hypothesis
     previous: HypothesisState
@@ -109,7 +109,7 @@ class StateStep(BaseModel):
 
 
 class NightlyPlan(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     day: date
     requested: str
@@ -134,6 +134,8 @@ class NightlyPlan(BaseModel):
 
 
 class NightlyResult(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     status: Literal["done", "already done", "resumed", "redone"]
     plan: NightlyPlan
     record_ids: list[str]

@@ -32,7 +32,7 @@ from evolving_agent.paths import MemoryRoot
 class RedoJournal(BaseModel):
     """Everything a redo writes, saved before any of it is written (the commit point)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     schema_version: int = Field(1, le=1)
     day: date

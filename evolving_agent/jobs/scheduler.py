@@ -48,7 +48,7 @@ class SchedulerState(BaseModel):
     why the last run failed *or* fell back to another reflector; ``last_fallback`` is
     the fallback note alone (empty when the requested reflector was used)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     schema_version: int = Field(1, le=1)
     since: datetime | None = None

@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import zoneinfo
 from datetime import tzinfo
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from apscheduler.triggers.base import BaseTrigger
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-from tzlocal import get_localzone
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.jobs.cronexpr import CronError, CronSpec, parse_cron
@@ -35,6 +33,9 @@ from evolving_agent.reflectors.settings import (  # noqa: F401  # re-exported
     ReflectorSettings,
 )
 
+if TYPE_CHECKING:
+    from apscheduler.triggers.base import BaseTrigger
+
 JobName = Literal["nightly", "weekly", "monthly"]
 JOB_NAMES: tuple[JobName, ...] = ("nightly", "weekly", "monthly")
 # Scheduled besides the jobs when its cron line is set (docs/sync.md): not a reflection
@@ -43,7 +44,7 @@ SYNC_JOB = "sync"
 
 
 class JobCrons(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     nightly: str = "0 3 * * *"
     weekly: str = "30 3 * * sun"
@@ -64,7 +65,7 @@ class JobCrons(BaseModel):
 
 
 class ScheduleFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     schema_version: int = Field(1, le=1)
     timezone: str = "local"
@@ -87,7 +88,11 @@ class ScheduleFile(BaseModel):
         return v
 
     def tz(self) -> tzinfo:
-        return get_localzone() if self.timezone == "local" else zoneinfo.ZoneInfo(self.timezone)
+        if self.timezone != "local":
+            return zoneinfo.ZoneInfo(self.timezone)
+        from tzlocal import get_localzone  # with logging: only a local time zone needs it
+
+        return get_localzone()
 
     def scheduled_jobs(self) -> tuple[str, ...]:
         """The jobs with a cron line: the three jobs, and ``sync`` when it is set."""

@@ -29,8 +29,6 @@ from evolving_agent.memory.base.atomic import atomic_write, open_dir, read_plain
 from evolving_agent.memory.base.locks import area_lock
 from evolving_agent.memory.base.redact import redact
 from evolving_agent.memory.canon import gitrepo
-from evolving_agent.memory.canon.canon import check_canon_text
-from evolving_agent.memory.canon.canon_snapshot import record_canon_snapshot
 from evolving_agent.memory.canon.policy import HUMAN_ONLY_WRITERS, Actor, Policy, check_actor
 from evolving_agent.memory.canon.signing import (
     SIG_SUFFIX,
@@ -436,6 +434,11 @@ class Writer:
             yield
 
     def _write_canon(self, targets: Mapping[Path, bytes | None], message: str) -> None:
+        # Only a Canon write needs Canon's models and its snapshot: imported here, a
+        # command that reads or writes only other layers does not build them.
+        from evolving_agent.memory.canon.canon import check_canon_text
+        from evolving_agent.memory.canon.canon_snapshot import record_canon_snapshot
+
         # A user the OS will not let write Canon or git (the assistant's, in the OS-user
         # deployment) is refused before the canon-write record, which would otherwise
         # name a tree that never reached git.

@@ -15,10 +15,7 @@ from typing import Any
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory.base.atomic import atomic_write, make_private_dir
 from evolving_agent.memory.canon import gitrepo
-from evolving_agent.memory.canon.canon import IDENTITY_FILE, IDENTITY_TEMPLATE, POLICY_TEMPLATE
-from evolving_agent.memory.canon.canon_snapshot import record_canon_snapshot
 from evolving_agent.memory.canon.policy import POLICY_FILE
-from evolving_agent.memory.canon.probe_file import PROBES_FILE, PROBES_TEMPLATE
 from evolving_agent.paths import LAYERS, REVIEW_AREAS, MemoryRoot, root_problem
 
 SCHEDULE_TEMPLATE = """\
@@ -46,6 +43,11 @@ def default_prompt(job: str) -> str:
 def init_contents(*, with_prompts: bool = True, with_probes: bool = True) -> dict[str, bytes]:
     """The tracked files ``init`` commits (roots made before prompts were tracked
     committed them without ``crons/``, and before probes without ``probes.yaml``)."""
+    # Here, not above: every command checks its root through this module
+    # (:func:`require_root`), and only init and verify need Canon's models for this.
+    from evolving_agent.memory.canon.canon import IDENTITY_FILE, IDENTITY_TEMPLATE, POLICY_TEMPLATE
+    from evolving_agent.memory.canon.probe_file import PROBES_FILE, PROBES_TEMPLATE
+
     out = {
         f"canon/{IDENTITY_FILE}": IDENTITY_TEMPLATE.encode("utf-8"),
         f"canon/{POLICY_FILE}": POLICY_TEMPLATE.encode("utf-8"),
@@ -87,8 +89,10 @@ def init_root(path: Path) -> MemoryRoot:
         INIT_MESSAGE,
         {"Actor": "init"},
     )
-    record_canon_snapshot(root)  # boot serves only Canon matching this commit
+    from evolving_agent.memory.canon.canon_snapshot import record_canon_snapshot
     from evolving_agent.memory.evidence.devices import create_device
+
+    record_canon_snapshot(root)  # boot serves only Canon matching this commit
 
     create_device(root)  # this root's own chain is evidence/DAY.jsonl (memory/evidence/devices.py)
     return root

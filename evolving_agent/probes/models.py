@@ -28,7 +28,7 @@ VerdictStatus = Literal["honours", "breaks", "undecided"]
 class ProbeAnswerData(BaseModel):
     """The ``data`` of a ``probe`` Evidence record: one model's answer to one probe."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     schema_version: int = Field(SCHEMA_VERSION, le=SCHEMA_VERSION)
     run: str  # the probe run this answer belongs to
@@ -49,7 +49,7 @@ class ProbeAnswerData(BaseModel):
 class JudgeVerdict(BaseModel):
     """A judge model's structured answer (validated; invalid twice means undecided)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     honours: bool
     reason: str = Field(min_length=1, max_length=300)

@@ -18,7 +18,7 @@ from evolving_agent.memory.ops.today import CarryType
 class Reading(BaseModel):
     """A model's reading of one untagged friction event as evidence about a hypothesis."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     event: str
     hypothesis: str
@@ -28,7 +28,7 @@ class Reading(BaseModel):
 class NewHypothesis(BaseModel):
     """A hypothesis a reflector raises from recurring untagged friction (origin nightly)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     text: str = Field(min_length=1, max_length=300)
     when: str | None = Field(None, max_length=120)
@@ -44,7 +44,7 @@ class NewHypothesis(BaseModel):
 class NightlyReflection(BaseModel):
     """The nightly answer.  All of bias / carry empty means: a quiet day, invent nothing."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     readings: list[Reading] = Field(default_factory=list)
     raise_hypothesis: NewHypothesis | None = None
@@ -84,7 +84,7 @@ class NightlyReflection(BaseModel):
 class ProposalDraft(BaseModel):
     """A weekly proposal's wording for one candidate hypothesis (the job adds the rest)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     hypothesis: str
     section: Section = "habits"
@@ -98,6 +98,6 @@ class ProposalDraft(BaseModel):
 
 
 class WeeklyReflection(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     proposals: list[ProposalDraft] = Field(default_factory=list)

@@ -50,7 +50,7 @@ def _hypothesis_view(h: Hypothesis, **after_state: Any) -> dict[str, Any]:
 class OutcomeNote(BaseModel):
     """How one carry fared (from the ``carry-outcome`` the nightly job recorded)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     day: date
     hypothesis: str | None
@@ -61,7 +61,7 @@ class OutcomeNote(BaseModel):
 class UntaggedNote(BaseModel):
     """An untagged friction event kept (for 7 days) to notice it recurring."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str
     day: date
@@ -78,7 +78,7 @@ class UntaggedNote(BaseModel):
 class CarryRecord(BaseModel):
     """One morning's carry, kept (14 mornings) for the fairness rule."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     day: date  # the morning it was for
     hypothesis: str | None
@@ -89,7 +89,7 @@ class NightlyState(BaseModel):
     """``today/nightly.json``: the last day the nightly job reflected, recent carry types,
     how recent carries fared, and the last week's untagged friction (for recurrence)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     schema_version: int = Field(1, le=1)
     last_date: date

@@ -22,7 +22,7 @@ __all__ = ["REFLECTOR_NAMES", "ReflectorName", "ReflectorSettings"]
 
 
 class ReflectorSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     name: ReflectorName = "rules"
     # 'command': the CLI that reads a prompt on stdin; 'claude' / 'codex' / 'gemini' /

@@ -370,7 +370,7 @@ class DriftAck(BaseModel):
     """The human has looked at the flags holding one hypothesis (a human decision file,
     signed like the other decisions when signing is on)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     schema_version: int = Field(1, le=1)
     hypothesis: str

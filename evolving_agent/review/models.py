@@ -41,7 +41,7 @@ class Proposal(_Versioned):
 class ProbeAnswerPair(BaseModel):
     """One probe a new model no longer honours: both answers (Evidence ids) and why."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     probe: str
     before: str  # Evidence id of the earlier model's answer (it honoured the entry)
@@ -58,7 +58,7 @@ class ProbeCard(BaseModel):
     another way), reject it (change nothing), or retire the probes in probes.yaml.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     model_a: str
     model_b: str

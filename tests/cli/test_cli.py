@@ -220,9 +220,10 @@ def test_top_level_help_imports_no_command_module() -> None:
     assert "Commands:" in proc.stdout
     # _output is the neutraliser every error line goes through (cheap: click and textsafe);
     # memory.base.fastargv is the option reader the fast paths share (standard library only;
-    # its package's __init__ is a docstring).
+    # its package's __init__ is a docstring); _pydantic is the standard library's `types`.
     assert proc.stderr.strip() == (
         "['evolving_agent.cli._common', 'evolving_agent.cli._output', "
+        "'evolving_agent.cli._pydantic', "
         "'evolving_agent.memory', 'evolving_agent.memory.base', "
         "'evolving_agent.memory.base.fastargv']"
     )

@@ -6,6 +6,10 @@ file the product rewrites (Canon on an approved review) still reads like theirs.
 Round-trip parsing is slow (a few ms for a Canon file) and one command reads the same
 schedule and policy several times, so parsed documents are kept by their text and each
 caller gets its own deep copy (about a fifth of the cost): an edit is a new text.
+
+ruamel is imported on the first parse, not with this module: many commands import a
+model that could be read from YAML and never read one (``hypothesis list``, ``evidence
+show``), and ruamel is about a tenth of such a command's CPU.
 """
 
 from __future__ import annotations
@@ -14,18 +18,21 @@ import copy
 import functools
 import io
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
-from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from evolving_agent.errors import InvalidInput, first_error
+
+if TYPE_CHECKING:
+    from ruamel.yaml import YAML
 
 M = TypeVar("M", bound=BaseModel)
 
 
 def round_trip_yaml() -> YAML:
+    from ruamel.yaml import YAML
+
     yaml = YAML(typ="rt")
     yaml.preserve_quotes = True
     yaml.indent(mapping=2, sequence=4, offset=2)
@@ -35,6 +42,8 @@ def round_trip_yaml() -> YAML:
 
 def parse_yaml(text: str, *, file: Path | str) -> Any:
     """Parse YAML text; a syntax error becomes InvalidInput naming file and line."""
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
     try:
         if "<<" in text:  # a deep copy would spell out merged keys and drop the anchors
             return round_trip_yaml().load(text)

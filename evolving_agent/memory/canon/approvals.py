@@ -20,7 +20,7 @@ from evolving_agent.paths import MemoryRoot
 
 
 class Versioned(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     schema_version: int = Field(SCHEMA_VERSION, le=SCHEMA_VERSION)
 

@@ -60,7 +60,7 @@ review:
 
 
 class Identity(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     schema_version: int = Field(1, le=1)
     name: str = "Assistant"

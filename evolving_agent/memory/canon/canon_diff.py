@@ -21,18 +21,20 @@ import difflib
 import io
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import CommentMark
-from ruamel.yaml.tokens import CommentToken
-from ruamel.yaml.util import load_yaml_guess_indent
 
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory.base.yamlio import parse_yaml, validate
 from evolving_agent.memory.canon.canon import Identity
+
+if TYPE_CHECKING:
+    # ruamel is imported when a diff is applied: listing or showing reviews, and every
+    # command that only carries a CanonDiff, never needs it (yamlio says why).
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedSeq
+    from ruamel.yaml.tokens import CommentToken
 
 CANON_FILE = "canon/identity.yaml"
 SCHEMA_VERSION = 1
@@ -44,7 +46,7 @@ Op = Literal["add", "remove", "replace"]
 class CanonDiff(BaseModel):
     """One change to one list entry of Canon's identity."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     schema_version: int = Field(SCHEMA_VERSION, le=SCHEMA_VERSION)
     section: Section
@@ -77,6 +79,9 @@ class AppliedDiff:
 
 def _yaml_for(text: str) -> YAML:
     """A round-trip dumper that writes lists the way this file already does."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.util import load_yaml_guess_indent
+
     yaml = YAML(typ="rt")
     yaml.preserve_quotes = True
     yaml.width = 4096
@@ -89,6 +94,13 @@ def _yaml_for(text: str) -> YAML:
         pass
     yaml.indent(mapping=2, sequence=indent, offset=offset)
     return yaml
+
+
+def _comment(value: str, column: int) -> CommentToken:
+    from ruamel.yaml.error import CommentMark
+    from ruamel.yaml.tokens import CommentToken
+
+    return CommentToken(value, CommentMark(column))
 
 
 def _split(value: str) -> tuple[str, str]:
@@ -104,7 +116,7 @@ def _tail_of(seq: CommentedSeq, idx: int) -> str:
         return ""
     eol, rest = _split(entry[0].value)
     if eol.strip():
-        entry[0] = CommentToken(eol + "\n", CommentMark(entry[0].column or 0))
+        entry[0] = _comment(eol + "\n", entry[0].column or 0)
     else:
         del seq.ca.items[idx]
     return rest if rest.strip() else ""
@@ -117,18 +129,16 @@ def _give_tail(seq: CommentedSeq, idx: int, tail: str) -> None:
     entry = seq.ca.items.get(idx)
     if entry and entry[0] is not None:
         eol, rest = _split(entry[0].value)
-        entry[0] = CommentToken(eol + rest + tail[1:], CommentMark(entry[0].column or 0))
+        entry[0] = _comment(eol + rest + tail[1:], entry[0].column or 0)
     else:
-        seq.ca.items.setdefault(idx, [None, None, None, None])[0] = CommentToken(
-            tail, CommentMark(0)
-        )
+        seq.ca.items.setdefault(idx, [None, None, None, None])[0] = _comment(tail, 0)
 
 
 def _keep_on_empty(seq: CommentedSeq, tail: str) -> None:
     """An emptied list is written ``[]``; the comment lines after it stay after it."""
     seq.fa.set_flow_style()
     if tail:
-        seq.ca.comment = [CommentToken(tail, CommentMark(0)), None]
+        seq.ca.comment = [_comment(tail, 0), None]
 
 
 def _shift_eol(seq: CommentedSeq, idx: int, old: str, new: str) -> None:
@@ -136,7 +146,7 @@ def _shift_eol(seq: CommentedSeq, idx: int, old: str, new: str) -> None:
     entry = seq.ca.items.get(idx)
     if entry and entry[0] is not None and entry[0].value.lstrip(" ").startswith("#"):
         column = max(0, (entry[0].column or 0) + len(new) - len(old))
-        entry[0] = CommentToken(entry[0].value, CommentMark(column))
+        entry[0] = _comment(entry[0].value, column)
 
 
 def _find(seq: list[Any], text: str, section: str) -> int:
@@ -170,6 +180,8 @@ def _entries(identity: Identity) -> Counter[str]:
 
 def apply_diff(text: str, diff: CanonDiff) -> AppliedDiff:
     """The identity text with ``diff`` applied.  Raises InvalidInput if it cannot apply."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
     data = parse_yaml(text, file=CANON_FILE)
     before = validate(Identity, data, file=CANON_FILE)
     expected = _expected(before, diff)

@@ -42,7 +42,7 @@ POLICY_FILE = "policy.yaml"
 
 
 class ReviewSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     monthly_limit: int = Field(
         3, ge=0, le=MONTHLY_LIMIT_MAX, description="Approved identity diffs per month"
@@ -58,7 +58,7 @@ class ReviewSettings(BaseModel):
 class PolicyFile(BaseModel):
     """``canon/policy.yaml``: the human's override of the default authority table."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     schema_version: int = 1
     write: dict[str, list[Actor]] = Field(default_factory=dict)

@@ -59,7 +59,7 @@ _KEY = r"^[a-z0-9][a-z0-9-]{0,63}$"
 class ProbeChecks(BaseModel):
     """Rules a human can read; every one that is set must hold for the answer."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     max_sentences: int | None = Field(None, ge=1, le=100)
     max_chars: int | None = Field(None, ge=1, le=20_000)
@@ -81,7 +81,7 @@ class ProbeChecks(BaseModel):
 
 
 class Probe(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     key: str = Field(pattern=_KEY)
     entry: str = Field(min_length=3, max_length=300)
@@ -103,7 +103,7 @@ class Probe(BaseModel):
 
 
 class ProbesFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     schema_version: int = Field(1, le=1)
     probes: list[Probe] = Field(default_factory=list)

@@ -47,7 +47,7 @@ TODAY_WRITER_FILE = f"{SHARED_DIR}/today-writer.json"
 class DeviceInfo(BaseModel):
     """One device, as ``.ea/device`` and ``.ea/sync/devices/<id>.json`` hold it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     schema_version: int = SCHEMA_VERSION
     id: str
@@ -58,7 +58,7 @@ class DeviceInfo(BaseModel):
 class TodayWriter(BaseModel):
     """``.ea/sync/today-writer.json``: the device that writes Today, and since when."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     schema_version: int = SCHEMA_VERSION
     device: str

@@ -55,9 +55,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.fsio import write_atomic_at
 from evolving_agent.memory.base.atomic import UnsafePath, open_dir, read_plain
+from evolving_agent.memory.base.authority_table import Actor
 from evolving_agent.memory.base.locks import flock_bounded
 from evolving_agent.memory.base.redact import redact, redact_data
-from evolving_agent.memory.canon.policy import Actor
 from evolving_agent.memory.evidence import chain
 from evolving_agent.memory.evidence.chain import (  # re-exported: the chain's names
     CHUNK_BYTES,
@@ -100,7 +100,7 @@ Kind = Literal[
 class EvidenceDraft(BaseModel):
     """What a caller supplies; the log adds id, prev and hash."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     ts: datetime
     kind: Kind

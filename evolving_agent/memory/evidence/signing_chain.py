@@ -68,7 +68,7 @@ FIRST = "-"  # what the first statement names as the record before it
 class Statement(BaseModel):
     """What the key in force signs when signing changes."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     schema_version: int = 1
     action: Literal["enable", "disable"]

@@ -113,7 +113,7 @@ def append_event(
 class ImportLine(BaseModel):
     """One line of an import file."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     ts: datetime
     kind: Literal["friction", "raw", "journal"]

@@ -51,9 +51,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evolving_agent.errors import InvalidInput, NotFound, first_error
 from evolving_agent.memory.authority import ScopedReader, Writer
+from evolving_agent.memory.base.authority_table import Actor
 from evolving_agent.memory.base.bounds import refuse_reflected_day
 from evolving_agent.memory.base.redact import redact
-from evolving_agent.memory.canon.policy import Actor
 from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord, recorded_day
 from evolving_agent.memory.evidence.evidence import day_key as day_key
 from evolving_agent.memory.root import require_root
@@ -78,7 +78,7 @@ UNRESOLVED: tuple[str, ...] = ("emerging", "split", "weakening")
 class SessionProposal(BaseModel):
     """A trigger / counter-move the session proposed for a hypothesis (not yet in use)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     when: str | None = None
     do: str | None = None
@@ -89,7 +89,7 @@ class SessionProposal(BaseModel):
 class Hypothesis(BaseModel):
     """One hypothesis as of its last change.  JSON-able; no score, by design."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str
     text: str = Field(min_length=1)
@@ -163,6 +163,8 @@ class Hypothesis(BaseModel):
 class StateChange(BaseModel):
     """One step of a hypothesis's history, for ``hypothesis show``."""
 
+    model_config = ConfigDict(defer_build=True)
+
     evidence_id: str
     day: date
     state: HypothesisState
@@ -171,12 +173,14 @@ class StateChange(BaseModel):
 
 
 class HypothesisDetail(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     hypothesis: Hypothesis
     history: list[StateChange]
 
 
 class RegisterFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     schema_version: int = Field(1, le=1)
     hypotheses: list[Hypothesis] = Field(default_factory=list)

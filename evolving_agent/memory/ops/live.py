@@ -37,7 +37,7 @@ MAX_KEYS = LIVE_MAX_KEYS  # keys; boot reads the newest 20 whatever the count
 
 
 class LiveEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     key: str
     text: str

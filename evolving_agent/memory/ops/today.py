@@ -39,7 +39,7 @@ EMPTY_CARRY = "(no carry-forward yet)"
 
 
 class Carry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     schema_version: int = Field(1, le=1)
     type: CarryType

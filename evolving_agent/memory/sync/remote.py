@@ -34,7 +34,7 @@ from evolving_agent.paths import MemoryRoot
 class Remotes(BaseModel):
     """``.ea/remotes.json``: the remotes of this device, by name."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     schema_version: int = 1
     remotes: dict[str, str] = {}
