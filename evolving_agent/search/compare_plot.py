@@ -143,7 +143,8 @@ def plot_comparison(
         curve_axes[1].set_title("best-so-far vs spend (median over seeds)")
     for ax in axes:
         ax.grid(True, alpha=0.3)
-    curve_axes[0].legend(loc="best", fontsize="small")
+    if curve_axes[0].get_legend_handles_labels()[0]:  # no curve drawn: no legend, no warning
+        curve_axes[0].legend(loc="best", fontsize="small")
     zoom = _zoom(seeds, later)
     note = ""
     if zoom is not None:
