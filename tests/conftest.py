@@ -377,7 +377,7 @@ SEED_SECONDS: dict[str, dict[str, float]] = {  # all of a test's parameters toge
         "test_gemini_stopped_while_retrying_a_429_is_retried_like_the_429": 64,
         "test_opencode_search_edits_scores_resumes_forgets_and_counts_cost": 68,
     },
-    "jobs/test_words_invariants": {"test_the_invariants_hold_on_two_hundred_generated_lives": 62},
+    "jobs/test_words_invariants": {"test_the_invariants_hold_on_two_hundred_generated_lives": 220},
     "search/test_attacks": {
         "test_forgery_is_held_in_every_mode": 62,
         "test_peeking_is_held_under_bwrap_and_said_without_it": 44,
@@ -432,11 +432,13 @@ def costliest_files_first(config: pytest.Config, items: list[pytest.Item]) -> No
 
 # The files whose tests share nothing dearer than a scripted model server and a fresh root
 # (their module fixture) or the session's kept demo: each of their tests is handed out on
-# its own, so the real Gemini/OpenCode/Claude/Codex runs and the docs pages (minutes of one
-# core each, as whole files) are shared by both workers.  Every other file stays whole.
+# its own, so the real Gemini/OpenCode/Claude/Codex runs, the docs pages and the quarters
+# of the 200 generated lives (minutes of one core each, as whole files) are shared by both
+# workers.  Every other file stays whole.
 SPLIT = {
     "tests/integrations/test_real_clients.py",
     "tests/integrations/test_real_gemini_opencode.py",
+    "tests/jobs/test_words_invariants.py",
     "tests/test_docs.py",
 }
 
