@@ -377,7 +377,7 @@ SEED_SECONDS: dict[str, dict[str, float]] = {  # all of a test's parameters toge
         "test_gemini_stopped_while_retrying_a_429_is_retried_like_the_429": 64,
         "test_opencode_search_edits_scores_resumes_forgets_and_counts_cost": 68,
     },
-    "jobs/test_words_invariants": {"test_the_invariants_hold_on_two_hundred_generated_lives": 220},
+    "jobs/test_words_invariants": {"test_the_invariants_hold_on_two_hundred_generated_lives": 180},
     "search/test_attacks": {
         "test_forgery_is_held_in_every_mode": 62,
         "test_peeking_is_held_under_bwrap_and_said_without_it": 44,

@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from datetime import date, datetime, time, timedelta
+from functools import cached_property
 from typing import Any, Literal
 
 from evolving_agent.memory.base.similarity import similar
