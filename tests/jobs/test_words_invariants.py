@@ -10,7 +10,7 @@ bias half); a grounding older than 7 days says its age (5); a raised pattern wit
 counter-move is only a watchpoint naming it, and an injected instruction is never
 carried or quoted (6); the bias does not swing between a pendulum's sides (10's bias
 half); every morning is framed in its owner's language.  Hypothesis draws the seeds:
-20 lives, and 200 more in four quarters.
+20 lives in the fast part, 200 in the slow part.
 Every counter-example it shrank to is kept below as a plain regression test.
 """
 
@@ -52,21 +52,13 @@ def test_the_invariants_hold_on_twenty_generated_lives(
     check(seed, tmp_path_factory)
 
 
-# The 200 lives are four tests of 50 (a few minutes of one core each would otherwise be
-# one worker's alone; conftest's SPLIT hands this file's tests out one by one).  Each
-# quarter draws its own derandomized seeds; ``seed * SHARDS + shard`` keeps the four
-# quarters' lives apart.
-SHARDS = 4
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("shard", range(SHARDS))
-@settings(max_examples=200 // SHARDS, **SETTINGS)  # type: ignore[arg-type]
+@settings(max_examples=200, **SETTINGS)  # type: ignore[arg-type]
 @given(seed=SEEDS)
 def test_the_invariants_hold_on_two_hundred_generated_lives(
-    shard: int, seed: int, tmp_path_factory: pytest.TempPathFactory
+    seed: int, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    check(seed * SHARDS + shard, tmp_path_factory)
+    check(seed, tmp_path_factory)
 
 
 # The counter-examples Hypothesis shrank to (each a seed: the life is the example),
@@ -115,6 +107,28 @@ COUNTER_EXAMPLES = {
 
 @pytest.mark.parametrize("seed", sorted(COUNTER_EXAMPLES))
 def test_a_counter_example_hypothesis_found_stays_fixed(
+    seed: int, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    check(seed, tmp_path_factory)
+
+
+# Open: found by a 200-life search over another seed stream (this session), failing on
+# main as well.  The turned Japanese preference was released on 24 March; four days of
+# downtime followed, and their catch-up nightlies carried its successor ("the user wants
+# every detail") on 25 and 27 March — mornings nobody booted — which paid the morning the
+# release owes it (carry.choose's ``owed`` counts every carry in the history).  None of
+# the six mornings after the release that were booted carried it.  When fixed, this
+# test passes, strict xfail fails, and the seed moves to COUNTER_EXAMPLES.
+OPEN_COUNTER_EXAMPLES = {
+    54658: "inv 3: the new preference not carried in the 6 booted mornings after the "
+    "release — the downtime's catch-up carries paid what the release owed it",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="open: a catch-up carry pays a release's owed morning")
+@pytest.mark.parametrize("seed", sorted(OPEN_COUNTER_EXAMPLES))
+def test_an_open_counter_example_still_fails(
     seed: int, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     check(seed, tmp_path_factory)
