@@ -115,9 +115,10 @@ def test_a_counter_example_hypothesis_found_stays_fixed(
 # Open: found by a 200-life search over another seed stream (this session), failing on
 # main as well.  The turned Japanese preference was released on 24 March; four days of
 # downtime followed, and their catch-up nightlies carried its successor ("the user wants
-# every detail") on 25 and 27 March — mornings nobody booted — which paid the morning the
-# release owes it (carry.choose's ``owed`` counts every carry in the history).  None of
-# the six mornings after the release that were booted carried it.  When fixed, this
+# every detail") on 25 and 27 March — mornings nobody booted.  carry.choose counts those
+# carries as paid (``owed``) and as mornings of the succession (``mornings_since``), so
+# by the first booted morning (29 March) the successor was neither owed nor next, and
+# none of the six booted mornings after the release carried it.  When fixed, this
 # test passes, strict xfail fails, and the seed moves to COUNTER_EXAMPLES.
 OPEN_COUNTER_EXAMPLES = {
     54658: "inv 3: the new preference not carried in the 6 booted mornings after the "
