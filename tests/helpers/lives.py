@@ -33,8 +33,9 @@ Public API (stable; others build on it): :func:`generate_life`, :class:`Life` (`
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timedelta
+from functools import cached_property
 from typing import Any, Literal
 
 from evolving_agent.memory.base.similarity import similar
@@ -84,7 +85,7 @@ class Spec:
     reverses_on: int | None = None  # role "reverses": first contradicted day index
     opposite: str | None = None  # id of its real opposite in this life (if any)
 
-    @property
+    @cached_property  # asked about 40,000 times a life
     def id(self) -> str:
         return hypothesis_id(self.claim)
 
@@ -217,13 +218,13 @@ def generate_life(seed: int) -> Life:
                 r = rng.randint(days // 3, days // 2)
                 sb = spec(b, "new-preference", lang=lg, added_on=r)
                 sa = spec(a, "reverses", lang=lg, reverses_on=r, opposite=sb.id)
-                sb = Spec(**{**sb.__dict__, "opposite": sa.id})
+                sb = replace(sb, opposite=sa.id)
             else:
                 # Opposites that share their trigger: a real relation the job can see.
                 wa = wording(a, lg)
                 sb = spec(b, "pendulum", lang=lg, when=wa[1])
                 sa = spec(a, "pendulum", lang=lg, opposite=sb.id)
-                sb = Spec(**{**sb.__dict__, "opposite": sa.id})
+                sb = replace(sb, opposite=sa.id)
             specs += [sa, sb]
             related.add(frozenset({sa.id, sb.id}))
         elif item == "alternating":

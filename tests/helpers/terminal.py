@@ -32,10 +32,11 @@ def run_with_typeahead(
     )
     shown = b""
     deadline = time.monotonic() + 120  # a guard against a hang only
+    exited = os.pidfd_open(proc.pid)  # readable once the child has ended: no poll interval
     try:
         while proc.poll() is None or select.select([primary], [], [], 0)[0]:
             assert time.monotonic() < deadline, f"{args} still running; showed {shown!r}"
-            if select.select([primary], [], [], 1)[0]:
+            if primary in select.select([primary, exited], [], [], 1)[0]:
                 shown += os.read(primary, 65536)
         os.set_blocking(secondary, False)
         left = b""
@@ -47,6 +48,7 @@ def run_with_typeahead(
     finally:
         if proc.poll() is None:
             proc.kill()
+        os.close(exited)
         os.close(secondary)
         os.close(primary)
     return proc.returncode, shown, left

@@ -26,7 +26,7 @@ Deterministic and offline; the same text always gives the same n-grams.
 from __future__ import annotations
 
 import unicodedata
-from functools import cache
+from functools import cache, lru_cache
 
 # Two texts are similar when their n-gram sets overlap this much (Jaccard) and share at
 # least this many n-grams.  Chosen on the recurring-friction phrasings in the tests
@@ -85,6 +85,7 @@ def _keep(ch: str) -> bool:
     return not (cat == "Cf" or (cat == "Cc" and ch not in "\n\t"))
 
 
+@lru_cache(maxsize=4096)  # a nightly compares the same few hundred texts again and again
 def normalise(text: str) -> str:
     """NFKC, case fold, no format/control characters, confusables skeleton."""
     text = unicodedata.normalize("NFKC", text).casefold()

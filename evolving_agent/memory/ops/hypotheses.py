@@ -45,6 +45,7 @@ import json
 import re
 import unicodedata
 from datetime import date
+from functools import lru_cache
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -224,6 +225,7 @@ def pending_session_hypotheses(root: MemoryRoot) -> dict[str, Hypothesis]:
 _MARKUP = re.compile(r"</?[A-Za-z][^<>\n]{0,60}>|[`]")
 
 
+@lru_cache(maxsize=4096)  # a nightly quotes the same beliefs and frictions many times over
 def quote(text: str, limit: int = 140) -> str:
     """A grounding quote: the friction's words as written — code, paths, flags and
     identifiers intact (``rm -rf node_modules``, ``DROP TABLE audit_log_old``) — minus
