@@ -413,7 +413,7 @@ def _plan(
             date=day + timedelta(days=1),
         )
         recent = (recent + [ref.carry_type])[-3:]
-    state = _next_state(ctx, ref, raised, outcome, carry, recent)
+    state = _next_state(ctx, ref, raised, outcome, carry, recent, seen=seen)
     return NightlyPlan(
         day=day,
         requested=reflector.name,
@@ -458,9 +458,12 @@ def _next_state(
     outcome: CarryOutcome | None,
     carry: Carry | None,
     recent: list[str],
+    *,
+    seen: bool = True,
 ) -> NightlyState:
     """What tomorrow's nightly reads back: recent types, outcomes, the untagged notes no
-    hypothesis explained yet (bounded, freshest first to stay) and the carries."""
+    hypothesis explained yet (bounded, freshest first to stay) and the carries — a carry
+    for a morning a catch-up passed over is kept as not ``seen``."""
     day = ctx.day
     outcomes = list(ctx.outcomes)
     if outcome is not None:
@@ -480,7 +483,9 @@ def _next_state(
     carries = list(ctx.carries)
     if carry is not None:
         carries.append(
-            CarryRecord(day=carry.date or day, hypothesis=carry.hypothesis, type=carry.type)
+            CarryRecord(
+                day=carry.date or day, hypothesis=carry.hypothesis, type=carry.type, seen=seen
+            )
         )
     return NightlyState.model_validate(
         {
@@ -488,7 +493,8 @@ def _next_state(
             "recent_types": recent,
             "outcomes": [o.model_dump() for o in outcomes[-20:]],
             "untagged": [n.model_dump() for n in keep],
-            "carries": [c.model_dump() for c in carries[-14:]],
+            # ``seen`` is written only where false: the state a booted morning leaves is as before
+            "carries": [c.model_dump(exclude_defaults=True) for c in carries[-14:]],
         }
     )
 

@@ -83,6 +83,7 @@ class CarryRecord(BaseModel):
     day: date  # the morning it was for
     hypothesis: str | None
     type: CarryType
+    seen: bool = True  # false: a catch-up reflected its day, nobody booted that morning
 
 
 class NightlyState(BaseModel):

@@ -368,7 +368,7 @@ def note_keys(context: NightlyContext) -> dict[str, date]:
 
 def history(context: NightlyContext) -> list[CarryNote]:
     """The carries of past mornings, oldest first (from Today's nightly state)."""
-    notes = [CarryNote(c.day, c.hypothesis, c.type) for c in context.carries]
+    notes = [CarryNote(c.day, c.hypothesis, c.type, c.seen) for c in context.carries]
     prev = context.previous_carry
     if prev is not None:
         morning = prev.date or context.day

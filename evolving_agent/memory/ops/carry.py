@@ -151,6 +151,7 @@ class CarryNote:
     day: date  # the morning it was for
     hypothesis: str | None
     type: str
+    seen: bool = True  # false: a catch-up passed over that morning, nobody booted it
 
 
 def type_for(story: Story, history: list[CarryNote], yesterday: str | None) -> str | None:
@@ -311,8 +312,8 @@ _STATE_RANK = {"weakening": 0, "split": 1, "emerging": 2, "live": 3}
 def mornings_since(history: list[CarryNote], since: date, morning: date) -> int:
     """The mornings carried after ``since`` up to ``morning`` (itself included): the
     succession counts mornings the owner booted with, so a downtime after a release
-    does not use up the new preference's turn."""
-    return 1 + sum(1 for n in history if since < n.day < morning)
+    does not use up the new preference's turn, nor do the carries a catch-up wrote for it."""
+    return 1 + sum(1 for n in history if n.seen and since < n.day < morning)
 
 
 def choose(
@@ -333,7 +334,8 @@ def choose(
         if h.released and mornings_since(history, h.released, morning) <= SUCCESSION_DAYS
     ]
     # ... even when it was carried often before the release (it had been winning while
-    # the old belief turned): the release owes it one morning, whatever its share.
+    # the old belief turned): the release owes it one morning, whatever its share — a
+    # morning the owner boots with, not one a catch-up wrote during a downtime.
     owed = frozenset(
         s.h.id
         for s in stories
@@ -341,7 +343,7 @@ def choose(
         if r.id != s.h.id
         and related(s.h, r)
         and r.released is not None
-        and not any(n.hypothesis == s.h.id and n.day > r.released for n in history)
+        and not any(n.seen and n.hypothesis == s.h.id and n.day > r.released for n in history)
     )
     options = eligible(stories, history, morning, yesterday, owed)
     if not options:
