@@ -464,11 +464,13 @@ def costliest_files_first(config: pytest.Config, items: list[pytest.Item]) -> No
 
 # The files whose tests share nothing dearer than a scripted model server and a fresh root
 # (their module fixture) or the session's kept demo: each of their tests is handed out on
-# its own, so the real Gemini/OpenCode/Claude/Codex runs and the docs pages (minutes of one
-# core each, as whole files) are shared by both workers.  Every other file stays whole.
+# its own, so the real Gemini/OpenCode/Claude/Codex runs, the docs pages and the quarters
+# of the 200 generated lives (minutes of one core each, as whole files) are shared by both
+# workers.  Every other file stays whole.
 SPLIT = {
     "tests/integrations/test_real_clients.py",
     "tests/integrations/test_real_gemini_opencode.py",
+    "tests/jobs/test_words_invariants.py",
     "tests/test_docs.py",
 }
 
