@@ -493,8 +493,7 @@ def _next_state(
             "recent_types": recent,
             "outcomes": [o.model_dump() for o in outcomes[-20:]],
             "untagged": [n.model_dump() for n in keep],
-            # ``seen`` is written only where false: the state a booted morning leaves is as before
-            "carries": [c.model_dump(exclude_defaults=True) for c in carries[-14:]],
+            "carries": [c.model_dump() for c in carries[-14:]],
         }
     )
 

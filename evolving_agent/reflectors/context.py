@@ -14,7 +14,7 @@ from datetime import date
 from functools import cached_property
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from evolving_agent.memory.authority import ScopedReader
 from evolving_agent.memory.evidence.day_digest import DayDigest, digest_records
@@ -84,6 +84,16 @@ class CarryRecord(BaseModel):
     hypothesis: str | None
     type: CarryType
     seen: bool = True  # false: a catch-up reflected its day, nobody booted that morning
+
+    @model_serializer(mode="wrap")
+    def _seen_only_when_false(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """``seen`` is written only where false, so the state a booted morning leaves is
+        byte-identical to an older build's (a redo compares it as text, a second device
+        on that build reads it)."""
+        out: dict[str, Any] = handler(self)
+        if self.seen:
+            out.pop("seen", None)
+        return out
 
 
 class NightlyState(BaseModel):

@@ -22,7 +22,7 @@ from evolving_agent.memory.ops.hypotheses import add_hypothesis, check_register
 from evolving_agent.memory.ops.today import CARRY_TYPES
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.reflectors.answers import NightlyReflection, WeeklyReflection
-from evolving_agent.reflectors.context import NightlyContext
+from evolving_agent.reflectors.context import NightlyContext, NightlyState
 from evolving_agent.reflectors.rules import RulesReflector
 from tests.helpers import HELPERS, run_cli
 from tests.helpers.roots import fresh_root
@@ -212,6 +212,35 @@ def test_quiet_day_with_a_hypothesis_carries_it_with_a_new_type(root: MemoryRoot
     assert result.plan.changes == []  # no evidence, no state change
     assert result.plan.carry is not None and result.plan.carry.type == "watchpoint"
     assert result.plan.outcome is not None and result.plan.outcome.outcome == "untested"
+
+
+def test_a_catch_up_carry_is_kept_as_not_seen_and_a_booted_one_as_before(
+    root: MemoryRoot,
+) -> None:
+    """The mornings a downtime passed over are marked in ``today/nightly.json`` (the carry
+    fairness reads: seed 54658), and only they: a booted morning's record has no ``seen``
+    key, byte for byte what an older build wrote and a redo compares."""
+    a = add_hypothesis(root, "give one answer, not a menu", ts=at(D0, 8))
+    Writer(root, "session").append("friction", "menu again", supports=a.id, ts=at(D0, 10))
+    run_nightly(root, D0, now=at(D0 + timedelta(days=1), 3))
+    state = root.today / "nightly.json"
+    assert '"seen"' not in state.read_text(encoding="utf-8")
+    late = D0 + timedelta(days=4)  # three nights asleep, then a run that catches up
+    result = run_nightly(root, late, now=at(late + timedelta(days=1), 3))
+    assert result.caught_up == [D0 + timedelta(days=n) for n in (1, 2, 3)]
+    carries = json.loads(state.read_text(encoding="utf-8"))["carries"]
+    caught_mornings = {(D0 + timedelta(days=n + 1)).isoformat() for n in (1, 2, 3)}
+    assert [c["day"] for c in carries] == [
+        (D0 + timedelta(days=n)).isoformat() for n in range(1, 6)
+    ]
+    for c in carries:
+        if c["day"] in caught_mornings:
+            assert c["seen"] is False, c
+        else:
+            assert "seen" not in c, c
+    again = NightlyState.model_validate_json(state.read_text(encoding="utf-8"))
+    assert [c.seen for c in again.carries] == [c["day"] not in caught_mornings for c in carries]
+    assert json.loads(again.model_dump_json())["carries"] == carries
 
 
 def test_carry_outcome_records_how_yesterday_fared(root: MemoryRoot) -> None:
