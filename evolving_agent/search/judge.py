@@ -542,11 +542,14 @@ SCORE_FD_VAR = "EA_SCORE_FD"
 FORGED = "score channel forged"
 
 
-def sealed_judge(config: SearchConfig, seal: dict[str, Any]) -> Judge:
+def sealed_judge(
+    config: SearchConfig, seal: dict[str, Any], *, channel: str | None = None
+) -> Judge:
     """The judge a run's ``seal`` names (its score command and files, and the channel the
-    seed showed; "auto" before the seed and for the holdout), confined like the run's
-    scorer and blind to the run's output folder: the runner's, plateau-test's and the
-    holdout's judge alike."""
+    seed showed; "auto" before the seed), confined like the run's scorer and blind to the
+    run's output folder: the runner's, plateau-test's and the holdout's judge alike.
+    ``channel`` overrides the seal's: the holdout's is always "auto", whatever its seal
+    file holds."""
     assert config.workdir is not None and config.out is not None
     return Judge(
         seal["score_cmd"],
@@ -555,7 +558,7 @@ def sealed_judge(config: SearchConfig, seal: dict[str, Any]) -> Judge:
         config.score_repeats,
         cwd=config.score_cwd,
         seal=Seal(seal["files"]),
-        channel=seal.get("channel", "auto"),
+        channel=channel or seal.get("channel", "auto"),
         sandbox=config.confinement(hide=(str(config.out.resolve()),)),
     )
 

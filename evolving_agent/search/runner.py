@@ -350,7 +350,7 @@ def _holdout(config: SearchConfig, run: RunDir, executor: Executor) -> holdout_g
     seal = holdout_gate.read_seal(run.path)
     if seal is None:
         return None
-    judge = sealed_judge(config, seal)
+    judge = sealed_judge(config, seal, channel="auto")
 
     def verdict(repo: Path, commit: str) -> tuple[float | None, str]:
         found = executor.judge(judge=judge, repo=repo, commit=commit)

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from evolving_agent.cli import cli
-from evolving_agent.search.judge import Judge
+from evolving_agent.search.judge import Judge, sealed_judge
 from evolving_agent.search.runner import run_search
 from evolving_agent.search.workspace import init_round_repo
 from tests.helpers.search import (
@@ -207,3 +207,17 @@ def test_a_quoted_relative_scorer_path_with_a_space_means_that_file_inside_the_e
     assert "best 3 (seed 1, +2)" in result.output
     seal = json.loads((tmp_path / "run" / "judge" / "seal.json").read_text())
     assert str(tmp_path / "my judge" / "score.py") in seal["score_cmd"]
+
+
+def test_a_sealed_judge_reads_its_channel_from_the_seal_unless_it_is_the_holdout_s(
+    tmp_path: Path,
+) -> None:
+    """The run's judge scores through the channel its seed showed; the holdout's is "auto"
+    whatever its seal file holds (a written ``channel`` there would change how a forged
+    score is told)."""
+    seal = {"score_cmd": f"{PY} score.py", "files": {}, "channel": "stdout"}
+    assert sealed_judge(config(tmp_path), seal).channel == "stdout"
+    assert sealed_judge(config(tmp_path), seal, channel="auto").channel == "auto"
+    assert sealed_judge(config(tmp_path), {**seal, "channel": "fd"}).channel == "fd"
+    del seal["channel"]
+    assert sealed_judge(config(tmp_path), seal).channel == "auto"  # before the seed
