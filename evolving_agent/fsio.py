@@ -159,6 +159,9 @@ class Entry:
     def __repr__(self) -> str:
         return f"Entry(rel={self.rel!r}, path={self.path!r}, kind={self.kind!r})"
 
+    def __reduce__(self) -> tuple[type[Entry], tuple[str, Path, EntryKind]]:
+        return (Entry, (self.rel, self.path, self.kind))  # pickle and copy, as a dataclass
+
     @property
     def problem(self) -> str | None:
         """Why a reader of plain files refuses this entry (None for a file or directory)."""

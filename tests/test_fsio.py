@@ -3,7 +3,9 @@ and search."""
 
 from __future__ import annotations
 
+import copy
 import os
+import pickle
 import re
 import stat
 from pathlib import Path
@@ -172,3 +174,5 @@ def test_an_entry_is_frozen_equal_by_value_and_hashable(tmp_path: Path) -> None:
     assert repr(a) == f"Entry(rel='x', path={tmp_path / 'x'!r}, kind='file')"
     with pytest.raises(AttributeError):
         a.kind = "dir"  # type: ignore[misc]
+    # ... and, like the frozen dataclass it was, it pickles and copies
+    assert pickle.loads(pickle.dumps(a)) == a and copy.copy(a) == a and copy.deepcopy(a) == a
