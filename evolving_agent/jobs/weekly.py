@@ -282,9 +282,9 @@ def _plan(root: MemoryRoot, week_end: date, reflector: Reflector, when: datetime
         evidence = h.contradicts or h.supports
         if not evidence or proposal_id(week_end, h.id) in {p.id for p in proposals}:
             continue
-        why = h.reason or f"contradicted on {len(set(h.contradicted_on))} distinct days"
+        retired_for = h.reason or f"contradicted on {len(set(h.contradicted_on))} distinct days"
         remove = CanonDiff(section="habits", op="remove", old_text=h.canon_text)
-        why = f"Hypothesis {h.id} was retired ({why}); its Canon entry goes too."
+        why = f"Hypothesis {h.id} was retired ({retired_for}); its Canon entry goes too."
         proposals.append(_proposal(week_end, h.id, remove, evidence, why, when))
     proposals += _narrowings(hyps, reader, records, week_end, when)
     return WeeklyPlan(
