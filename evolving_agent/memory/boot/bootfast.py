@@ -45,6 +45,7 @@ from evolving_agent.memory.boot.bootview import (
     claude_hook_json,
     context_json,
     iso_day,
+    printable_but_layout,
     read_today,
     render_markdown,
     stale_date,
@@ -289,14 +290,11 @@ class _View:
         return render_markdown(self, self.max_chars)
 
 
-_LAYOUT = {ord("\t"): None, ord("\n"): None}
-
-
 def neutralise(text: str) -> str:
     """``textsafe.neutralise(text)``, as the CLI's ``echo`` prints; without compiling its
     pattern when nothing would change: every character it shows is one ``str.isprintable``
     refuses (a test checks all of Unicode), and it keeps tabs and newlines."""
-    if text.translate(_LAYOUT).isprintable():
+    if printable_but_layout(text):
         return text
     from evolving_agent.textsafe import neutralise as shown
 

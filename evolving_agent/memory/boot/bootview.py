@@ -229,9 +229,15 @@ _BLOCK_START = re.compile(r"^\s*([#>|<`~=*+\-]|\d+[.)])")
 _LAYOUT = {ord("\t"): None, ord("\n"): None}
 
 
+def printable_but_layout(text: str) -> bool:
+    """No character but tabs and newlines that ``str.isprintable`` refuses: the text the
+    escaping paths leave as it is, told without a Python loop over its characters."""
+    return text.translate(_LAYOUT).isprintable()
+
+
 def _printable(text: str, *, keep_newlines: bool = False) -> str:
     """Drop control and format characters (bidi overrides, zero-width) except layout ones."""
-    if text.translate(_LAYOUT).isprintable():
+    if printable_but_layout(text):
         # No character of the categories below but tabs and newlines (str.isprintable
         # refuses all of them): most text, without a Python loop over every character.
         text = text.replace("\t", " ")
