@@ -49,7 +49,7 @@ from evolving_agent.search.private import private_root, workspace_path
 from evolving_agent.search.reducer import RoundPlan
 from evolving_agent.search.rundir import RunDir, TurnRecord, write_json_atomic
 from evolving_agent.search.sandbox import Sandbox, isolation
-from evolving_agent.search.schedule import Rules, next_step
+from evolving_agent.search.schedule import next_step, run_rules
 from evolving_agent.search.turn import TurnJob, TurnPlace, turn_request
 
 CERTIFY_FILE = "certify.json"
@@ -440,12 +440,9 @@ def probe_site(
     """Where round ``plan.number``'s probe runs: agent 1's first turn of the round, its
     request built by the reducer from the records (the canary in their feedback)
     exactly as the round itself builds it."""
+    rules = run_rules(config)
 
     def request(records: list[TurnRecord]) -> TurnRequest:
-        rules = Rules(
-            config.preset, config.effective_agents, config.minimize,
-            forget_on_plateau=config.forget_on_plateau,
-        )  # fmt: skip
         step = next_step([r for r in records if r.round < plan.number], plan, rules)
         slot = next((s for s in step.slots if s.agent == 1), None)
         if slot is None:

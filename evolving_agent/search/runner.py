@@ -94,7 +94,7 @@ from evolving_agent.search.sandbox import (
     missing_protections,
     not_forgotten,
 )
-from evolving_agent.search.schedule import Rules, Slot, Step, next_step
+from evolving_agent.search.schedule import Slot, Step, next_step, run_rules
 from evolving_agent.search.stats import noise_floor
 
 # The turn itself (re-exported: callers and tests import it from the runner).
@@ -637,14 +637,11 @@ class _Runner:
 
     def _play_round(self, rnd: OpenRound, pool: ThreadPoolExecutor) -> None:
         """Step after step of the round's schedule until it ends or the run stops."""
+        rules = run_rules(self.config)
         while self.stop is None:
             if self._failing():
                 self.stop = "failed"
                 return
-            rules = Rules(
-                self.preset, self.agents, self.config.minimize,
-                forget_on_plateau=self.config.forget_on_plateau,
-            )  # fmt: skip
             step = next_step(self.records, rnd.plan, rules)
             if step.end_round is not None:
                 self.closing = step.end_round

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from evolving_agent.search.budget import Admission, TurnLedger
+from evolving_agent.search.config import SearchConfig
 from evolving_agent.search.presets import Preset
 from evolving_agent.search.reducer import Decision, RoundPlan, SearchState, decide
 from evolving_agent.search.rundir import ForgetReason, TurnRecord, forget_reason
@@ -43,6 +44,14 @@ class Rules:
     forget_on_plateau: int | None = None
     first_turn: dict[int, int] | None = None
     adjust: Adjust | None = None
+
+
+def run_rules(config: SearchConfig) -> Rules:
+    """A run's rules, as its configuration says them (plateau-test adds its own extras)."""
+    return Rules(
+        config.preset, config.effective_agents, config.minimize,
+        forget_on_plateau=config.forget_on_plateau,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
