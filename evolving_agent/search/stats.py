@@ -61,6 +61,7 @@ def _resample_mean(values: list[float], draw: Callable[[], float]) -> float:
     draws in the same order, so the same float, without choices' Python loop per element
     (a comparison's table draws millions)."""
     n = len(values)
+    # the loop this is, in C: [math.floor(draw() * n) for _ in range(n)] (choices' own index)
     picks = map(math.floor, map(float(n).__mul__, starmap(draw, repeat((), n))))
     return math.fsum(map(values.__getitem__, picks)) / n
 
