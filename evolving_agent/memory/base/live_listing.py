@@ -8,10 +8,20 @@ imports the other and both stop at the same count.
 from __future__ import annotations
 
 import os
+import re
 
 # At most this many Live Bus keys: the writer refuses a new key beyond it, and boot lists
 # no further than one past it, so boot costs the same with 1,000 keys or a million.
 LIVE_MAX_KEYS = 1_000
+# A Live Bus key names its own file in live/: letters, digits, '.', '_' or '-', at most 64.
+LIVE_KEY = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
+
+
+def live_key_ok(key: str) -> bool:
+    """``key`` may name a Live Bus entry, for the writer that refuses it and for boot that
+    reads it alike.  ``fullmatch``: ``$`` would accept a trailing newline ("thread\n").  The
+    pattern is compiled on first use, by re's own cache (most roots' live/ holds no entry)."""
+    return re.fullmatch(LIVE_KEY, key) is not None and not key.endswith(".json")
 
 
 class LiveListing:

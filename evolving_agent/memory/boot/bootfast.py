@@ -29,7 +29,7 @@ import sys
 
 from evolving_agent.memory.base.fastargv import plain_call, utf8
 from evolving_agent.memory.base.fasthash import sha256
-from evolving_agent.memory.base.live_listing import list_live
+from evolving_agent.memory.base.live_listing import list_live, live_key_ok
 from evolving_agent.memory.boot.bootview import (
     BIAS_FILE,
     CARRY_FILE,
@@ -82,19 +82,6 @@ CARRY_TYPES = (
 )
 
 
-class _Pattern:
-    """A pattern compiled on its first use (most roots' live/ holds no entry)."""
-
-    __slots__ = ("pattern",)
-
-    def __init__(self, pattern: str) -> None:
-        self.pattern = pattern
-
-    def fullmatch(self, text: str) -> re.Match[str] | None:
-        return re.fullmatch(self.pattern, text)
-
-
-LIVE_KEY_RE = _Pattern(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 LIVE_FILE_BYTES = 64 * 1024
 IDENTITY_LISTS = ("values", "self_understanding", "habits")
 
@@ -432,7 +419,7 @@ def _live(root: MemoryRoot) -> tuple[list[dict[str, str]], int]:
             raise _Fallback("live entry shape")
         entry = {k: _str(obj[k]) for k in ("key", "text", "actor", "updated")}
         key = entry["key"]
-        if not LIVE_KEY_RE.fullmatch(key) or key.endswith(".json") or key != p.stem:
+        if not live_key_ok(key) or key != p.stem:
             raise _Fallback("live key")
         out.append(entry)
     return out, listing.total

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +21,12 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.memory.authority import Writer
-from evolving_agent.memory.base.live_listing import LIVE_MAX_KEYS, list_live, over_limit_warning
+from evolving_agent.memory.base.live_listing import (
+    LIVE_MAX_KEYS,
+    list_live,
+    live_key_ok,
+    over_limit_warning,
+)
 from evolving_agent.memory.base.redact import redact
 from evolving_agent.memory.evidence.evidence import now
 from evolving_agent.paths import MemoryRoot
@@ -30,7 +34,6 @@ from evolving_agent.paths import MemoryRoot
 if TYPE_CHECKING:
     from evolving_agent.memory.canon.policy import Actor
 
-KEY_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 MAX_TEXT_CHARS = 4000  # a note of where work stopped, not a document
 MAX_FILE_BYTES = 64 * 1024  # larger files in live/ are skipped unread
 MAX_KEYS = LIVE_MAX_KEYS  # keys; boot reads the newest 20 whatever the count
@@ -89,8 +92,7 @@ def _check_room(root: MemoryRoot, key: str) -> None:
 
 
 def _check_key(key: str) -> str:
-    # fullmatch: '$' would accept a trailing newline ("thread\n").
-    if not KEY_RE.fullmatch(key) or key.endswith(".json"):
+    if not live_key_ok(key):
         raise InvalidInput(
             f"invalid Live Bus key {key!r}: use letters, digits, '.', '_' or '-' (max 64)"
         )

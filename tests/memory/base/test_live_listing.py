@@ -5,7 +5,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from evolving_agent.memory.base.live_listing import LIVE_MAX_KEYS, list_live, over_limit_warning
+import pytest
+
+from evolving_agent.memory.base.live_listing import (
+    LIVE_MAX_KEYS,
+    list_live,
+    live_key_ok,
+    over_limit_warning,
+)
 
 
 def _touch(path: Path, mtime_ns: int) -> None:
@@ -47,3 +54,15 @@ def test_the_warning_names_the_directory_the_limit_and_the_way_out(tmp_path: Pat
     assert f"{LIVE_MAX_KEYS:,}" in text
     assert "evolving-agent live clear" in text
     assert "\n" not in text
+
+
+@pytest.mark.parametrize("key", ["thread", "a", "v1.2_x-y", "9" * 64])
+def test_a_key_of_its_own_file_name_is_a_live_key(key: str) -> None:
+    assert live_key_ok(key)
+
+
+@pytest.mark.parametrize(
+    "key", ["", "thread\n", ".hidden", "-x", "a/b", "a b", "x.json", "9" * 65, "ключ"]
+)
+def test_a_key_that_is_no_plain_file_name_is_refused(key: str) -> None:
+    assert not live_key_ok(key)
