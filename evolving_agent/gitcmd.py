@@ -24,10 +24,10 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from evolving_agent.errors import EvolvingAgentError
+from evolving_agent.records import record
 
 IDENTITY = ("evolving-agent", "evolving-agent@localhost")
 
@@ -68,7 +68,7 @@ class GitError(EvolvingAgentError):
         self.stderr = stderr
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GitResult:
     returncode: int
     stdout: bytes

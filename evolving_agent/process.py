@@ -30,8 +30,9 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+
+from evolving_agent.records import record
 
 MARKER_VAR = "EA_PROCESS_MARKER"
 PROGRAM = "evolving-agent"
@@ -57,7 +58,7 @@ def own_command() -> list[str]:
 _TAIL = 4000
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Completed:
     returncode: int | None  # None: timed out (and killed), or never started
     stdout: str
@@ -200,7 +201,7 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int | None:
         return None
 
 
-@dataclass
+@record
 class Background:
     """A helper process the harness itself runs beside a turn (canary rounds' stand-in
     process): started in its own session, ended with :meth:`stop`."""

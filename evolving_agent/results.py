@@ -9,15 +9,17 @@ front end decides on its own what is worth a warning.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Generic, Literal, TypeVar
+
+from evolving_agent.records import record
 
 T = TypeVar("T")
 
 Level = Literal["info", "warning"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Message:
     """One thing to tell the person, with how loudly."""
 
@@ -25,7 +27,7 @@ class Message:
     level: Level = "warning"
 
 
-@dataclass
+@record
 class Result(Generic[T]):
     """An operation's answer and the messages that go with it."""
 

@@ -9,7 +9,6 @@ Click's own usage errors (unknown option, missing argument) print the same way: 
 
 from __future__ import annotations
 
-import difflib
 import errno
 import importlib
 import os
@@ -120,6 +119,8 @@ class _Group(click.Group):
         name = args[0] if args else ""
         if name and not name.startswith("-") and name not in COMMAND_MODULES:
             # click suggests only among loaded commands, and these load lazily.
+            import difflib  # only for a mistyped command
+
             close = difflib.get_close_matches(name, list(COMMAND_MODULES))
             hint = f" Did you mean {close[0]!r}?" if close else ""
             raise click.UsageError(f"No such command {name!r}.{hint}", ctx=ctx)

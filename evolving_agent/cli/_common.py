@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import calendar
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -110,6 +109,8 @@ class Day(click.DateTime):
             try:
                 date(year, month, day)
             except ValueError:
+                import calendar  # only to say why a date is not real (it imports locale)
+
                 why = (
                     f"there is no month {month}"
                     if not 1 <= month <= 12

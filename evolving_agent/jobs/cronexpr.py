@@ -12,9 +12,10 @@ values in cron's meaning, and build both the APScheduler trigger and the systemd
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import tzinfo
 from typing import TYPE_CHECKING
+
+from evolving_agent.records import record
 
 if TYPE_CHECKING:
     # APScheduler (with asyncio and ssl) is imported for a trigger only: parsing,
@@ -50,7 +51,7 @@ class CronError(ValueError):
     """A cron expression we cannot read (the message says which field and why)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CronSpec:
     """The five fields as sorted value tuples; ``None`` means the field was ``*``.
 

@@ -25,7 +25,7 @@ nightly runs is refused.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import date, datetime
 from typing import Any
 
@@ -71,6 +71,7 @@ from evolving_agent.memory.ops.hypotheses import (
 from evolving_agent.memory.root import require_root
 from evolving_agent.memory.sync.deploy import seal_reflected
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.records import record
 from evolving_agent.reflectors import Reflector
 from evolving_agent.reflectors.rules import RulesReflector
 
@@ -179,7 +180,7 @@ def _redoable(root: MemoryRoot, day: date) -> RunMarker:
     return old
 
 
-@dataclass
+@record
 class _Restore:
     today: dict[str, str | None]
     records: list[dict[str, Any]] = field(default_factory=list)
@@ -269,7 +270,7 @@ def _redo_record(day: date, old: RunMarker, plan: NightlyPlan) -> dict[str, Any]
     }
 
 
-@dataclass
+@record
 class _TodayAsIt(ScopedReader):
     """The nightly job's reader with Today as a redo restores it, before it is written."""
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +33,7 @@ from evolving_agent.memory.base.locks import human_lock_dir
 from evolving_agent.memory.evidence.evidence import now as local_now
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.records import record
 
 if TYPE_CHECKING:  # apscheduler is imported only when the scheduler starts
     from apscheduler.schedulers.background import BackgroundScheduler
@@ -117,7 +118,7 @@ def validate_roots(roots: Sequence[MemoryRoot]) -> list[MemoryRoot]:
     return list(unique.values())
 
 
-@dataclass
+@record
 class JobScheduler:
     """Runs the jobs of several roots; catches up once after downtime."""
 

@@ -18,7 +18,7 @@ import os
 import stat
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import date
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
@@ -42,6 +42,7 @@ from evolving_agent.memory.evidence.day_stream import DayStream
 from evolving_agent.memory.evidence.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord, now
 from evolving_agent.memory.evidence.signing_chain import in_force
 from evolving_agent.paths import AREAS, Area, MemoryRoot, area_parts
+from evolving_agent.records import record
 
 NAME_MAX = 255  # bytes in one file name (Linux, macOS)
 
@@ -53,7 +54,7 @@ SIGNED_AREAS: frozenset[Area] = frozenset({"decisions", "today"})
 Target = Area | Literal["config"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Approval:
     """What the monthly job holds when it applies a human-approved diff to Canon."""
 
@@ -144,7 +145,7 @@ def _read_plain(target: Path) -> bytes | None:
 TrackedChecks = Mapping[str, Callable[[bytes], None]]
 
 
-@dataclass
+@record
 class Writer:
     """Writes on behalf of one actor.  Build one per actor; it is cheap."""
 
@@ -537,7 +538,7 @@ def accept_hand_edits(
     )
 
 
-@dataclass
+@record
 class ScopedReader:
     """Reads on behalf of one actor, refusing anything outside its scope.
 

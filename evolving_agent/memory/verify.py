@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from evolving_agent.errors import EvolvingAgentError, InvalidInput
@@ -56,12 +56,13 @@ from evolving_agent.memory.root import (
     require_root,
 )
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.records import record
 
 REGULAR_MODES = ("100644", "100755")
 IDENTITY_PATH = "canon/identity.yaml"
 
 
-@dataclass
+@record
 class VerifyReport:
     evidence_records: int = 0
     canon_commits: int = 0
@@ -74,7 +75,7 @@ class VerifyReport:
         return not self.problems
 
 
-@dataclass
+@record
 class Commit:
     """One commit as git's objects hold it."""
 

@@ -9,7 +9,7 @@ data (:func:`fence`).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import date
 from functools import cached_property
 from typing import Any
@@ -27,6 +27,7 @@ from evolving_agent.memory.ops.hypotheses import (
     read_register,
 )
 from evolving_agent.memory.ops.today import BIAS_FILE, CARRY_FILE, Carry, CarryType
+from evolving_agent.records import record
 from evolving_agent.reflectors.answers import NewHypothesis
 
 NIGHTLY_STATE_FILE = "nightly.json"
@@ -110,7 +111,7 @@ class NightlyState(BaseModel):
     carries: list[CarryRecord] = Field(default_factory=list)
 
 
-@dataclass
+@record
 class NightlyContext:
     """Everything a nightly reflector may see: Today and the one day's Evidence.
 
@@ -335,7 +336,7 @@ def fence(name: str, body: str) -> str:
     )
 
 
-@dataclass
+@record
 class WeeklyContext:
     """What a weekly reflector may see: the week's Evidence and the floor's candidates."""
 

@@ -10,19 +10,19 @@ malformed text into Today.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from evolving_agent.errors import first_error
+from evolving_agent.records import record
 from evolving_agent.reflectors.base import Reflector, ReflectorError, ReflectorUnavailable
 from evolving_agent.reflectors.rules import RulesReflector
 
 R = TypeVar("R", bound=BaseModel)
 
 
-@dataclass
+@record
 class Reflected:
     """A validated reflection, which reflector produced it, and why it fell back (if it did)."""
 

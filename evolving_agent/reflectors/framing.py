@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from evolving_agent.memory.base.language import language_of
+from evolving_agent.records import record
 
 FRAMING_FILE = "words/framing.yaml"  # under evolving_agent/data/
 FALLBACK = "en"
@@ -40,7 +40,7 @@ def languages() -> list[str]:
     return list(_table())
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Words:
     """The phrase table's entries for one language (English where it has none)."""
 

@@ -21,7 +21,6 @@ A hard crash leaves the review ``applying``; re-running finds the commit by its
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from evolving_agent.errors import (
     EXIT_DENIED,
@@ -39,6 +38,7 @@ from evolving_agent.memory.canon.policy import Policy
 from evolving_agent.memory.evidence.evidence import now
 from evolving_agent.memory.ops.hypotheses import mark_canon
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.records import record
 from evolving_agent.review.hold import require_not_held
 from evolving_agent.review.models import Decision
 from evolving_agent.review.store import (
@@ -90,7 +90,7 @@ class RemovalNotConfirmed(UsageError):
         )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ApprovalPlan:
     """What approving a review would do, computed before anything is written."""
 
@@ -115,7 +115,7 @@ class ApprovalPlan:
         )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ApprovalResult:
     review_id: str
     commit: str

@@ -32,7 +32,7 @@ with new evidence needs a new look.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Literal
@@ -46,6 +46,7 @@ from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord,
 from evolving_agent.memory.ops.hypotheses import Hypothesis, snapshot_of
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.records import record
 from evolving_agent.review import pendulum
 
 FlagKind = Literal[
@@ -74,7 +75,7 @@ STALE_DAYS = 31
 DEFAULT_WINDOW_DAYS = 42
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DriftFlag:
     """One thing the owner should look at, with the evidence behind it."""
 
@@ -106,7 +107,7 @@ class DriftFlag:
         }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DriftReport:
     """What the watch found between ``start`` and ``end`` (inclusive)."""
 

@@ -17,7 +17,7 @@ reading the history (GitPython's own ``diff-tree`` ran an fsmonitor hook).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from typing import Final
 
@@ -27,12 +27,13 @@ from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.canon import gitrepo
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.records import record
 
 CANON_DIR: Final = "canon"
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CanonChange:
     """One commit that touched canon/."""
 
@@ -123,7 +124,7 @@ def commit_diff(root: MemoryRoot, rev: str) -> str:
     return text + "\n" if text else ""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CanonShow:
     """One commit as ``canon show`` prints it: its provenance and its canon/ diff."""
 
@@ -144,7 +145,7 @@ def canon_show(root: MemoryRoot, rev: str | None = None) -> CanonShow:
     return CanonShow(_change(root, commit), commit_diff(root, commit.sha))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RevertResult:
     reverted: str
     files: list[str]

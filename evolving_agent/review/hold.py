@@ -13,7 +13,6 @@ the other decisions when signing is on) and a ``review`` Evidence record.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from evolving_agent.errors import EXIT_DENIED, EvolvingAgentError, InvalidInput
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.evidence.evidence import now
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.records import record
 from evolving_agent.review.drift import ACKS_DIR, DriftAck, DriftFlag, watch
 from evolving_agent.review.store import Review, check_person, dump
 
@@ -31,7 +31,7 @@ def ack_command(hypothesis: str) -> str:
     return f"evolving-agent drift ack {hypothesis}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Hold:
     """The flags holding one hypothesis, not yet acknowledged."""
 
@@ -102,7 +102,7 @@ class NothingHeld(InvalidInput):
         )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AckResult:
     hold: Hold
     path: Path  # the decision file

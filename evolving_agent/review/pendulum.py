@@ -36,12 +36,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import date
 
 from evolving_agent.memory.base.similarity import THRESHOLD, key, similar
 from evolving_agent.memory.evidence.evidence import EvidenceRecord
 from evolving_agent.memory.ops.hypotheses import Hypothesis
+from evolving_agent.records import record
 
 TAGGED_SWINGS = 3  # A, B, A, B: three turns of direction
 UNTAGGED_SWINGS = 7  # no tag relates them: eight days of strict turns
@@ -54,7 +55,7 @@ QUOTE = 60
 SAME = 0.6
 
 
-@dataclass
+@record
 class Side:
     """One pull: the days it was felt on and the events behind each day."""
 
@@ -76,7 +77,7 @@ class Side:
         return any(key(t) == key(text) or similar(t, text, threshold) for t in self.texts)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Swing:
     """Two related sides taking turns over ``days`` (the stretch)."""
 

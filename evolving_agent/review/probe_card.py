@@ -11,7 +11,6 @@ rewritten since is named as such), and the card's ``review-queued`` provenance w
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from datetime import datetime
 
 from pydantic import ValidationError
@@ -21,6 +20,7 @@ from evolving_agent.memory.base.yamlio import parse_yaml
 from evolving_agent.memory.canon.probe_file import Probe, ProbesFile
 from evolving_agent.memory.evidence.evidence import EvidenceRecord
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.records import record
 from evolving_agent.review.models import ProbeCard
 from evolving_agent.review.provenance import TraceIndex
 from evolving_agent.review.store import Review, cited_evidence
@@ -28,7 +28,7 @@ from evolving_agent.review.store import Review, cited_evidence
 PROBES_FILE = "probes.yaml"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Answer:
     """One model's answer to one probe, as its Evidence record holds it."""
 
@@ -41,7 +41,7 @@ class Answer:
     found: bool  # False when the record is not in Evidence
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ProbePair:
     probe: str
     prompt: str | None  # None when the probe is no longer in probes.yaml
@@ -53,7 +53,7 @@ class ProbePair:
     after: Answer
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ProbeCardView:
     card: ProbeCard
     pairs: list[ProbePair]

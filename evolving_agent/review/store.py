@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -29,6 +28,7 @@ from evolving_agent.memory.canon.canon_diff import CanonDiff
 from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord
 from evolving_agent.memory.root import require_root
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.records import record
 from evolving_agent.review.models import Decision, PendingReview
 from evolving_agent.review.provenance import (
     ReviewTampered,
@@ -47,7 +47,7 @@ Status = Literal["pending", "applying", "approved", "rejected", "unverifiable"]
 NARROWING = "-narrowing"  # the weekly job's proposal id suffix for a narrowing
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Review:
     """Everything known about one review."""
 
@@ -167,7 +167,7 @@ def load_review(root: MemoryRoot, review_id: str, index: TraceIndex | None = Non
     return Review(pending, edit, decision)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ReviewList:
     """The genuine reviews (oldest first), and the refusal of any other file, if one."""
 

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory.canon.canon import IDENTITY_FILE
 from evolving_agent.memory.canon.canon_diff import apply_diff, unified
 from evolving_agent.memory.evidence.evidence import EvidenceRecord
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.records import record
 from evolving_agent.review.history import commit_diff
 from evolving_agent.review.store import Review, cited_evidence, load_review, to_json
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ReviewView:
     review: Review
     # Unified diff against Canon on disk ("" when it cannot apply); for an applied review,

@@ -26,13 +26,13 @@ import pwd
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from evolving_agent.errors import EXIT_DENIED, EvolvingAgentError
 from evolving_agent.fsio import shared_mode
 from evolving_agent.memory.base.atomic import mkdirs_private
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.records import record
 from evolving_agent.textsafe import one_line
 
 FOREIGN_PATIENCE = 3.0  # seconds another user's lock may delay us
@@ -54,7 +54,7 @@ class LockHeld(EvolvingAgentError):
         )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Holder:
     pid: int
     uid: int | None

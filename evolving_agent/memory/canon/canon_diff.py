@@ -20,7 +20,6 @@ from __future__ import annotations
 import difflib
 import io
 from collections import Counter
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -28,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from evolving_agent.errors import InvalidInput
 from evolving_agent.memory.base.yamlio import parse_yaml, validate
 from evolving_agent.memory.canon.canon import Identity
+from evolving_agent.records import record
 
 if TYPE_CHECKING:
     # ruamel is imported when a diff is applied: listing or showing reviews, and every
@@ -63,7 +63,7 @@ class CanonDiff(BaseModel):
         return self
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AppliedDiff:
     """The identity text before and after one diff, and how much it removes."""
 

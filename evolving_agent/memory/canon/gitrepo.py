@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +40,7 @@ from evolving_agent.memory.base.atomic import mkdirs_private
 from evolving_agent.memory.canon.gitformat import blob_sha as blob_sha
 from evolving_agent.memory.canon.gitformat import parse_trailers as parse_trailers
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.records import record
 
 if TYPE_CHECKING:
     from evolving_agent.gitcmd import git as run_git
@@ -300,7 +300,7 @@ def merge_base(root: MemoryRoot, a: str, b: str) -> str | None:
     return res.text if res.ok and res.text else None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TreeEntry:
     mode: str
     sha: str
@@ -395,7 +395,7 @@ def read_blob(root: MemoryRoot, sha: str) -> bytes | None:
     return res.stdout if res.ok else None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CommitInfo:
     """One commit as the history views need it (read with ``git log``, not GitPython)."""
 

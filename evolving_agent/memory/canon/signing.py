@@ -30,7 +30,6 @@ import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +38,7 @@ from evolving_agent.fsio import write_atomic
 from evolving_agent.gitcmd import git
 from evolving_agent.paths import MemoryRoot
 from evolving_agent.process import run_tool
+from evolving_agent.records import record
 
 MARKER = "signing.json"  # in .ea/
 NAMESPACE = "evolving-agent-decision"  # ssh-keygen -Y namespace of decision signatures
@@ -62,7 +62,7 @@ def _root_key(root: MemoryRoot) -> str:
     return hashlib.sha256(str(root.real).encode()).hexdigest()[:16]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SigningState:
     """What is known about signing for a root, from the pinned record and the marker."""
 

@@ -18,7 +18,6 @@ import hashlib
 import json
 import os
 import stat
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from typing import Any
 from evolving_agent.memory.base.atomic import UnsafePath, atomic_write, open_creating, open_dir
 from evolving_agent.memory.base.locks import flock_bounded
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.records import record
 
 SCHEMA_VERSION = 1
 # Where this root's own chain keeps its anchors (a device's: below it, devices/<id>/).
@@ -150,7 +150,7 @@ _HEAD_FMT = "{count:012d} {hash}\n"
 _HEAD_SIZE = len(_HEAD_FMT.format(count=0, hash="0" * 64))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Head:
     """A day's anchored head: how many lines the writer had written, and the last hash."""
 

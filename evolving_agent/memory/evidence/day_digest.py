@@ -25,10 +25,11 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import date
 
 from evolving_agent.memory.evidence.evidence import EvidenceRecord, recorded_day
+from evolving_agent.records import record
 
 JOB_KINDS = frozenset({"hypothesis", "hypothesis-state", "hypothesis-proposal", "job"})
 PER_LINK = 10
@@ -40,7 +41,7 @@ MAX_FRICTION = PER_LINK * LINKS + UNTAGGED_FIRST + UNTAGGED_LAST
 Link = tuple[str, str, date]  # (hypothesis id, "supports"|"contradicts", counting day)
 
 
-@dataclass
+@record
 class DayDigest:
     """The bounded fold of one day (see the module docstring for what is kept)."""
 

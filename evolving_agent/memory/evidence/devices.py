@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import secrets
 import socket
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -37,6 +36,7 @@ from evolving_agent.gitcmd import git
 from evolving_agent.memory.base.atomic import atomic_write, mkdirs_private
 from evolving_agent.memory.evidence.evidence import DEVICE_RE, EvidenceDraft, EvidenceLog, now
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.records import record
 
 SCHEMA_VERSION = 1
 DEVICE_FILE = ("device",)  # below .ea/
@@ -227,7 +227,7 @@ def set_today_writer(root: MemoryRoot, writer: TodayWriter) -> None:
     atomic_write(target, writer.model_dump_json(indent=2).encode() + b"\n", base=root.real)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DeviceStatus:
     """What ``device show`` prints."""
 

@@ -45,7 +45,6 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -70,6 +69,7 @@ from evolving_agent.memory.evidence.chain import (  # re-exported: the chain's n
     now,
 )
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.records import record
 
 __all__ = ["CHUNK_BYTES", "CHUNK_LINES", "SCHEMA_VERSION", "Head", "canonical", "genesis", "now"]
 
@@ -183,7 +183,7 @@ DEVICE_RE = re.compile(r"d-[0-9a-f]{12}")
 _HEADS = chain.HEADS
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Repair:
     """A torn tail moved aside."""
 
@@ -538,7 +538,7 @@ def repair_days(root: MemoryRoot, actor: str, day: date | None = None) -> list[R
     return [r for r in (log.repair(d, actor) for d in days) if r is not None]
 
 
-@dataclass
+@record
 class ChainCheck:
     """What :func:`check_chain` found in a run of lines."""
 

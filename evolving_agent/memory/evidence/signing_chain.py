@@ -29,7 +29,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Literal
 
@@ -59,6 +59,7 @@ from evolving_agent.memory.canon.signing import (
 from evolving_agent.memory.evidence.chain import canonical, now
 from evolving_agent.memory.evidence.evidence import EvidenceDraft, EvidenceLog, EvidenceRecord
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.records import record
 
 KIND = "signing"  # the Evidence record kind
 STATEMENT_NAMESPACE = "evolving-agent-signing"  # ssh-keygen -Y namespace of statements
@@ -83,7 +84,7 @@ class Statement(BaseModel):
         return canonical(self.model_dump(mode="json"))
 
 
-@dataclass
+@record
 class TrustChain:
     """The fold of this root's ``signing`` records (only the valid ones count)."""
 
@@ -332,7 +333,7 @@ def human_commits_since(root: MemoryRoot, since: str) -> list[tuple[str, str]]:
 # -- the doors -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SigningChange:
     action: str  # "enabled", "re-pinned", "disabled", "unchanged"
     state: SigningState

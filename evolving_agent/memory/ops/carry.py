@@ -17,10 +17,10 @@ merely alternate) waits a morning, so the bias cannot swing between two opposite
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import date, timedelta
 
 from evolving_agent.memory.ops.hypotheses import Hypothesis
+from evolving_agent.records import record
 
 WINDOW = 14  # mornings the fairness rule looks at
 MAX_SHARE = 5  # at most this many of any WINDOW mornings for one hypothesis (< 40 %)
@@ -29,7 +29,7 @@ TENSION_DAYS = 14  # how far back the pendulum check looks
 SUCCESSION_DAYS = 4  # carried mornings after a release in which a related belief comes first
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Story:
     """What the type table reads about one hypothesis on the reflected day."""
 
@@ -144,7 +144,7 @@ def fitting_types(story: Story) -> list[str]:
     return fits
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CarryNote:
     """One past morning's carry (what fairness reads)."""
 
@@ -256,7 +256,7 @@ def tensions(pool: list[Hypothesis], day: date) -> dict[str, list[str]]:
     return {k: sorted(v) for k, v in out.items()}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Choice:
     hypothesis: Hypothesis
     type: str

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,6 +30,7 @@ from evolving_agent.memory.base.live_listing import (
 from evolving_agent.memory.base.redact import redact
 from evolving_agent.memory.evidence.evidence import now
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.records import record
 
 if TYPE_CHECKING:
     from evolving_agent.memory.canon.policy import Actor
@@ -53,7 +54,7 @@ class LiveEntry(BaseModel):
         return _check_key(v)
 
 
-@dataclass
+@record
 class LiveScan:
     """The valid entries of the Live Bus, and a one-line report per file skipped."""
 

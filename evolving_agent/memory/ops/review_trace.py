@@ -51,6 +51,7 @@ from evolving_agent.errors import InvalidInput, first_error
 from evolving_agent.memory.canon.approvals import Decision, ReviewEdit
 from evolving_agent.memory.evidence.evidence import EvidenceLog, EvidenceRecord, parse_line
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.records import record
 
 if TYPE_CHECKING:
     from evolving_agent.memory.authority import Writer
@@ -146,7 +147,7 @@ class Trace:
         return ""
 
 
-@dataclass
+@record
 class TraceIndex:
     """The review-queued records of a root, by review id (one Evidence scan)."""
 

@@ -8,7 +8,7 @@ import re
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from evolving_agent.errors import EXIT_INVALID, EXIT_TAMPERED, EvolvingAgentError
@@ -18,6 +18,7 @@ from evolving_agent.memory.evidence.devices import (
     shared_path,
 )
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.records import record
 
 DATA_BRANCH = "ea-data"
 
@@ -88,7 +89,7 @@ class CanonDiverged(EvolvingAgentError):
         )
 
 
-@dataclass
+@record
 class SyncResult:
     remote: str
     device: str

@@ -38,7 +38,7 @@ import os
 import pwd
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,7 @@ from evolving_agent.memory.root import (  # re-exported: the deployment record, 
     require_root,
 )
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.records import record
 
 GIT_SHARED = "0640"
 
@@ -76,14 +77,14 @@ class NotPermitted(EvolvingAgentError):
         super().__init__(f"deploy os-users: {why}")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Account:
     name: str
     uid: int
     gid: int  # primary group
 
 
-@dataclass
+@record
 class DeployReport:
     """What ``deploy os-users`` did, and what it could not make safe on its own."""
 

@@ -21,7 +21,7 @@ applied; reviews and decisions then go through ``verify`` on a staged copy (chec
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import date
 from typing import Any
 
@@ -48,11 +48,12 @@ from evolving_agent.memory.sync.base import (
     safe_tree_path,
 )
 from evolving_agent.paths import MemoryRoot
+from evolving_agent.records import record
 
 Changes = dict[str, tuple[str | None, str | None, str]]  # path -> (old blob, new blob, mode)
 
 
-@dataclass
+@record
 class MergePlan:
     local: str | None  # this device's data commit (snapshot)
     merged: str | None  # the data commit to hold after the sync
@@ -116,7 +117,7 @@ def plan_canon(root: MemoryRoot, remote: str, local: str | None) -> MergePlan:
 # -- 2.-4. the data branch -----------------------------------------------------------------
 
 
-@dataclass
+@record
 class Merge:
     """The data merge being planned: what each side changed, and what is taken."""
 

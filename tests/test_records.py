@@ -1,0 +1,202 @@
+"""``@record`` behaves as ``@dataclass`` does, on generated classes and instances."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evolving_agent.records import record
+from tests.helpers.roots import fresh_root
+
+VALUES = st.one_of(st.integers(), st.text(max_size=5), st.none(), st.tuples(st.integers()))
+# A field: (has a default, the default as a value or a factory)
+FIELD = st.tuples(st.sampled_from(["required", "default", "factory"]), VALUES)
+
+
+def shape(fields: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """Required fields first, as both decorators demand."""
+    return sorted(fields, key=lambda f: f[0] != "required")
+
+
+def make(decorate: Any, fields: list[tuple[str, Any]], frozen: bool) -> type:
+    namespace: dict[str, Any] = {"__annotations__": {}}
+    for i, (kind, value) in enumerate(fields):
+        name = f"f{i}"
+        namespace["__annotations__"][name] = "object"
+        if kind == "default":
+            namespace[name] = value
+        elif kind == "factory":
+            namespace[name] = dataclasses.field(default_factory=lambda v=value: [v])
+    cls = type("Rec", (), namespace)
+    return decorate(frozen=frozen)(cls)  # type: ignore[no-any-return]
+
+
+def outcome(call: Any) -> Any:
+    try:
+        return ("ok", call())
+    except Exception as e:  # noqa: BLE001 - the kind of failure is what is compared
+        return ("raised", type(e).__name__)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    fields=st.lists(FIELD, max_size=5).map(shape),
+    frozen=st.booleans(),
+    args=st.lists(VALUES, max_size=6),
+    kwargs=st.dictionaries(st.sampled_from(["f0", "f1", "f4", "f9"]), VALUES, max_size=3),
+    other=st.lists(VALUES, max_size=6),
+)
+def test_a_record_is_built_shown_compared_and_hashed_as_a_dataclass(
+    fields: list[tuple[str, Any]],
+    frozen: bool,
+    args: list[Any],
+    kwargs: dict[str, Any],
+    other: list[Any],
+) -> None:
+    rec, dc = make(record, fields, frozen), make(dataclasses.dataclass, fields, frozen)
+    r, d = outcome(lambda: rec(*args, **kwargs)), outcome(lambda: dc(*args, **kwargs))
+    assert r[0] == d[0]
+    assert rec.__match_args__ == dc.__match_args__  # type: ignore[attr-defined]
+    if r[0] == "raised":
+        assert r[1] == d[1] == "TypeError"
+        return
+    a, b = r[1], d[1]
+    assert repr(a) == repr(b)
+    assert outcome(lambda: hash(a)) == outcome(lambda: hash(b))
+    r2, d2 = outcome(lambda: rec(*other)), outcome(lambda: dc(*other))
+    if r2[0] == "ok" and d2[0] == "ok":
+        assert (a == r2[1]) == (b == d2[1])
+        assert (a != r2[1]) == (b != d2[1])
+    assert outcome(lambda: setattr(a, "f0", 1)) == outcome(lambda: setattr(b, "f0", 1))
+    assert a == copy.copy(a) and a == copy.deepcopy(a)
+    assert outcome(lambda: delattr(a, "f1")) == outcome(lambda: delattr(b, "f1"))
+    assert outcome(lambda: repr(a)) == outcome(lambda: repr(b))
+
+
+@record(frozen=True)
+class Point:
+    x: int
+    y: int = 0
+
+
+@record
+class Counter:
+    name: str
+    seen: list[str] = dataclasses.field(default_factory=list)
+    total: int = dataclasses.field(init=False)
+
+    def __post_init__(self) -> None:
+        self.total = len(self.seen)
+
+
+@record
+class Child(Counter):
+    extra: int = 1
+
+
+def test_frozen_records_refuse_assignment_as_dataclasses_do() -> None:
+    p = Point(1)
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'x'"):
+        p.x = 2  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot delete field 'y'"):
+        del p.y  # type: ignore[misc]
+    assert {Point(1), Point(1, 0)} == {Point(1)}
+    assert pickle.loads(pickle.dumps(p)) == p
+    match p:
+        case Point(1, 0):
+            pass
+        case _:
+            pytest.fail("match by position")
+
+
+def test_init_false_fields_post_init_factories_and_inheritance() -> None:
+    c = Counter("a", ["x", "y"])
+    assert (c.total, repr(c)) == (2, "Counter(name='a', seen=['x', 'y'], total=2)")
+    assert Counter("a").seen is not Counter("a").seen
+    with pytest.raises(TypeError):
+        hash(c)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'total'"):
+        Counter("a", total=3)  # type: ignore[call-arg]
+    k = Child("b", extra=5)
+    assert repr(k) == "Child(name='b', seen=[], total=0, extra=5)"
+    assert k != Counter("b")
+
+
+def test_what_a_record_does_not_do_fails_at_definition() -> None:
+    with pytest.raises(TypeError, match="repr"):
+
+        @record
+        class Hidden:
+            x: int = dataclasses.field(default=0, repr=False)
+
+    with pytest.raises(ValueError, match="mutable default"):
+
+        @record
+        class Shared:
+            x: list[int] = []  # noqa: RUF012 - the mistake under test
+
+    with pytest.raises(TypeError, match="follows default"):
+
+        @record
+        class Order:
+            x: int = 0
+            y: int  # type: ignore[misc]
+
+    with pytest.raises(TypeError, match="frozen and an unfrozen"):
+
+        @record
+        class Thawed(Point):
+            z: int = 0
+
+
+def test_defining_records_compiles_nothing_and_imports_neither_typing_nor_dataclasses() -> None:
+    # What makes a record cheaper than a dataclass: no source text compiled per class.
+    script = (
+        "import builtins, sys\n"
+        "from evolving_agent.records import record\n"
+        "calls = []\n"
+        "real = builtins.exec\n"
+        "builtins.exec = lambda *a, **k: calls.append(a) or real(*a, **k)\n"
+        "for i in range(20):\n"
+        "    record(frozen=True)(type('R', (), {'__annotations__': {'a': 'int', 'b': 'str'}}))\n"
+        "print(len(calls), 'typing' in sys.modules, 'dataclasses' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0", "False", "False"]
+
+
+COMMON = [["hypothesis", "list"], ["review", "list"], ["verify"], ["live", "show"]]
+# Trace stays a dataclass: review_trace builds its variants with dataclasses.replace.
+STILL_DATACLASSES = {"evolving_agent.memory.ops.review_trace.Trace"}
+
+
+@pytest.mark.parametrize("argv", COMMON, ids=" ".join)
+def test_the_commands_run_most_define_no_dataclass_of_ours(tmp_path: Path, argv: list[str]) -> None:
+    # Each @dataclass costs a command ~1 ms of compiling; these commands once defined 17-37.
+    root = fresh_root(tmp_path / "memory")
+    script = (
+        "import atexit, runpy, sys\n"
+        "def shown():\n"
+        "    found = sorted(f'{m.__name__}.{k}' for m in list(sys.modules.values())\n"
+        "        if getattr(m, '__name__', '').startswith('evolving_agent')\n"
+        "        for k, v in vars(m).items() if isinstance(v, type)\n"
+        "        and v.__module__ == m.__name__ and '__dataclass_fields__' in v.__dict__)\n"
+        "    print('DATACLASSES', *found, file=sys.stderr)\n"
+        "atexit.register(shown)\n"
+        f"sys.argv = ['evolving-agent', '--root', {str(root.path)!r}, *{argv!r}]\n"
+        "runpy.run_module('evolving_agent', run_name='__main__')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    line = done.stderr.splitlines()[-1].split()
+    assert line[0] == "DATACLASSES"
+    assert set(line[1:]) <= STILL_DATACLASSES
