@@ -58,7 +58,7 @@ freezegun.configure(
 )  # fmt: skip
 
 from tests.helpers.fixtures import KeptDemo, LivedMonth, McpServer, isolated_env  # noqa: E402
-from tests.helpers.ray_cluster import RAY_FILES, RayCluster, two_node_cluster  # noqa: E402
+from tests.helpers.ray_cluster import RAY_FILES, RayCluster, SharedCluster  # noqa: E402
 
 if TYPE_CHECKING:
     from mcp import ClientSession
@@ -137,14 +137,22 @@ def lived_month(tmp_path_factory: pytest.TempPathFactory) -> LivedMonth:
     return LivedMonth(root.path, result, seen)
 
 
-# -- one Ray cluster for the session (its files run on one worker, see RAY_FILES) ---------
+# -- one Ray cluster for the Ray files (they run on one worker, one after another) --------
 
 
-@pytest.fixture(scope="session")
-def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayCluster]:
+_RAY = SharedCluster()
+
+
+@pytest.fixture
+def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> RayCluster:
     pytest.importorskip("ray")
-    with two_node_cluster(tmp_path_factory.mktemp("ray-scratch")) as cluster:
-        yield cluster
+    return _RAY.get(lambda: tmp_path_factory.mktemp("ray-scratch"))
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Stop the Ray cluster once this worker is past the Ray files (they run as one scope)."""
+    if nextitem is None or nextitem.nodeid.split("::", 1)[0] not in RAY_FILES:
+        _RAY.close()
 
 
 # -- one kept demo for the session -----------------------------------------------------------
@@ -511,6 +519,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    _RAY.close()  # a run stopped early (-x, Ctrl-C) has no last item to stop it after
     cache = getattr(session.config, "cache", None)
     if cache is None or hasattr(session.config, "workerinput") or not _took_now:
         return  # the main process writes (under xdist it sees every worker's reports)

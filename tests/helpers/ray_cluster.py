@@ -1,10 +1,11 @@
-"""One real two-node Ray cluster for the whole session (``ray_cluster`` in conftest).
+"""One real two-node Ray cluster for all the Ray files (``ray_cluster`` in conftest).
 
 Starting one (a head and a worker node, one CPU each, no dashboard) costs ~10 s of wall
 time on a quiet 2-core machine and 25 s under load, and each Ray test file used to start
 its own.  The files in ``RAY_FILES`` now share one: ``tests/conftest.py`` hands them to
-one xdist worker together, so the cluster starts once per suite.  A test whose subject is
-a node dying kills a node of its own (``extra_node``), never one of the shared two.
+one xdist worker together, one after another, so the cluster starts once per suite
+(``SharedCluster``).  A test whose subject is a node dying kills a node of its own
+(``extra_node``), never one of the shared two.
 
 With one CPU per node and every agent turn asking for one CPU, two turns that must run at
 the same time (agents that wait for each other) can only run on two nodes.  Worker scratch
@@ -15,8 +16,8 @@ turn ran.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,16 @@ RAY_FILES = frozenset(
         "tests/search/test_ray_residue.py",
     }
 )
+
+
+# A killed node is declared dead after 5 failed health checks: one a second, not every
+# 3 s (Ray's default), so a test that kills one waits ~5 s for it, not 15.  A slow but
+# live node is not at risk: each check still waits Ray's full 10 s for its answer.
+_HEAD = {
+    "num_cpus": 1,
+    "include_dashboard": False,
+    "_system_config": {"health_check_period_ms": 1000},
+}
 
 
 @dataclass(frozen=True)
@@ -62,9 +73,7 @@ def two_node_cluster(workdir: Path) -> Iterator[RayCluster]:
     from ray.cluster_utils import Cluster
 
     with _scratch_in(workdir):
-        handle = Cluster(
-            initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False}
-        )
+        handle = Cluster(initialize_head=True, head_node_args=_HEAD)
         handle.add_node(num_cpus=1)
     try:
         handle.wait_for_nodes()
@@ -75,6 +84,29 @@ def two_node_cluster(workdir: Path) -> Iterator[RayCluster]:
     finally:
         ray.shutdown()
         handle.shutdown()
+
+
+class SharedCluster:
+    """The session's cluster, started by the first test that asks for it and stopped as
+    soon as the worker moves past the Ray files (an idle cluster costs ~5 % of a core),
+    or at the session's end.  A later test asking again (a ``-n 0`` run orders files by
+    cost, so the Ray files need not be next to each other) starts it again."""
+
+    def __init__(self) -> None:
+        self.running: ExitStack | None = None
+        self.cluster: RayCluster | None = None
+
+    def get(self, workdir: Callable[[], Path]) -> RayCluster:
+        if self.cluster is None:
+            stack = ExitStack()
+            self.cluster = stack.enter_context(two_node_cluster(workdir()))
+            self.running = stack
+        return self.cluster
+
+    def close(self) -> None:
+        running, self.running, self.cluster = self.running, None, None
+        if running is not None:
+            running.close()
 
 
 @contextmanager
