@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -14,10 +12,10 @@ from click.testing import CliRunner
 from evolving_agent.cli import cli
 from evolving_agent.search.plateau import NotPlateaued, plateau_test
 from evolving_agent.search.runner import run_search
-from tests.helpers.fixtures import isolated_env
 from tests.helpers.search import (
     agent_log,
     config,
+    isolated,
     make_candidate,
     make_task,
     records,
@@ -44,15 +42,6 @@ def _tree(path: Path) -> dict[str, str]:
     }
 
 
-@contextmanager
-def _isolated(tmp: Path) -> Iterator[None]:
-    """A module's source run is made before any test's own environment: give it one."""
-    with pytest.MonkeyPatch.context() as mp:
-        for name, value in isolated_env(tmp).items():
-            mp.setenv(name, value)
-        yield
-
-
 # The source runs are shared by their module's tests (plateau-test only reads them, on
 # copies: test_the_source_run_is_never_modified_... checks it); each test writes its
 # sides to its own tmp_path.  The agents' log is beside the run (agent_log(run.parent)).
@@ -62,7 +51,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     make_candidate(tmp)
     make_task(tmp)
     agent = write_agent(tmp, AGENT)
-    with _isolated(tmp):
+    with isolated(tmp):
         run_search(
             config(tmp, score_cmd=write_scorer(tmp), agent_cmd=agent, policy="parallel",
                    agents=2, turns=4, sandbox="none")
@@ -150,7 +139,7 @@ def flat_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     make_task(tmp)
     (tmp / "mode").write_text("run")
     agent = write_agent(tmp, PLATEAU_AGENT.format(mode=str(tmp / "mode")))
-    with _isolated(tmp):
+    with isolated(tmp):
         run_search(
             config(tmp, score_cmd=write_scorer(tmp), agent_cmd=agent, policy="parallel",
                    agents=2, turns=12, sandbox="none")
