@@ -58,6 +58,7 @@ freezegun.configure(
 )  # fmt: skip
 
 from tests.helpers.fixtures import KeptDemo, LivedMonth, McpServer, isolated_env  # noqa: E402
+from tests.helpers.ray_cluster import RAY_FILES, RayCluster, SharedCluster  # noqa: E402
 
 if TYPE_CHECKING:
     from mcp import ClientSession
@@ -134,6 +135,24 @@ def lived_month(tmp_path_factory: pytest.TempPathFactory) -> LivedMonth:
             root, MONTH_START, 31, progress=lambda _i, d, m: seen.append(f"{d} {m}")
         )
     return LivedMonth(root.path, result, seen)
+
+
+# -- one Ray cluster for the Ray files (they run on one worker, one after another) --------
+
+
+_RAY = SharedCluster()
+
+
+@pytest.fixture
+def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> RayCluster:
+    pytest.importorskip("ray")
+    return _RAY.get(lambda: tmp_path_factory.mktemp("ray-scratch"))
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Stop the Ray cluster once this worker is past the Ray files (they run as one scope)."""
+    if nextitem is None or nextitem.nodeid.split("::", 1)[0] not in RAY_FILES:
+        _RAY.close()
 
 
 # -- one kept demo for the session -----------------------------------------------------------
@@ -466,7 +485,8 @@ def costliest_files_first(config: pytest.Config, items: list[pytest.Item]) -> No
 # (their module fixture) or the session's kept demo: each of their tests is handed out on
 # its own, so the real Gemini/OpenCode/Claude/Codex runs, the docs pages and the quarters
 # of the 200 generated lives (minutes of one core each, as whole files) are shared by both
-# workers.  Every other file stays whole.
+# workers.  The Ray files (RAY_FILES) go out as one, so one worker starts the session's
+# cluster once for all of them.  Every other file stays whole.
 SPLIT = {
     "tests/integrations/test_real_clients.py",
     "tests/integrations/test_real_gemini_opencode.py",
@@ -484,6 +504,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     class FilesAndSplitFiles(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
+            if path in RAY_FILES:
+                return "ray-cluster"  # one worker, one session cluster for them all
             return nodeid if path in SPLIT else path
 
     return FilesAndSplitFiles(config, log)
@@ -497,6 +519,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    _RAY.close()  # a run stopped early (-x, Ctrl-C) has no last item to stop it after
     cache = getattr(session.config, "cache", None)
     if cache is None or hasattr(session.config, "workerinput") or not _took_now:
         return  # the main process writes (under xdist it sees every worker's reports)

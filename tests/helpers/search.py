@@ -11,11 +11,16 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from evolving_agent.search.config import SearchConfig
 from tests.helpers import shell_git
+from tests.helpers.fixtures import isolated_env
 
 PY = sys.executable
 REPO = Path(__file__).resolve().parents[2]
@@ -88,6 +93,16 @@ def agent_log(tmp: Path, name: str = "agent.py") -> list[dict[str, Any]]:
 
 def records(run_dir: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (run_dir / "log.jsonl").read_text().splitlines()]
+
+
+@contextmanager
+def isolated(tmp: Path) -> Iterator[None]:
+    """The environment of a test (``isolated_env``) for a module fixture's run, which is
+    made before any test's own environment is set."""
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in isolated_env(tmp).items():
+            mp.setenv(name, value)
+        yield
 
 
 def config(tmp: Path, **overrides: Any) -> SearchConfig:

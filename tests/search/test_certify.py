@@ -37,12 +37,13 @@ from evolving_agent.search.certify import (
     plant,
     remove_leftovers,
 )
-from evolving_agent.search.rundir import RunDir
+from evolving_agent.search.rundir import RunDir, SearchSummary
 from evolving_agent.search.runner import run_search
 from evolving_agent.search.sandbox import Sandbox
 from tests.helpers.search import (
     PY,
     config,
+    isolated,
     make_candidate,
     make_task,
     records,
@@ -89,15 +90,29 @@ def _no_canary_left(run_dir: Path) -> None:
 # -- real runs under bwrap ---------------------------------------------------------------
 
 
+# A team run under bwrap, two rounds of four turns, with canary rounds or without.
+UNDER_BWRAP = {"agents": 2, "rounds": 2, "turns": 4, "sandbox": "bwrap", "sandbox_net": False}
+
+
+def _scores(run_dir: Path) -> list[Any]:
+    return [(r["round"], r["agent"], r["score"], r["feedback"]) for r in records(run_dir)]
+
+
+@pytest.fixture(scope="module")
+def certified(tmp_path_factory: pytest.TempPathFactory) -> SearchSummary:
+    """The certified run under bwrap, shared: one test reads its certificates, the other
+    compares its scores with the same run uncertified."""
+    tmp = tmp_path_factory.mktemp("certified")
+    with isolated(tmp):
+        return run_search(config(tmp, **_setup(tmp), **UNDER_BWRAP, certify=True))
+
+
 @needs_bwrap
 @pytest.mark.slow
-def test_a_probe_that_tries_every_channel_finds_none_under_bwrap_on_local(tmp_path: Path) -> None:
-    setup = _setup(tmp_path)
-    cfg = config(
-        tmp_path, **setup, agents=2, rounds=2, turns=4, sandbox="bwrap", sandbox_net=False,
-        certify=True,
-    )  # fmt: skip
-    summary = run_search(cfg)
+def test_a_probe_that_tries_every_channel_finds_none_under_bwrap_on_local(
+    certified: SearchSummary,
+) -> None:
+    summary = certified
     assert summary.certify is not None
     assert summary.certify["certified"] is True, summary.certify
     assert summary.certify["line"].startswith("forgetting certified: 0/")
@@ -137,18 +152,9 @@ def test_a_probe_that_tries_every_channel_finds_none_under_bwrap_on_local(tmp_pa
 
 @needs_bwrap
 @pytest.mark.slow
-def test_certify_does_not_change_a_single_score(tmp_path: Path) -> None:
-    def scores(tmp: Path, certify: bool) -> list[Any]:
-        tmp.mkdir()
-        setup = _setup(tmp)
-        cfg = config(
-            tmp, **setup, agents=1, policy="forget", rounds=2, turns=4, sandbox="bwrap",
-            sandbox_net=False, certify=certify,
-        )  # fmt: skip
-        run_search(cfg)
-        return [(r["round"], r["agent"], r["score"], r["feedback"]) for r in records(tmp / "run")]
-
-    assert scores(tmp_path / "a", True) == scores(tmp_path / "b", False)
+def test_certify_does_not_change_a_single_score(certified: SearchSummary, tmp_path: Path) -> None:
+    run_search(config(tmp_path, **_setup(tmp_path), **UNDER_BWRAP, certify=False))
+    assert _scores(certified.run_dir) == _scores(tmp_path / "run")
 
 
 @needs_bwrap

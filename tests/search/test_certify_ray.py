@@ -1,4 +1,4 @@
-"""Canary rounds on a real two-node Ray cluster (the one of executors/test_ray_exec.py): the
+"""Canary rounds on a real two-node Ray cluster (the session's ``ray_cluster``): the
 probe is shipped to a worker like any agent turn and runs there under bwrap."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from evolving_agent.search.runner import run_search
+from tests.helpers.ray_cluster import RayCluster
 from tests.helpers.search import PY, config, make_candidate, make_task, records, write_scorer
-from tests.search.executors.test_ray_exec import RayCluster, ray_cluster  # noqa: F401 - the fixture
 from tests.search.test_certify import BUMP_INLINE
 
 pytestmark = [
@@ -21,7 +21,7 @@ pytestmark = [
 
 def test_a_probe_that_tries_every_channel_finds_none_under_bwrap_on_ray(
     tmp_path: Path,
-    ray_cluster: RayCluster,  # noqa: F811 - the imported fixture
+    ray_cluster: RayCluster,
 ) -> None:
     make_candidate(tmp_path)
     make_task(tmp_path)

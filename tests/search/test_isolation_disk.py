@@ -16,12 +16,12 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from evolving_agent.search.private import private_root
+from tests.helpers.ray_cluster import RayCluster
 
 PY = sys.executable
 HAS_BWRAP = shutil.which("bwrap") is not None
@@ -205,16 +205,6 @@ def test_under_bwrap_a_scorer_sees_its_own_files_but_not_the_run(
     assert all(row["score"] is not None for row in map(json.loads, (run / "log.jsonl").open()))
 
 
-@pytest.fixture(scope="module")
-def ray_local() -> Iterator[None]:
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        yield
-    finally:
-        ray.shutdown()
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "sandbox",
@@ -226,17 +216,15 @@ def ray_local() -> Iterator[None]:
     ],
 )
 def test_on_ray_an_agent_finds_nothing_of_the_run(
-    tmp_path: Path, sandbox: str, ray_local: None
+    tmp_path: Path, sandbox: str, ray_cluster: RayCluster
 ) -> None:
     from evolving_agent.search.config import SearchConfig
     from evolving_agent.search.runner import run_search
 
     args, secrets, run = _setup(tmp_path)
-    from evolving_agent.search.executors.worker import node_root
-
     # Ray workspaces live in the nodes' scratch: a teammate there is under this path.
     spy = tmp_path / "spy.py"
-    secrets["teammates"] = str(node_root("x").parent)
+    secrets["teammates"] = str(ray_cluster.workdir)
     spy.write_text(SPY)
     run_search(
         SearchConfig(

@@ -15,6 +15,7 @@ from evolving_agent.search.runner import run_search
 from tests.helpers.search import (
     agent_log,
     config,
+    isolated,
     make_candidate,
     make_task,
     records,
@@ -41,17 +42,22 @@ def _tree(path: Path) -> dict[str, str]:
     }
 
 
-@pytest.fixture()
-def run(tmp_path: Path) -> Path:
-    make_candidate(tmp_path)
-    make_task(tmp_path)
-    agent = write_agent(tmp_path, AGENT)
-    run_search(
-        config(tmp_path, score_cmd=write_scorer(tmp_path), agent_cmd=agent, policy="parallel",
-               agents=2, turns=4, sandbox="none")
-    )  # fmt: skip
-    assert [r["score"] for r in records(tmp_path / "run")] != []
-    return tmp_path / "run"
+# The source runs are shared by their module's tests (plateau-test only reads them, on
+# copies: test_the_source_run_is_never_modified_... checks it); each test writes its
+# sides to its own tmp_path.  The agents' log is beside the run (agent_log(run.parent)).
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("source")
+    make_candidate(tmp)
+    make_task(tmp)
+    agent = write_agent(tmp, AGENT)
+    with isolated(tmp):
+        run_search(
+            config(tmp, score_cmd=write_scorer(tmp), agent_cmd=agent, policy="parallel",
+                   agents=2, turns=4, sandbox="none")
+        )  # fmt: skip
+    assert [r["score"] for r in records(tmp / "run")] != []
+    return tmp / "run"
 
 
 def test_the_continued_session_is_shown_the_score_of_what_its_workspace_holds(
@@ -59,9 +65,9 @@ def test_the_continued_session_is_shown_the_score_of_what_its_workspace_holds(
 ) -> None:
     # Guards the misleading first prompt of issue 20: it quoted the agent's own last
     # score (2) while its workspace had been reset to the team's best (20).
-    before = len(agent_log(tmp_path))
+    before = len(agent_log(run.parent))
     plateau_test(run, turns=2, repeats=1, force=True, out=tmp_path / "pt")
-    cont = [c for c in agent_log(tmp_path)[before:] if c["EA_NEW_SESSION"] == "0"]
+    cont = [c for c in agent_log(run.parent)[before:] if c["EA_NEW_SESSION"] == "0"]
     first_of_agent_1 = next(c for c in cont if c["EA_AGENT"] == "1")
     assert first_of_agent_1["value"] == 20.0  # the workspace holds the run's best ...
     assert "which scored 20 " in first_of_agent_1["prompt"]  # ... and it is told so
@@ -126,17 +132,19 @@ else:
 """
 
 
-@pytest.fixture()
-def flat_run(tmp_path: Path) -> Path:
-    make_candidate(tmp_path)
-    make_task(tmp_path)
-    (tmp_path / "mode").write_text("run")
-    agent = write_agent(tmp_path, PLATEAU_AGENT.format(mode=str(tmp_path / "mode")))
-    run_search(
-        config(tmp_path, score_cmd=write_scorer(tmp_path), agent_cmd=agent, policy="parallel",
-               agents=2, turns=12, sandbox="none")
-    )  # fmt: skip
-    return tmp_path / "run"
+@pytest.fixture(scope="module")
+def flat_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("flat")
+    make_candidate(tmp)
+    make_task(tmp)
+    (tmp / "mode").write_text("run")
+    agent = write_agent(tmp, PLATEAU_AGENT.format(mode=str(tmp / "mode")))
+    with isolated(tmp):
+        run_search(
+            config(tmp, score_cmd=write_scorer(tmp), agent_cmd=agent, policy="parallel",
+                   agents=2, turns=12, sandbox="none")
+        )  # fmt: skip
+    return tmp / "run"
 
 
 def _plateau_cli(run: Path, out: Path, *extra: str) -> str:
@@ -151,7 +159,7 @@ def _plateau_cli(run: Path, out: Path, *extra: str) -> str:
 def test_fresh_gains_that_differ_give_a_ratio_with_its_exact_p(
     flat_run: Path, tmp_path: Path
 ) -> None:
-    (tmp_path / "mode").write_text("differ")
+    (flat_run.parent / "mode").write_text("differ")
     out = _plateau_cli(flat_run, tmp_path / "pt", "--repeats", "5")
     data = json.loads((tmp_path / "pt" / "plateau-test.json").read_text())
     # Fresh: 10 + s, continued: 1 + s, s = 0 1 2 0 1: every fresh gain above every
@@ -172,7 +180,7 @@ def test_fresh_gains_that_differ_give_a_ratio_with_its_exact_p(
 def test_gains_that_do_not_differ_give_no_ratio_and_few_repeats_a_warning(
     flat_run: Path, tmp_path: Path
 ) -> None:
-    (tmp_path / "mode").write_text("same")
+    (flat_run.parent / "mode").write_text("same")
     out = _plateau_cli(flat_run, tmp_path / "pt", "--repeats", "5")
     data = json.loads((tmp_path / "pt" / "plateau-test.json").read_text())
     assert data["p_value"] == 1.0 and data["gain_ratio_fresh_over_continue"] is None
@@ -197,19 +205,17 @@ def test_sessions_younger_than_k_turns_are_not_plateaued(flat_run: Path, tmp_pat
     assert "every session to continue is at least 7 turns old" in result.stderr
 
 
-def test_the_source_run_is_never_modified_and_a_second_call_starts_alike(
-    run: Path, tmp_path: Path
-) -> None:
+def test_the_source_run_is_never_modified_and_a_second_call_starts_alike(run: Path) -> None:
     # Guards a second call adding commits to the run's worktrees and resuming the
     # sessions the first call had already moved on.
     before = _tree(run)
     first = plateau_test(run, turns=2, repeats=2, force=True)
     assert _tree(run) == before
     assert first.out == run.parent / "run-plateau" and first.out.is_dir()
-    logged = len(agent_log(tmp_path))
+    logged = len(agent_log(run.parent))
     second = plateau_test(run, turns=2, repeats=2, force=True)
     assert _tree(run) == before and second.out != first.out
-    again = agent_log(tmp_path)[logged:]
+    again = agent_log(run.parent)[logged:]
     assert {c["value"] for c in again if c["EA_NEW_SESSION"] == "0"} >= {20.0}
     assert [d.gain for d in second.side("continue").draws] == [
         d.gain for d in first.side("continue").draws

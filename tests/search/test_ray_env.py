@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ import pytest
 from evolving_agent.errors import UsageError
 from evolving_agent.search.config import SearchConfig
 from evolving_agent.search.runner import run_search
+from tests.helpers.ray_cluster import RayCluster
 
 PY = sys.executable
 pytestmark = pytest.mark.slow
@@ -24,16 +24,6 @@ SCORER = (
     "print('scorer sees', len(os.environ.get('EA_TEST_SECRET', '')))\n"
     "print(float(pathlib.Path(os.environ['EA_CANDIDATE'], 'value.txt').read_text()))\n"
 )
-
-
-@pytest.fixture(scope="module")
-def ray_local() -> Iterator[None]:
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        yield
-    finally:
-        ray.shutdown()
 
 
 def _config(tmp: Path, name: str, env: list[str]) -> SearchConfig:
@@ -50,7 +40,7 @@ def _config(tmp: Path, name: str, env: list[str]) -> SearchConfig:
 
 
 def test_a_forwarded_variable_reaches_the_workers_and_only_then(
-    tmp_path: Path, ray_local: None, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, ray_cluster: RayCluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Set after the workers started: they cannot have inherited it.
     monkeypatch.setenv("EA_TEST_SECRET", "xyz")

@@ -1,7 +1,7 @@
 """Ray without residue (issue 32): once a run ends, nothing of it is left on any node.
 
-A cluster of its own (a head and one worker node, one CPU each, no dashboard), because
-the last test kills the worker node.  "Of the run" is what carries its markers: the
+The session's two-node ``ray_cluster``; the last test adds a third node and kills that
+one (``extra_node``), so the shared two live on.  "Of the run" is what carries its markers: the
 agents and scorers it started carry ``EA_RUN_ID`` (walked for in ``/proc``), the Ray
 workers that ran its tasks are found from the agents (their ``ray::`` ancestor), and
 its scratch space is ``$EA_RAY_WORKDIR/NODE/RUN_KEY`` on every node, dead ones included.
@@ -10,13 +10,10 @@ its scratch space is ``$EA_RAY_WORKDIR/NODE/RUN_KEY`` on every node, dead ones i
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,45 +22,11 @@ import pytest
 from evolving_agent.process import pids_with_env
 from evolving_agent.search.private import run_key
 from evolving_agent.search.runner import RUN_ID_VAR, run_search
+from tests.helpers.ray_cluster import RayCluster, extra_node
 from tests.helpers.search import config, make_candidate, make_task, records, write_agent
 
 pytestmark = pytest.mark.slow
 PY = sys.executable
-
-
-@dataclass(frozen=True)
-class Cluster:
-    address: str
-    workdir: Path  # EA_RAY_WORKDIR of every node
-    handle: Any  # ray.cluster_utils.Cluster
-    worker: Any  # the worker node (killed by the last test)
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    import ray
-    from ray.cluster_utils import Cluster as RayCluster
-
-    workdir = tmp_path_factory.mktemp("ray-scratch")
-    old = os.environ.get("EA_RAY_WORKDIR")
-    os.environ["EA_RAY_WORKDIR"] = str(workdir)  # inherited by the nodes started here only
-    try:
-        handle = RayCluster(
-            initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False}
-        )
-        worker = handle.add_node(num_cpus=1)
-    finally:
-        if old is None:
-            os.environ.pop("EA_RAY_WORKDIR", None)
-        else:
-            os.environ["EA_RAY_WORKDIR"] = old
-    try:
-        handle.wait_for_nodes()
-        ray.init(address=handle.address, log_to_driver=False, include_dashboard=False)
-        yield Cluster(handle.address, workdir, handle, worker)
-    finally:
-        ray.shutdown()
-        handle.shutdown()
 
 
 # What every agent turn notes: its pid, the Ray worker running it, and a grandchild it
@@ -115,7 +78,7 @@ def _scorer(tmp: Path) -> str:
 
 
 def test_a_cli_run_leaves_no_process_and_no_scratch_on_any_node(
-    tmp_path: Path, cluster: Cluster
+    tmp_path: Path, ray_cluster: RayCluster
 ) -> None:
     make_candidate(tmp_path)
     make_task(tmp_path)
@@ -127,7 +90,7 @@ def test_a_cli_run_leaves_no_process_and_no_scratch_on_any_node(
          "--task", str(tmp_path / "task.md"), "--score", _scorer(tmp_path), "--agent", "command",
          "--agent-cmd", agent, "--policy", "parallel", "--agents", "2", "--turns", "4",
          "--out", str(out), "--sandbox", "none", "--executor", "ray",
-         "--ray-address", cluster.address, "--quiet"],
+         "--ray-address", ray_cluster.address, "--quiet"],
         capture_output=True, text=True, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -138,7 +101,7 @@ def test_a_cli_run_leaves_no_process_and_no_scratch_on_any_node(
     _wait_gone({n["agent"] for n in seen} | {n["left"] for n in seen}, "an agent's process")
     _wait_gone({n["worker"] for n in seen}, "a Ray worker of the run")
     assert pids_with_env(RUN_ID_VAR, f"ea-run-{run_key(out)}") == []
-    assert not list(cluster.workdir.glob(f"*/{run_key(out)}"))
+    assert not list(ray_cluster.workdir.glob(f"*/{run_key(out)}"))
 
 
 # The agent on the doomed node leaves a grandchild, says so, and waits for its node to
@@ -148,7 +111,7 @@ meet = pathlib.Path({meet!r})
 meet.mkdir(exist_ok=True)
 if os.environ["EA_TURN"] == "1":
     (meet / os.environ["EA_AGENT"]).touch()
-    while not ((meet / "1").exists() and (meet / "2").exists()):
+    while not all((meet / str(agent)).exists() for agent in (1, 2, 3)):
         time.sleep(0.05)
 if pathlib.Path.cwd().is_relative_to({doomed!r}):
     pathlib.Path({ready!r}).touch()
@@ -158,41 +121,43 @@ write(value() + 1)
 
 
 def test_a_dead_nodes_scratch_and_orphans_are_gone_when_the_run_ends(
-    tmp_path: Path, cluster: Cluster
+    tmp_path: Path, ray_cluster: RayCluster
 ) -> None:
     make_candidate(tmp_path)
     make_task(tmp_path)
     notes, ready = tmp_path / "notes.jsonl", tmp_path / "ready"
-    doomed = cluster.workdir / cluster.worker.node_id[:16]
-    body = DOOMED.format(meet=str(tmp_path / "meet"), doomed=str(doomed), ready=str(ready))
-    agent = write_agent(tmp_path, NOTE.format(notes=str(notes)) + body)
-    # Both first turns wait for each other, so one of them runs on the worker node.
-    cfg = config(
-        tmp_path, score_cmd=_scorer(tmp_path), agent_cmd=agent, policy="parallel", agents=2,
-        turns=4, retries=2, sandbox="none", executor="ray", turn_timeout=600,
-    )  # fmt: skip
+    with extra_node(ray_cluster) as worker:
+        doomed = ray_cluster.workdir / worker.node_id[:16]
+        body = DOOMED.format(meet=str(tmp_path / "meet"), doomed=str(doomed), ready=str(ready))
+        agent = write_agent(tmp_path, NOTE.format(notes=str(notes)) + body)
+        # The three first turns wait for each other, so one of them runs on the extra
+        # node (three nodes, one CPU each).
+        cfg = config(
+            tmp_path, score_cmd=_scorer(tmp_path), agent_cmd=agent, policy="parallel",
+            agents=3, turns=6, retries=2, sandbox="none", executor="ray", turn_timeout=600,
+        )  # fmt: skip
 
-    def kill_the_node() -> None:
-        guard = time.monotonic() + 600  # against a hang only
-        while not ready.exists() and time.monotonic() < guard:
-            time.sleep(0.05)
-        cluster.handle.remove_node(cluster.worker, allow_graceful=False)
+        def kill_the_node() -> None:
+            guard = time.monotonic() + 600  # against a hang only
+            while not ready.exists() and time.monotonic() < guard:
+                time.sleep(0.05)
+            ray_cluster.handle.remove_node(worker, allow_graceful=False)
 
-    killer = threading.Thread(target=kill_the_node, daemon=True)
-    killer.start()
-    summary = run_search(cfg)
-    killer.join()
+        killer = threading.Thread(target=kill_the_node, daemon=True)
+        killer.start()
+        summary = run_search(cfg)
+        killer.join()
 
     rows = records(tmp_path / "run")
-    assert summary.turns == 4 and summary.failed_turns == 0
+    assert summary.turns == 6 and summary.failed_turns == 0
     assert any(e.startswith("worker lost") for r in rows for e in r["retried"])
-    assert cluster.worker.node_id not in {r["node"] for r in rows}
+    assert worker.node_id not in {r["node"] for r in rows}
     on_doomed = [n for n in _notes(notes) if Path(n["cwd"]).is_relative_to(doomed)]
     assert on_doomed  # the node died under a turn, which left a grandchild there
     # The dead node's scratch folder is gone, and so is every process the run started.
     key = run_key(tmp_path / "run")
     assert not (doomed / key).exists()
-    assert not list(cluster.workdir.glob(f"*/{key}"))
+    assert not list(ray_cluster.workdir.glob(f"*/{key}"))
     _wait_gone({n["left"] for n in _notes(notes)}, "an agent's grandchild")
     _wait_gone({n["agent"] for n in on_doomed}, "the dead node's agent")
     assert pids_with_env(RUN_ID_VAR, f"ea-run-{key}") == []

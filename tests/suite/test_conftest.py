@@ -52,3 +52,17 @@ def test_no_table_repeats_a_file() -> None:
             keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
             repeated += [f"line {node.lineno}: {k}" for k in sorted(set(keys)) if keys.count(k) > 1]
     assert not repeated, repeated
+
+
+def test_the_files_on_the_sessions_ray_cluster_are_exactly_ray_files() -> None:
+    """Every file that asks for ``ray_cluster`` must be in ``RAY_FILES`` (handed to one
+    worker with the others), else it starts a second cluster on the other worker; and
+    every file listed still asks for it."""
+    from tests.helpers.ray_cluster import RAY_FILES
+
+    asking = {
+        path.relative_to(TESTS.parent).as_posix()
+        for path in TESTS.rglob("test_*.py")
+        if re.search(r"\bray_cluster: RayCluster\b", path.read_text(encoding="utf-8"))
+    }
+    assert asking == set(RAY_FILES)

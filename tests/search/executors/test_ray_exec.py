@@ -1,9 +1,9 @@
 """The Ray executor on a real two-node cluster on this machine (issue 15).
 
-One ``ray.cluster_utils.Cluster`` (a head and one worker node, one CPU each, no
-dashboard) is started once for the whole test session and torn down at its end.  With
-one CPU per node and every agent turn asking for one CPU, two turns that must run at
-the same time (the agents below wait for each other) can only run on two nodes.
+The session's ``ray_cluster`` (``tests/helpers/ray_cluster.py``: a head and one worker
+node, one CPU each, no dashboard), shared with the other Ray files.  With one CPU per node
+and every agent turn asking for one CPU, two turns that must run at the same time (the
+agents below wait for each other) can only run on two nodes.
 
 Worker scratch space goes to ``EA_RAY_WORKDIR`` (set before the nodes start), so the
 tests can see where each turn ran.
@@ -16,8 +16,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +24,7 @@ import pytest
 from evolving_agent.search.config import SearchConfig
 from evolving_agent.search.runner import ProgressEvent, resume_search, run_search
 from tests.helpers import run_cli
+from tests.helpers.ray_cluster import RayCluster
 from tests.helpers.search import (
     PY,
     SEES_PEERS,
@@ -41,42 +40,6 @@ from tests.helpers.search import (
 )
 
 pytestmark = pytest.mark.slow
-
-
-@dataclass(frozen=True)
-class RayCluster:
-    workdir: Path  # EA_RAY_WORKDIR of every node
-    nodes: tuple[str, ...]
-
-
-@pytest.fixture(scope="module")
-def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayCluster]:
-    import ray
-    from ray.cluster_utils import Cluster
-
-    workdir = tmp_path_factory.mktemp("ray-scratch")
-    old = os.environ.get("EA_RAY_WORKDIR")
-    os.environ["EA_RAY_WORKDIR"] = str(workdir)  # inherited by the nodes started here only
-    try:
-        cluster = Cluster(
-            initialize_head=True,
-            head_node_args={"num_cpus": 1, "include_dashboard": False},
-        )
-        cluster.add_node(num_cpus=1)
-    finally:
-        if old is None:
-            os.environ.pop("EA_RAY_WORKDIR", None)
-        else:
-            os.environ["EA_RAY_WORKDIR"] = old
-    try:
-        cluster.wait_for_nodes()
-        ray.init(address=cluster.address, log_to_driver=False, include_dashboard=False)
-        nodes = tuple(n["NodeID"] for n in ray.nodes() if n["Alive"])
-        assert len(nodes) == 2
-        yield RayCluster(workdir, nodes)
-    finally:
-        ray.shutdown()
-        cluster.shutdown()
 
 
 def _ray(tmp: Path, **overrides: Any) -> SearchConfig:
