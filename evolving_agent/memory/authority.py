@@ -105,23 +105,25 @@ def check_plain_path(
 ) -> None:
     """Refuse when any existing component of ``root/parts`` is a symlink, or a
     directory component is not a directory, or the last one not a regular file."""
-    where = root.real
+    # Plain strings, not Path objects: every read and write of a layer walks this, and
+    # pathlib's parsing was most of its cost.
+    where = os.fspath(root.real)
     for i, part in enumerate(parts):
-        where = where / part
+        where = os.path.join(where, part)
         try:
-            st = os.lstat(where)
+            mode = os.lstat(where).st_mode
         except FileNotFoundError:
             return  # the rest will be created as plain directories and a file
-        shown = where.relative_to(root.real).as_posix()
-        if stat.S_ISLNK(st.st_mode):
-            raise SymlinkRefused(area, relpath, f"{shown} is a symlink")
         last = i == len(parts) - 1
-        if not last and not stat.S_ISDIR(st.st_mode):
-            raise SymlinkRefused(area, relpath, f"{shown} is not a directory")
-        if last and is_dir and not stat.S_ISDIR(st.st_mode):
-            raise SymlinkRefused(area, relpath, f"{shown} is not a directory")
-        if last and not is_dir and not stat.S_ISREG(st.st_mode):
-            raise SymlinkRefused(area, relpath, f"{shown} is not a regular file")
+        if stat.S_ISLNK(mode):
+            problem = "is a symlink"
+        elif (not last or is_dir) and not stat.S_ISDIR(mode):
+            problem = "is not a directory"
+        elif last and not is_dir and not stat.S_ISREG(mode):
+            problem = "is not a regular file"
+        else:
+            continue
+        raise SymlinkRefused(area, relpath, f"{'/'.join(parts[: i + 1])} {problem}")
 
 
 def _area_rel(root: MemoryRoot, target: Path) -> str:

@@ -129,6 +129,7 @@ def _runs(norm: str) -> list[tuple[str, bool]]:
     return runs
 
 
+@lru_cache(maxsize=4096)  # like normalise: the same texts are compared again and again
 def grams(text: str) -> frozenset[str]:
     """The character n-grams of ``text`` (see the module docstring)."""
     out: set[str] = set()
@@ -217,6 +218,7 @@ def same_text(a: str, b: str) -> bool:
     return key(a) == key(b)
 
 
+@lru_cache(maxsize=4096)  # a deduplication key, asked for the same texts all night
 def key(text: str) -> str:
     """The normalised letters and digits of ``text``: equal keys = the same belief
     written with other spacing, case, width, invisible characters or lookalikes."""

@@ -41,7 +41,6 @@ as two or three days:
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import unicodedata
 from datetime import date
@@ -441,8 +440,10 @@ def parse_register(text: str | None, *, file: str = REGISTER_FILE) -> dict[str, 
 
 
 def dump_register(reg: dict[str, Hypothesis]) -> bytes:
-    body = RegisterFile(hypotheses=list(reg.values())).model_dump(mode="json")
-    return (json.dumps(body, indent=2, ensure_ascii=False) + "\n").encode()
+    # pydantic's serializer writes what json.dumps(indent=2, ensure_ascii=False) wrote,
+    # byte for byte, without the pure-Python encoder that indent forces on json.dumps
+    register = RegisterFile(hypotheses=list(reg.values()))
+    return register.model_dump_json(indent=2).encode() + b"\n"
 
 
 def read_register(reader: ScopedReader) -> dict[str, Hypothesis]:
