@@ -103,6 +103,7 @@ def normalise(text: str) -> str:
 _SPACELESS = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "IDEOGRAPHIC", "THAI", "LAO", "KHMER")
 
 
+@lru_cache(maxsize=8192)  # per character: unicodedata.name builds a string each call
 def _spaceless(ch: str) -> bool:
     name = unicodedata.name(ch, "")
     return name.startswith(_SPACELESS) or "IDEOGRAPH" in name
