@@ -85,19 +85,27 @@ def _keep(ch: str) -> bool:
     return not (cat == "Cf" or (cat == "Cc" and ch not in "\n\t"))
 
 
+class _Folding(dict[int, str | None]):
+    """A ``str.translate`` table of the per-character step of :func:`normalise`, each
+    character's entry made the first time it is seen: dropped (None) when not kept, its
+    skeleton when a letter or digit, else itself."""
+
+    def __missing__(self, code: int) -> str | None:
+        ch = chr(code)
+        out = (_skeleton_map().get(ch, ch) if ch.isalnum() else ch) if _keep(ch) else None
+        self[code] = out
+        return out
+
+
+_FOLDING = _Folding()
+
+
 @lru_cache(maxsize=4096)  # a nightly compares the same few hundred texts again and again
 def normalise(text: str) -> str:
     """NFKC, case fold, no format/control characters, confusables skeleton."""
     text = unicodedata.normalize("NFKC", text).casefold()
-    table = _skeleton_map()
-    out = []
-    for ch in text:
-        if not _keep(ch):
-            continue
-        if ch.isalnum():
-            ch = table.get(ch, ch)
-        out.append(ch)
-    return unicodedata.normalize("NFKC", "".join(out))
+    # translate walks the text in C; the table holds what the old per-character loop did
+    return unicodedata.normalize("NFKC", text.translate(_FOLDING))
 
 
 _SPACELESS = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "IDEOGRAPHIC", "THAI", "LAO", "KHMER")
