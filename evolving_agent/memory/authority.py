@@ -13,6 +13,7 @@ Evidence, a date window) and any read outside that scope raises ``ReadOutOfScope
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import os
 import stat
@@ -80,6 +81,15 @@ def confine(root: MemoryRoot, area: Area, relpath: str) -> Path:
     symlink, so ``today -> canon`` cannot turn a Today write into a Canon write.
     The writes themselves then walk the same components with ``O_NOFOLLOW``.
     """
+    parts = _area_path_parts(area, relpath)
+    check_plain_path(root, parts, area=area, relpath=relpath)
+    return root.real.joinpath(*parts)
+
+
+# The checks of the name alone, once a name: a night reads and writes the same few files
+# of Today and Evidence hundreds of times (the filesystem is checked every time).
+@functools.lru_cache(maxsize=1024)
+def _area_path_parts(area: Area, relpath: str) -> tuple[str, ...]:
     if area not in AREAS:
         raise InvalidInput(f"unknown layer {area!r} (valid: {', '.join(AREAS)})")
     if not relpath or relpath.strip() in {"", "."}:
@@ -95,9 +105,7 @@ def confine(root: MemoryRoot, area: Area, relpath: str) -> Path:
         raise InvalidPath(area, relpath, "hidden files are reserved")
     if any(len(part.encode("utf-8", "surrogateescape")) > NAME_MAX for part in pure.parts):
         raise InvalidPath(area, relpath[:40] + "…", f"a name is longer than {NAME_MAX} bytes")
-    parts = (*area_parts(area), *pure.parts)
-    check_plain_path(root, parts, area=area, relpath=relpath)
-    return root.real.joinpath(*parts)
+    return (*area_parts(area), *pure.parts)
 
 
 def check_plain_path(
@@ -565,10 +573,10 @@ class ScopedReader:
     def read_text(self, area: Area, relpath: str) -> str | None:
         """Text of ``area/relpath``, or None when it does not exist."""
         p = self.path(area, relpath)
-        if not p.exists():
-            return None
         try:
             return p.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
         except UnicodeDecodeError:
             raise InvalidInput("not UTF-8 text", file=p) from None
 
