@@ -673,12 +673,20 @@ def _apply(passes: tuple[_Pass, ...], text: str) -> str:
 
 def redact_data(value: Any, *, detector: bool = True) -> Any:
     """Redact every string inside a JSON-like value (dict keys are names, kept as they are)."""
+    return _redact_value(value, detector)
+
+
+def _redact_value(value: Any, detector: bool) -> Any:
+    # redact_data's walk without keyword arguments: an Evidence record's data (hypothesis
+    # snapshots, lists of ids) holds dozens of strings, and every record is walked
     if isinstance(value, str):
-        return redact(value, detector=detector)
+        return _redact_text(value, detector) if len(value) > _CACHED_LEN else _redacted(
+            value, detector
+        )
     if isinstance(value, dict):
-        return {k: redact_data(v, detector=detector) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [redact_data(v, detector=detector) for v in value]
+        return {k: _redact_value(v, detector) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_redact_value(v, detector) for v in value]
     return value
 
 
