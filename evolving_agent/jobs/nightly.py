@@ -348,8 +348,11 @@ def _context(
 ) -> tuple[NightlyContext, list[Hypothesis], dict[str, tuple[Hypothesis, str]]]:
     """The reflector's context for ``day``: the register with the human's adoptions and
     the session's proposals marked, read once (the day's digest is reused)."""
-    base = NightlyContext(day=day, reader=reader, previous_carry=read_previous_carry(reader))
-    known = dict(read_register(reader))
+    register = read_register(reader)
+    base = NightlyContext(
+        day=day, reader=reader, previous_carry=read_previous_carry(reader), day_register=register
+    )
+    known = dict(register)
     adopted = _adopted(list(base.events), known)
     marks = {h.id: (h, why) for h, why in _proposed_marks(base)}
     seen = {**base.register, **{h.id: h for h in adopted}, **{k: v[0] for k, v in marks.items()}}
@@ -365,6 +368,7 @@ def _context(
         previous_carry=base.previous_carry,
         adopted=adopted + [h for h, _ in marks.values()],
         day_digest=base.digest,
+        day_register=register,
     )
     return ctx, adopted, marks
 

@@ -13,6 +13,7 @@ Evidence, a date window) and any read outside that scope raises ``ReadOutOfScope
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import os
 import stat
@@ -81,6 +82,15 @@ def confine(root: MemoryRoot, area: Area, relpath: str) -> Path:
     symlink, so ``today -> canon`` cannot turn a Today write into a Canon write.
     The writes themselves then walk the same components with ``O_NOFOLLOW``.
     """
+    parts = _area_path_parts(area, relpath)
+    check_plain_path(root, parts, area=area, relpath=relpath)
+    return root.real.joinpath(*parts)
+
+
+# The checks of the name alone, once a name: a night reads and writes the same few files
+# of Today and Evidence hundreds of times (the filesystem is checked every time).
+@functools.lru_cache(maxsize=1024)
+def _area_path_parts(area: Area, relpath: str) -> tuple[str, ...]:
     if area not in AREAS:
         raise InvalidInput(f"unknown layer {area!r} (valid: {', '.join(AREAS)})")
     if not relpath or relpath.strip() in {"", "."}:
@@ -96,9 +106,7 @@ def confine(root: MemoryRoot, area: Area, relpath: str) -> Path:
         raise InvalidPath(area, relpath, "hidden files are reserved")
     if any(len(part.encode("utf-8", "surrogateescape")) > NAME_MAX for part in pure.parts):
         raise InvalidPath(area, relpath[:40] + "…", f"a name is longer than {NAME_MAX} bytes")
-    parts = (*area_parts(area), *pure.parts)
-    check_plain_path(root, parts, area=area, relpath=relpath)
-    return root.real.joinpath(*parts)
+    return (*area_parts(area), *pure.parts)
 
 
 def check_plain_path(
@@ -106,23 +114,25 @@ def check_plain_path(
 ) -> None:
     """Refuse when any existing component of ``root/parts`` is a symlink, or a
     directory component is not a directory, or the last one not a regular file."""
-    where = root.real
+    # Plain strings, not Path objects: every read and write of a layer walks this, and
+    # pathlib's parsing was most of its cost.
+    where = os.fspath(root.real)
     for i, part in enumerate(parts):
-        where = where / part
+        where = os.path.join(where, part)
         try:
-            st = os.lstat(where)
+            mode = os.lstat(where).st_mode
         except FileNotFoundError:
             return  # the rest will be created as plain directories and a file
-        shown = where.relative_to(root.real).as_posix()
-        if stat.S_ISLNK(st.st_mode):
-            raise SymlinkRefused(area, relpath, f"{shown} is a symlink")
         last = i == len(parts) - 1
-        if not last and not stat.S_ISDIR(st.st_mode):
-            raise SymlinkRefused(area, relpath, f"{shown} is not a directory")
-        if last and is_dir and not stat.S_ISDIR(st.st_mode):
-            raise SymlinkRefused(area, relpath, f"{shown} is not a directory")
-        if last and not is_dir and not stat.S_ISREG(st.st_mode):
-            raise SymlinkRefused(area, relpath, f"{shown} is not a regular file")
+        if stat.S_ISLNK(mode):
+            problem = "is a symlink"
+        elif (not last or is_dir) and not stat.S_ISDIR(mode):
+            problem = "is not a directory"
+        elif last and not is_dir and not stat.S_ISREG(mode):
+            problem = "is not a regular file"
+        else:
+            continue
+        raise SymlinkRefused(area, relpath, f"{'/'.join(parts[: i + 1])} {problem}")
 
 
 def _area_rel(root: MemoryRoot, target: Path) -> str:
@@ -564,10 +574,10 @@ class ScopedReader:
     def read_text(self, area: Area, relpath: str) -> str | None:
         """Text of ``area/relpath``, or None when it does not exist."""
         p = self.path(area, relpath)
-        if not p.exists():
-            return None
         try:
             return p.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
         except UnicodeDecodeError:
             raise InvalidInput("not UTF-8 text", file=p) from None
 

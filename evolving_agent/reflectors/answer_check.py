@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from datetime import date
+from functools import lru_cache
 
 from evolving_agent.memory.base.instruction import reads_as_instruction
 from evolving_agent.memory.ops.carry import Story, fitting_types
@@ -355,11 +356,12 @@ _QUOTES = re.compile(r"“[^”]*”|「[^」]*」|\"[^\"]*\"")
 SHINGLE = 24  # characters of friction that may not appear in an instruction
 
 
-def _shingles(text: str) -> set[str]:
+@lru_cache(maxsize=4096)  # the same friction is checked against every answer of a night
+def _shingles(text: str) -> frozenset[str]:
     from evolving_agent.memory.base.similarity import key
 
     k = key(text)
-    return {k[i : i + SHINGLE] for i in range(max(0, len(k) - SHINGLE + 1))}
+    return frozenset(k[i : i + SHINGLE] for i in range(max(0, len(k) - SHINGLE + 1)))
 
 
 def _check_obeys_no_friction(

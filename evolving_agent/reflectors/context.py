@@ -125,6 +125,8 @@ class NightlyContext:
     adopted: list[Hypothesis] = field(default_factory=list)
     # The day as already read (a second context for the same day shares the first's).
     day_digest: DayDigest | None = None
+    # Today's register as already read, likewise (hypotheses are never changed in place).
+    day_register: dict[str, Hypothesis] | None = None
 
     @cached_property
     def digest(self) -> DayDigest:
@@ -151,7 +153,8 @@ class NightlyContext:
 
     @cached_property
     def register(self) -> dict[str, Hypothesis]:
-        reg = {hid: h for hid, h in read_register(self.reader).items() if h.created <= self.day}
+        read = self.day_register if self.day_register is not None else read_register(self.reader)
+        reg = {hid: h for hid, h in read.items() if h.created <= self.day}
         for h in self.adopted:  # adopted from the day's Evidence, or marked by the job
             reg[h.id] = h
         return reg

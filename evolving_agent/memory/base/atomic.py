@@ -55,12 +55,12 @@ def open_dir(base: Path, parts: Sequence[str], *, create: bool = True) -> int:
     # ``base`` itself is trusted (the caller resolved it once); only what lies below it
     # is walked without following links.
     fd = os.open(base, _DIR_FLAGS & ~os.O_NOFOLLOW)
-    where = base
     try:
-        for part in parts:
+        # The path of a component is built for an error only: every Evidence append and
+        # every write of a layer opens its directories here.
+        for i, part in enumerate(parts):
             if part in {"", ".", ".."} or "/" in part:
-                raise UnsafePath(where / part, "not a plain path component")
-            where = where / part
+                raise UnsafePath(base.joinpath(*parts[: i + 1]), "not a plain path component")
             try:
                 nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
             except FileNotFoundError:
@@ -76,7 +76,7 @@ def open_dir(base: Path, parts: Sequence[str], *, create: bool = True) -> int:
                     _share_new_dir(fd, nxt)
             except OSError as exc:
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise UnsafePath(where, _why(fd, part)) from None
+                    raise UnsafePath(base.joinpath(*parts[: i + 1]), _why(fd, part)) from None
                 raise
             os.close(fd)
             fd = nxt

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import cache
+from functools import cache, lru_cache
 
 _W = r"(?:\S+\s+){0,2}"  # up to two words between the verb and its object ("all previous")
 _OVERRIDE = (
@@ -105,6 +105,7 @@ def _plain(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+@lru_cache(maxsize=4096)  # a nightly asks it of each day's friction at every step
 def reads_as_instruction(text: str) -> bool:
     """True when ``text`` addresses the assistant as an instruction: an override of its
     instructions, or an imperative to reveal a secret (see the module docstring)."""

@@ -16,7 +16,7 @@ never also counts as "short".  Standard library and :mod:`similarity` only.
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 
 from evolving_agent.memory.base.similarity import normalise
 
@@ -97,6 +97,7 @@ def _axes() -> tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]:
     )
 
 
+@lru_cache(maxsize=4096)  # a nightly asks it of the same few complaints, pair by pair
 def pole(text: str) -> tuple[str, int] | None:
     """Which side of which axis ``text`` complains about: (axis, 0 | 1), or None when it
     names neither side or both."""

@@ -475,6 +475,12 @@ def redact(text: str, *, detector: bool = True) -> str:
     it from the patterns, and boot drops them when it renders: so when the text without
     them holds a credential, that text is the one masked and kept.
     """
+    if len(text) > _CACHED_LEN:
+        return _redact_text(text, detector)
+    return _redacted(text, detector)
+
+
+def _redact_text(text: str, detector: bool) -> str:
     # Every format character is outside ASCII: most texts need no scan for them.
     if not text.isascii():
         if _FORMAT_CHARS.search(text):
@@ -486,6 +492,14 @@ def redact(text: str, *, detector: bool = True) -> str:
     if "\n" in text:
         text = _rejoined(text, detector)
     return _encoded(_redact(text, detector), detector)
+
+
+# A pure function of the text (the detector's plugins are loaded once a process), and a
+# nightly masks the same strings again and again: each record's fields when it is
+# appended, Today's files, the register's quotes (four in five calls of a generated life
+# repeat one).  Short texts only: a cache of whole files would keep them in memory.
+_CACHED_LEN = 4096
+_redacted = functools.lru_cache(maxsize=8192)(_redact_text)
 
 
 # A run of key characters at the end of one line and the start of the next: a key a
@@ -659,12 +673,20 @@ def _apply(passes: tuple[_Pass, ...], text: str) -> str:
 
 def redact_data(value: Any, *, detector: bool = True) -> Any:
     """Redact every string inside a JSON-like value (dict keys are names, kept as they are)."""
+    return _redact_value(value, detector)
+
+
+def _redact_value(value: Any, detector: bool) -> Any:
+    # redact_data's walk without keyword arguments: an Evidence record's data (hypothesis
+    # snapshots, lists of ids) holds dozens of strings, and every record is walked
     if isinstance(value, str):
-        return redact(value, detector=detector)
+        return _redact_text(value, detector) if len(value) > _CACHED_LEN else _redacted(
+            value, detector
+        )
     if isinstance(value, dict):
-        return {k: redact_data(v, detector=detector) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [redact_data(v, detector=detector) for v in value]
+        return {k: _redact_value(v, detector) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_redact_value(v, detector) for v in value]
     return value
 
 

@@ -85,24 +85,33 @@ def _keep(ch: str) -> bool:
     return not (cat == "Cf" or (cat == "Cc" and ch not in "\n\t"))
 
 
+class _Folding(dict[int, str | None]):
+    """A ``str.translate`` table of the per-character step of :func:`normalise`, each
+    character's entry made the first time it is seen: dropped (None) when not kept, its
+    skeleton when a letter or digit, else itself."""
+
+    def __missing__(self, code: int) -> str | None:
+        ch = chr(code)
+        out = (_skeleton_map().get(ch, ch) if ch.isalnum() else ch) if _keep(ch) else None
+        self[code] = out
+        return out
+
+
+_FOLDING = _Folding()
+
+
 @lru_cache(maxsize=4096)  # a nightly compares the same few hundred texts again and again
 def normalise(text: str) -> str:
     """NFKC, case fold, no format/control characters, confusables skeleton."""
     text = unicodedata.normalize("NFKC", text).casefold()
-    table = _skeleton_map()
-    out = []
-    for ch in text:
-        if not _keep(ch):
-            continue
-        if ch.isalnum():
-            ch = table.get(ch, ch)
-        out.append(ch)
-    return unicodedata.normalize("NFKC", "".join(out))
+    # translate walks the text in C; the table holds what the old per-character loop did
+    return unicodedata.normalize("NFKC", text.translate(_FOLDING))
 
 
 _SPACELESS = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "IDEOGRAPHIC", "THAI", "LAO", "KHMER")
 
 
+@lru_cache(maxsize=8192)  # per character: unicodedata.name builds a string each call
 def _spaceless(ch: str) -> bool:
     name = unicodedata.name(ch, "")
     return name.startswith(_SPACELESS) or "IDEOGRAPH" in name
@@ -129,6 +138,7 @@ def _runs(norm: str) -> list[tuple[str, bool]]:
     return runs
 
 
+@lru_cache(maxsize=4096)  # like normalise: the same texts are compared again and again
 def grams(text: str) -> frozenset[str]:
     """The character n-grams of ``text`` (see the module docstring)."""
     out: set[str] = set()
@@ -217,6 +227,7 @@ def same_text(a: str, b: str) -> bool:
     return key(a) == key(b)
 
 
+@lru_cache(maxsize=4096)  # a deduplication key, asked for the same texts all night
 def key(text: str) -> str:
     """The normalised letters and digits of ``text``: equal keys = the same belief
     written with other spacing, case, width, invisible characters or lookalikes."""

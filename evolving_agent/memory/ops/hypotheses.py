@@ -41,7 +41,6 @@ as two or three days:
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import unicodedata
 from datetime import date
@@ -88,9 +87,12 @@ class SessionProposal(BaseModel):
 
 
 class Hypothesis(BaseModel):
-    """One hypothesis as of its last change.  JSON-able; no score, by design."""
+    """One hypothesis as of its last change.  JSON-able; no score, by design.
 
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+    Frozen: every change is a new snapshot (``model_copy``), so one parsed register may
+    be handed to every reader of the same text (:func:`parse_register`)."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True, frozen=True)
 
     id: str
     text: str = Field(min_length=1)
@@ -434,15 +436,24 @@ def parse_register(text: str | None, *, file: str = REGISTER_FILE) -> dict[str, 
     if not text:
         return {}
     try:
-        reg = RegisterFile.model_validate_json(text)
+        hypotheses = _parsed_register(text)
     except ValidationError as exc:
         raise InvalidInput(first_error(exc), file=file) from None
-    return {h.id: h for h in reg.hypotheses}
+    return {h.id: h for h in hypotheses}
+
+
+# A nightly run reads the register it wrote the night before several times over (its
+# context, the merge under the lock, the human's list): the same text, validated once.
+@lru_cache(maxsize=16)
+def _parsed_register(text: str) -> tuple[Hypothesis, ...]:
+    return tuple(RegisterFile.model_validate_json(text).hypotheses)
 
 
 def dump_register(reg: dict[str, Hypothesis]) -> bytes:
-    body = RegisterFile(hypotheses=list(reg.values())).model_dump(mode="json")
-    return (json.dumps(body, indent=2, ensure_ascii=False) + "\n").encode()
+    # pydantic's serializer writes what json.dumps(indent=2, ensure_ascii=False) wrote,
+    # byte for byte, without the pure-Python encoder that indent forces on json.dumps
+    register = RegisterFile(hypotheses=list(reg.values()))
+    return register.model_dump_json(indent=2).encode() + b"\n"
 
 
 def read_register(reader: ScopedReader) -> dict[str, Hypothesis]:
