@@ -337,6 +337,8 @@ def test_reflector_runs_clean_of_the_users_hooks_servers_and_instructions(
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0] == f"nightly {DAY}: done (reflector: {client})"
     (asked,) = model_calls(world, name, API[client])
+    if client == "opencode":  # and no side call to name the session
+        assert len(world.model.requests(name, api="messages")) == 1
     # The hook's boot context (world.root's bias) and the user's instructions are absent.
     assert BIAS not in asked.text()
     # No MCP tool at all; Claude, Gemini CLI and OpenCode offer no tool whatever.
