@@ -830,6 +830,11 @@ def opencode_env(home: Path, url: str, extra: dict[str, Any] | None = None) -> d
     for key, value in (extra or {}).items():
         data[key] = {**data[key], **value} if isinstance(data.get(key), dict) else value
     (config / "opencode.json").write_text(json.dumps(data, indent=2))
+    # The models.dev catalog: none here (no network), and OpenCode's bundled copy of it,
+    # every provider's models, is a quarter of each start's CPU.  Its one provider is
+    # the scripted one, from the config above.
+    catalog = home / "models.json"
+    catalog.write_text("{}")
     env.update(
         {
             "HOME": str(home),
@@ -838,6 +843,7 @@ def opencode_env(home: Path, url: str, extra: dict[str, Any] | None = None) -> d
             "XDG_CACHE_HOME": str(home / ".cache"),
             "XDG_STATE_HOME": str(home / ".local" / "state"),
             "OPENCODE_DISABLE_MODELS_FETCH": "1",
+            "OPENCODE_MODELS_PATH": str(catalog),
             "OPENCODE_DISABLE_AUTOUPDATE": "1",
             "NO_COLOR": "1",
         }
