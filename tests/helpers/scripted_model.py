@@ -794,6 +794,9 @@ def gemini_env(home: Path, url: str, settings: dict[str, Any] | None = None) -> 
             "HOME": str(home),
             "GEMINI_API_KEY": "scripted-dummy-key",
             "GOOGLE_GEMINI_BASE_URL": url,
+            # Gemini CLI loads its whole bundle only to start itself again as a child with
+            # a larger heap (a third of each start's CPU): one process is enough here.
+            "GEMINI_CLI_NO_RELAUNCH": "true",
             "NO_COLOR": "1",
         }
     )
