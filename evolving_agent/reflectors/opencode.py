@@ -9,10 +9,11 @@ folder (no global ``opencode.json``, ``AGENTS.md``, agents, commands or plugins)
 ``OPENCODE_CONFIG`` at a file that keeps only which model to ask — ``provider``,
 ``model``, ``small_model``, ``enabled_providers``, ``disabled_providers`` from the
 user's own config — plus ``"permission": {"*": "deny"}`` (OpenCode then offers no tool
-at all), no MCP servers, no instructions.  ``--pure`` loads no external plugin,
-``OPENCODE_DISABLE_CLAUDE_CODE`` no ``~/.claude/CLAUDE.md``; the call runs in an empty
-scratch folder, so no project config is found.  The login (``opencode auth``) lives
-in the data folder, which is left as it is.
+at all), no MCP servers, no instructions, the ``title`` agent disabled (one model call a
+reflection, not a second one to name the session) and no snapshots.  ``--pure`` loads no
+external plugin, ``OPENCODE_DISABLE_CLAUDE_CODE`` no ``~/.claude/CLAUDE.md``; the call
+runs in an empty scratch folder, so no project config is found.  The login (``opencode
+auth``) lives in the data folder, which is left as it is.
 
 The answer is the text of its ``text`` events; an ``error`` event (an API error after
 OpenCode's retries) means the backend never answered: :class:`ReflectorUnavailable`
@@ -72,6 +73,10 @@ def carried_config(environ: dict[str, str] | None = None) -> dict[str, Any]:
         "mcp": {},
         "instructions": [],
         "plugin": [],
+        # One model call a reflection: no side call that names the session, no git
+        # snapshot of the scratch folder (nothing there to undo).
+        "agent": {"title": {"disable": True}},
+        "snapshot": False,
         "share": "disabled",
         "autoupdate": False,
     }

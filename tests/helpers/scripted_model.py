@@ -794,6 +794,9 @@ def gemini_env(home: Path, url: str, settings: dict[str, Any] | None = None) -> 
             "HOME": str(home),
             "GEMINI_API_KEY": "scripted-dummy-key",
             "GOOGLE_GEMINI_BASE_URL": url,
+            # Gemini CLI loads its whole bundle only to start itself again as a child with
+            # a larger heap (a third of each start's CPU): one process is enough here.
+            "GEMINI_CLI_NO_RELAUNCH": "true",
             "NO_COLOR": "1",
         }
     )
@@ -830,6 +833,11 @@ def opencode_env(home: Path, url: str, extra: dict[str, Any] | None = None) -> d
     for key, value in (extra or {}).items():
         data[key] = {**data[key], **value} if isinstance(data.get(key), dict) else value
     (config / "opencode.json").write_text(json.dumps(data, indent=2))
+    # The models.dev catalog: none here (no network), and OpenCode's bundled copy of it,
+    # every provider's models, is a quarter of each start's CPU.  Its one provider is
+    # the scripted one, from the config above.
+    catalog = home / "models.json"
+    catalog.write_text("{}")
     env.update(
         {
             "HOME": str(home),
@@ -838,6 +846,7 @@ def opencode_env(home: Path, url: str, extra: dict[str, Any] | None = None) -> d
             "XDG_CACHE_HOME": str(home / ".cache"),
             "XDG_STATE_HOME": str(home / ".local" / "state"),
             "OPENCODE_DISABLE_MODELS_FETCH": "1",
+            "OPENCODE_MODELS_PATH": str(catalog),
             "OPENCODE_DISABLE_AUTOUPDATE": "1",
             "NO_COLOR": "1",
         }

@@ -119,10 +119,14 @@ def verify(world: World) -> subprocess.CompletedProcess[str]:
 def run(
     argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 180
 ) -> subprocess.CompletedProcess[str]:
+    """Run a client in ``cwd`` as a shell started there would: with ``PWD`` set to it.
+
+    OpenCode takes its folder from ``$PWD``, not the process's cwd: with the suite's own
+    ``PWD`` it would work in (and snapshot) this repository, not the test's workspace."""
     return subprocess.run(
         argv,
         cwd=cwd,
-        env=env,
+        env={**env, "PWD": str(cwd)},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,

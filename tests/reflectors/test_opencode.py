@@ -53,3 +53,5 @@ def test_the_users_model_is_carried_later_configs_win_and_everything_is_denied(
     assert config["small_model"] == "openai/gpt-5-mini"
     assert config["permission"] == {"*": "deny"} and config["mcp"] == {}
     assert config["instructions"] == [] and config["plugin"] == []
+    # One model call a reflection: no session title asked for, no snapshot of the scratch.
+    assert config["agent"] == {"title": {"disable": True}} and config["snapshot"] is False
