@@ -293,6 +293,7 @@ SLOW: dict[str, set[str]] = {
         "test_without_a_money_budget_everything_is_admitted",
     },
     "search/test_compare": {
+        "test_writes_compare_json_and_md_and_reports_progress",
         "test_clearly_separated_policies_get_a_small_p_and_identical_ones_p_one",
         "test_table_is_mean_sd_and_improvement_over_references_when_maximising",
     },
@@ -356,11 +357,18 @@ SLOW: dict[str, set[str]] = {
         "test_a_bad_decision_on_the_remote_stops_the_sync_with_nothing_changed"
     },
     "memory/sync/test_run": {
-        "test_a_signed_device_verifies_what_it_receives_against_its_own_chain"
+        "test_a_signed_device_verifies_what_it_receives_against_its_own_chain",
+        "test_a_decision_made_on_the_other_device_syncs_with_its_record",
     },
     "review/test_drift": {"test_drift_flags_the_planted_pendulums_of_20_generated_lives"},
-    "review/test_pendulum": {"test_a_planted_pendulum_in_any_script_is_flagged_with_its_ids"},
-    "search/test_aftermath": {"test_plateau_and_the_runner_write_the_same_record"},
+    "review/test_pendulum": {
+        "test_a_planted_pendulum_in_any_script_is_flagged_with_its_ids",
+        "test_unrelated_beliefs_taking_turns_by_chance_are_no_pendulum",
+    },
+    "search/test_aftermath": {
+        "test_plateau_and_the_runner_write_the_same_record",
+        "test_the_reports_best_is_the_runs_tally",
+    },
     "search/test_schedule": {"test_a_step_is_planned_alike_however_much_of_it_was_recorded"},
     # Real searches of 4 rounds and 8 turns (their assertions need the rounds), 1.2-2.9 s
     # each after the CLI one went in-process; the MCP test starts the only server of the
@@ -369,6 +377,7 @@ SLOW: dict[str, set[str]] = {
         "test_a_run_says_its_forecast_when_round_three_starts_and_the_report_keeps_it",
     },
     "search/test_holdout": {
+        "test_resume_refuses_a_changed_holdout",
         "test_search_run_prints_the_alarm_at_its_end",
         "test_the_alarm_fires_on_a_lenient_scorer_and_the_agent_never_saw_the_holdout",
         "test_a_strict_holdout_gates_every_restart_seed",
@@ -379,6 +388,21 @@ SLOW: dict[str, set[str]] = {
         "test_forget_team_carries_no_notes_no_session_and_no_history",
     },
     "memory/base/test_bounds": {"test_an_mcp_friction_over_the_limit_is_the_same_tool_error"},
+    # 1.2-2.6 s each in a fast run of this session (2 workers, a third process busy): a
+    # real redo killed at each step, search runs whose assertions need several rounds,
+    # a CLI process importing pydantic, a receipt of twenty probe entries.
+    "cli/test__pydantic": {
+        "test_a_command_validates_its_models_without_importing_importlib_metadata"
+    },
+    "jobs/test_redo": {
+        "test_a_redo_killed_at_any_step_leaves_the_old_state_or_ends_in_the_new",
+        "test_any_life_redone_is_the_life_run_once_with_the_later_edit",
+    },
+    "probes/test_receipt": {
+        "test_a_model_that_drops_one_entry_among_twenty_is_caught_there_and_only_there",
+        "test_one_misread_answer_does_not_make_an_entry_fall",
+    },
+    "search/test_arms": {"test_forget_team_is_measured_against_keep_notes_parallel_and_single"},
 }
 
 
