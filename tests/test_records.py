@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import importlib.util
+import inspect
 import pickle
 import subprocess
 import sys
@@ -19,7 +21,7 @@ from tests.helpers.roots import fresh_root
 
 VALUES = st.one_of(st.integers(), st.text(max_size=5), st.none(), st.tuples(st.integers()))
 # A field: (has a default, the default as a value or a factory)
-FIELD = st.tuples(st.sampled_from(["required", "default", "factory"]), VALUES)
+FIELD = st.tuples(st.sampled_from(["required", "default", "factory", "inherited"]), VALUES)
 
 
 def shape(fields: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
@@ -29,6 +31,7 @@ def shape(fields: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
 
 def make(decorate: Any, fields: list[tuple[str, Any]], frozen: bool) -> type:
     namespace: dict[str, Any] = {"__annotations__": {}}
+    inherited: dict[str, Any] = {}  # a plain base's class attribute is a default too
     for i, (kind, value) in enumerate(fields):
         name = f"f{i}"
         namespace["__annotations__"][name] = "object"
@@ -36,7 +39,9 @@ def make(decorate: Any, fields: list[tuple[str, Any]], frozen: bool) -> type:
             namespace[name] = value
         elif kind == "factory":
             namespace[name] = dataclasses.field(default_factory=lambda v=value: [v])
-    cls = type("Rec", (), namespace)
+        elif kind == "inherited":
+            inherited[name] = value
+    cls = type("Rec", (type("Base", (), inherited),), namespace)
     return decorate(frozen=frozen)(cls)  # type: ignore[no-any-return]
 
 
@@ -66,6 +71,8 @@ def test_a_record_is_built_shown_compared_and_hashed_as_a_dataclass(
     r, d = outcome(lambda: rec(*args, **kwargs)), outcome(lambda: dc(*args, **kwargs))
     assert r[0] == d[0]
     assert rec.__match_args__ == dc.__match_args__  # type: ignore[attr-defined]
+    assert str(inspect.signature(rec)) == str(inspect.signature(dc))
+    assert rec.__doc__ == dc.__doc__
     if r[0] == "raised":
         assert r[1] == d[1] == "TypeError"
         return
@@ -80,6 +87,12 @@ def test_a_record_is_built_shown_compared_and_hashed_as_a_dataclass(
     assert a == copy.copy(a) and a == copy.deepcopy(a)
     assert outcome(lambda: delattr(a, "f1")) == outcome(lambda: delattr(b, "f1"))
     assert outcome(lambda: repr(a)) == outcome(lambda: repr(b))
+    assert vars(a) == vars(b) and list(vars(a)) == list(vars(b))  # same order, for JSON
+    box_r, box_d = rec(*args, **kwargs), dc(*args, **kwargs)
+    if fields:  # a record inside itself shows as "...", as reprlib.recursive_repr does
+        object.__setattr__(box_r, "f0", [box_r])
+        object.__setattr__(box_d, "f0", [box_d])
+        assert repr(box_r) == repr(box_d)
 
 
 @record(frozen=True)
@@ -200,3 +213,188 @@ def test_the_commands_run_most_define_no_dataclass_of_ours(tmp_path: Path, argv:
     line = done.stderr.splitlines()[-1].split()
     assert line[0] == "DATACLASSES"
     assert set(line[1:]) <= STILL_DATACLASSES
+
+
+def load(path: Path, source: str) -> Any:
+    """A real module (a record reads its annotations' names in the module's globals)."""
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[path.stem]
+    return module
+
+
+SPELLINGS = """\
+from __future__ import annotations
+import dataclasses
+import typing
+import typing as t
+from typing import ClassVar
+from typing import ClassVar as CV
+from evolving_agent.records import record
+
+def both(deco):
+    @deco
+    class C:
+        a: int
+        b: ClassVar[dict] = {}
+        c: typing.ClassVar[int] = 1
+        d: t.ClassVar[list] = []
+        e: CV[int] = 2
+        f: CV = 3
+        g: ClassVarish = 0
+        h: MyInitVar = None
+        i: int = 4
+    return C
+
+class ClassVarish: ...
+class MyInitVar: ...
+REC, DC = both(record), both(dataclasses.dataclass)
+"""
+
+
+def test_classvars_are_read_as_dataclasses_read_them(tmp_path: Path) -> None:
+    module = load(tmp_path / "spellings.py", SPELLINGS)
+    rec, dc = module.REC, module.DC
+    assert rec.__match_args__ == dc.__match_args__ == ("a", "g", "h", "i")
+    assert repr(rec(1)) == repr(dc(1))
+    assert rec.d == dc.d == []  # a ClassVar may hold a list; a field may not
+
+
+def test_a_classvar_imported_for_type_checking_only_is_a_classvar_as_mypy_reads_it(
+    tmp_path: Path,
+) -> None:
+    # dataclasses would make a field of it (ClassVar is not in the module): the record
+    # follows mypy, which the project's type checking relies on
+    source = (
+        "from __future__ import annotations\n"
+        "from evolving_agent.records import record\n"
+        "TYPE_CHECKING = False\n"
+        "if TYPE_CHECKING:\n"
+        "    from typing import ClassVar\n"
+        "@record\n"
+        "class C:\n"
+        "    a: int\n"
+        "    limit: ClassVar[int] = 3\n"
+    )
+    rec = load(tmp_path / "checking_only.py", source).C
+    assert rec.__match_args__ == ("a",) and repr(rec(1)) == "C(a=1)"
+
+
+@pytest.mark.parametrize(
+    "annotation",
+    ["dataclasses.InitVar[int]", "InitVar[int]", "InitVar", "dataclasses.KW_ONLY", "KW_ONLY"],
+)
+def test_initvar_and_kw_only_are_refused_however_spelled(tmp_path: Path, annotation: str) -> None:
+    source = (
+        "from __future__ import annotations\n"
+        "import dataclasses\n"
+        "from dataclasses import InitVar, KW_ONLY\n"
+        "from evolving_agent.records import record\n"
+        "@record\n"
+        "class C:\n"
+        "    a: int\n"
+        f"    b: {annotation}\n"
+    )
+    with pytest.raises(TypeError, match="does not take (InitVar|KW_ONLY)"):
+        load(tmp_path / "refused.py", source)
+
+
+def test_initvar_and_kw_only_objects_are_refused() -> None:
+    for annotation in (dataclasses.InitVar[int], dataclasses.InitVar, dataclasses.KW_ONLY):
+        with pytest.raises(TypeError, match="does not take"):
+            record(type("C", (), {"__annotations__": {"a": int, "b": annotation}}))
+
+
+def test_a_record_in_a_dataclass_line_is_refused() -> None:
+    @dataclasses.dataclass
+    class Base:
+        a: int = 0
+
+    with pytest.raises(TypeError, match="cannot be a dataclass or extend one"):
+
+        @record
+        class Sub(Base):
+            b: int = 0
+
+    with pytest.raises(TypeError, match="cannot be a dataclass or extend one"):
+        record(dataclasses.dataclass(type("C", (), {"__annotations__": {"a": "int"}})))
+
+
+@record
+class Loose:
+    v: int = 0
+
+
+@pytest.mark.parametrize(
+    "default", [[], {}, set(), bytearray(b"x"), Loose(), frozenset(), (1, []), Point(1)], ids=repr
+)
+def test_a_default_is_refused_when_its_type_is_unhashable_as_in_python_3_11(default: Any) -> None:
+    def build(deco: Any) -> Any:
+        return outcome(
+            lambda: deco(type("C", (), {"__annotations__": {"x": "object"}, "x": default}))
+        )
+
+    r, d = build(record), build(dataclasses.dataclass)
+    assert r[0] == d[0]
+    if r[0] == "raised":
+        assert r[1] == d[1] == "ValueError"
+
+
+def test_defaults_come_through_the_mro_as_in_dataclasses() -> None:
+    def build(deco: Any) -> Any:
+        class Mixin:
+            x = 5
+
+        @deco
+        class A:
+            y: int = 1
+
+        @deco
+        class B(A, Mixin):
+            x: int
+            y: int
+
+        return repr(B()), str(inspect.signature(B))
+
+    assert build(record) == build(dataclasses.dataclass)
+
+
+def test_signature_and_doc_as_dataclasses_write_them_and_a_written_init_is_read() -> None:
+    def build(deco: Any) -> Any:
+        @deco
+        class A:
+            x: int
+            y: list[int] = dataclasses.field(default_factory=list)
+            z: int = dataclasses.field(default=0, init=False)
+
+        class Own(A):
+            def __init__(self, w: str) -> None:
+                super().__init__(1)
+
+        return str(inspect.signature(A)), A.__doc__, str(inspect.signature(Own)), Own.__doc__
+
+    assert build(record) == build(dataclasses.dataclass)
+
+
+def test_a_field_without_annotation_is_refused_as_dataclasses_do() -> None:
+    with pytest.raises(TypeError, match="'x' is a field but has no type annotation"):
+        record(type("C", (), {"__annotations__": {}, "x": dataclasses.field(default=1)}))
+
+
+def test_missing_arguments_are_named_as_python_names_them() -> None:
+    def build(deco: Any) -> Any:
+        return deco(type("C", (), {"__annotations__": {"a": "int", "b": "int", "c": "int"}}))
+
+    for args in ((), (1,), (1, 2)):
+        errors = []
+        for deco in (record, dataclasses.dataclass):
+            with pytest.raises(TypeError) as caught:
+                build(deco)(*args)
+            errors.append(str(caught.value).split(".")[-1])
+        assert errors[0] == errors[1]
