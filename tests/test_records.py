@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import copy
 import dataclasses
 import importlib.util
 import inspect
 import pickle
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -398,3 +400,111 @@ def test_missing_arguments_are_named_as_python_names_them() -> None:
                 build(deco)(*args)
             errors.append(str(caught.value).split(".")[-1])
         assert errors[0] == errors[1]
+
+
+# dataclasses' functions on a record: replace/fields/astuple raise, is_dataclass says False,
+# and asdict leaves a record a dataclass holds as it is, in what becomes JSON
+DATACLASS_CALLS = {"replace", "asdict", "astuple", "fields", "is_dataclass"}
+
+
+def decorated(node: ast.ClassDef, name: str) -> bool:
+    for d in node.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        if getattr(target, "id", getattr(target, "attr", None)) == name:
+            return True
+    return False
+
+
+def words(annotation: ast.expr | None) -> set[str]:
+    """The names an annotation mentions, string annotations included."""
+    found: set[str] = set()
+    for node in ast.walk(annotation) if annotation is not None else ():
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.update(re.findall(r"\w+", node.value))
+    return found
+
+
+def record_like(trees: dict[str, ast.Module]) -> set[str]:
+    """Record class names, and the dataclasses holding one (asdict would keep it raw)."""
+    shapes = [n for t in trees.values() for n in ast.walk(t) if isinstance(n, ast.ClassDef)]
+    names = {c.name for c in shapes if decorated(c, "record")}
+    holders = [c for c in shapes if decorated(c, "dataclass")]
+    while True:
+        more = {
+            c.name
+            for c in holders
+            if any(isinstance(s, ast.AnnAssign) and words(s.annotation) & names for s in c.body)
+        }
+        if more <= names:
+            return names
+        names |= more
+
+
+def misuses(trees: dict[str, ast.Module], shaped: set[str]) -> list[str]:
+    """Each call of a dataclasses function whose first argument is, by what the source
+    says of it, a record: the class itself, a record built in place, ``self`` in a
+    record, or a parameter or variable annotated with a record's name."""
+    found = []
+    for where, tree in trees.items():
+        methods = {
+            id(f)
+            for c in ast.walk(tree)
+            if isinstance(c, ast.ClassDef) and c.name in shaped
+            for f in c.body
+        }
+        for scope in ast.walk(tree):
+            if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            known = {a.arg: words(a.annotation) for a in (*scope.args.args, *scope.args.kwonlyargs)}
+            calls = []
+            for node in ast.walk(scope):
+                if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                    known[node.target.id] = words(node.annotation)
+                elif isinstance(node, ast.Call) and node.args:
+                    name = getattr(node.func, "id", getattr(node.func, "attr", None))
+                    if name in DATACLASS_CALLS:
+                        calls.append((name, node))
+            for name, call in calls:
+                arg = call.args[0]
+                built = isinstance(arg, ast.Call) and getattr(arg.func, "id", None) in shaped
+                named = isinstance(arg, ast.Name) and (
+                    arg.id in shaped
+                    or known.get(arg.id, set()) & shaped
+                    or (arg.id == "self" and id(scope) in methods)
+                )
+                if built or named:
+                    found.append(f"{where}:{call.lineno} {name}({ast.unparse(arg)})")
+    return found
+
+
+def test_no_dataclasses_function_is_called_on_a_record() -> None:
+    package = Path(__file__).resolve().parents[1] / "evolving_agent"
+    sources = {str(p): p.read_text() for p in sorted(package.rglob("*.py"))}
+    trees = {  # a module that names neither decorator nor dataclasses has nothing to say
+        p: ast.parse(text)
+        for p, text in sources.items()
+        if "@record" in text or "@dataclass" in text or "dataclasses" in text
+    }
+    shaped = record_like(trees)
+    trees = {p: t for p, t in trees.items() if "dataclasses" in sources[p]}
+    assert {"ReviewView", "Card"} <= shaped  # a record, and a dataclass holding records
+    assert misuses(trees, shaped) == []
+    # the finder sees each kind of misuse it claims to
+    planted = ast.parse(
+        "from dataclasses import asdict, replace\n"
+        "import dataclasses\n"
+        "@record\n"
+        "class R:\n"
+        "    x: int\n"
+        "    def moved(self):\n"
+        "        return replace(self, x=1)\n"
+        "@dataclass\n"
+        "class Holder:\n"
+        "    r: 'R | None'\n"
+        "def f(r: R, h: Holder):\n"
+        "    v: R = r\n"
+        "    return dataclasses.fields(R), asdict(h), replace(R(1)), dataclasses.astuple(v)\n"
+    )
+    assert len(misuses({"m": planted}, record_like({"m": planted}))) == 5
