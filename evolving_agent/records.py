@@ -86,85 +86,79 @@ def _options(value: Any) -> tuple[Any, Any, bool] | None:
     return default, factory, value.init
 
 
+_HEADS: dict[str, tuple[str | None, str] | None] = {}  # annotations repeat: "str", "int"
+
+
 def _head(text: str) -> tuple[str | None, str] | None:
     r"""``module.name`` or ``name`` at the start of an annotation string, as
     dataclasses' ``_MODULE_IDENTIFIER_RE`` (``^(?:\s*(\w+)\s*\.)?\s*(\w+)``) reads it."""
-
-    def word(at: int) -> int:
-        while at < len(text) and (text[at].isalnum() or text[at] == "_"):
+    if text in _HEADS:
+        return _HEADS[text]
+    parts: list[str] = []
+    at, end = 0, len(text)
+    while len(parts) < 2:
+        while at < end and text[at].isspace():
             at += 1
-        return at
-
-    def space(at: int) -> int:
-        while at < len(text) and text[at].isspace():
+        start = at
+        while at < end and (text[at].isalnum() or text[at] == "_"):
             at += 1
-        return at
-
-    first = space(0)
-    end = word(first)
-    if end == first:
-        return None
-    dot = space(end)
-    if dot < len(text) and text[dot] == ".":
-        second = space(dot + 1)
-        stop = word(second)
-        if stop > second:
-            return text[first:end], text[second:stop]
-    return None, text[first:end]
+        if at == start:
+            break
+        parts.append(text[start:at])
+        while at < end and text[at].isspace():
+            at += 1
+        if at == end or text[at] != ".":
+            break
+        at += 1
+    head = None if not parts else (None, parts[0]) if len(parts) == 1 else (parts[0], parts[1])
+    _HEADS[text] = head
+    return head
 
 
-def _refers_to(annotation: object, cls: type, module: Any, thing: object) -> bool:
-    """Whether ``annotation`` is ``thing`` of ``module`` (``typing.ClassVar``,
-    ``dataclasses.InitVar``, ``dataclasses.KW_ONLY``), subscripted or not, as dataclasses
-    decides it: an object by identity or origin, a string by its first name looked up in
-    the class's module (``ClassVar[int]``, ``typing.ClassVar[int]``, ``t.ClassVar`` with
-    ``import typing as t``, ``CV[int]`` with ``from typing import ClassVar as CV``)."""
+def _named(annotation: object, cls: type, typing: Any, dc: Any) -> object:
+    """What an annotation names, as dataclasses' ``_is_type`` resolves it: an object is
+    itself; a string's first name is looked up in the class's module (``ClassVar[int]``,
+    ``CV`` after ``from typing import ClassVar as CV``), or, when it reads ``t.name`` and
+    the module's ``t`` is typing or dataclasses, in that module (``t.ClassVar``,
+    ``dataclasses.InitVar``); None when it names nothing found."""
     if not isinstance(annotation, str):
-        return annotation is thing or type(annotation) is thing or _origin(annotation) is thing
+        return annotation
     head = _head(annotation)
     if head is None:
-        return False
-    owner = sys.modules.get(cls.__module__)
-    names = getattr(owner, "__dict__", {})
+        return None
+    names = getattr(sys.modules.get(cls.__module__), "__dict__", {})
     if head[0] is not None:
-        if names.get(head[0]) is not module:
-            return False
-        names = module.__dict__  # ``t.ClassVar``: the name in typing itself
-    found = names.get(head[1])
-    return found is thing or type(found) is thing or _origin(found) is thing
-
-
-def _origin(annotation: object) -> object:
-    """``ClassVar`` of ``ClassVar[int]`` (typing's generic alias), else None."""
-    typing = sys.modules.get("typing")
-    if typing is not None and type(annotation) is typing._GenericAlias:
-        return annotation.__origin__  # type: ignore[attr-defined]
-    return None
+        module = names.get(head[0])
+        if module is None or (module is not typing and module is not dc):
+            return None
+        names = module.__dict__
+    return names.get(head[1])
 
 
 def _kind(annotation: object, cls: type, name: str) -> str:
     """The kind, "field" or "classvar", as dataclasses reads the annotation; a TypeError
-    for what a record does not take (``InitVar``, ``KW_ONLY``)."""
-    typing = sys.modules.get("typing")  # neither can be named unless its module is loaded
-    if typing is not None and _refers_to(annotation, cls, typing, typing.ClassVar):
+    for what a record does not take (``InitVar``, ``KW_ONLY``).  ``ClassVar``, ``InitVar``
+    and ``KW_ONLY`` cannot be named unless typing or dataclasses is loaded."""
+    typing, dc = sys.modules.get("typing"), sys.modules.get("dataclasses")
+    found = _named(annotation, cls, typing, dc)
+    if typing is not None and (
+        found is typing.ClassVar
+        or (type(found) is typing._GenericAlias and found.__origin__ is typing.ClassVar)  # type: ignore[attr-defined]
+    ):
         return "classvar"
-    if isinstance(annotation, str):
+    if found is None and isinstance(annotation, str):
         # ``ClassVar`` imported for type checking only: not in the module, so dataclasses
         # would make a field of what mypy reads as a ClassVar; a record follows mypy
         head = _head(annotation)
-        names = getattr(sys.modules.get(cls.__module__), "__dict__", {})
-        if (
-            head is not None
-            and head[1] == "ClassVar"
-            and head[0] in (None, "typing")
-            and (head[0] or head[1]) not in names
-        ):
-            return "classvar"
-    dc = sys.modules.get("dataclasses")
-    if dc is not None:
-        for label, thing in (("InitVar", dc.InitVar), ("KW_ONLY", dc.KW_ONLY)):
-            if _refers_to(annotation, cls, dc, thing):
-                raise TypeError(f"@record does not take {label} ({cls.__name__}.{name})")
+        if head is not None and head[1] == "ClassVar" and head[0] in (None, "typing"):
+            names = getattr(sys.modules.get(cls.__module__), "__dict__", {})
+            if (head[0] or head[1]) not in names:
+                return "classvar"
+    if dc is not None and found is not None:
+        if found is dc.InitVar or type(found) is dc.InitVar:
+            raise TypeError(f"@record does not take InitVar ({cls.__name__}.{name})")
+        if found is dc.KW_ONLY:
+            raise TypeError(f"@record does not take KW_ONLY ({cls.__name__}.{name})")
     return "field"
 
 
