@@ -254,7 +254,7 @@ def _build(cls: type, frozen: bool) -> type:
             setattr(cls, attr, method)
     if not own_init and "__signature__" not in cls.__dict__:
         cls.__signature__ = _SIGNATURE  # type: ignore[attr-defined]
-    if cls.__dict__.get("__doc__") is None:
+    if not cls.__dict__.get("__doc__"):  # as dataclasses: no docstring, or an empty one
         cls.__doc__ = _DOC  # type: ignore[assignment]
     if "__match_args__" not in cls.__dict__:
         cls.__match_args__ = positional  # type: ignore[attr-defined,misc]
