@@ -149,6 +149,7 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> RayCluster:
     return _RAY.get(lambda: tmp_path_factory.mktemp("ray-scratch"))
 
 
+@pytest.hookimpl(trylast=True)  # after pytest's own teardown of the test's fixtures
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     """Stop the Ray cluster once this worker is past the Ray files (they run as one scope)."""
     if nextitem is None or nextitem.nodeid.split("::", 1)[0] not in RAY_FILES:

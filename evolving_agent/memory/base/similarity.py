@@ -192,7 +192,7 @@ def _generic() -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...]]:
     )
 
 
-@cache
+@lru_cache(maxsize=4096)  # bounded: the MCP server and the scheduler live for months
 def content_grams(text: str) -> frozenset[str]:
     """:func:`grams` without the no-signal vocabulary of :data:`_GENERIC_WORDS`."""
     words, stems, spaceless_words = _generic()
