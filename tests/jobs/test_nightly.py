@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from datetime import date, datetime, time, timedelta
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +26,9 @@ from evolving_agent.reflectors.context import NightlyContext, NightlyState
 from evolving_agent.reflectors.rules import RulesReflector
 from tests.helpers import HELPERS, run_cli
 from tests.helpers.roots import fresh_root
+from tests.helpers.weeks import at
 
 D0 = date(2026, 11, 2)
-
-
-def at(day: date, hour: int) -> datetime:
-    return datetime.combine(day, time(hour)).astimezone()
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 import textwrap
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -37,13 +37,10 @@ from evolving_agent.memory.ops.hypotheses import (
 from evolving_agent.paths import MemoryRoot
 from tests.helpers import REPO, run_cli
 from tests.helpers.roots import fresh_root
+from tests.helpers.weeks import at
 
 D0 = date(2026, 11, 2)
 UNTAGGED = "pasted the whole log instead of the failing lines"
-
-
-def at(day: date, hour: int) -> datetime:
-    return datetime.combine(day, time(hour)).astimezone()
 
 
 def today_files(root: MemoryRoot) -> dict[str, bytes | None]:

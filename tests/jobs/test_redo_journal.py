@@ -10,7 +10,7 @@ subprocess: tests/jobs/test_redo.py.
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, time
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -28,12 +28,9 @@ from evolving_agent.jobs.redo_journal import (
 from evolving_agent.memory.evidence.evidence import EvidenceLog
 from evolving_agent.paths import MemoryRoot
 from tests.helpers.roots import fresh_root
+from tests.helpers.weeks import at
 
 DAY = date(2026, 11, 6)
-
-
-def at(day: date, hour: int) -> datetime:
-    return datetime.combine(day, time(hour)).astimezone()
 
 
 def journal(root: MemoryRoot, day: date = DAY) -> RedoJournal:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
-from datetime import date, datetime, time, timedelta
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +30,11 @@ from tests.helpers import HELPERS, run_cli
 from tests.helpers import reflector_fakes as fakes
 from tests.helpers.chat_server import ChatServer, Reply, completion
 from tests.helpers.roots import fresh_root
+from tests.helpers.weeks import at
 
 D0 = date(2026, 11, 2)
 FAKE = str(Path(fakes.__file__).resolve())
 REPO = Path(__file__).resolve().parents[2]
-
-
-def at(day: date, hour: int) -> datetime:
-    return datetime.combine(day, time(hour)).astimezone()
 
 
 @pytest.fixture

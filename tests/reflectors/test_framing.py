@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import string
-from datetime import date, datetime, time, timedelta
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -23,12 +23,9 @@ from evolving_agent.reflectors import framing
 from evolving_agent.reflectors.rules import dated
 from tests.helpers.phrases import LANGS, TOPICS
 from tests.helpers.roots import fresh_root
+from tests.helpers.weeks import at
 
 D0 = date(2027, 3, 1)
-
-
-def at(day: date, hour: int) -> datetime:
-    return datetime.combine(day, time(hour)).astimezone()
 
 
 def fields(template: str) -> set[str]:

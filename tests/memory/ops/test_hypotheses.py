@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, time, timedelta
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -26,12 +26,9 @@ from evolving_agent.memory.ops.hypotheses import (
 )
 from evolving_agent.paths import MemoryRoot
 from tests.helpers.roots import fresh_root
+from tests.helpers.weeks import at
 
 D0 = date(2026, 11, 2)
-
-
-def at(day: date, hour: int) -> datetime:
-    return datetime.combine(day, time(hour)).astimezone()
 
 
 @pytest.fixture

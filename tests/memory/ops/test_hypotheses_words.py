@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, time
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -20,12 +20,9 @@ from evolving_agent.memory.ops.hypotheses import (
 )
 from evolving_agent.paths import MemoryRoot
 from tests.helpers.roots import fresh_root
+from tests.helpers.weeks import at
 
 D0 = date(2027, 3, 1)
-
-
-def at(day: date, hour: int) -> datetime:
-    return datetime.combine(day, time(hour)).astimezone()
 
 
 @pytest.fixture
