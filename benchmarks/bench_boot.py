@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _process_env import bench_env  # benchmarks/, the script's own folder
+
 from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.canon.canon import IDENTITY_TEMPLATE
 from evolving_agent.memory.ops import live
@@ -65,15 +67,7 @@ def main() -> int:
     args = ap.parse_args()
     script = Path(sys.executable).parent / "evolving-agent"
     with tempfile.TemporaryDirectory() as tmp:
-        env = {
-            **os.environ,
-            "GIT_AUTHOR_NAME": "bench",
-            "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-            "GIT_COMMITTER_NAME": "bench",
-            "GIT_COMMITTER_EMAIL": "bench@example.invalid",
-        }
-        # The first runs write the .pyc files an installed package has (see bench_cli.py).
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env = bench_env()
         os.environ.update(env)
         root = lived_root(Path(tmp) / "memory")
         boot = ["boot", "--root", str(root.path), "--format", args.format]

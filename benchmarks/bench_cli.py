@@ -16,13 +16,14 @@ Run:  python benchmarks/bench_cli.py [--rounds 21]
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _process_env import bench_env  # benchmarks/, the script's own folder
 
 TARGETS = {"evolving-agent --help": 4.0, "evolving-agent friction": 4.0, "evolving-agent boot": 1.5}
 
@@ -43,17 +44,7 @@ def main() -> int:
     script = str(Path(sys.executable).parent / "evolving-agent")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "memory"
-        env = {
-            **os.environ,
-            "EVOLVING_AGENT_ROOT": str(root),
-            "GIT_AUTHOR_NAME": "bench",
-            "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-            "GIT_COMMITTER_NAME": "bench",
-            "GIT_COMMITTER_EMAIL": "bench@example.invalid",
-        }
-        # The warm-up below writes the .pyc files an installed package has; with this set
-        # (CI and some shells set it) every run would compile every module from source.
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env = bench_env(EVOLVING_AGENT_ROOT=str(root))
         timed([script, "init", str(root)], env)
         timed([script, "boot"], env)  # the first full boot writes the fast path's attestation
         cases = {

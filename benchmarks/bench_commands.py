@@ -19,13 +19,14 @@ Run:  python benchmarks/bench_commands.py [--rounds 11]
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from _process_env import bench_env  # benchmarks/, the script's own folder
 
 
 def cpu(cmd: list[str], env: dict[str, str]) -> float:
@@ -45,18 +46,8 @@ def main() -> int:
     ea = [sys.executable, "-m", "evolving_agent"]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "memory"
-        env = {
-            **os.environ,
-            "EVOLVING_AGENT_ROOT": str(root),
-            "GIT_AUTHOR_NAME": "bench",
-            "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-            "GIT_COMMITTER_NAME": "bench",
-            "GIT_COMMITTER_EMAIL": "bench@example.invalid",
-        }
+        env = bench_env(EVOLVING_AGENT_ROOT=str(root))
         env.pop("EVOLVING_AGENT_RAISE", None)
-        # As the suite does (tests/conftest.py): without .pyc files each process would
-        # compile every module from source, several times what the imports cost.
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
         cpu([*ea, "init", str(root)], env)
         for text in ("the answer buried the command", "asked twice for the same file"):
             cpu([*ea, "friction", text], env)
