@@ -242,6 +242,11 @@ def _printable(text: str, *, keep_newlines: bool = False) -> str:
         # refuses all of them): most text, without a Python loop over every character.
         text = text.replace("\t", " ")
         return text if keep_newlines else text.replace("\n", " ")
+    return _printable_by_category(text, keep_newlines)
+
+
+def _printable_by_category(text: str, keep_newlines: bool) -> str:
+    """:func:`_printable` the long way, a character at a time."""
     out = []
     for ch in text:
         if ch == "\n" and keep_newlines:

@@ -151,22 +151,6 @@ def test_the_stale_check_reads_an_unusual_day_as_date_fromisoformat_does(root: M
     assert warnings == []
 
 
-def _printable_by_category(text: str, keep_newlines: bool) -> str:
-    import unicodedata
-
-    out = []
-    for ch in text:
-        if ch == "\n" and keep_newlines:
-            out.append(ch)
-        elif ch == "\t":
-            out.append(" ")
-        elif unicodedata.category(ch) in {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}:
-            out.append(" " if unicodedata.category(ch) in {"Cc", "Zl", "Zp"} else "")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
 @given(
     st.text(
         alphabet=st.one_of(
@@ -177,7 +161,7 @@ def _printable_by_category(text: str, keep_newlines: bool) -> str:
     st.booleans(),
 )
 def test_printable_text_takes_the_short_way_to_the_same_result(text: str, keep: bool) -> None:
-    from evolving_agent.memory.boot.bootview import _printable
+    from evolving_agent.memory.boot.bootview import _printable, _printable_by_category
 
     assert _printable(text, keep_newlines=keep) == _printable_by_category(text, keep)
     plain = text.translate({ord("\t"): None, ord("\n"): None})
