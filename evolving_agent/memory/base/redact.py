@@ -475,6 +475,11 @@ def redact(text: str, *, detector: bool = True) -> str:
     it from the patterns, and boot drops them when it renders: so when the text without
     them holds a credential, that text is the one masked and kept.
     """
+    return _masked(text, detector)
+
+
+def _masked(text: str, detector: bool) -> str:
+    """:func:`redact` without keyword arguments, from the cache when the text is short."""
     if len(text) > _CACHED_LEN:
         return _redact_text(text, detector)
     return _redacted(text, detector)
@@ -680,9 +685,7 @@ def _redact_value(value: Any, detector: bool) -> Any:
     # redact_data's walk without keyword arguments: an Evidence record's data (hypothesis
     # snapshots, lists of ids) holds dozens of strings, and every record is walked
     if isinstance(value, str):
-        return _redact_text(value, detector) if len(value) > _CACHED_LEN else _redacted(
-            value, detector
-        )
+        return _masked(value, detector)
     if isinstance(value, dict):
         return {k: _redact_value(v, detector) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
