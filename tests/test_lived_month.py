@@ -204,7 +204,7 @@ def test_every_night_was_reflected_and_the_catch_up_said_so(month: Month) -> Non
     # Friction recorded during the downtime was reflected: the late hypothesis was
     # supported on its days although no job ran on them.
     late = month.register()[month.h["late"]]
-    assert late.supported_on == [START + timedelta(days=i) for i in (20, 22, 24)]
+    assert late.supported_on == tuple(START + timedelta(days=i) for i in (20, 22, 24))
     assert check_register(month.root) == [] and verify_root(month.root).problems == []
 
 

@@ -563,7 +563,8 @@ def _after_steps(
         if x is not None and x.carriable
     ]
     pool.sort(key=lambda x: x.id)
-    for hid, partners in tensions(pool, day).items():
+    for hid, partner_list in tensions(pool, day).items():
+        partners = tuple(partner_list)
         h = current(hid)
         if h is not None and h.tension != partners:
             why = (

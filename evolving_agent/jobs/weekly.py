@@ -16,6 +16,7 @@ which cannot write Canon.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from typing import Literal
 
@@ -217,7 +218,7 @@ def _proposal(
     week_end: date,
     hypothesis: str,
     diff: CanonDiff,
-    evidence_ids: list[str],
+    evidence_ids: Sequence[str],
     rationale: str,
     when: datetime,
     *,
@@ -228,7 +229,7 @@ def _proposal(
         week_end=week_end,
         hypothesis=hypothesis,
         diff=diff,
-        evidence_ids=evidence_ids,
+        evidence_ids=list(evidence_ids),
         rationale=rationale,
         created=when,
     )

@@ -33,6 +33,7 @@ Weekly
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import date, timedelta
 
 from evolving_agent.memory.base.instruction import reads_as_instruction, withheld_note
@@ -194,7 +195,7 @@ def dated(day: date | None, morning: date | None, w: Words | None = None) -> str
 def quoted(
     text: str | None,
     limit: int | None = None,
-    evidence: list[str] | None = None,
+    evidence: Sequence[str] | None = None,
     day: date | None = None,
 ) -> str:
     """A friction quote for the bias, or the note that withholds it: friction that

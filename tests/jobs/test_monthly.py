@@ -105,7 +105,7 @@ def test_a_retired_hypothesis_in_canon_proposes_its_removal(root: MemoryRoot) ->
     (prop,) = proposals(root)
     assert prop.hypothesis == hyp.id
     assert (prop.diff.op, prop.diff.old_text) == ("remove", "Explain at length.")
-    assert prop.evidence_ids == state(root, hyp.id).contradicts
+    assert prop.evidence_ids == list(state(root, hyp.id).contradicts)
     result = run_monthly(root, date(2026, 11, 1), now=at(date(2026, 11, 1), 4))
     assert [r.diff.op for r in result.plan.reviews] == ["remove"]
 

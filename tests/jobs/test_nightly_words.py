@@ -162,7 +162,7 @@ def test_untagged_recurrence_of_an_existing_claim_supports_it_instead_of_raising
                        ts=at(D0 + timedelta(days=i), 10))
     plans = [night(root, D0 + timedelta(days=i)) for i in range(4)]
     assert all(p.raised is None for p in plans)  # type: ignore[attr-defined]
-    assert fold_root(root)[h.id].supported_on == [D0 + timedelta(days=i) for i in (0, 1, 3)]
+    assert fold_root(root)[h.id].supported_on == tuple(D0 + timedelta(days=i) for i in (0, 1, 3))
 
 
 class Wording(Reflector):

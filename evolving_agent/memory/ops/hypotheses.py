@@ -78,7 +78,7 @@ UNRESOLVED: tuple[str, ...] = ("emerging", "split", "weakening")
 class SessionProposal(BaseModel):
     """A trigger / counter-move the session proposed for a hypothesis (not yet in use)."""
 
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+    model_config = ConfigDict(extra="forbid", defer_build=True, frozen=True)
 
     when: str | None = None
     do: str | None = None
@@ -89,8 +89,10 @@ class SessionProposal(BaseModel):
 class Hypothesis(BaseModel):
     """One hypothesis as of its last change.  JSON-able; no score, by design.
 
-    Frozen: every change is a new snapshot (``model_copy``), so one parsed register may
-    be handed to every reader of the same text (:func:`parse_register`)."""
+    Frozen, its sequences tuples and its proposal frozen too: every change is a new
+    snapshot (``model_copy``), so one parsed register may be handed to every reader of
+    the same text (:func:`parse_register`) and no reader can change what the next one
+    reads.  ``model_copy(update=...)`` does not validate: an update gives tuples."""
 
     model_config = ConfigDict(extra="forbid", defer_build=True, frozen=True)
 
@@ -103,14 +105,14 @@ class Hypothesis(BaseModel):
     state: HypothesisState = "emerging"
     created: date
     updated: date  # day of the evidence behind the last change
-    supported_on: list[date] = Field(default_factory=list)
-    contradicted_on: list[date] = Field(default_factory=list)
-    recorded_support: list[date] = Field(default_factory=list)  # days support was appended
-    supports: list[str] = Field(default_factory=list)  # evidence ids
-    contradicts: list[str] = Field(default_factory=list)
-    cites: list[str] = Field(default_factory=list)  # evidence that raised it (origin nightly)
+    supported_on: tuple[date, ...] = ()
+    contradicted_on: tuple[date, ...] = ()
+    recorded_support: tuple[date, ...] = ()  # days support was appended
+    supports: tuple[str, ...] = ()  # evidence ids
+    contradicts: tuple[str, ...] = ()
+    cites: tuple[str, ...] = ()  # evidence that raised it (origin nightly)
     parent: str | None = None
-    children: list[str] = Field(default_factory=list)
+    children: tuple[str, ...] = ()
     reason: str | None = None  # why the human retired it
     last_friction: str | None = None  # the latest friction quote on it (sanitised)
     last_friction_day: date | None = None
@@ -123,7 +125,7 @@ class Hypothesis(BaseModel):
     released: date | None = None  # last carried as ``release`` (a weakening one retires after)
     adopted: bool = False  # the human took on the session's words (``hypothesis edit``)
     proposal: SessionProposal | None = None  # the session's proposed trigger / counter-move
-    tension: list[str] = Field(default_factory=list)  # hypotheses its evidence swings against
+    tension: tuple[str, ...] = ()  # hypotheses its evidence swings against
     narrowing: date | None = None  # a narrowing of this high-stakes rule was proposed
 
     @property
@@ -356,11 +358,11 @@ def advance(
     update: dict[str, Any] = {
         "state": state,
         "updated": day,
-        "supports": h.supports + new_s,
-        "contradicts": h.contradicts + new_c,
-        "supported_on": sup_days,
-        "contradicted_on": con_days,
-        "recorded_support": rec_days,
+        "supports": (*h.supports, *new_s),
+        "contradicts": (*h.contradicts, *new_c),
+        "supported_on": tuple(sup_days),
+        "contradicted_on": tuple(con_days),
+        "recorded_support": tuple(rec_days),
     }
     found = quotes or {}
     found_quote = next((found[i] for i in reversed(new_s + new_c) if found.get(i)), None)
@@ -739,7 +741,7 @@ def split_hypothesis(
         add_hypothesis(root, c, when=h.when, do=h.do, stakes=h.stakes, ts=ts, parent=hid)
         for c in claims
     ]
-    new = h.model_copy(update={"state": "split", "children": ids})
+    new = h.model_copy(update={"state": "split", "children": tuple(ids)})
     _record_change(root, new, h.state, f"split by the human into {ids[0]} and {ids[1]}", ts)
     return new, children
 

@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from evolving_agent.cli import cli
 from evolving_agent.errors import InvalidInput
@@ -16,12 +19,15 @@ from evolving_agent.memory.authority import Writer
 from evolving_agent.memory.ops.hypotheses import (
     REGISTER_FILE,
     Hypothesis,
+    SessionProposal,
     add_hypothesis,
     advance,
     check_register,
+    dump_register,
     hypothesis_id,
     list_hypotheses,
     meets_floor,
+    parse_register,
     rebuild_register,
 )
 from evolving_agent.paths import MemoryRoot
@@ -104,7 +110,7 @@ def test_cli_shape_edit_retire_split(root: MemoryRoot) -> None:
         f"{b} emerging: ask before push",
     ]
     hyps = {h.id: h for h in list_hypotheses(root, from_evidence=True)}
-    assert hyps[hid].state == "split" and hyps[hid].children == [a, b]
+    assert hyps[hid].state == "split" and hyps[hid].children == (a, b)
     assert hyps[a].parent == hid and hyps[a].do == "ask first" and hyps[a].stakes == "high"
     res = runner.invoke(cli, ["hypothesis", "retire", a, "--reason", "never happens"])
     assert res.output == f"{a} retired: never happens\n"
@@ -293,3 +299,35 @@ def test_show_dates_a_human_step_on_the_day_it_was_taken(root: MemoryRoot) -> No
         (D0 + timedelta(days=1), "emerging", "live"),
         (later, "live", "retired"),
     ]
+
+
+# -- one parse of a register text is shared by every reader ----------------------------------
+
+_ids = st.lists(st.from_regex(r"ev-[0-9a-f]{4}", fullmatch=True), max_size=3)
+_days = st.lists(st.dates(date(2026, 1, 1), date(2026, 12, 31)), max_size=3)
+_proposals = st.none() | st.builds(
+    SessionProposal, when=st.none() | st.just("w"), do=st.none() | st.just("d"),
+    day=st.dates(date(2026, 1, 1), date(2026, 12, 31)),
+)  # fmt: skip
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    supports=_ids, contradicts=_ids, cites=_ids, children=_ids, tension=_ids,
+    supported_on=_days, contradicted_on=_days, recorded_support=_days, proposal=_proposals,
+)  # fmt: skip
+def test_a_parsed_register_is_immutable_all_the_way_down(**fields: object) -> None:
+    # _parsed_register hands the same objects to every reader of the same text: a field a
+    # reader could change in place would change what every later reader of that text reads.
+    # Hashing a frozen model hashes every value in it, so it fails on any list, dict or
+    # unfrozen model anywhere inside.
+    text = dump_register({"h-1": h(**fields)}).decode()
+    first, second = parse_register(text)["h-1"], parse_register(text)["h-1"]
+    assert first is second  # shared, which is why it must not be changeable
+    hash(first)
+    assert first == h(**fields)
+    with pytest.raises(ValidationError):
+        first.supports = ()  # type: ignore[misc]
+    if first.proposal is not None:
+        with pytest.raises(ValidationError):
+            first.proposal.day = D0  # type: ignore[misc]

@@ -104,7 +104,7 @@ def test_one_minute_under_two_zones_is_one_day_of_contradiction(root: MemoryRoot
 
     reg = register(root)
     assert len(reg[hid].contradicts) == 2  # both events counted…
-    assert reg[hid].contradicted_on == [date(2026, 3, 10)]  # …on one day
+    assert reg[hid].contradicted_on == (date(2026, 3, 10),)  # …on one day
     assert reg[hid].state == "emerging"
     assert carry(root)["type"] not in ("release", "refusal")
     # The split rule counts the same way: 1 day for, 1 day against.
@@ -127,7 +127,7 @@ def test_two_real_days_in_two_zones_still_count_as_two(root: MemoryRoot) -> None
     )
 
     h = register(root)[hid]
-    assert h.contradicted_on == [date(2026, 3, 10), date(2026, 3, 11)]
+    assert h.contradicted_on == (date(2026, 3, 10), date(2026, 3, 11))
     # Two real days count as two — and a high-stakes rule still never weakens or is
     # released in the nightly job: the two days are the case for a narrowing instead.
     assert h.state == "emerging"
@@ -155,7 +155,7 @@ def test_recurrence_needs_two_real_days_not_two_day_files(root: MemoryRoot) -> N
     )
     (raised,) = register(root).values()
     assert raised.origin == "nightly"
-    assert raised.supported_on == [date(2026, 3, 10), date(2026, 3, 11)]
+    assert raised.supported_on == (date(2026, 3, 10), date(2026, 3, 11))
 
 
 def support_on(hid: str, *days: str) -> list[tuple[str, list[str]]]:
