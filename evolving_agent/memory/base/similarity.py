@@ -88,13 +88,20 @@ def _keep(ch: str) -> bool:
 class _Folding(dict[int, str | None]):
     """A ``str.translate`` table of the per-character step of :func:`normalise`, each
     character's entry made the first time it is seen: dropped (None) when not kept, its
-    skeleton when a letter or digit, else itself."""
+    skeleton when a letter or digit, else itself.  At most ``FOLDING_LIMIT`` entries: a
+    long-lived process (the MCP server) fed every code point would otherwise keep an
+    entry for each of the 1.1 million; past the limit it starts again."""
 
     def __missing__(self, code: int) -> str | None:
         ch = chr(code)
         out = (_skeleton_map().get(ch, ch) if ch.isalnum() else ch) if _keep(ch) else None
+        if len(self) >= FOLDING_LIMIT:
+            self.clear()
         self[code] = out
         return out
+
+
+FOLDING_LIMIT = 16_384
 
 
 _FOLDING = _Folding()

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+import unicodedata
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evolving_agent.memory.base import similarity as similarity_module
 from evolving_agent.memory.base.similarity import grams, key, normalise, similar, similarity
 
 JA = "「ついでにテストも書けます」と書きかけて消した"
@@ -56,3 +61,29 @@ def test_mixed_scripts_compare_each_run_on_its_own() -> None:
     assert similar(mixed, "また git push --force のあとで確認を忘れた")
     assert not similar(mixed, "rm -rf node_modules を実行する前に聞いた")
     assert similarity("", "anything") == 0.0
+
+
+def _normalise_char_by_char(text: str) -> str:
+    # what normalise did before its str.translate table: the same step, one character a time
+    text = unicodedata.normalize("NFKC", text).casefold()
+    kept = (
+        (similarity_module._skeleton_map().get(ch, ch) if ch.isalnum() else ch)
+        for ch in text
+        if similarity_module._keep(ch)
+    )
+    return unicodedata.normalize("NFKC", "".join(kept))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=40))
+def test_normalise_is_the_character_by_character_step(text: str) -> None:
+    assert similarity_module.normalise.__wrapped__(text) == _normalise_char_by_char(text)
+
+
+def test_the_folding_table_stays_bounded_and_right_past_its_limit() -> None:
+    # a long-lived process may see every code point; the table must not keep them all,
+    # and a text read while it starts again must still fold every character
+    limit = similarity_module.FOLDING_LIMIT
+    text = "".join(chr(c) for c in range(0x4E00, 0x4E00 + limit + 500)) + "Ａb\u200bC"
+    assert similarity_module.normalise.__wrapped__(text) == _normalise_char_by_char(text)
+    assert len(similarity_module._FOLDING) <= limit
