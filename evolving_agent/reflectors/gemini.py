@@ -82,7 +82,11 @@ class GeminiReflector(CliPresetReflector):
         policy.write_text(DENY_ALL)
         self.argv = [*self.preset_argv(), "--policy", str(policy)]
         # TMPDIR: Gemini CLI leaves an error report file there on every API error.
-        return {"GEMINI_CLI_HOME": str(home), "TMPDIR": str(scratch)}
+        # GEMINI_CLI_NO_RELAUNCH: otherwise it loads its whole bundle only to start itself
+        # again with a larger heap (a third of a start's CPU); one prompt needs no more.
+        return {
+            "GEMINI_CLI_HOME": str(home), "TMPDIR": str(scratch), "GEMINI_CLI_NO_RELAUNCH": "true",
+        }  # fmt: skip
 
     def failure_reason(self, done: Completed) -> str:
         """Gemini CLI's API error (``HTTP 400: API key not valid…``) where it printed one."""

@@ -187,6 +187,7 @@ def test_gemini_and_opencode_presets_carry_only_the_login_and_model(
 
     genv = gemini.GeminiReflector(prompts=lambda job: "").call_env(scratch)
     made = Path(genv["GEMINI_CLI_HOME"]) / ".gemini"
+    assert genv["GEMINI_CLI_NO_RELAUNCH"] == "true"  # one process, not a second bigger one
     assert sorted(p.name for p in made.iterdir()) == ["oauth_creds.json", "settings.json"]
     assert json.loads((made / "settings.json").read_text()) == {
         "general": {"maxAttempts": 3},
