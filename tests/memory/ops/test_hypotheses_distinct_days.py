@@ -109,7 +109,7 @@ def test_one_minute_under_two_zones_is_one_day_of_contradiction(root: MemoryRoot
     assert carry(root)["type"] not in ("release", "refusal")
     # The split rule counts the same way: 1 day for, 1 day against.
     assert reg[sid].state == "emerging"
-    assert (reg[sid].supported_on, reg[sid].contradicted_on) == ([date(2026, 3, 10)],) * 2
+    assert (reg[sid].supported_on, reg[sid].contradicted_on) == ((date(2026, 3, 10),),) * 2
 
 
 def test_two_real_days_in_two_zones_still_count_as_two(root: MemoryRoot) -> None:
