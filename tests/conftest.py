@@ -455,6 +455,13 @@ SLOW: dict[str, set[str]] = {
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     here = Path(__file__).resolve().parent
     for item in items:
+        # A file outside RAY_FILES would get the session's cluster on whichever worker
+        # runs it, a second cluster beside the first: by its fixture closure, so a test
+        # that reaches ray_cluster through another fixture is found too.
+        if "ray_cluster" in getattr(item, "fixturenames", ()) and (
+            item.nodeid.split("::", 1)[0] not in RAY_FILES
+        ):
+            raise pytest.UsageError(f"{item.nodeid} uses ray_cluster: add its file to RAY_FILES")
         names = SLOW.get(item.path.resolve().relative_to(here).with_suffix("").as_posix(), set())
         if "*" in names or getattr(item, "originalname", item.name) in names:
             item.add_marker(pytest.mark.slow)

@@ -98,12 +98,14 @@ def test_turns_land_on_both_nodes_in_node_local_workspaces(
     assert {r["node"] for r in rows} == set(ray_cluster.nodes)
     # Each turn ran in a workspace under its own node's scratch space, not the run dir.
     told = agent_log(tmp_path)
+    used = []
     for row in rows:
         cwd = next(
             Path(t["cwd"])
             for t in told
             if (t["EA_AGENT"], t["EA_TURN"]) == (str(row["agent"]), str(row["turn"]))
         )
+        used.append(cwd)
         assert cwd.is_relative_to(ray_cluster.workdir / row["node"][:16])
         assert not cwd.is_relative_to(tmp_path / "run")
     # The driver holds no workspace at all (they are private, on the nodes); the
@@ -117,8 +119,9 @@ def test_turns_land_on_both_nodes_in_node_local_workspaces(
         )
         assert float(shown.stdout) == row["score"]
     assert (tmp_path / "run" / "best" / "value.txt").read_text().strip() == "2.0"
-    # Scratch space is removed from every node when the run ends.
-    assert not any(ray_cluster.workdir.rglob("agent-*"))
+    # Scratch space is removed from every node when the run ends: each workspace this
+    # run's turns worked in (the cluster's scratch is shared with the other Ray files).
+    assert used and not [cwd for cwd in used if cwd.exists()]
 
 
 def test_a_fresh_round_is_a_one_commit_repository_on_the_worker(
