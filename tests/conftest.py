@@ -241,7 +241,7 @@ SLOW: dict[str, set[str]] = {
         "test_schedule_run_process_catches_up_and_stops_on_ctrl_c",
     },
     "memory/base/test_atomic": {
-        "test_sigkill_mid_write_leaves_old_or_new_file_never_a_mix",
+        "test_sigkill_at_every_step_of_a_write_leaves_the_old_or_the_new_file",
     },
     "memory/boot/test_boot": {
         "test_a_failing_write_file_never_costs_the_hook_its_stdout",

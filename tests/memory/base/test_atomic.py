@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -18,46 +17,69 @@ from evolving_agent.paths import MemoryRoot
 SIZE = 4 * 1024 * 1024
 
 
-WRITER_LOOP = textwrap.dedent(
+# Writes A, then B through the Writer, stopping before every system call of B's write (its
+# chunks at most 1 MiB, so a write of 4 MiB has four) to say where it is and wait for a
+# line on stdin: the test lets it go on a chosen number of steps and kills it at the next,
+# so every step of the write is a kill point, by events, not by timing.
+WRITER_STEPPED = textwrap.dedent(
     f"""
-    import sys
+    import os, sys
     from pathlib import Path
     from evolving_agent.memory.authority import Writer
     from evolving_agent.paths import MemoryRoot
 
     w = Writer(MemoryRoot(Path(sys.argv[1])), "human")
-    i = 0
-    while True:
-        w.write("today", "big.txt", (b"AB"[i % 2 : i % 2 + 1]) * {SIZE})
-        i += 1
-        if i == 2:
-            print("ready", flush=True)
+    w.write("today", "big.txt", b"A" * {SIZE})
+
+    def stepped(name, call, cap=None):
+        def run(*args, **kwargs):
+            print("at", name, flush=True)
+            sys.stdin.readline()
+            if cap is not None:
+                args = (args[0], args[1][:cap])
+            return call(*args, **kwargs)
+        return run
+
+    os.write = stepped("write", os.write, cap=1 << 20)
+    os.fsync = stepped("fsync", os.fsync)
+    os.replace = stepped("replace", os.replace)
+    w.write("today", "big.txt", b"B" * {SIZE})
+    print("done", flush=True)
     """
 )
 
 
-def test_sigkill_mid_write_leaves_old_or_new_file_never_a_mix(tmp_path: Path) -> None:
+def test_sigkill_at_every_step_of_a_write_leaves_the_old_or_the_new_file(tmp_path: Path) -> None:
     root = init_root(tmp_path / "memory")
     target = root.today / "big.txt"
-    killed_mid_write = 0
-    for attempt in range(6):
+    seen: list[tuple[str, bytes]] = []  # (the step killed at, the file's first byte after)
+    for steps in range(64):
         proc = subprocess.Popen(
-            [sys.executable, "-c", WRITER_LOOP, str(root.path)], stdout=subprocess.PIPE
-        )
-        assert proc.stdout is not None
-        assert proc.stdout.readline() == b"ready\n"
-        time.sleep(0.013 * attempt)
+            [sys.executable, "-c", WRITER_STEPPED, str(root.path)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        )  # fmt: skip
+        assert proc.stdin is not None and proc.stdout is not None
+        line = proc.stdout.readline().decode().split()
+        for _ in range(steps):
+            if line == ["done"]:
+                break
+            proc.stdin.write(b"\n")
+            proc.stdin.flush()
+            line = proc.stdout.readline().decode().split()
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
-        temps = list(root.today.glob(".big.txt.*.tmp"))
-        killed_mid_write += bool(temps)
+        if line == ["done"]:
+            break
         data = target.read_bytes()
-        assert len(data) == SIZE
-        assert data in (b"A" * SIZE, b"B" * SIZE), "a half-written file is visible"
-        for t in temps:  # a temp file is harmless debris; clear it for the next round
+        assert data in (b"A" * SIZE, b"B" * SIZE), f"killed at {line}: a half-written file"
+        seen.append((line[1], data[:1]))
+        for t in root.today.glob(".big.txt.*.tmp"):  # harmless debris; clear for the next
             t.unlink()
-    # The test means something only if at least one kill landed inside a write.
-    assert killed_mid_write >= 1
+    else:
+        raise AssertionError("the write never ended")
+    # Killed before each of the four chunks, the fsync and the rename: the old file; after
+    # the rename (at the directory's fsync): the new one.
+    assert seen == [("write", b"A")] * 4 + [("fsync", b"A"), ("replace", b"A"), ("fsync", b"B")]
 
 
 @pytest.fixture
