@@ -482,7 +482,15 @@ def _masked(text: str, detector: bool) -> str:
     """:func:`redact` without keyword arguments, from the cache when the text is short."""
     if len(text) > _CACHED_LEN:
         return _redact_text(text, detector)
-    return _redacted(text, detector)
+    key = (text, detector)
+    if key in _clean:
+        return text
+    masked = _redact_text(text, detector)
+    if masked == text:
+        if len(_clean) >= _CLEAN_MAX:
+            _clean.clear()  # one step, safe beside another thread; refills in a night
+        _clean[key] = None
+    return masked
 
 
 def _redact_text(text: str, detector: bool) -> str:
@@ -502,9 +510,12 @@ def _redact_text(text: str, detector: bool) -> str:
 # A pure function of the text (the detector's plugins are loaded once a process), and a
 # nightly masks the same strings again and again: each record's fields when it is
 # appended, Today's files, the register's quotes (four in five calls of a generated life
-# repeat one).  Short texts only: a cache of whole files would keep them in memory.
+# repeat one).  Short texts only: a cache of whole files would keep them in memory.  And
+# only the texts that had nothing to mask: a long-lived process (the MCP server) would
+# otherwise keep every secret it masked, unmasked, as the cache's key.
 _CACHED_LEN = 4096
-_redacted = functools.lru_cache(maxsize=8192)(_redact_text)
+_CLEAN_MAX = 8192
+_clean: dict[tuple[str, bool], None] = {}
 
 
 # A run of key characters at the end of one line and the start of the next: a key a

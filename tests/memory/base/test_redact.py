@@ -260,3 +260,19 @@ def test_the_literal_prefilter_says_the_same_before_and_after_it_compiles(parts:
     late.calls = late.FEW
     want = any(lit in text for lit in early.literals)
     assert early.found(text) is want and late.found(text) is want
+
+
+@given(st.text(max_size=30), st.text(max_size=30), st.booleans())
+def test_the_cache_keeps_no_text_it_masked_and_answers_as_without_it(
+    before: str, after: str, detector: bool
+) -> None:
+    # A long-lived process masks the same texts again and again, from a cache: the cache
+    # must never keep a secret it found (unmasked, as its key), and must not change what
+    # redact answers, the first time or the second.
+    secret_text = f"{before} {GITHUB} {after}"
+    plain = before + after
+    for text in (secret_text, plain, secret_text, plain):
+        assert redact(text, detector=detector) == redact_module._redact_text(text, detector)
+    assert not any(GITHUB in key for key, _ in redact_module._clean)
+    if redact(plain, detector=detector) == plain:
+        assert (plain, detector) in redact_module._clean
