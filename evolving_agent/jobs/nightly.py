@@ -623,7 +623,10 @@ def _records(plan: NightlyPlan) -> list[dict[str, object]]:
                 "kind": "hypothesis",
                 "text": f"raised hypothesis {h.id} from recurring untagged friction: {h.text}",
                 "data": snapshot_data(
-                    h, reason="raised from recurring untagged friction", cites=h.cites, date=day
+                    h,
+                    reason="raised from recurring untagged friction",
+                    cites=list(h.cites),
+                    date=day,
                 ),
             }
         )

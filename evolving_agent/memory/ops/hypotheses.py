@@ -43,9 +43,10 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Mapping
 from datetime import date
 from functools import lru_cache
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Self, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -92,7 +93,8 @@ class Hypothesis(BaseModel):
     Frozen, its sequences tuples and its proposal frozen too: every change is a new
     snapshot (``model_copy``), so one parsed register may be handed to every reader of
     the same text (:func:`parse_register`) and no reader can change what the next one
-    reads.  ``model_copy(update=...)`` does not validate: an update gives tuples."""
+    reads.  ``model_copy(update=...)`` does not validate: it makes an update's lists
+    tuples itself."""
 
     model_config = ConfigDict(extra="forbid", defer_build=True, frozen=True)
 
@@ -127,6 +129,12 @@ class Hypothesis(BaseModel):
     proposal: SessionProposal | None = None  # the session's proposed trigger / counter-move
     tension: tuple[str, ...] = ()  # hypotheses its evidence swings against
     narrowing: date | None = None  # a narrowing of this high-stakes rule was proposed
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """pydantic's copy, an update's lists made tuples (an update is not validated)."""
+        if update:
+            update = {k: tuple(v) if isinstance(v, list) else v for k, v in update.items()}
+        return super().model_copy(update=update, deep=deep)
 
     @property
     def session_words(self) -> bool:

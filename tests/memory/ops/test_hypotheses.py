@@ -326,6 +326,7 @@ def test_a_parsed_register_is_immutable_all_the_way_down(**fields: object) -> No
     assert first is second  # shared, which is why it must not be changeable
     hash(first)
     assert first == h(**fields)
+    hash(first.model_copy(update={"supports": ["ev-1"], "tension": ["h-2"]}))  # an update too
     with pytest.raises(ValidationError):
         first.supports = ()  # type: ignore[misc]
     if first.proposal is not None:
