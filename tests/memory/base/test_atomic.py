@@ -54,20 +54,20 @@ def test_sigkill_at_every_step_of_a_write_leaves_the_old_or_the_new_file(tmp_pat
     target = root.today / "big.txt"
     seen: list[tuple[str, bytes]] = []  # (the step killed at, the file's first byte after)
     for steps in range(64):
-        proc = subprocess.Popen(
+        with subprocess.Popen(
             [sys.executable, "-c", WRITER_STEPPED, str(root.path)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        )  # fmt: skip
-        assert proc.stdin is not None and proc.stdout is not None
-        line = proc.stdout.readline().decode().split()
-        for _ in range(steps):
-            if line == ["done"]:
-                break
-            proc.stdin.write(b"\n")
-            proc.stdin.flush()
+        ) as proc:  # fmt: skip
+            assert proc.stdin is not None and proc.stdout is not None
             line = proc.stdout.readline().decode().split()
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
+            for _ in range(steps):
+                if line in (["done"], []):
+                    break
+                proc.stdin.write(b"\n")
+                proc.stdin.flush()
+                line = proc.stdout.readline().decode().split()
+            os.kill(proc.pid, signal.SIGKILL)
+        assert line, "the writer ended before it was killed (its stderr is above)"
         if line == ["done"]:
             break
         data = target.read_bytes()
