@@ -368,9 +368,9 @@ def advance(
         "updated": day,
         "supports": (*h.supports, *new_s),
         "contradicts": (*h.contradicts, *new_c),
-        "supported_on": tuple(sup_days),
-        "contradicted_on": tuple(con_days),
-        "recorded_support": tuple(rec_days),
+        "supported_on": sup_days,
+        "contradicted_on": con_days,
+        "recorded_support": rec_days,
     }
     found = quotes or {}
     found_quote = next((found[i] for i in reversed(new_s + new_c) if found.get(i)), None)
@@ -749,7 +749,7 @@ def split_hypothesis(
         add_hypothesis(root, c, when=h.when, do=h.do, stakes=h.stakes, ts=ts, parent=hid)
         for c in claims
     ]
-    new = h.model_copy(update={"state": "split", "children": tuple(ids)})
+    new = h.model_copy(update={"state": "split", "children": ids})
     _record_change(root, new, h.state, f"split by the human into {ids[0]} and {ids[1]}", ts)
     return new, children
 
