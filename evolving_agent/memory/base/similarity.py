@@ -85,6 +85,12 @@ def _keep(ch: str) -> bool:
     return not (cat == "Cf" or (cat == "Cc" and ch not in "\n\t"))
 
 
+def folded(ch: str) -> str | None:
+    """The per-character step of :func:`normalise`: None when not kept, a letter's or
+    digit's skeleton, else the character itself."""
+    return (_skeleton_map().get(ch, ch) if ch.isalnum() else ch) if _keep(ch) else None
+
+
 class _Folding(dict[int, str | None]):
     """A ``str.translate`` table of the per-character step of :func:`normalise`, each
     character's entry made the first time it is seen: dropped (None) when not kept, its
@@ -93,8 +99,7 @@ class _Folding(dict[int, str | None]):
     entry for each of the 1.1 million; past the limit it starts again."""
 
     def __missing__(self, code: int) -> str | None:
-        ch = chr(code)
-        out = (_skeleton_map().get(ch, ch) if ch.isalnum() else ch) if _keep(ch) else None
+        out = folded(chr(code))
         if len(self) >= FOLDING_LIMIT:
             self.clear()
         self[code] = out

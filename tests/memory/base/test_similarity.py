@@ -66,11 +66,7 @@ def test_mixed_scripts_compare_each_run_on_its_own() -> None:
 def _normalise_char_by_char(text: str) -> str:
     # what normalise did before its str.translate table: the same step, one character a time
     text = unicodedata.normalize("NFKC", text).casefold()
-    kept = (
-        (similarity_module._skeleton_map().get(ch, ch) if ch.isalnum() else ch)
-        for ch in text
-        if similarity_module._keep(ch)
-    )
+    kept = (similarity_module.folded(ch) or "" for ch in text)
     return unicodedata.normalize("NFKC", "".join(kept))
 
 
